@@ -1,0 +1,35 @@
+"""ament_python setup for wrench_distribution."""
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = 'wrench_distribution'
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(exclude=['test', 'test.*']),
+    data_files=[
+        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+        ('share/' + package_name, ['package.xml']),
+        ('share/' + package_name + '/launch', glob('launch/*.py')),
+        ('share/' + package_name + '/config', glob('config/*.yaml')),
+    ],
+    install_requires=['setuptools', 'numpy', 'scipy', 'pyyaml'],
+    zip_safe=True,
+    maintainer='wrench_distribution developers',
+    maintainer_email='wrench-distribution@users.noreply.github.com',
+    description=(
+        'Load distribution and internal-load analysis for a rigid object held by '
+        'several effectors (Flight and Gosselin 2026).'
+    ),
+    license='Apache-2.0',
+    tests_require=['pytest'],
+    entry_points={
+        'console_scripts': [
+            'wrench-distribution = wrench_distribution.cli:main',
+            'distributor = wrench_distribution.distributor_node:main',
+            'analyzer = wrench_distribution.analyzer_node:main',
+        ],
+    },
+)
