@@ -18,6 +18,7 @@ $(STAMP): requirements.txt requirements-ros.txt requirements-test.txt setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt -r requirements-ros.txt -r requirements-test.txt
+	$(PY) -m pip install --quiet setuptools wheel
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 

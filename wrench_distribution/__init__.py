@@ -1,0 +1,1 @@
+"""Load distribution and internal-load analysis for a rigid object held by several effectors."""

@@ -1,0 +1,88 @@
+"""Contacts (where and how each effector holds the object) and the object model."""
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+from .errors import InvalidInputError
+from .spatial import quaternion_to_matrix
+from .validation import finite_array, finite_vector
+
+CONTACT_TYPES = ('rigid', 'point')
+
+
+@dataclass(frozen=True)
+class Contact:
+    """One effector's grasp: a frame on the object and what it can transmit.
+
+    :param name: effector name, unique within a problem.
+    :param type: ``'rigid'`` (force and torque, eq. 14) or ``'point'`` (force only, eq. 13).
+    :param position: contact point in the object frame.
+    :param orientation: contact frame orientation in the object frame, ``[qx, qy, qz, qw]``.
+    """
+
+    name: str
+    type: str = 'rigid'
+    position: Sequence[float] = (0.0, 0.0, 0.0)
+    orientation: Sequence[float] = (0.0, 0.0, 0.0, 1.0)
+
+    def __post_init__(self) -> None:
+        if self.type not in CONTACT_TYPES:
+            raise InvalidInputError(
+                f'contact {self.name!r}: type must be one of {", ".join(CONTACT_TYPES)}, '
+                f'got {self.type!r}'
+            )
+        object.__setattr__(
+            self, 'position', tuple(finite_vector(self.position, 3, f'contact {self.name!r} position'))
+        )
+        quaternion = finite_vector(self.orientation, 4, f'contact {self.name!r} orientation')
+        quaternion_to_matrix(quaternion)  # rejects a zero quaternion
+        object.__setattr__(self, 'orientation', tuple(quaternion))
+
+    @property
+    def rotation(self) -> np.ndarray:
+        """Rotation of the contact frame in the object frame, (3, 3)."""
+        return quaternion_to_matrix(self.orientation)
+
+
+@dataclass(frozen=True)
+class ObjectModel:
+    """The held object: centre of mass, and optionally mass and inertia (eq. 59).
+
+    :param com: centre of mass in the object frame.
+    :param mass: object mass in kg, or None when unknown.
+    :param inertia: inertia tensor about the centre of mass in object-frame axes
+        (3x3, or the six values ``[Ixx, Iyy, Izz, Ixy, Ixz, Iyz]``), or None.
+    """
+
+    com: Sequence[float] = (0.0, 0.0, 0.0)
+    mass: Optional[float] = None
+    inertia: Optional[Sequence] = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, 'com', tuple(finite_vector(self.com, 3, 'object com')))
+        if self.mass is not None:
+            mass = float(finite_array(self.mass, (), 'object mass'))
+            if mass <= 0:
+                raise InvalidInputError(f'object mass must be positive, got {mass}')
+            object.__setattr__(self, 'mass', mass)
+        if self.inertia is not None:
+            object.__setattr__(self, 'inertia', _inertia_matrix(self.inertia))
+
+    @property
+    def inertia_matrix(self) -> Optional[np.ndarray]:
+        """Inertia as a (3, 3) array, or None."""
+        return None if self.inertia is None else np.array(self.inertia, dtype=float)
+
+
+def _inertia_matrix(value) -> tuple:
+    array = np.array(value, dtype=float) if np.size(value) else np.zeros(0)
+    if array.size == 6:
+        ixx, iyy, izz, ixy, ixz, iyz = array
+        array = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    matrix = finite_array(array.reshape(-1), (9,), 'object inertia').reshape(3, 3)
+    if not np.allclose(matrix, matrix.T, rtol=1e-9, atol=1e-12 * np.abs(matrix).max()):
+        raise InvalidInputError('object inertia must be symmetric')
+    if np.linalg.eigvalsh(matrix).min() <= 0:
+        raise InvalidInputError('object inertia must be positive definite')
+    return tuple(map(tuple, matrix))

@@ -1,0 +1,166 @@
+"""A named, deterministic basis of the null space of ``G``: the internal loads a user can read.
+
+Every element is a self-equilibrated set of applied wrenches (zero resultant) with a
+physical meaning and a unit, built from the contact geometry alone:
+
+- ``squeeze(a,b)`` [N]: forces ``+e`` at ``a`` and ``-e`` at ``b``, ``e`` the unit vector from
+  ``a`` to ``b``: the two effectors push towards each other (negative values pull apart).
+- ``twist(a,b)``, ``bend_u(a,b)``, ``bend_v(a,b)`` [N*m] (two rigid contacts): opposite
+  torques about ``e``, ``u = normalise(axis x e)`` and ``v = e x u``, ``axis`` being
+  ``DistributionOptions.basis_reference_axis``.
+- ``shear_u(a,b)``, ``shear_v(a,b)`` [N] (at least one rigid contact): opposite forces
+  along ``u`` or ``v`` plus the contact torques that cancel their couple (split equally
+  between rigid contacts).
+- ``warp(a,b,c,d)`` [N]: forces along the contacts' best-fit plane normal with the unique
+  weights on four contacts that cancel force and moment (the mode a set of feet on a
+  plane has and pair squeezes cannot express).
+- ``balanced_<component>(a)``: the projection on the null space of a unit component,
+  used only where the named elements above do not span it (coincident contacts).
+
+Candidates are taken in that order and kept when independent of the ones already kept
+(relative residual above ``BASIS_TOLERANCE`` in a unit-consistent metric), until the
+null space of ``G`` is spanned.
+"""
+from dataclasses import dataclass
+from itertools import combinations
+from typing import List, Sequence, Tuple
+
+import numpy as np
+
+from .options import BASIS_TOLERANCE
+
+COMPONENTS = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
+#: Elements whose sign flips when the two contacts in the name are swapped.
+ORDER_ODD = ('bend_v', 'shear_v')
+
+
+@dataclass(frozen=True)
+class InternalBasis:
+    """Basis matrix (6n, m) in object-frame axes about each contact point, with names and units."""
+
+    matrix: np.ndarray
+    names: Tuple[str, ...]
+    units: Tuple[str, ...]
+
+
+def _perpendicular(e: np.ndarray, axis: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    u = np.cross(axis, e)
+    if np.linalg.norm(u) < 1e-6:
+        fallback = np.array([1.0, 0.0, 0.0]) if abs(axis[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+        u = np.cross(fallback, e)
+    u /= np.linalg.norm(u)
+    return u, np.cross(e, u)
+
+
+def _candidates(positions, rigid, names, axis, length) -> List[Tuple[str, str, np.ndarray]]:
+    n = len(names)
+    out = []
+    lines = {}
+    for i, j in combinations(range(n), 2):
+        delta = positions[j] - positions[i]
+        distance = np.linalg.norm(delta)
+        lines[i, j] = (delta / distance if distance > 1e-9 * length else None, delta)
+    for (i, j), (e, _) in lines.items():
+        if e is not None:
+            v = np.zeros(6 * n)
+            v[6 * i:6 * i + 3], v[6 * j:6 * j + 3] = e, -e
+            out.append((f'squeeze({names[i]},{names[j]})', 'N', v))
+    torque_pairs = [(i, j) for (i, j) in lines if rigid[i] and rigid[j]]
+    for (i, j) in torque_pairs:
+        e = lines[i, j][0]
+        e = _perpendicular(axis, axis)[0] if e is None else e
+        u, w = _perpendicular(e, axis)
+        for kind, direction in (('twist', e), ('bend_u', u), ('bend_v', w)):
+            v = np.zeros(6 * n)
+            v[6 * i + 3:6 * i + 6], v[6 * j + 3:6 * j + 6] = direction, -direction
+            out.append((f'{kind}({names[i]},{names[j]})', 'N*m', v))
+    for (i, j), (e, delta) in lines.items():
+        if not (rigid[i] or rigid[j]):
+            continue
+        e = _perpendicular(axis, axis)[0] if e is None else e
+        u, w = _perpendicular(e, axis)
+        for kind, direction in (('shear_u', u), ('shear_v', w)):
+            v = np.zeros(6 * n)
+            v[6 * i:6 * i + 3], v[6 * j:6 * j + 3] = direction, -direction
+            couple = np.cross(delta, direction)  # torque the contacts must add
+            holders = [k for k in (i, j) if rigid[k]]
+            for k in holders:
+                v[6 * k + 3:6 * k + 6] = couple / len(holders)
+            out.append((f'{kind}({names[i]},{names[j]})', 'N', v))
+    out.extend(_warp_candidates(positions, names, axis, length))
+    return out
+
+
+def _warp_candidates(positions, names, axis, length):
+    n = len(names)
+    if n < 4:
+        return []
+    centred = positions - positions.mean(axis=0)
+    _, _, vt = np.linalg.svd(centred)
+    normal = vt[2] if np.dot(vt[2], axis) >= 0 else -vt[2]
+    in_plane = centred @ vt[:2].T
+    out = []
+    for k in range(3, n):
+        subset = [0, 1, 2, k]
+        system = np.vstack([np.ones(4), in_plane[subset].T])
+        _, singular, vt4 = np.linalg.svd(system)
+        if singular[-1] < 1e-9 * max(length, 1e-300):
+            continue
+        weights = vt4[-1] if vt4[-1][-1] > 0 else -vt4[-1]
+        weights = weights / np.abs(weights).max()
+        v = np.zeros(6 * n)
+        for weight, index in zip(weights, subset):
+            v[6 * index:6 * index + 3] = weight * normal
+        label = ','.join(names[i] for i in subset)
+        out.append((f'warp({label})', 'N', v))
+    return out
+
+
+def build_internal_basis(
+    positions: np.ndarray,
+    rigid: np.ndarray,
+    names: Sequence[str],
+    axis: np.ndarray,
+    length: float,
+    null_projector: np.ndarray,
+    active: np.ndarray,
+    dimension: int,
+) -> InternalBasis:
+    """Select the named basis of the null space of ``G``.
+
+    :param positions: contact positions (n, 3) in the object frame.
+    :param rigid: (n,) True for rigid contacts.
+    :param names: contact names.
+    :param axis: unit reference axis for bending and shear directions.
+    :param length: characteristic length of the contact set (unit-consistent metric).
+    :param null_projector: projector (6n, 6n) on the null space of ``G``.
+    :param active: (6n,) mask of the components contacts can apply.
+    :param dimension: dimension of the null space of ``G``.
+    :return: the basis.
+    """
+    n = len(names)
+    metric = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / length ** 2)], n) * active
+    candidates = _candidates(positions, rigid, names, axis, length)
+    for index in np.flatnonzero(active):
+        unit = np.zeros(6 * n)
+        unit[index] = 1.0
+        name = f'balanced_{COMPONENTS[index % 6]}({names[index // 6]})'
+        candidates.append((name, 'N' if index % 6 < 3 else 'N*m', null_projector @ unit))
+    kept, names_out, units = [], [], []
+    orthonormal = np.zeros((6 * n, 0))
+    for name, unit, vector in candidates:
+        if len(kept) == dimension:
+            break
+        norm = np.sqrt(vector @ (metric * vector))
+        if norm == 0.0:
+            continue
+        residual = vector - orthonormal @ (orthonormal.T @ (metric * vector))
+        residual_norm = np.sqrt(residual @ (metric * residual))
+        if residual_norm <= BASIS_TOLERANCE * norm:
+            continue
+        orthonormal = np.column_stack([orthonormal, residual / residual_norm])
+        kept.append(vector)
+        names_out.append(name)
+        units.append(unit)
+    matrix = np.column_stack(kept) if kept else np.zeros((6 * n, 0))
+    return InternalBasis(matrix, tuple(names_out), tuple(units))

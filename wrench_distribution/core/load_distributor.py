@@ -1,0 +1,455 @@
+"""The load distributor: Theorem 2 of Flight and Gosselin (2026) with its extensions.
+
+For one contact configuration everything is linear in the resultant ``h_o``, so the
+constructor builds, once, the closed-form parametrized pseudo-inverse ``G_M+`` (eq. 81,
+generalised below), the named internal-load basis and the maps that span ``N_m``.
+Per sample the work is a few small matrix products. The derivation of every step is in
+docs/theory.md; equation numbers refer to the paper.
+
+Generalisation used throughout (docs/theory.md, section 3): with positive virtual masses
+``m_i`` and contact inertias ``J_i*``, eq. 81 is the weighted pseudo-inverse
+``M* G^T (G M* G^T)^-1``; writing it about the virtual centre of mass ``c~ = sum m_i r_i / n``
+(equal to the centre of mass when eq. 53 holds) keeps it block-diagonal, and
+``J_i* = w_i (s / (1 - s) (J_f + K) + K)`` with a regulariser ``K`` that is zero unless the
+force inertia ``J_f`` is (nearly) singular gives, with ``A = J_f + K`` and ``B = s J_f + K``::
+
+    f_i = m_i / n f_o - (1 - s) m_i S(d_i) A^-1 t~        (eqs. 113-114)
+    t_i = w_i B A^-1 t~                                    (eq. 115)
+
+with ``d_i = r_i - c~`` and ``t~ = t_o - c~ x f_o``. It is continuous in ``s`` up to ``s = 1``
+and equals eq. 81 whenever the paper's conditions hold.
+"""
+import re
+from typing import Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from .contacts import Contact, ObjectModel
+from .errors import InvalidInputError, UnrealisableWrenchError
+from .internal_basis import ORDER_ODD, build_internal_basis, _candidates
+from .options import (
+    COLLINEAR_RATIO, DIRECTION_TOLERANCE, HULL_TOLERANCE, MASS_FLOOR, RESIDUAL_TOLERANCE,
+    TORQUE_REGULARISATION, DistributionOptions,
+)
+from .results import Analysis, BatchAnalysis, BatchSynthesis, Regime, Synthesis
+from .spatial import skew
+from .validation import check_names, finite_array
+from .virtual_masses import full_masses, reduced_masses, smooth_floor
+
+_HANDLE = re.compile(r'^\s*([a-z_]+)\s*\(([^()]*)\)\s*$')
+
+InternalLoad = Union[None, Sequence[float], np.ndarray, Mapping[str, float]]
+
+
+def _symmetric_pinv(matrix: np.ndarray) -> np.ndarray:
+    values, vectors = np.linalg.eigh(matrix)
+    largest = np.abs(values).max()
+    if largest == 0.0:
+        return np.zeros_like(matrix)
+    inverse = np.where(np.abs(values) > 1e-12 * largest, 1.0 / np.where(values == 0, 1, values), 0.0)
+    return (vectors * inverse) @ vectors.T
+
+
+def _point_inertia(masses: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """``sum m_i S(d_i) S(d_i)^T`` (eq. 62 summed)."""
+    squared = np.einsum('i,ij,ij->', masses, offsets, offsets)
+    return squared * np.eye(3) - np.einsum('i,ij,ik->jk', masses, offsets, offsets)
+
+
+class LoadDistributor:
+    """Wrench synthesis and analysis for one contact configuration.
+
+    :param contacts: the contacts, in effector order.
+    :param object_model: centre of mass (and optionally mass and inertia); default: CoM at
+        the object-frame origin.
+    :param options: distribution options.
+    :raises InvalidInputError: on bad contacts or options.
+    """
+
+    def __init__(
+        self,
+        contacts: Sequence[Contact],
+        object_model: Optional[ObjectModel] = None,
+        options: Optional[DistributionOptions] = None,
+    ) -> None:
+        contacts = tuple(contacts)
+        if not contacts or not all(isinstance(c, Contact) for c in contacts):
+            raise InvalidInputError('at least one contact is required, each a Contact')
+        check_names([c.name for c in contacts])
+        self.contacts = contacts
+        self.object_model = object_model if object_model is not None else ObjectModel()
+        self.options = options if options is not None else DistributionOptions()
+        self.names = [c.name for c in contacts]
+        self.n = n = len(contacts)
+        self._rotations = np.array([c.rotation for c in contacts])
+        positions = np.array([c.position for c in contacts])
+        rigid = np.array([c.type == 'rigid' for c in contacts])
+        self._rigid = rigid
+        active = np.ones((n, 6), bool)
+        active[:, 3:] = rigid[:, None]
+        self._active = active.reshape(-1)
+        r = positions - np.array(self.object_model.com)
+
+        masses, method, reasons = self._virtual_masses(r)
+        self.virtual_masses = masses
+        c_virtual = masses @ r / n
+        self.virtual_com = c_virtual + np.array(self.object_model.com)
+        d = r - c_virtual
+        j_force = _point_inertia(masses, d)
+        k = np.trace(j_force) / 2.0
+        spread = np.sqrt(np.mean(np.sum(r * r, axis=1)))
+        self.characteristic_length = length = (
+            np.sqrt(k / n) if k > 0 else (spread if spread > 0 else 1.0)
+        )
+
+        share = self.options.torque_share
+        if not rigid.any() and share > 0:
+            reasons.append('torque_share_without_rigid_contacts')
+            share = 0.0
+        weights = self._torque_weights(rigid)
+        regulariser = np.zeros((3, 3))
+        if rigid.any():
+            k_ref = k if k > 0 else n * length ** 2
+            values, vectors = np.linalg.eigh(j_force)
+            ramp = TORQUE_REGULARISATION * np.clip(1.0 - values / (k_ref * COLLINEAR_RATIO), 0, None) ** 2
+            regulariser = k_ref * (vectors * ramp) @ vectors.T
+            if ramp.max() > 0 and share < 1.0:
+                reasons.append('collinear_contacts')
+        a_mat = j_force + regulariser
+        a_pinv = _symmetric_pinv(a_mat)
+        b_mat = share * j_force + regulariser
+
+        grasp = np.zeros((6, 6 * n))
+        for i in range(n):
+            grasp[:3, 6 * i:6 * i + 3] = np.eye(3)
+            grasp[3:, 6 * i:6 * i + 3] = skew(r[i])
+            if rigid[i]:
+                grasp[3:, 6 * i + 3:6 * i + 6] = np.eye(3)
+        self.grasp_matrix = grasp
+        scaled = grasp.copy()
+        scaled[3:, :] /= length
+        scaled[:, np.tile(np.r_[np.zeros(3, bool), np.ones(3, bool)], n)] *= length
+        singular = np.linalg.svd(scaled, compute_uv=False)
+        rank = int(np.sum(singular > 1e-9 * singular.max()))
+        if rank < 6:
+            reasons.append('rank_deficient_grasp')
+
+        to_virtual = np.eye(6)
+        to_virtual[3:, :3] = -skew(c_virtual)
+        self._to_virtual = to_virtual
+        core = np.zeros((6 * n, 6))
+        for i in range(n):
+            core[6 * i:6 * i + 3, :3] = masses[i] / n * np.eye(3)
+            core[6 * i:6 * i + 3, 3:] = -(1.0 - share) * masses[i] * skew(d[i]) @ a_pinv
+            if rigid[i]:
+                core[6 * i + 3:6 * i + 6, 3:] = weights[i] * b_mat @ a_pinv
+        #: The parametrized pseudo-inverse G_M+ (6n x 6), object-frame axes, about each contact.
+        self.pseudo_inverse = core @ to_virtual
+
+        metric = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / length ** 2)], n) / np.repeat(masses, 6)
+        self._metric = metric * self._active
+        self._null_projector = self._weighted_null_projector(grasp, metric)
+        basis = build_internal_basis(
+            positions, rigid, self.names, np.array(self.options.basis_reference_axis), length,
+            self._null_projector, self._active, int(self._active.sum()) - rank,
+        )
+        self._basis = basis.matrix
+        self.basis_names = list(basis.names)
+        self.basis_units = list(basis.units)
+        self._candidates = {
+            name: vector for name, _, vector in _candidates(
+                positions, rigid, self.names, np.array(self.options.basis_reference_axis), length)
+        }
+        weighted = self._basis.T * self._metric
+        self._coordinates = (
+            np.linalg.solve(weighted @ self._basis, weighted) if self._basis.shape[1] else
+            np.zeros((0, 6 * n))
+        )
+        self._manipulating_maps = self._span_maps(masses, d, weights, share, a_mat, a_pinv, b_mat,
+                                                  regulariser, rigid, length)
+        self.regime = Regime.from_reasons(reasons, method)
+
+    # -- construction helpers -------------------------------------------------------------
+    def _virtual_masses(self, r: np.ndarray) -> Tuple[np.ndarray, str, list]:
+        n = self.n
+        choice = self.options.virtual_masses
+        if not isinstance(choice, str):
+            if len(choice) != n:
+                raise InvalidInputError(f'virtual_masses has {len(choice)} values for {n} contacts')
+            masses = np.array(choice) * n / np.sum(choice)
+            spread = np.sqrt(np.mean(np.sum((r - r.mean(0)) ** 2, axis=1))) or 1.0
+            off = np.linalg.norm(masses @ r / n) > HULL_TOLERANCE * spread
+            return masses, 'explicit virtual masses', ['explicit_masses_off_com'] if off else []
+        reasons = []
+        model = self.object_model
+        if choice in ('auto', 'full') and model.mass is not None and model.inertia is not None:
+            masses = full_masses(r, np.zeros(3), model.mass, model.inertia_matrix,
+                                 self.options.torque_share)
+            if masses is not None:
+                return masses, 'eq. 59', []
+            if choice == 'full':
+                raise InvalidInputError(
+                    'virtual_masses=full: eq. 59 has no positive solution for these contacts '
+                    '(it needs at least 10 contacts around the centre of mass and torque_share < 1); '
+                    'use reduced or auto')
+            reasons.append('full_inertia_unavailable')
+        elif choice == 'full':
+            raise InvalidInputError('virtual_masses=full needs the object mass and inertia')
+        raw, distance = reduced_masses(r, np.zeros(3))
+        if distance > HULL_TOLERANCE:
+            reasons.append('com_off_affine_hull')
+        if np.any(raw < MASS_FLOOR):
+            reasons.append('masses_floored')
+            raw = smooth_floor(raw)
+        return raw * n / raw.sum(), 'eq. 64', reasons
+
+    def _torque_weights(self, rigid: np.ndarray) -> np.ndarray:
+        weights = np.zeros(self.n)
+        if not rigid.any():
+            return weights
+        given = self.options.torque_weights
+        if given is None:
+            weights[rigid] = 1.0
+        else:
+            if len(given) != self.n:
+                raise InvalidInputError(f'torque_weights has {len(given)} values for {self.n} contacts')
+            weights = np.array(given) * rigid
+            if weights.sum() <= 0:
+                raise InvalidInputError('torque_weights must give a positive weight to a rigid contact')
+        return weights / weights.sum()
+
+    def _weighted_null_projector(self, grasp: np.ndarray, metric: np.ndarray) -> np.ndarray:
+        """W-orthogonal projector on the null space of ``G`` over the active components."""
+        active = self._active
+        g = grasp[:, active]
+        inverse_metric = 1.0 / metric[active]
+        gram = (g * inverse_metric) @ g.T
+        projector = np.eye(active.sum()) - (inverse_metric[:, None] * g.T) @ np.linalg.pinv(gram) @ g
+        full = np.zeros((active.size, active.size))
+        full[np.ix_(active, active)] = projector
+        return full
+
+    def _span_maps(self, masses, d, weights, share, a_mat, a_pinv, b_mat, regulariser, rigid,
+                   length) -> np.ndarray:
+        """Linear maps ``h_o -> k_j`` whose images span ``N_m`` (eqs. 72-73).
+
+        Columns: one torque-share direction per rigid contact (moving torque between that
+        contact and the force field, the freedom of eq. 65), and one direction per virtual
+        mass redistribution that keeps eqs. 51 and 53 (the null space of R in eq. 64).
+        """
+        n = self.n
+        maps = []
+        for i in np.flatnonzero(rigid):
+            core = np.zeros((6 * n, 6))
+            for j in range(n):
+                core[6 * j:6 * j + 3, 3:] = masses[j] * skew(d[j]) @ a_pinv
+                if rigid[j]:
+                    core[6 * j + 3:6 * j + 6, 3:] -= weights[j] * regulariser @ a_pinv
+            core[6 * i + 3:6 * i + 6, 3:] += a_mat @ a_pinv
+            maps.append(core)
+        constraints = np.vstack([np.ones(n) / np.sqrt(n), d.T / length])
+        _, singular, vt = np.linalg.svd(constraints)
+        rank = int(np.sum(singular > 1e-9 * singular.max()))
+        alpha = (1.0 - share) * a_pinv
+        for delta in vt[rank:]:
+            d_inertia = _point_inertia(delta, d)
+            d_alpha = -a_pinv @ d_inertia @ alpha
+            core = np.zeros((6 * n, 6))
+            for j in range(n):
+                core[6 * j:6 * j + 3, :3] = delta[j] / n * np.eye(3)
+                core[6 * j:6 * j + 3, 3:] = -delta[j] * skew(d[j]) @ alpha - masses[j] * skew(d[j]) @ d_alpha
+                if rigid[j]:
+                    core[6 * j + 3:6 * j + 6, 3:] = weights[j] * (
+                        share * d_inertia @ a_pinv - b_mat @ a_pinv @ d_inertia @ a_pinv)
+            maps.append(core)
+        if not maps:
+            return np.zeros((0, 6 * n, 6))
+        return np.einsum('ab,kbc,cd->kad', self._null_projector, np.array(maps), self._to_virtual)
+
+    # -- conversions ------------------------------------------------------------------------
+    def _to_contact_frames(self, stacked: np.ndarray) -> np.ndarray:
+        """(k, 6n) object-frame axes -> (k, n, 6) contact frames."""
+        per_contact = stacked.reshape(stacked.shape[0], self.n, 2, 3)
+        return np.einsum('nji,knsj->knsi', self._rotations, per_contact).reshape(-1, self.n, 6)
+
+    def _from_contact_frames(self, wrenches: np.ndarray) -> np.ndarray:
+        """(k, n, 6) contact frames -> (k, 6n) object-frame axes, inactive components zeroed."""
+        per_contact = wrenches.reshape(wrenches.shape[0], self.n, 2, 3)
+        rotated = np.einsum('nij,knsj->knsi', self._rotations, per_contact)
+        return rotated.reshape(wrenches.shape[0], -1) * self._active
+
+    def _scaled_norm(self, stacked: np.ndarray) -> np.ndarray:
+        """Unit-consistent norm ``sqrt(|f|^2 + |t / l|^2)`` over the last axis (6 or 6n)."""
+        scale = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / self.characteristic_length)],
+                        stacked.shape[-1] // 6)
+        return np.sqrt(np.sum((stacked * scale) ** 2, axis=-1))
+
+    def internal_load_from_handles(self, handles: Mapping[str, float]) -> np.ndarray:
+        """Coordinates, in :attr:`basis_names`, of physical internal-load handles.
+
+        Any element of the candidate families works, also one not selected for the basis
+        (e.g. ``squeeze(a,c)`` on five feet); the order of the two contacts in a name does
+        not matter.
+
+        :param handles: mapping like ``{'squeeze(left,right)': 20.0}`` (N or N*m).
+        :return: internal-load vector (m,).
+        :raises InvalidInputError: for an unknown handle or a non-finite value.
+        """
+        values = np.zeros(len(self.basis_names))
+        for key, value in handles.items():
+            amount = float(finite_array(value, (), f'internal load {key!r}'))
+            vector = self._handle_vector(str(key))
+            values += amount * (self._coordinates @ vector)
+        return values
+
+    def _handle_vector(self, key: str) -> np.ndarray:
+        match = _HANDLE.match(key)
+        if match:
+            kind = match.group(1)
+            members = [m.strip() for m in match.group(2).split(',')]
+            name = f'{kind}({",".join(members)})'
+            if name in self._candidates:
+                return self._candidates[name]
+            if len(members) == 2:
+                swapped = f'{kind}({members[1]},{members[0]})'
+                if swapped in self._candidates:
+                    sign = -1.0 if kind in ORDER_ODD else 1.0
+                    return sign * self._candidates[swapped]
+        raise InvalidInputError(
+            f'unknown internal-load handle {key!r}; this grasp accepts e.g. '
+            + ', '.join(self.basis_names)
+        )
+
+    def _internal_vector(self, internal_load: InternalLoad, count: int) -> np.ndarray:
+        m = len(self.basis_names)
+        if internal_load is None:
+            return np.zeros((count, m))
+        if isinstance(internal_load, Mapping):
+            return np.broadcast_to(self.internal_load_from_handles(internal_load), (count, m))
+        values = np.asarray(internal_load, dtype=float)
+        if values.ndim == 1:
+            values = finite_array(values, (m,), f'internal_load ({m} values: {", ".join(self.basis_names)})')
+            return np.broadcast_to(values, (count, m))
+        return finite_array(values, (count, m), 'internal_load')
+
+    # -- synthesis ---------------------------------------------------------------------------
+    def synthesize_batch(self, wrenches, internal_load: InternalLoad = None) -> BatchSynthesis:
+        """Wrench commands for k desired resultants (eq. 79 with ``lambda_m = 0``).
+
+        :param wrenches: desired resultants (k, 6), object frame about the centre of mass.
+        :param internal_load: None, (m,), (k, m) or a handle mapping; applied as
+            ``sum lambda_j e_j`` of the named basis (``-Z lambda_c`` in eq. 79).
+        :return: commands and residuals; ``realisable`` is False where ``G h = h_o`` has no
+            solution, and those rows are zero.
+        """
+        wrenches = finite_array(wrenches, (-1, 6), 'wrenches')
+        lam = self._internal_vector(internal_load, wrenches.shape[0])
+        stacked = wrenches @ self.pseudo_inverse.T + lam @ self._basis.T
+        error = stacked @ self.grasp_matrix.T - wrenches
+        scale = self._scaled_norm(stacked) + self._scaled_norm(wrenches)
+        realisable = self._scaled_norm(error) <= RESIDUAL_TOLERANCE * np.maximum(scale, 1e-300)
+        stacked = np.where(realisable[:, None], stacked, 0.0)
+        return BatchSynthesis(
+            wrench_contact=self._to_contact_frames(stacked),
+            wrench_object=stacked.reshape(-1, self.n, 6),
+            resultant=stacked @ self.grasp_matrix.T,
+            residual=np.abs(error).max(axis=1),
+            realisable=realisable,
+        )
+
+    def synthesize(self, wrench, internal_load: InternalLoad = None) -> Synthesis:
+        """Wrench commands for one desired resultant.
+
+        :param wrench: ``[fx, fy, fz, tx, ty, tz]``, object frame about the centre of mass.
+        :param internal_load: None, (m,) coordinates in :attr:`basis_names`, or handles.
+        :return: the commands.
+        :raises UnrealisableWrenchError: when no contact wrenches produce ``wrench``.
+        """
+        wrench = finite_array(wrench, (6,), 'wrench')
+        lam = self._internal_vector(internal_load, 1)
+        manipulating = self.pseudo_inverse @ wrench
+        internal = self._basis @ lam[0]
+        stacked = manipulating + internal
+        error = self.grasp_matrix @ stacked - wrench
+        scale = self._scaled_norm(stacked) + self._scaled_norm(wrench)
+        if self._scaled_norm(error) > RESIDUAL_TOLERANCE * max(scale, 1e-300):
+            raise UnrealisableWrenchError(self._unrealisable_message(wrench, error))
+        return Synthesis(
+            wrench_contact=self._to_contact_frames(stacked[None])[0],
+            wrench_object=stacked.reshape(self.n, 6),
+            manipulating_object=manipulating.reshape(self.n, 6),
+            internal_object=internal.reshape(self.n, 6),
+            resultant=self.grasp_matrix @ stacked,
+            residual=float(np.abs(error).max()),
+            internal_load=lam[0].copy(),
+            regime=self.regime,
+        )
+
+    def _unrealisable_message(self, wrench: np.ndarray, error: np.ndarray) -> str:
+        detail = ', '.join(f'{c}={-e:.6g}' for c, e in zip(('fx', 'fy', 'fz', 'tx', 'ty', 'tz'), error)
+                           if abs(e) > 0)
+        return (f'the wrench {np.round(wrench, 9).tolist()} cannot be produced by contacts '
+                f'{", ".join(self.names)} ({", ".join(c.type for c in self.contacts)}): the part '
+                f'they cannot produce is {detail}. Point contacts on one line cannot produce a '
+                f'torque about that line.')
+
+    # -- analysis ----------------------------------------------------------------------------
+    def analyze_batch(self, measured) -> BatchAnalysis:
+        """Decompose k sets of measured contact wrenches (section VII-B, eq. 80).
+
+        ``h_m`` is the configured synthesis of the measured resultant, ``h_c = h_m - h``; the
+        internal-load wrench is the part of ``h_c`` W-orthogonal to ``N_m`` (the same for
+        every admissible ``h_m``), and ``lambda_c`` its coordinates in the named basis,
+        positive when the effectors apply the named load (a squeeze presses together).
+        Torques reported at point contacts are ignored.
+
+        :param measured: (k, n, 6) wrenches applied to the object, contact frames about the
+            contact points.
+        :return: the decomposition.
+        """
+        measured = finite_array(measured, (-1, self.n, 6), 'measured wrenches')
+        applied = self._from_contact_frames(measured)
+        resultant = applied @ self.grasp_matrix.T
+        manipulating = resultant @ self.pseudo_inverse.T
+        constraint = manipulating - applied
+        internal = self._remove_manipulating_span(resultant, manipulating, constraint)
+        error = manipulating @ self.grasp_matrix.T - resultant
+        count = measured.shape[0]
+        return BatchAnalysis(
+            resultant=resultant,
+            manipulating_contact=self._to_contact_frames(manipulating),
+            constraint_contact=self._to_contact_frames(constraint),
+            internal_contact=self._to_contact_frames(internal),
+            manipulating_object=manipulating.reshape(count, self.n, 6),
+            constraint_object=constraint.reshape(count, self.n, 6),
+            internal_object=internal.reshape(count, self.n, 6),
+            internal_load=-(internal @ self._coordinates.T),
+            internal_load_norm=np.sqrt(0.5 * np.einsum('ki,i,ki->k', internal, self._metric, internal)),
+            residual=np.abs(error).max(axis=1),
+        )
+
+    def analyze(self, measured) -> Analysis:
+        """Decompose one set of measured contact wrenches.
+
+        :param measured: (n, 6) wrenches applied to the object, contact frames about the
+            contact points.
+        :return: the decomposition.
+        """
+        measured = finite_array(measured, (self.n, 6), 'measured wrenches')
+        return self.analyze_batch(measured[None]).sample(0)
+
+    def _remove_manipulating_span(self, resultant, manipulating, constraint) -> np.ndarray:
+        """Project ``h_c`` W-orthogonally off ``N_m(h_o)`` (eqs. 74-78 in the metric W)."""
+        maps = self._manipulating_maps
+        if maps.shape[0] == 0:
+            return constraint
+        span = np.einsum('dij,kj->kid', maps, resultant)
+        weighted = span * self._metric[None, :, None]
+        gram = np.einsum('kid,kie->kde', span, weighted)
+        values, vectors = np.linalg.eigh(gram)
+        scale = np.einsum('ki,i,ki->k', manipulating, self._metric, manipulating)
+        keep = values > (DIRECTION_TOLERANCE ** 2) * scale[:, None]
+        inverse = np.where(keep, 1.0 / np.sqrt(np.where(keep, values, 1.0)), 0.0)
+        orthonormal = np.einsum('kid,kde->kie', span, vectors * inverse[:, None, :])
+        coefficients = np.einsum('kie,ki->ke', orthonormal, constraint * self._metric)
+        return constraint - np.einsum('kie,ke->ki', orthonormal, coefficients)

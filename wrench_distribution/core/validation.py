@@ -1,0 +1,59 @@
+"""Small input checks shared by the core: finite arrays of a given shape."""
+from typing import Sequence, Tuple
+
+import numpy as np
+
+from .errors import InvalidInputError
+
+
+def finite_array(value, shape: Tuple[int, ...], what: str) -> np.ndarray:
+    """Convert ``value`` to a float array of exactly ``shape`` with finite entries.
+
+    :param value: anything ``numpy.asarray`` accepts.
+    :param shape: the required shape; ``-1`` matches any length on that axis.
+    :param what: name used in the error message.
+    :return: a new float64 array.
+    :raises InvalidInputError: on a wrong shape, a non-number, NaN or Inf.
+    """
+    try:
+        array = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f'{what} must be numbers, got {value!r}') from None
+    if array.ndim != len(shape) or any(
+        want not in (-1, got) for want, got in zip(shape, array.shape)
+    ):
+        expected = 'x'.join('n' if s == -1 else str(s) for s in shape) or 'a scalar'
+        raise InvalidInputError(
+            f'{what} must have shape {expected}, got {"x".join(map(str, array.shape)) or "a scalar"}'
+        )
+    if not np.all(np.isfinite(array)):
+        raise InvalidInputError(f'{what} contains NaN or Inf')
+    return array
+
+
+def finite_vector(value, length: int, what: str) -> np.ndarray:
+    """Finite float vector of the given length.
+
+    :param value: sequence of numbers.
+    :param length: required number of entries.
+    :param what: name used in the error message.
+    :return: float64 array of shape ``(length,)``.
+    """
+    return finite_array(value, (length,), what)
+
+
+def check_names(names: Sequence[str]) -> None:
+    """Reject empty, non-string or duplicated contact names.
+
+    :param names: the contact names in order.
+    :raises InvalidInputError: naming the offending entry.
+    """
+    seen = set()
+    for name in names:
+        if not isinstance(name, str) or not name or any(c in name for c in '(),'):
+            raise InvalidInputError(
+                f'contact names must be non-empty strings without "(", ")" or ",", got {name!r}'
+            )
+        if name in seen:
+            raise InvalidInputError(f'contact name {name!r} appears twice')
+        seen.add(name)
