@@ -28,13 +28,13 @@ from .contacts import Contact, ObjectModel
 from .errors import InvalidInputError, UnrealisableWrenchError
 from .internal_basis import ORDER_ODD, build_internal_basis, _candidates
 from .options import (
-    COLLINEAR_RATIO, DIRECTION_TOLERANCE, HULL_TOLERANCE, MASS_FLOOR, RESIDUAL_TOLERANCE,
-    TORQUE_REGULARISATION, DistributionOptions,
+    COLLINEAR_RATIO, DIRECTION_TOLERANCE, HULL_TOLERANCE, RESIDUAL_TOLERANCE,
+    MASS_FLOOR, TORQUE_REGULARISATION, DistributionOptions,
 )
 from .results import Analysis, BatchAnalysis, BatchSynthesis, Regime, Synthesis
 from .spatial import skew
 from .validation import check_names, finite_array
-from .virtual_masses import full_masses, reduced_masses, smooth_floor
+from .virtual_masses import full_masses, reduced_masses
 
 _HANDLE = re.compile(r'^\s*([a-z_]+)\s*\(([^()]*)\)\s*$')
 
@@ -179,7 +179,9 @@ class LoadDistributor:
             masses = np.array(choice) * n / np.sum(choice)
             spread = np.sqrt(np.mean(np.sum((r - r.mean(0)) ** 2, axis=1))) or 1.0
             off = np.linalg.norm(masses @ r / n) > HULL_TOLERANCE * spread
-            return masses, 'explicit virtual masses', ['explicit_masses_off_com'] if off else []
+            low = masses.min() < MASS_FLOOR
+            return masses, 'explicit virtual masses', (
+                ['explicit_masses_off_com'] if off else []) + (['com_outside_hull'] if low else [])
         reasons = []
         model = self.object_model
         if choice in ('auto', 'full') and model.mass is not None and model.inertia is not None:
@@ -195,13 +197,12 @@ class LoadDistributor:
             reasons.append('full_inertia_unavailable')
         elif choice == 'full':
             raise InvalidInputError('virtual_masses=full needs the object mass and inertia')
-        raw, distance = reduced_masses(r, np.zeros(3))
-        if distance > HULL_TOLERANCE:
+        masses, off_affine, outside = reduced_masses(r, np.zeros(3))
+        if off_affine:
             reasons.append('com_off_affine_hull')
-        if np.any(raw < MASS_FLOOR):
-            reasons.append('masses_floored')
-            raw = smooth_floor(raw)
-        return raw * n / raw.sum(), 'eq. 64', reasons
+        if outside:
+            reasons.append('com_outside_hull')
+        return masses, 'eq. 64', reasons
 
     def _torque_weights(self, rigid: np.ndarray) -> np.ndarray:
         weights = np.zeros(self.n)

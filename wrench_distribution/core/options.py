@@ -14,8 +14,8 @@ VIRTUAL_MASS_MODES = ('auto', 'reduced', 'full')
 HULL_REGULARISATION = 1e-6
 #: Relative distance above which the centre of mass counts as off the contacts' affine hull.
 HULL_TOLERANCE = 1e-7
-#: Virtual masses (normalised to mean 1) below this are floored smoothly (convex-hull exit).
-MASS_FLOOR = 1e-3
+#: Smallest admissible virtual mass (masses are normalised to mean 1).
+MASS_FLOOR = 1e-2
 #: Eigenvalue ratio of the force inertia below which contact torques take over (collinear sets).
 COLLINEAR_RATIO = 1e-4
 #: Weight of the torque regulariser in a fully singular direction.

@@ -10,9 +10,10 @@ REASONS = {
         'eq. 64 has no solution: the centre of mass is off the affine hull of the contacts; '
         'virtual masses are those of its projection and the resultant is moved there'
     ),
-    'masses_floored': (
-        'the centre of mass is outside (or on the boundary of) the contacts\' convex hull; '
-        'negative or zero virtual masses were floored smoothly to small positive ones'
+    'com_outside_hull': (
+        'the centre of mass (or its projection) is outside the contacts\' convex hull, where eq. 64 '
+        'needs negative virtual masses; its offset beyond the contacts\' extent was damped and '
+        'the masses kept at least MASS_FLOOR, which moves the virtual centre of mass inside'
     ),
     'explicit_masses_off_com': 'the explicit virtual masses do not satisfy eq. 53',
     'full_inertia_unavailable': (

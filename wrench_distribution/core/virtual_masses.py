@@ -26,54 +26,58 @@ class VirtualMasses:
     reasons: Tuple[str, ...]
 
 
-def smooth_floor(values: np.ndarray, floor: float = MASS_FLOOR) -> np.ndarray:
-    """Identity above ``floor``; below it ``floor * exp((x - floor) / floor)``.
+def reduced_masses(positions: np.ndarray, com: np.ndarray) -> Tuple[np.ndarray, bool, bool]:
+    """Virtual masses from eq. 64 (``sum m_i = n``, ``sum m_i r_i = n c``), kept admissible.
 
-    Continuous with a continuous derivative, always positive: a virtual mass that
-    would be negative (centre of mass outside the contacts' convex hull) becomes a
-    small positive weight instead of an indefinite metric.
+    About the contacts' centroid ``r_bar``, with ``P = [r_i - r_bar]`` (3 x n), its SVD
+    ``P = U diag(sigma) V^T`` and the offset ``o = U^T (c - r_bar)``::
 
-    :param values: raw masses.
-    :param floor: threshold.
-    :return: floored masses.
-    """
-    values = np.asarray(values, dtype=float)
-    low = values < floor
-    out = values.copy()
-    out[low] = floor * np.exp(np.maximum((values[low] - floor) / floor, -700.0))
-    return out
+        m = 1 + n V q,   q_k = o_k sigma_k / max(sigma_k^2, o_k^2, mu_0)
 
+    ``P 1 = 0`` keeps ``sum m_i = n``. Where the centre of mass is inside the contacts'
+    convex hull, ``|o_k| <= sigma_k`` in every direction (``sigma_k^2 = sum_i p_ik^2``
+    bounds every convex combination), ``q = diag(sigma)^-1 o`` and ``m`` is the
+    minimum-norm solution of eq. 64, as in the paper. Otherwise:
 
-def reduced_masses(positions: np.ndarray, com: np.ndarray) -> Tuple[np.ndarray, float]:
-    """Minimum-norm solution of eq. 64 (``sum m_i = n``, ``sum m_i r_i = n c``).
+    - a direction the contacts do not span (two or three contacts, feet on a plane) gets
+      ``q_k = 0``: the masses are those of the centre of mass projected on the contacts'
+      affine hull;
+    - a direction where the offset exceeds the extent gets ``q_k = sigma_k / o_k``, which
+      is continuous at ``|o_k| = sigma_k`` and vanishes as the extent goes to zero (a
+      quadruped on slightly uneven ground keeps the weighting of flat ground);
+    - if a mass is still below ``MASS_FLOOR``, all masses are shrunk towards 1 just enough.
 
-    Written about the contacts' centroid ``r_bar`` with ``P = [r_i - r_bar]``:
-    ``m = 1 + n P^+ (c - r_bar)``, since ``P 1 = 0`` puts ``P^+`` in the complement of
-    ``1``. When eq. 64 has no solution (the centre of mass is off the contacts' affine
-    hull: two contacts, three contacts, feet on a plane) this is the solution for the
-    centre of mass projected on that hull. ``P^+`` is Tikhonov-regularised at a length
-    ``HULL_REGULARISATION`` times the contacts' spread so that it stays continuous when
-    the rank of ``P`` changes (points becoming collinear or coplanar).
+    Every step is continuous in the positions. ``mu_0`` (``HULL_REGULARISATION`` times the
+    spread, squared) only avoids 0/0.
 
     :param positions: contact positions (n, 3).
     :param com: centre of mass (3,).
-    :return: raw masses (n,) (may be negative) and the projected centre's distance from
-        the centre of mass relative to the spread.
+    :return: masses (n,), whether the centre of mass is off the affine hull, and whether it
+        is outside the convex hull (masses were damped or shrunk).
     """
     n = positions.shape[0]
     centroid = positions.mean(axis=0)
     spread = positions - centroid
     scale2 = float(np.sum(spread * spread)) / n
     offset = com - centroid
+    tolerance = HULL_TOLERANCE * np.sqrt(max(scale2, offset @ offset))
     if scale2 <= 0.0:
-        distance = float(np.linalg.norm(offset))
-        return np.ones(n), (0.0 if distance == 0.0 else np.inf)
-    p = spread.T
-    gram = p @ p.T + (HULL_REGULARISATION ** 2) * scale2 * np.eye(3)
-    coefficients = np.linalg.solve(gram, offset)
-    masses = 1.0 + n * (spread @ coefficients)
-    projected = p @ (spread @ coefficients)
-    return masses, float(np.linalg.norm(projected - offset) / np.sqrt(scale2))
+        return np.ones(n), bool(np.linalg.norm(offset) > tolerance), False
+    u, sigma, vt = np.linalg.svd(spread.T, full_matrices=False)
+    projected = u.T @ offset
+    present = sigma > 1e-9 * np.sqrt(n * scale2)
+    off_affine = bool(
+        np.linalg.norm(offset - u[:, present] @ projected[present]) > tolerance
+    )
+    mu0 = (HULL_REGULARISATION ** 2) * scale2 * n
+    coefficients = projected * sigma / np.maximum(np.maximum(sigma ** 2, projected ** 2), mu0)
+    damped = bool(np.any(present & (np.abs(projected) > sigma * (1.0 + 1e-12))))
+    masses = 1.0 + n * (vt.T @ coefficients)
+    if masses.min() < MASS_FLOOR:
+        shrink = (1.0 - MASS_FLOOR) / (1.0 - masses.min())
+        masses = 1.0 + shrink * (masses - 1.0)
+        damped = True
+    return masses, off_affine, damped
 
 
 def full_masses(
