@@ -5,10 +5,11 @@ physical meaning and a unit, built from the contact geometry alone:
 
 - ``squeeze(a,b)`` [N]: forces ``+e`` at ``a`` and ``-e`` at ``b``, ``e`` the unit vector from
   ``a`` to ``b``: the two effectors push towards each other (negative values pull apart).
+  For coincident contacts ``e`` is the x axis of ``a``'s frame.
 - ``twist(a,b)``, ``bend_u(a,b)``, ``bend_v(a,b)`` [N*m] (two rigid contacts): opposite
   torques about ``e``, ``u = normalise(axis x e)`` and ``v = e x u``, ``axis`` being
   ``DistributionOptions.basis_reference_axis``.
-- ``shear_u(a,b)``, ``shear_v(a,b)`` [N] (at least one rigid contact): opposite forces
+- ``shear_u(a,b)``, ``shear_v(a,b)`` [N] (a rigid contact, or coincident ones): opposite forces
   along ``u`` or ``v`` plus the contact torques that cancel their couple (split equally
   between rigid contacts).
 - ``warp(a,b,c,d)`` [N]: forces along the contacts' best-fit plane normal with the unique
@@ -43,16 +44,26 @@ class InternalBasis:
     units: Tuple[str, ...]
 
 
-def _perpendicular(e: np.ndarray, axis: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+def _perpendicular(e: np.ndarray, axis: np.ndarray, frame: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """``u = normalise(axis x e)``, ``v = e x u``; when ``e`` is parallel to ``axis`` the first
+    contact's frame axes stand in for ``axis`` (so that everything turns with the object)."""
     u = np.cross(axis, e)
-    if np.linalg.norm(u) < 1e-6:
-        fallback = np.array([1.0, 0.0, 0.0]) if abs(axis[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    for fallback in (frame[:, 0], frame[:, 1]):
+        if np.linalg.norm(u) >= 1e-6:
+            break
         u = np.cross(fallback, e)
     u /= np.linalg.norm(u)
     return u, np.cross(e, u)
 
 
-def _candidates(positions, rigid, names, axis, length) -> List[Tuple[str, str, np.ndarray]]:
+def _line(e, axis: np.ndarray, frame: np.ndarray) -> np.ndarray:
+    """Direction of a pair: the line joining it, or for coincident contacts a frame axis."""
+    if e is not None:
+        return e
+    return frame[:, 0] if np.linalg.norm(np.cross(frame[:, 0], axis)) > 1e-6 else frame[:, 1]
+
+
+def _candidates(positions, rigid, names, axis, length, rotations) -> List[Tuple[str, str, np.ndarray]]:
     n = len(names)
     out = []
     lines = {}
@@ -61,24 +72,23 @@ def _candidates(positions, rigid, names, axis, length) -> List[Tuple[str, str, n
         distance = np.linalg.norm(delta)
         lines[i, j] = (delta / distance if distance > 1e-9 * length else None, delta)
     for (i, j), (e, _) in lines.items():
-        if e is not None:
-            v = np.zeros(6 * n)
-            v[6 * i:6 * i + 3], v[6 * j:6 * j + 3] = e, -e
-            out.append((f'squeeze({names[i]},{names[j]})', 'N', v))
+        e = _line(e, axis, rotations[i])
+        v = np.zeros(6 * n)
+        v[6 * i:6 * i + 3], v[6 * j:6 * j + 3] = e, -e
+        out.append((f'squeeze({names[i]},{names[j]})', 'N', v))
     torque_pairs = [(i, j) for (i, j) in lines if rigid[i] and rigid[j]]
     for (i, j) in torque_pairs:
-        e = lines[i, j][0]
-        e = _perpendicular(axis, axis)[0] if e is None else e
-        u, w = _perpendicular(e, axis)
+        e = _line(lines[i, j][0], axis, rotations[i])
+        u, w = _perpendicular(e, axis, rotations[i])
         for kind, direction in (('twist', e), ('bend_u', u), ('bend_v', w)):
             v = np.zeros(6 * n)
             v[6 * i + 3:6 * i + 6], v[6 * j + 3:6 * j + 6] = direction, -direction
             out.append((f'{kind}({names[i]},{names[j]})', 'N*m', v))
     for (i, j), (e, delta) in lines.items():
-        if not (rigid[i] or rigid[j]):
+        if not (rigid[i] or rigid[j] or e is None):
             continue
-        e = _perpendicular(axis, axis)[0] if e is None else e
-        u, w = _perpendicular(e, axis)
+        e = _line(e, axis, rotations[i])
+        u, w = _perpendicular(e, axis, rotations[i])
         for kind, direction in (('shear_u', u), ('shear_v', w)):
             v = np.zeros(6 * n)
             v[6 * i:6 * i + 3], v[6 * j:6 * j + 3] = direction, -direction
@@ -125,6 +135,7 @@ def build_internal_basis(
     null_projector: np.ndarray,
     active: np.ndarray,
     dimension: int,
+    rotations: np.ndarray,
 ) -> InternalBasis:
     """Select the named basis of the null space of ``G``.
 
@@ -136,11 +147,13 @@ def build_internal_basis(
     :param null_projector: projector (6n, 6n) on the null space of ``G``.
     :param active: (6n,) mask of the components contacts can apply.
     :param dimension: dimension of the null space of ``G``.
+    :param rotations: contact frame orientations (n, 3, 3), for directions the geometry
+        leaves open (coincident contacts, a line parallel to ``axis``).
     :return: the basis.
     """
     n = len(names)
     metric = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / length ** 2)], n) * active
-    candidates = _candidates(positions, rigid, names, axis, length)
+    candidates = _candidates(positions, rigid, names, axis, length, rotations)
     for index in np.flatnonzero(active):
         unit = np.zeros(6 * n)
         unit[index] = 1.0

@@ -56,6 +56,35 @@ def _point_inertia(masses: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return squared * np.eye(3) - np.einsum('i,ij,ik->jk', masses, offsets, offsets)
 
 
+class _VirtualInertia:
+    """Virtual centre of mass, force inertia ``J_f`` (eq. 54) and its regularised inverse."""
+
+    def __init__(self, masses: np.ndarray, r: np.ndarray, rigid: np.ndarray, spread: float) -> None:
+        n = masses.size
+        self.masses = masses
+        self.com = masses @ r / n
+        self.offsets = r - self.com
+        self.j_force = j_force = _point_inertia(masses, self.offsets)
+        k = np.trace(j_force) / 2.0
+        self.length = np.sqrt(k / n) if k > 0 else (spread if spread > 0 else 1.0)
+        self.regulariser = np.zeros((3, 3))
+        self.collinear = False
+        if rigid.any():
+            # K = k g(J_f / k): a contact-torque inertia only where J_f is (nearly) singular,
+            # continuous as a matrix function of J_f (docs/theory.md, section 4).
+            k_ref = k if k > 0 else n * self.length ** 2
+            values, vectors = np.linalg.eigh(j_force)
+            ramp = TORQUE_REGULARISATION * np.clip(1.0 - values / (k_ref * COLLINEAR_RATIO), 0, None) ** 2
+            self.regulariser = k_ref * (vectors * ramp) @ vectors.T
+            self.collinear = bool(ramp.max() > 0)
+        self.a_pinv = _symmetric_pinv(j_force + self.regulariser)
+        # Forces act on rotations through J_f only: drop the directions where J_f vanishes to
+        # rounding (exactly collinear contacts), so that A^-1 there cannot amplify round-off.
+        f_values, f_vectors = np.linalg.eigh(j_force)
+        f_range = (f_vectors * (f_values > 1e-12 * max(k, 1e-300))) @ f_vectors.T
+        self.force_pinv = f_range @ self.a_pinv @ f_range
+
+
 class LoadDistributor:
     """Wrench synthesis and analysis for one contact configuration.
 
@@ -90,33 +119,27 @@ class LoadDistributor:
         self._active = active.reshape(-1)
         r = positions - np.array(self.object_model.com)
 
-        masses, method, reasons = self._virtual_masses(r)
+        masses, method, reasons = self._virtual_masses(r, self.options.virtual_masses)
         self.virtual_masses = masses
-        c_virtual = masses @ r / n
-        self.virtual_com = c_virtual + np.array(self.object_model.com)
-        d = r - c_virtual
-        j_force = _point_inertia(masses, d)
-        k = np.trace(j_force) / 2.0
-        spread = np.sqrt(np.mean(np.sum(r * r, axis=1)))
-        self.characteristic_length = length = (
-            np.sqrt(k / n) if k > 0 else (spread if spread > 0 else 1.0)
-        )
-
         share = self.options.torque_share
         if not rigid.any() and share > 0:
             reasons.append('torque_share_without_rigid_contacts')
             share = 0.0
         weights = self._torque_weights(rigid)
-        regulariser = np.zeros((3, 3))
-        if rigid.any():
-            k_ref = k if k > 0 else n * length ** 2
-            values, vectors = np.linalg.eigh(j_force)
-            ramp = TORQUE_REGULARISATION * np.clip(1.0 - values / (k_ref * COLLINEAR_RATIO), 0, None) ** 2
-            regulariser = k_ref * (vectors * ramp) @ vectors.T
-            if ramp.max() > 0 and share < 1.0:
-                reasons.append('collinear_contacts')
-        a_mat = j_force + regulariser
-        a_pinv = _symmetric_pinv(a_mat)
+        # The analysis metric W and N_m come from the canonical masses of the paper's
+        # particular solution h_m,p (section VI-E), whatever masses the synthesis uses, so
+        # that the internal-load state does not depend on that choice.
+        canonical_masses = masses if isinstance(self.options.virtual_masses, str) else \
+            self._virtual_masses(r, 'auto')[0]
+        spread = np.sqrt(np.mean(np.sum(r * r, axis=1)))
+        canonical = _VirtualInertia(canonical_masses, r, rigid, spread)
+        inertia = canonical if canonical_masses is masses else _VirtualInertia(masses, r, rigid, spread)
+        self.virtual_com = inertia.com + np.array(self.object_model.com)
+        self.characteristic_length = length = canonical.length
+        c_virtual, d, j_force = inertia.com, inertia.offsets, inertia.j_force
+        regulariser, a_pinv, force_pinv = inertia.regulariser, inertia.a_pinv, inertia.force_pinv
+        if inertia.collinear and share < 1.0:
+            reasons.append('collinear_contacts')
         b_mat = share * j_force + regulariser
 
         grasp = np.zeros((6, 6 * n))
@@ -136,43 +159,41 @@ class LoadDistributor:
 
         to_virtual = np.eye(6)
         to_virtual[3:, :3] = -skew(c_virtual)
-        self._to_virtual = to_virtual
         core = np.zeros((6 * n, 6))
         for i in range(n):
             core[6 * i:6 * i + 3, :3] = masses[i] / n * np.eye(3)
-            core[6 * i:6 * i + 3, 3:] = -(1.0 - share) * masses[i] * skew(d[i]) @ a_pinv
+            core[6 * i:6 * i + 3, 3:] = -(1.0 - share) * masses[i] * skew(d[i]) @ force_pinv
             if rigid[i]:
                 core[6 * i + 3:6 * i + 6, 3:] = weights[i] * b_mat @ a_pinv
         #: The parametrized pseudo-inverse G_M+ (6n x 6), object-frame axes, about each contact.
         self.pseudo_inverse = core @ to_virtual
 
-        metric = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / length ** 2)], n) / np.repeat(masses, 6)
+        metric = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / length ** 2)], n) / np.repeat(canonical_masses, 6)
         self._metric = metric * self._active
         self._null_projector = self._weighted_null_projector(grasp, metric)
         basis = build_internal_basis(
             positions, rigid, self.names, np.array(self.options.basis_reference_axis), length,
-            self._null_projector, self._active, int(self._active.sum()) - rank,
+            self._null_projector, self._active, int(self._active.sum()) - rank, self._rotations,
         )
         self._basis = basis.matrix
         self.basis_names = list(basis.names)
         self.basis_units = list(basis.units)
         self._candidates = {
             name: vector for name, _, vector in _candidates(
-                positions, rigid, self.names, np.array(self.options.basis_reference_axis), length)
+                positions, rigid, self.names, np.array(self.options.basis_reference_axis), length,
+                self._rotations)
         }
         weighted = self._basis.T * self._metric
         self._coordinates = (
             np.linalg.solve(weighted @ self._basis, weighted) if self._basis.shape[1] else
             np.zeros((0, 6 * n))
         )
-        self._manipulating_maps = self._span_maps(masses, d, weights, share, a_mat, a_pinv, b_mat,
-                                                  regulariser, rigid, length)
+        self._manipulating_maps = self._span_maps(canonical, weights, rigid, length)
         self.regime = Regime.from_reasons(reasons, method)
 
     # -- construction helpers -------------------------------------------------------------
-    def _virtual_masses(self, r: np.ndarray) -> Tuple[np.ndarray, str, list]:
+    def _virtual_masses(self, r: np.ndarray, choice) -> Tuple[np.ndarray, str, list]:
         n = self.n
-        choice = self.options.virtual_masses
         if not isinstance(choice, str):
             if len(choice) != n:
                 raise InvalidInputError(f'virtual_masses has {len(choice)} values for {n} contacts')
@@ -230,8 +251,7 @@ class LoadDistributor:
         full[np.ix_(active, active)] = projector
         return full
 
-    def _span_maps(self, masses, d, weights, share, a_mat, a_pinv, b_mat, regulariser, rigid,
-                   length) -> np.ndarray:
+    def _span_maps(self, inertia: '_VirtualInertia', weights, rigid, length) -> np.ndarray:
         """Linear maps ``h_o -> k_j`` whose images span ``N_m`` (eqs. 72-73).
 
         Columns: one torque-share direction per rigid contact (moving torque between that
@@ -239,6 +259,10 @@ class LoadDistributor:
         mass redistribution that keeps eqs. 51 and 53 (the null space of R in eq. 64).
         """
         n = self.n
+        masses, d, a_pinv, regulariser = inertia.masses, inertia.offsets, inertia.a_pinv, inertia.regulariser
+        a_mat = inertia.j_force + regulariser
+        to_virtual = np.eye(6)
+        to_virtual[3:, :3] = -skew(inertia.com)
         maps = []
         for i in np.flatnonzero(rigid):
             core = np.zeros((6 * n, 6))
@@ -248,24 +272,24 @@ class LoadDistributor:
                     core[6 * j + 3:6 * j + 6, 3:] -= weights[j] * regulariser @ a_pinv
             core[6 * i + 3:6 * i + 6, 3:] += a_mat @ a_pinv
             maps.append(core)
+        # Mass directions are taken at the paper's particular solution h_m,p (forces only,
+        # s = 0, section VI-E), so that N_m does not depend on the configured torque share.
         constraints = np.vstack([np.ones(n) / np.sqrt(n), d.T / length])
         _, singular, vt = np.linalg.svd(constraints)
         rank = int(np.sum(singular > 1e-9 * singular.max()))
-        alpha = (1.0 - share) * a_pinv
         for delta in vt[rank:]:
             d_inertia = _point_inertia(delta, d)
-            d_alpha = -a_pinv @ d_inertia @ alpha
+            d_alpha = -a_pinv @ d_inertia @ a_pinv
             core = np.zeros((6 * n, 6))
             for j in range(n):
                 core[6 * j:6 * j + 3, :3] = delta[j] / n * np.eye(3)
-                core[6 * j:6 * j + 3, 3:] = -delta[j] * skew(d[j]) @ alpha - masses[j] * skew(d[j]) @ d_alpha
+                core[6 * j:6 * j + 3, 3:] = -delta[j] * skew(d[j]) @ a_pinv - masses[j] * skew(d[j]) @ d_alpha
                 if rigid[j]:
-                    core[6 * j + 3:6 * j + 6, 3:] = weights[j] * (
-                        share * d_inertia @ a_pinv - b_mat @ a_pinv @ d_inertia @ a_pinv)
+                    core[6 * j + 3:6 * j + 6, 3:] = weights[j] * regulariser @ d_alpha
             maps.append(core)
         if not maps:
             return np.zeros((0, 6 * n, 6))
-        return np.einsum('ab,kbc,cd->kad', self._null_projector, np.array(maps), self._to_virtual)
+        return np.einsum('ab,kbc,cd->kad', self._null_projector, np.array(maps), to_virtual)
 
     # -- conversions ------------------------------------------------------------------------
     def _to_contact_frames(self, stacked: np.ndarray) -> np.ndarray:

@@ -9,19 +9,19 @@ from .validation import finite_vector
 
 VIRTUAL_MASS_MODES = ('auto', 'reduced', 'full')
 
-#: Tikhonov length, relative to the contacts' RMS spread, used when projecting the centre
-#: of mass on the contacts' affine hull (keeps the virtual masses continuous, eq. 64).
-HULL_REGULARISATION = 1e-6
+#: Extent, relative to the largest one, below which a direction of the contact set counts as
+#: absent when solving eq. 64 (keeps the virtual masses continuous and well conditioned).
+HULL_REGULARISATION = 1e-3
 #: Relative distance above which the centre of mass counts as off the contacts' affine hull.
 HULL_TOLERANCE = 1e-7
 #: Smallest admissible virtual mass (masses are normalised to mean 1).
 MASS_FLOOR = 1e-2
 #: Eigenvalue ratio of the force inertia below which contact torques take over (collinear sets).
-COLLINEAR_RATIO = 1e-4
+COLLINEAR_RATIO = 1e-2
 #: Weight of the torque regulariser in a fully singular direction.
-TORQUE_REGULARISATION = 1e-5
+TORQUE_REGULARISATION = 1e-3
 #: Relative residual of ``G h - h_o`` above which a wrench is unrealisable.
-RESIDUAL_TOLERANCE = 1e-8
+RESIDUAL_TOLERANCE = 1e-6
 #: Relative norm below which a manipulating-space direction counts as vanished (t_o -> 0).
 DIRECTION_TOLERANCE = 1e-8
 #: Relative residual below which a named basis candidate is dependent on earlier ones.

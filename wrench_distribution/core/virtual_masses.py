@@ -47,8 +47,10 @@ def reduced_masses(positions: np.ndarray, com: np.ndarray) -> Tuple[np.ndarray, 
       quadruped on slightly uneven ground keeps the weighting of flat ground);
     - if a mass is still below ``MASS_FLOOR``, all masses are shrunk towards 1 just enough.
 
-    Every step is continuous in the positions. ``mu_0`` (``HULL_REGULARISATION`` times the
-    spread, squared) only avoids 0/0.
+    Every step is continuous in the positions. ``mu_0 = (HULL_REGULARISATION sigma_max)^2``
+    treats a direction thinner than that fraction of the largest extent as absent, smoothly:
+    without it the barycentric coordinates of a centre of mass near the plane of nearly
+    coplanar contacts would swing by O(1) for sub-micrometre changes.
 
     :param positions: contact positions (n, 3).
     :param com: centre of mass (3,).
@@ -65,11 +67,11 @@ def reduced_masses(positions: np.ndarray, com: np.ndarray) -> Tuple[np.ndarray, 
         return np.ones(n), bool(np.linalg.norm(offset) > tolerance), False
     u, sigma, vt = np.linalg.svd(spread.T, full_matrices=False)
     projected = u.T @ offset
-    present = sigma > 1e-9 * np.sqrt(n * scale2)
+    mu0 = (HULL_REGULARISATION * sigma.max()) ** 2
+    present = sigma ** 2 >= mu0
     off_affine = bool(
         np.linalg.norm(offset - u[:, present] @ projected[present]) > tolerance
     )
-    mu0 = (HULL_REGULARISATION ** 2) * scale2 * n
     coefficients = projected * sigma / np.maximum(np.maximum(sigma ** 2, projected ** 2), mu0)
     damped = bool(np.any(present & (np.abs(projected) > sigma * (1.0 + 1e-12))))
     masses = 1.0 + n * (vt.T @ coefficients)

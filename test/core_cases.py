@@ -1,0 +1,45 @@
+"""Geometries shared by the core tests (inputs only: no expected values here)."""
+import numpy as np
+
+from wrench_distribution.core import Contact, DistributionOptions, LoadDistributor, ObjectModel
+
+#: Paper IX-C, eq. 92: (azimuth, elevation) in degrees of the four contacts on a unit sphere.
+SPHERE_ANGLES = [(0, 65), (-60, -25), (65, -45), (180, 0)]
+#: Paper IX-C, eq. 93: the applied wrenches.
+SPHERE_WRENCHES = np.array([
+    [1, 0.5, 1, 0, 0.5, 0.5],
+    [0, 0, 1, 1, 0, 0],
+    [-0.25, 0.75, 0, 0, -0.5, 0.5],
+    [0.5, -0.25, 1, -0.5, 0.75, 0],
+])
+
+
+def sphere_positions() -> np.ndarray:
+    """Eq. 92 evaluated at the paper's angles."""
+    out = []
+    for azimuth, elevation in SPHERE_ANGLES:
+        a, g = np.radians(azimuth), np.radians(elevation)
+        out.append([np.cos(a) * np.cos(g), np.sin(a) * np.cos(g), np.sin(g)])
+    return np.array(out)
+
+
+def sphere(torque_share: float = 0.0) -> LoadDistributor:
+    """The IX-C problem with rigid contacts (frames aligned with the object frame)."""
+    contacts = [Contact(f'c{i + 1}', 'rigid', p) for i, p in enumerate(sphere_positions())]
+    return LoadDistributor(contacts, ObjectModel(), DistributionOptions(torque_share=torque_share))
+
+
+def dual_arm(com=(0.0, 0.0, -0.1), **options) -> LoadDistributor:
+    """Two rigid grasps 60 cm apart on the y axis; the right frame is turned 180 deg about z."""
+    contacts = [
+        Contact('left', 'rigid', (0.0, 0.3, 0.0)),
+        Contact('right', 'rigid', (0.0, -0.3, 0.0), (0.0, 0.0, 1.0, 0.0)),
+    ]
+    return LoadDistributor(contacts, ObjectModel(com=com), DistributionOptions(**options))
+
+
+def quadruped(com=(0.05, 0.0, 0.4), lift=0.0) -> LoadDistributor:
+    """Four point feet on the ground plane, centre of mass above them."""
+    feet = [('lf', (0.3, 0.2, lift)), ('rf', (0.3, -0.2, 0.0)), ('lh', (-0.3, 0.2, 0.0)),
+            ('rh', (-0.3, -0.2, 0.0))]
+    return LoadDistributor([Contact(n, 'point', p) for n, p in feet], ObjectModel(com=com))

@@ -1,0 +1,95 @@
+"""``wrench-distribution``: synthesis and analysis from problem files, and bag analysis.
+
+Exit status: 0 on success, 2 on bad input or an unrealisable wrench (with a JSON
+``{"error": "..."}`` on standard output for the problem-file subcommands).
+"""
+import argparse
+import sys
+from typing import List, Optional
+
+from .core.errors import WrenchDistributionError
+from .core.problem import (
+    analysis_document, build_distributor, measured_matrix, read_problem, synthesis_document, to_json,
+)
+from .core.validation import finite_vector
+
+
+def _synthesize(args: argparse.Namespace) -> int:
+    document = read_problem(args.problem)
+    distributor, internal_load = build_distributor(document)
+    if 'wrench' not in document:
+        raise WrenchDistributionError('synthesize needs "wrench": [fx, fy, fz, tx, ty, tz]')
+    wrench = finite_vector(document['wrench'], 6, 'wrench')
+    synthesis = distributor.synthesize(wrench, internal_load)
+    print(to_json(synthesis_document(distributor, synthesis)))
+    return 0
+
+
+def _analyze(args: argparse.Namespace) -> int:
+    document = read_problem(args.problem)
+    distributor, _ = build_distributor(document)
+    if 'measured' not in document:
+        raise WrenchDistributionError('analyze needs "measured": {contact: [fx, fy, fz, tx, ty, tz]}')
+    analysis = distributor.analyze(measured_matrix(distributor, document['measured']))
+    print(to_json(analysis_document(distributor, analysis)))
+    return 0
+
+
+def _basis(args: argparse.Namespace) -> int:
+    distributor, _ = build_distributor(read_problem(args.problem))
+    print(to_json({
+        'basis': distributor.basis_names, 'units': distributor.basis_units,
+        'virtual_masses': dict(zip(distributor.names, distributor.virtual_masses.tolist())),
+        'regime': {'name': distributor.regime.name, 'reasons': list(distributor.regime.reasons),
+                   'message': distributor.regime.message},
+    }))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand.
+
+    :return: the parser.
+    """
+    parser = argparse.ArgumentParser(
+        prog='wrench-distribution',
+        description='Load distribution (Flight and Gosselin 2026) for a rigid object held by several effectors.')
+    commands = parser.add_subparsers(dest='command', required=True)
+    for name, handler, text in (
+        ('synthesize', _synthesize, 'contact wrenches for a desired resultant ("wrench")'),
+        ('analyze', _analyze, 'decompose measured contact wrenches ("measured")'),
+        ('basis', _basis, 'list the named internal-load basis and the regime of a grasp'),
+    ):
+        sub = commands.add_parser(name, help=text, description=text)
+        sub.add_argument('--problem', required=True, help='problem file, YAML or JSON')
+        sub.set_defaults(handler=handler)
+    try:
+        from .bag import command as bag_command
+    except ImportError:
+        bag_command = None
+    if bag_command is not None:
+        sub = commands.add_parser('analyze-bag', help='analyse a rosbag2 bag (sqlite3 or mcap) offline')
+        bag_command.add_arguments(sub)
+        sub.set_defaults(handler=bag_command.run)
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Entry point.
+
+    :param argv: arguments (default: ``sys.argv[1:]``).
+    :return: exit status.
+    """
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except WrenchDistributionError as error:
+        if args.command == 'analyze-bag':
+            print(f'error: {error}', file=sys.stderr)
+        else:
+            print(to_json({'error': str(error)}))
+        return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""Problem files (YAML or JSON) for the command line: parsing and result documents."""
+import json
+import re
+from pathlib import Path
+from typing import Any, Dict, Mapping, Tuple
+
+import numpy as np
+import yaml
+
+from .contacts import Contact, ObjectModel
+from .errors import InvalidInputError
+from .load_distributor import LoadDistributor
+from .options import DistributionOptions
+from .results import Analysis, Regime, Synthesis
+from .validation import finite_vector
+
+OPTION_KEYS = ('torque_share', 'virtual_masses', 'torque_weights', 'internal_load', 'basis_reference_axis')
+
+
+def read_problem(path: str) -> Dict[str, Any]:
+    """Read a problem document with ``yaml.safe_load`` (JSON is valid YAML).
+
+    :param path: file path.
+    :return: the document, a mapping.
+    :raises InvalidInputError: when the file is missing, unreadable or not a mapping.
+    """
+    try:
+        text = Path(path).read_text(encoding='utf-8')
+    except OSError as error:
+        raise InvalidInputError(f'cannot read problem file {path!r}: {error.strerror}') from None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise InvalidInputError(f'problem file {path!r} is not valid YAML or JSON: {error}') from None
+    if not isinstance(document, Mapping):
+        raise InvalidInputError(f'problem file {path!r} must contain a mapping with "contacts"')
+    return dict(document)
+
+
+def build_distributor(document: Mapping[str, Any]) -> Tuple[LoadDistributor, Any]:
+    """Build the distributor a problem document describes.
+
+    :param document: mapping with ``contacts``, optional ``object`` and ``options``.
+    :return: the distributor and the raw ``internal_load`` option (or None).
+    :raises InvalidInputError: naming the offending key.
+    """
+    contacts_doc = document.get('contacts')
+    if not isinstance(contacts_doc, list) or not contacts_doc:
+        raise InvalidInputError('"contacts" must be a non-empty list of {name, type, position, orientation}')
+    contacts = []
+    for index, entry in enumerate(contacts_doc):
+        if not isinstance(entry, Mapping):
+            raise InvalidInputError(f'contacts[{index}] must be a mapping')
+        unknown = set(entry) - {'name', 'type', 'position', 'orientation'}
+        if unknown:
+            raise InvalidInputError(f'contacts[{index}] has unknown keys: {", ".join(sorted(unknown))}')
+        if 'name' not in entry or 'position' not in entry:
+            raise InvalidInputError(f'contacts[{index}] needs "name" and "position"')
+        contacts.append(Contact(
+            name=entry['name'], type=entry.get('type', 'rigid'), position=entry['position'],
+            orientation=entry.get('orientation', (0.0, 0.0, 0.0, 1.0)),
+        ))
+    object_doc = document.get('object') or {}
+    if not isinstance(object_doc, Mapping) or set(object_doc) - {'com', 'mass', 'inertia'}:
+        raise InvalidInputError('"object" must be a mapping with keys com, mass, inertia')
+    model = ObjectModel(
+        com=object_doc.get('com', (0.0, 0.0, 0.0)), mass=object_doc.get('mass'),
+        inertia=object_doc.get('inertia'),
+    )
+    options_doc = document.get('options') or {}
+    if not isinstance(options_doc, Mapping):
+        raise InvalidInputError('"options" must be a mapping')
+    unknown = set(options_doc) - set(OPTION_KEYS)
+    if unknown:
+        raise InvalidInputError(
+            f'unknown options: {", ".join(sorted(unknown))}; accepted: {", ".join(OPTION_KEYS)}')
+    kwargs = {k: options_doc[k] for k in OPTION_KEYS if k in options_doc and k != 'internal_load'}
+    return LoadDistributor(contacts, model, DistributionOptions(**kwargs)), options_doc.get('internal_load')
+
+
+def _regime(regime: Regime) -> Dict[str, Any]:
+    return {'name': regime.name, 'reasons': list(regime.reasons), 'message': regime.message}
+
+
+def _common(distributor: LoadDistributor) -> Dict[str, Any]:
+    return {
+        'virtual_masses': dict(zip(distributor.names, distributor.virtual_masses.tolist())),
+        'regime': _regime(distributor.regime),
+    }
+
+
+def synthesis_document(distributor: LoadDistributor, synthesis: Synthesis) -> Dict[str, Any]:
+    """JSON-ready result of ``synthesize``.
+
+    :param distributor: the distributor used.
+    :param synthesis: its result.
+    :return: mapping with contacts, resultant, residual, regime, internal_load, virtual_masses.
+    """
+    contacts = {}
+    for i, name in enumerate(distributor.names):
+        contacts[name] = {
+            'wrench': synthesis.wrench_contact[i].tolist(),
+            'wrench_object': synthesis.wrench_object[i].tolist(),
+            'manipulating_object': synthesis.manipulating_object[i].tolist(),
+            'internal_object': synthesis.internal_object[i].tolist(),
+        }
+    return {
+        'contacts': contacts,
+        'resultant': synthesis.resultant.tolist(),
+        'residual': synthesis.residual,
+        'internal_load': {
+            'basis': distributor.basis_names, 'units': distributor.basis_units,
+            'values': synthesis.internal_load.tolist(),
+        },
+        **_common(distributor),
+    }
+
+
+def analysis_document(distributor: LoadDistributor, analysis: Analysis) -> Dict[str, Any]:
+    """JSON-ready result of ``analyze``.
+
+    :param distributor: the distributor used.
+    :param analysis: its result.
+    :return: mapping with per-contact parts, resultant, residual, regime, internal_load.
+    """
+    contacts = {}
+    for i, name in enumerate(distributor.names):
+        contacts[name] = {
+            part + suffix: getattr(analysis, f'{part}_{frame}')[i].tolist()
+            for part in ('manipulating', 'constraint', 'internal')
+            for suffix, frame in (('', 'contact'), ('_object', 'object'))
+        }
+    return {
+        'contacts': contacts,
+        'resultant': analysis.resultant.tolist(),
+        'residual': analysis.residual,
+        'internal_load': {
+            'basis': distributor.basis_names, 'units': distributor.basis_units,
+            'values': analysis.internal_load.tolist(),
+            'norm': analysis.internal_load_norm, 'norm_unit': 'N',
+        },
+        **_common(distributor),
+    }
+
+
+def measured_matrix(distributor: LoadDistributor, measured: Any) -> np.ndarray:
+    """The ``measured`` mapping ``{name: [6 numbers]}`` as an (n, 6) array in contact order.
+
+    :param distributor: gives the contact names and order.
+    :param measured: the mapping from the problem document.
+    :return: (n, 6) array.
+    :raises InvalidInputError: for missing or unknown contacts, or bad values.
+    """
+    if not isinstance(measured, Mapping):
+        raise InvalidInputError('"measured" must be a mapping {contact name: [fx, fy, fz, tx, ty, tz]}')
+    unknown = set(measured) - set(distributor.names)
+    missing = [n for n in distributor.names if n not in measured]
+    if unknown or missing:
+        raise InvalidInputError(
+            '"measured" must name every contact exactly once'
+            + (f'; unknown: {", ".join(sorted(map(str, unknown)))}' if unknown else '')
+            + (f'; missing: {", ".join(missing)}' if missing else ''))
+    return np.array([finite_vector(measured[n], 6, f'measured[{n}]') for n in distributor.names])
+
+
+def to_json(document: Mapping[str, Any]) -> str:
+    """Serialise strictly: NaN or Inf can never reach the output.
+
+    :param document: JSON-ready mapping.
+    :return: indented JSON text.
+    """
+    text = json.dumps(document, indent=2, allow_nan=False)
+    # one line per vector of numbers keeps the document readable
+    return re.sub(r'\[\s*([-0-9.eE+,\s]+?)\s*\]', lambda m: '[' + ', '.join(
+        part.strip() for part in m.group(1).split(',')) + ']', text)
