@@ -167,6 +167,16 @@ class LoadDistributor:
                 core[6 * i + 3:6 * i + 6, 3:] = weights[i] * b_mat @ a_pinv
         #: The parametrized pseudo-inverse G_M+ (6n x 6), object-frame axes, about each contact.
         self.pseudo_inverse = core @ to_virtual
+        rotation_blocks = np.zeros((6 * n, 6 * n))
+        for i, rotation in enumerate(self._rotations):
+            rotation_blocks[6 * i:6 * i + 3, 6 * i:6 * i + 3] = rotation
+            rotation_blocks[6 * i + 3:6 * i + 6, 6 * i + 3:6 * i + 6] = rotation
+        self._rotation_blocks = rotation_blocks * self._active[:, None]  # contact -> object
+        self._pseudo_inverse_contact = rotation_blocks.T @ self.pseudo_inverse
+        # Resultants G cannot produce: the complement of its range, in the scaled metric
+        # (empty whenever G has full rank, i.e. always with a rigid contact).
+        u_range = np.linalg.svd(scaled)[0]
+        self._unreachable = u_range[:, rank:] @ u_range[:, rank:].T if rank < 6 else None
 
         metric = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / length ** 2)], n) / np.repeat(canonical_masses, 6)
         self._metric = metric * self._active
@@ -188,7 +198,9 @@ class LoadDistributor:
             np.linalg.solve(weighted @ self._basis, weighted) if self._basis.shape[1] else
             np.zeros((0, 6 * n))
         )
+        self._basis_contact = rotation_blocks.T @ self._basis
         self._manipulating_maps = self._span_maps(canonical, weights, rigid, length)
+        self._prepare_analysis()
         self.regime = Regime.from_reasons(reasons, method)
 
     # -- construction helpers -------------------------------------------------------------
@@ -294,20 +306,21 @@ class LoadDistributor:
     # -- conversions ------------------------------------------------------------------------
     def _to_contact_frames(self, stacked: np.ndarray) -> np.ndarray:
         """(k, 6n) object-frame axes -> (k, n, 6) contact frames."""
-        per_contact = stacked.reshape(stacked.shape[0], self.n, 2, 3)
-        return np.einsum('nji,knsj->knsi', self._rotations, per_contact).reshape(-1, self.n, 6)
-
-    def _from_contact_frames(self, wrenches: np.ndarray) -> np.ndarray:
-        """(k, n, 6) contact frames -> (k, 6n) object-frame axes, inactive components zeroed."""
-        per_contact = wrenches.reshape(wrenches.shape[0], self.n, 2, 3)
-        rotated = np.einsum('nij,knsj->knsi', self._rotations, per_contact)
-        return rotated.reshape(wrenches.shape[0], -1) * self._active
+        return (stacked @ self._rotation_blocks).reshape(-1, self.n, 6)
 
     def _scaled_norm(self, stacked: np.ndarray) -> np.ndarray:
         """Unit-consistent norm ``sqrt(|f|^2 + |t / l|^2)`` over the last axis (6 or 6n)."""
         scale = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / self.characteristic_length)],
                         stacked.shape[-1] // 6)
         return np.sqrt(np.sum((stacked * scale) ** 2, axis=-1))
+
+    def _unreachable_part(self, wrenches: np.ndarray) -> np.ndarray:
+        """Relative size of the part of each resultant outside the range of ``G`` (k,)."""
+        if self._unreachable is None:
+            return np.zeros(wrenches.shape[0])
+        scaled = wrenches * np.r_[np.ones(3), np.full(3, 1.0 / self.characteristic_length)]
+        outside = np.linalg.norm(scaled @ self._unreachable.T, axis=1)
+        return outside / np.maximum(np.linalg.norm(scaled, axis=1), 1e-300)
 
     def internal_load_from_handles(self, handles: Mapping[str, float]) -> np.ndarray:
         """Coordinates, in :attr:`basis_names`, of physical internal-load handles.
@@ -370,17 +383,46 @@ class LoadDistributor:
         wrenches = finite_array(wrenches, (-1, 6), 'wrenches')
         lam = self._internal_vector(internal_load, wrenches.shape[0])
         stacked = wrenches @ self.pseudo_inverse.T + lam @ self._basis.T
-        error = stacked @ self.grasp_matrix.T - wrenches
-        scale = self._scaled_norm(stacked) + self._scaled_norm(wrenches)
-        realisable = self._scaled_norm(error) <= RESIDUAL_TOLERANCE * np.maximum(scale, 1e-300)
-        stacked = np.where(realisable[:, None], stacked, 0.0)
+        realisable = self._unreachable_part(wrenches) <= RESIDUAL_TOLERANCE
+        stacked[~realisable] = 0.0
+        resultant = stacked @ self.grasp_matrix.T
         return BatchSynthesis(
             wrench_contact=self._to_contact_frames(stacked),
             wrench_object=stacked.reshape(-1, self.n, 6),
-            resultant=stacked @ self.grasp_matrix.T,
-            residual=np.abs(error).max(axis=1),
+            resultant=resultant,
+            residual=np.where(realisable, np.abs(resultant - wrenches).max(axis=1), np.inf),
             realisable=realisable,
         )
+
+    def wrench_commands(self, wrench, internal: Optional[np.ndarray] = None) -> np.ndarray:
+        """Fast path for control loops: the (n, 6) contact-frame commands only.
+
+        Same numbers as ``synthesize(wrench).wrench_contact``; the internal load is given
+        as its precomputed contact-frame wrench (:meth:`internal_wrench_contact`).
+
+        :param wrench: desired resultant (6,), object frame about the centre of mass.
+        :param internal: None or the (6n,) result of :meth:`internal_wrench_contact`.
+        :return: (n, 6) commands.
+        :raises InvalidInputError: for NaN, Inf or a wrong length.
+        :raises UnrealisableWrenchError: when no contact wrenches produce ``wrench``.
+        """
+        wrench = np.asarray(wrench, dtype=float)
+        if wrench.shape != (6,) or not np.isfinite(wrench).all():
+            finite_array(wrench, (6,), 'wrench')  # raises with the precise message
+        if self._unreachable is not None and self._unreachable_part(wrench[None])[0] > RESIDUAL_TOLERANCE:
+            raise UnrealisableWrenchError(self._unrealisable_message(wrench))
+        stacked = self._pseudo_inverse_contact @ wrench
+        if internal is not None:
+            stacked = stacked + internal
+        return stacked.reshape(self.n, 6)
+
+    def internal_wrench_contact(self, internal_load: InternalLoad) -> np.ndarray:
+        """Contact-frame stacked wrench (6n,) of an internal load, for :meth:`wrench_commands`.
+
+        :param internal_load: (m,) coordinates or a handle mapping.
+        :return: (6n,) array.
+        """
+        return self._basis_contact @ self._internal_vector(internal_load, 1)[0]
 
     def synthesize(self, wrench, internal_load: InternalLoad = None) -> Synthesis:
         """Wrench commands for one desired resultant.
@@ -392,33 +434,50 @@ class LoadDistributor:
         """
         wrench = finite_array(wrench, (6,), 'wrench')
         lam = self._internal_vector(internal_load, 1)
+        if self._unreachable_part(wrench[None])[0] > RESIDUAL_TOLERANCE:
+            raise UnrealisableWrenchError(self._unrealisable_message(wrench))
         manipulating = self.pseudo_inverse @ wrench
         internal = self._basis @ lam[0]
         stacked = manipulating + internal
-        error = self.grasp_matrix @ stacked - wrench
-        scale = self._scaled_norm(stacked) + self._scaled_norm(wrench)
-        if self._scaled_norm(error) > RESIDUAL_TOLERANCE * max(scale, 1e-300):
-            raise UnrealisableWrenchError(self._unrealisable_message(wrench, error))
+        resultant = self.grasp_matrix @ stacked
         return Synthesis(
-            wrench_contact=self._to_contact_frames(stacked[None])[0],
+            wrench_contact=(stacked @ self._rotation_blocks).reshape(self.n, 6),
             wrench_object=stacked.reshape(self.n, 6),
             manipulating_object=manipulating.reshape(self.n, 6),
             internal_object=internal.reshape(self.n, 6),
-            resultant=self.grasp_matrix @ stacked,
-            residual=float(np.abs(error).max()),
+            resultant=resultant,
+            residual=float(np.abs(resultant - wrench).max()),
             internal_load=lam[0].copy(),
             regime=self.regime,
         )
 
-    def _unrealisable_message(self, wrench: np.ndarray, error: np.ndarray) -> str:
-        detail = ', '.join(f'{c}={-e:.6g}' for c, e in zip(('fx', 'fy', 'fz', 'tx', 'ty', 'tz'), error)
-                           if abs(e) > 0)
+    def _unrealisable_message(self, wrench: np.ndarray) -> str:
+        scale = np.r_[np.ones(3), np.full(3, 1.0 / self.characteristic_length)]
+        missing = (self._unreachable @ (wrench * scale)) / scale
+        detail = ', '.join(f'{c}={e:.6g}' for c, e in zip(('fx', 'fy', 'fz', 'tx', 'ty', 'tz'), missing)
+                           if abs(e) > 1e-9 * np.abs(wrench).max())
         return (f'the wrench {np.round(wrench, 9).tolist()} cannot be produced by contacts '
                 f'{", ".join(self.names)} ({", ".join(c.type for c in self.contacts)}): the part '
                 f'they cannot produce is {detail}. Point contacts on one line cannot produce a '
                 f'torque about that line.')
 
     # -- analysis ----------------------------------------------------------------------------
+    def _prepare_analysis(self) -> None:
+        """Precompute the tensors of the N_m projection (5.2) so that a batch is matmuls."""
+        maps = self._manipulating_maps  # (d, 6n, 6): h_o -> k_a
+        d, size = maps.shape[0], 6 * self.n
+        self._span_count = d
+        if d == 0:
+            return
+        weighted = maps * self._metric[None, :, None]
+        # k_a^T W h_c = h_o^T (maps_a^T W) h_c
+        self._span_dual = np.transpose(weighted, (0, 2, 1)).reshape(d * 6, size)
+        # Gram_ab = h_o^T (maps_a^T W maps_b) h_o
+        self._span_gram = np.einsum('aki,bkj->abij', weighted, maps).reshape(d * d * 6, 6)
+        # sum_a z_a maps_a h_o = (z (x) h_o) @ this
+        self._span_flat = np.transpose(maps, (0, 2, 1)).reshape(d * 6, size)
+        self._analysis_chunk = max(256, int(2 ** 22 // max(d * d * 6 + 4 * size, 1)))
+
     def analyze_batch(self, measured) -> BatchAnalysis:
         """Decompose k sets of measured contact wrenches (section VII-B, eq. 80).
 
@@ -433,13 +492,14 @@ class LoadDistributor:
         :return: the decomposition.
         """
         measured = finite_array(measured, (-1, self.n, 6), 'measured wrenches')
-        applied = self._from_contact_frames(measured)
+        count = measured.shape[0]
+        applied = measured.reshape(count, -1) @ self._rotation_blocks.T
         resultant = applied @ self.grasp_matrix.T
         manipulating = resultant @ self.pseudo_inverse.T
         constraint = manipulating - applied
-        internal = self._remove_manipulating_span(resultant, manipulating, constraint)
+        internal = constraint if self._span_count == 0 else self._remove_manipulating_span(
+            resultant, manipulating, constraint)
         error = manipulating @ self.grasp_matrix.T - resultant
-        count = measured.shape[0]
         return BatchAnalysis(
             resultant=resultant,
             manipulating_contact=self._to_contact_frames(manipulating),
@@ -464,17 +524,21 @@ class LoadDistributor:
         return self.analyze_batch(measured[None]).sample(0)
 
     def _remove_manipulating_span(self, resultant, manipulating, constraint) -> np.ndarray:
-        """Project ``h_c`` W-orthogonally off ``N_m(h_o)`` (eqs. 74-78 in the metric W)."""
-        maps = self._manipulating_maps
-        if maps.shape[0] == 0:
-            return constraint
-        span = np.einsum('dij,kj->kid', maps, resultant)
-        weighted = span * self._metric[None, :, None]
-        gram = np.einsum('kid,kie->kde', span, weighted)
-        values, vectors = np.linalg.eigh(gram)
-        scale = np.einsum('ki,i,ki->k', manipulating, self._metric, manipulating)
-        keep = values > (DIRECTION_TOLERANCE ** 2) * scale[:, None]
-        inverse = np.where(keep, 1.0 / np.sqrt(np.where(keep, values, 1.0)), 0.0)
-        orthonormal = np.einsum('kid,kde->kie', span, vectors * inverse[:, None, :])
-        coefficients = np.einsum('kie,ki->ke', orthonormal, constraint * self._metric)
-        return constraint - np.einsum('kie,ke->ki', orthonormal, coefficients)
+        """Project ``h_c`` W-orthogonally off ``N_m(h_o)`` (5.2), in memory-bounded chunks."""
+        out = np.empty_like(constraint)
+        d = self._span_count
+        step = self._analysis_chunk
+        for start in range(0, resultant.shape[0], step):
+            h_o = resultant[start:start + step]
+            k = h_o.shape[0]
+            dual = np.einsum('kai,ki->ka', (constraint[start:start + step] @ self._span_dual.T).reshape(k, d, 6), h_o)
+            gram = np.einsum('kabi,ki->kab', (h_o @ self._span_gram.T).reshape(k, d, d, 6), h_o)
+            # Tikhonov-damped projection: directions whose size falls below DIRECTION_TOLERANCE
+            # of |h_m|_W (t_o -> 0) fade out continuously instead of dividing by ~0.
+            scale = np.einsum('ki,i,ki->k', manipulating[start:start + step], self._metric,
+                              manipulating[start:start + step])
+            gram[:, np.arange(d), np.arange(d)] += (DIRECTION_TOLERANCE ** 2) * scale[:, None] + 1e-300
+            z = np.linalg.solve(gram, dual[:, :, None])[:, :, 0]
+            correction = (z[:, :, None] * h_o[:, None, :]).reshape(k, d * 6) @ self._span_flat
+            out[start:start + step] = constraint[start:start + step] - correction
+        return out

@@ -22,7 +22,7 @@ COLLINEAR_RATIO = 1e-2
 TORQUE_REGULARISATION = 1e-3
 #: Relative residual of ``G h - h_o`` above which a wrench is unrealisable.
 RESIDUAL_TOLERANCE = 1e-6
-#: Relative norm below which a manipulating-space direction counts as vanished (t_o -> 0).
+#: Relative size below which a manipulating-space direction fades out (t_o -> 0), smoothly.
 DIRECTION_TOLERANCE = 1e-8
 #: Relative residual below which a named basis candidate is dependent on earlier ones.
 BASIS_TOLERANCE = 1e-3
