@@ -1,0 +1,160 @@
+"""Benchmark: offline bag analysis against merely reading and deserialising the bag.
+
+Writes a bag of N synchronised samples from 4 F/T sensors (4 N messages,
+``geometry_msgs/msg/WrenchStamped``), then times in the same run:
+
+* ``read``: iterating the raw messages with rosbags (no deserialisation);
+* ``read+deserialise``: the same plus ``typestore.deserialize_cdr`` of every message,
+  i.e. what any rosbags script has to do before it can look at a wrench;
+* ``analyze-bag``: the whole offline analysis (read, decode, synchronise, analyse,
+  write ``samples.csv``, summary, plots, layout), with the time per stage (``csv`` is
+  the time the main process waits for the CSV writer process).
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_bag.py [--samples 1000000] [--storage sqlite3|mcap]
+        [--workdir DIR] [--keep] [--json OUT]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rosbags.rosbag2 import StoragePlugin, Writer  # noqa: E402
+from rosbags.typesys import Stores, get_typestore  # noqa: E402
+
+from wrench_distribution.bag.pipeline import Options, analyze_bag  # noqa: E402
+from wrench_distribution.bag.reader import WRENCH_STAMPED, BagReader  # noqa: E402
+from wrench_distribution.params import load_analyzer_config  # noqa: E402
+
+EFFECTORS = ['e0', 'e1', 'e2', 'e3']
+POSITIONS = [[0.3, 0.0, 0.0], [0.0, 0.3, 0.0], [-0.3, 0.0, 0.0], [0.0, -0.3, 0.05]]
+
+
+def encode(stamps_ns: np.ndarray, wrenches: np.ndarray, frame_id: str) -> np.ndarray:
+    """Little-endian CDR payloads of WrenchStamped, one row per message."""
+    k = len(stamps_ns)
+    fid = frame_id.encode() + b'\0'
+    off = 4 + ((12 + len(fid) + 7) // 8) * 8
+    buf = np.zeros((k, off + 48), np.uint8)
+    buf[:, 1] = 1
+    buf[:, 4:8] = (stamps_ns // 10**9).astype('<i4').view(np.uint8).reshape(k, 4)
+    buf[:, 8:12] = (stamps_ns % 10**9).astype('<u4').view(np.uint8).reshape(k, 4)
+    buf[:, 12:16] = np.array([len(fid)], '<u4').view(np.uint8)
+    buf[:, 16:16 + len(fid)] = np.frombuffer(fid, np.uint8)
+    buf[:, off:] = wrenches.astype('<f8').view(np.uint8).reshape(k, 48)
+    return buf
+
+
+def write_bag(path: Path, samples: int, storage: str) -> None:
+    ts = get_typestore(Stores.ROS2_HUMBLE)
+    rng = np.random.default_rng(0)
+    plugin = StoragePlugin.MCAP if storage == 'mcap' else StoragePlugin.SQLITE3
+    with Writer(path, version=8, storage_plugin=plugin) as w:
+        conns = [w.add_connection(f'/{e}/ft_sensor', WRENCH_STAMPED, typestore=ts)
+                 for e in EFFECTORS]
+        step = 100_000
+        for s in range(0, samples, step):
+            k = min(step, samples - s)
+            st = 1_700_000_000 * 10**9 + np.arange(s, s + k, dtype=np.int64) * 1_000_000
+            base = np.column_stack([np.sin(st * 1e-9), np.cos(st * 1e-9), 5 + 0 * st,
+                                    0 * st, 0 * st, 0 * st])
+            bufs = [encode(st, base + rng.normal(scale=0.5, size=(k, 6)), f'{e}_ft')
+                    for e in EFFECTORS]
+            recv = (st + 200_000).tolist()
+            for j in range(k):
+                for c, b in zip(conns, bufs):
+                    w.write(c, recv[j], b[j].tobytes())
+
+
+def params() -> dict:
+    return {'wrench_analyzer': {'ros__parameters': {
+        'effectors': EFFECTORS, 'contact_source': 'static',
+        'contact_positions': [x for p in POSITIONS for x in p],
+        'object_com': [0.0, 0.0, 0.02], 'object_mass': 3.0, 'max_age': 0.0,
+        'sync_tolerance': 0.0005}}}
+
+
+def time_read(bag: Path, deserialise: bool) -> tuple[float, int]:
+    t = time.perf_counter()
+    count = 0
+    with BagReader(bag) as reader:
+        ts = reader._reader
+        topics = list(reader.topics)
+        if deserialise:
+            for _, _, raw in reader.raw_messages(topics):
+                ts.deserialize(raw, WRENCH_STAMPED)
+                count += 1
+        else:
+            for _ in reader.raw_messages(topics):
+                count += 1
+    return time.perf_counter() - t, count
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--samples', type=int, default=1_000_000)
+    parser.add_argument('--storage', choices=('sqlite3', 'mcap'), default='sqlite3')
+    parser.add_argument('--workdir', type=Path, default=None)
+    parser.add_argument('--keep', action='store_true', help='keep the bag and outputs')
+    parser.add_argument('--json', type=Path, default=None, help='write the figures here')
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix='bench_bag_', dir=args.workdir))
+    try:
+        bag = work / f'bag_{args.storage}'
+        t = time.perf_counter()
+        write_bag(bag, args.samples, args.storage)
+        print(f'wrote {args.samples} samples x 4 effectors ({args.storage}, '
+              f'{sum(p.stat().st_size for p in bag.iterdir()) / 1e6:.0f} MB) '
+              f'in {time.perf_counter() - t:.1f} s', flush=True)
+        cfg_path = work / 'params.yaml'
+        cfg_path.write_text(yaml.safe_dump(params()))
+        config = load_analyzer_config(cfg_path)
+        time_read(bag, False)  # warm the page cache
+        read_s, n = time_read(bag, False)
+        print(f'read               {read_s:8.2f} s  {args.samples / read_s:10.0f} samples/s',
+              flush=True)
+        deser_s, _ = time_read(bag, True)
+        print(f'read+deserialise   {deser_s:8.2f} s  {args.samples / deser_s:10.0f} samples/s',
+              flush=True)
+        stages: dict = {}
+        t = time.perf_counter()
+        summary = analyze_bag(bag, config, work / 'out', Options(timings=stages))
+        full_s = time.perf_counter() - t
+        assert summary['samples'] == args.samples, summary['samples']
+        print(f'analyze-bag        {full_s:8.2f} s  {args.samples / full_s:10.0f} samples/s',
+              flush=True)
+        for stage, sec in stages.items():
+            print(f'   {stage:<20} {sec:8.2f} s')
+        csv_mb = (work / 'out' / 'samples.csv').stat().st_size / 1e6
+        result = {'samples': args.samples, 'effectors': 4, 'messages': n,
+                  'storage': args.storage, 'read_s': read_s, 'read_deserialise_s': deser_s,
+                  'analyze_s': full_s, 'stages_s': stages, 'csv_MB': csv_mb,
+                  'ratio_vs_read_deserialise': full_s / deser_s,
+                  'ratio_vs_read': full_s / read_s}
+        print(f'ratio analyze / (read+deserialise) = {full_s / deser_s:.2f} (target <= 1.5)')
+        print(f'ratio analyze / read               = {full_s / read_s:.2f}')
+        print(f'samples.csv {csv_mb:.0f} MB')
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=2) + '\n')
+    finally:
+        if args.keep:
+            print(f'kept {work}')
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

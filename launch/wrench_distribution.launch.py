@@ -1,0 +1,51 @@
+"""Launch the distributor and the analyzer together from one parameter file.
+
+Usage: ``ros2 launch wrench_distribution wrench_distribution.launch.py
+config:=/path/to.yaml`` (default: ``config/dual_arm.yaml``; also
+``three_finger_hand.yaml`` and ``quadruped_stance.yaml``); ``namespace:=``,
+``use_sim_time:=``, ``distributor:=false`` / ``analyzer:=false`` to leave one out.
+"""
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+
+DEFAULT_CONFIG = 'dual_arm.yaml'
+
+
+def generate_launch_description() -> LaunchDescription:
+    """Declare the arguments and both nodes.
+
+    :return: the launch description.
+    """
+    share = get_package_share_directory('wrench_distribution')
+    config = LaunchConfiguration('config')
+    namespace = LaunchConfiguration('namespace')
+    sim = {'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool)}
+    return LaunchDescription([
+        DeclareLaunchArgument('config', default_value=os.path.join(share, 'config',
+                                                                   DEFAULT_CONFIG),
+                              description='parameter file with wrench_distributor and '
+                                          'wrench_analyzer sections'),
+        DeclareLaunchArgument('namespace', default_value='',
+                              description='namespace of both nodes'),
+        DeclareLaunchArgument('use_sim_time', default_value='false',
+                              description='use /clock (bag replay, simulation)'),
+        DeclareLaunchArgument('distributor', default_value='true',
+                              description='start the distributor'),
+        DeclareLaunchArgument('analyzer', default_value='true',
+                              description='start the analyzer'),
+        Node(package='wrench_distribution', executable='distributor',
+             name='wrench_distributor', namespace=namespace, output='screen',
+             emulate_tty=True, parameters=[config, sim],
+             condition=IfCondition(LaunchConfiguration('distributor'))),
+        Node(package='wrench_distribution', executable='analyzer',
+             name='wrench_analyzer', namespace=namespace, output='screen',
+             emulate_tty=True, parameters=[config, sim],
+             condition=IfCondition(LaunchConfiguration('analyzer'))),
+    ])

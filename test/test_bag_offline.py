@@ -1,0 +1,297 @@
+"""Offline bag analysis against bags written from a known distribution."""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+import bag_fixtures as F
+from wrench_distribution.params import load_analyzer_config
+from wrench_distribution.bag import command
+from wrench_distribution.bag.csvformat import csv_rows
+from wrench_distribution.bag.pipeline import Options, analyze_bag
+from wrench_distribution.bag.sync import StampSynchronizer
+
+PARTS = ('manipulating', 'constraint', 'internal')
+COMP = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
+
+
+def run_cli(*argv: str) -> int:
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    return command.run(parser.parse_args([str(a) for a in argv]))
+
+
+def read_csv(path: Path) -> tuple[list[str], np.ndarray, list[str]]:
+    """Header, values and the stamp column as text."""
+    with open(path, newline='') as f:
+        rows = list(csv.reader(f))
+    header, body = rows[0], rows[1:]
+    return header, np.array([[float(v) for v in r] for r in body]), [r[0] for r in body]
+
+
+def col(header, values, name):
+    return values[:, header.index(name)]
+
+
+def wrench(header, values, eff, part):
+    return np.column_stack([col(header, values, f'{eff}.{part}.{c}') for c in COMP])
+
+
+def check_against_truth(out: Path, sc: F.Scenario, rows=None, atol=1e-8):
+    header, values, stamps = read_csv(out / 'samples.csv')
+    rows = np.arange(len(sc.stamps_ns)) if rows is None else np.asarray(rows)
+    assert len(values) == len(rows)
+    # stamps are the header stamps, exactly, not the (later) receive times
+    assert stamps == ['%d.%09d' % divmod(int(s), 10**9) for s in sc.stamps_ns[rows]]
+    res = np.column_stack([col(header, values, f'resultant.{c}') for c in COMP])
+    np.testing.assert_allclose(res, sc.resultant[rows], atol=atol)
+    lam_names = [h for h in header if h.startswith('internal_load.')]
+    assert f'internal_load.{F.SQUEEZE}' in lam_names
+    for name in lam_names:
+        expected = sc.squeeze[rows] if name == f'internal_load.{F.SQUEEZE}' else 0.0
+        np.testing.assert_allclose(col(header, values, name), expected, atol=atol, err_msg=name)
+    for i, eff in enumerate(F.EFFECTORS):
+        man = wrench(header, values, eff, 'manipulating')
+        con = wrench(header, values, eff, 'constraint')
+        # eq. 80: h_c = h_m - h, with h the applied wrench (contact frame, about the contact)
+        np.testing.assert_allclose(man - con, sc.applied[rows, i], atol=atol, err_msg=eff)
+    # the constraint part of left and right is the squeeze, with the sign of eq. 80
+    u = sc.poses[rows, 1, :3] - sc.poses[rows, 0, :3]
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    for i, sign in ((0, -1.0), (1, 1.0)):
+        f_obj = sign * sc.squeeze[rows, None] * u
+        f_contact = np.array([Rotation.from_quat(q).inv().apply(f)
+                              for q, f in zip(sc.poses[rows, i, 3:], f_obj)])
+        con = wrench(header, values, F.EFFECTORS[i], 'constraint')
+        np.testing.assert_allclose(con[:, :3], f_contact, atol=atol)
+        np.testing.assert_allclose(con[:, 3:], 0.0, atol=atol)
+    return header, values
+
+
+@pytest.mark.parametrize('storage', ['sqlite3', 'mcap'])
+def test_static_contacts_recover_resultant_and_squeeze(tmp_path, storage, capsys):
+    sc = F.make_scenario(150)
+    bag = F.write_scenario_bag(tmp_path / 'bag', sc, storage)
+    cfg = F.write_params(tmp_path / 'params.yaml', 'static')
+    assert run_cli(bag, '--config', cfg, '--out', tmp_path / 'out') == 0
+    out = tmp_path / 'out'
+    check_against_truth(out, sc)
+    summary = json.loads((out / 'summary.json').read_text())
+    assert summary['samples'] == 150
+    assert summary['storage'] == storage
+    assert summary['time_span']['duration'] == pytest.approx(149 * F.PERIOD_NS * 1e-9)
+    assert summary['time_span']['start'] == pytest.approx(F.START_NS * 1e-9)
+    assert summary['gaps']['count'] == 0
+    assert summary['dropped']['unsynchronised_messages'] == 0
+    assert summary['max_resultant_residual'] < 1e-9
+    sq = summary['internal_load'][F.SQUEEZE]
+    assert sq['unit'] == 'N'
+    assert sq['mean'] == pytest.approx(sc.squeeze.mean(), rel=1e-9)
+    assert sq['max'] == pytest.approx(sc.squeeze.max(), rel=1e-9)
+    assert sq['min'] == pytest.approx(sc.squeeze.min(), rel=1e-9)
+    assert sq['std'] == pytest.approx(sc.squeeze.std(), rel=1e-6)
+    # the table is printed
+    printed = capsys.readouterr().out
+    assert 'samples        150' in printed and F.SQUEEZE in printed
+    # plots are PNG files, the layout names CSV columns
+    for png in ('internal_load.png', 'constraint_wrenches.png'):
+        assert (out / png).read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+    header = read_csv(out / 'samples.csv')[0]
+    root = ET.parse(out / 'plotjuggler_layout.xml').getroot()
+    curves = [c.get('name') for c in root.iter('curve')]
+    assert curves and set(curves) <= set(header)
+    assert root.find('./previouslyLoaded_Datafiles/fileInfo').get('filename') == 'samples.csv'
+
+
+def test_header_columns(tmp_path):
+    sc = F.make_scenario(5)
+    bag = F.write_scenario_bag(tmp_path / 'bag', sc, 'sqlite3')
+    cfg = F.write_params(tmp_path / 'params.yaml')
+    assert run_cli(bag, '--config', cfg, '--out', tmp_path / 'out', '--no-plots') == 0
+    header = read_csv(tmp_path / 'out' / 'samples.csv')[0]
+    expected = ['stamp'] + [f'{e}.{p}.{c}' for e in F.EFFECTORS for p in PARTS for c in COMP]
+    expected += [f'resultant.{c}' for c in COMP]
+    assert header[:len(expected)] == expected
+    lam = header[len(expected):]
+    assert lam[-2:] == ['internal_load_norm', 'residual']
+    assert all(h.startswith('internal_load.') for h in lam[:-2]) and len(lam) - 2 == 9
+    assert not (tmp_path / 'out' / 'internal_load.png').exists()
+
+
+def test_storage_file_and_nan_reading(tmp_path):
+    """The storage file may be given for its bag; a NaN reading is rejected and counted."""
+    sc = F.make_scenario(30, seed=6)
+    sc.readings[10, 2, 4] = np.nan
+    bag = F.write_scenario_bag(tmp_path / 'bag', sc, 'mcap')
+    cfg = F.write_params(tmp_path / 'params.yaml')
+    mcap = next(bag.glob('*.mcap'))
+    assert run_cli(mcap, '--config', cfg, '--out', tmp_path / 'out', '--no-plots') == 0
+    keep = np.ones(30, bool)
+    keep[10] = False
+    check_against_truth(tmp_path / 'out', sc, rows=np.flatnonzero(keep))
+    summary = json.loads((tmp_path / 'out' / 'summary.json').read_text())
+    assert summary['storage'] == 'mcap' and summary['bag'] == str(bag)
+    assert summary['dropped']['per_effector']['palm']['rejected_nan'] == 1
+
+
+def test_pose_array_topic(tmp_path):
+    sc = F.make_scenario(120, seed=3)
+    bag = F.write_scenario_bag(tmp_path / 'bag', sc, 'sqlite3', poses='topic')
+    cfg = F.write_params(tmp_path / 'params.yaml', 'topic')
+    assert run_cli(bag, '--config', cfg, '--out', tmp_path / 'out', '--no-plots') == 0
+    check_against_truth(tmp_path / 'out', sc)
+    summary = json.loads((tmp_path / 'out' / 'summary.json').read_text())
+    assert summary['contact_poses'] == 'PoseArray topic /contact_poses'
+    assert summary['distributors_built'] == 1
+
+
+def test_moving_contacts_from_tf_are_interpolated(tmp_path):
+    # /tf every 10 samples; the contacts move linearly and turn at a constant rate,
+    # so linear + slerp interpolation is exact between the recorded transforms
+    sc = F.make_scenario(41, moving=True, seed=5, period_ns=10_000_000)
+    bag = F.write_scenario_bag(tmp_path / 'bag', sc, 'mcap', poses='tf', pose_period=10)
+    cfg = F.write_params(tmp_path / 'params.yaml', 'tf')
+    assert run_cli(bag, '--config', cfg, '--out', tmp_path / 'out', '--no-plots') == 0
+    check_against_truth(tmp_path / 'out', sc, atol=1e-7)
+    summary = json.loads((tmp_path / 'out' / 'summary.json').read_text())
+    assert summary['distributors_built'] == 41
+
+
+def test_dropped_message_and_gap(tmp_path):
+    sc = F.make_scenario(200, seed=1)
+    keep = np.ones(200, bool)
+    keep[100:120] = False  # a gap of 20 samples: nothing recorded
+    drop = [(50, 1)] + [(j, i) for j in range(100, 120) for i in range(3)]
+    bag = F.write_scenario_bag(tmp_path / 'bag', sc, 'sqlite3', drop=drop)
+    cfg = F.write_params(tmp_path / 'params.yaml')
+    assert run_cli(bag, '--config', cfg, '--out', tmp_path / 'out', '--no-plots') == 0
+    keep[50] = False  # right is missing: no sample at that stamp
+    check_against_truth(tmp_path / 'out', sc, rows=np.flatnonzero(keep))
+    summary = json.loads((tmp_path / 'out' / 'summary.json').read_text())
+    assert summary['samples'] == 179
+    # left and palm of sample 50 never found a partner
+    per = summary['dropped']['per_effector']
+    assert [per[e]['unsynchronised'] for e in F.EFFECTORS] == [1, 0, 1]
+    assert per['right']['received'] == 179
+    gaps = summary['gaps']
+    assert gaps['count'] == 1  # 100..119; sample 50 alone (2 periods) is no gap
+    assert gaps['listed'][0]['duration'] == pytest.approx(21 * F.PERIOD_NS * 1e-9)
+    assert gaps['listed'][0]['start'] == pytest.approx(sc.stamps_ns[99] * 1e-9)
+
+
+def test_chunking_does_not_change_the_result(tmp_path):
+    sc = F.make_scenario(60, seed=2)
+    bag = F.write_scenario_bag(tmp_path / 'bag', sc, 'mcap', drop=[(7, 2), (30, 0)])
+    cfg = F.write_params(tmp_path / 'params.yaml')
+    assert run_cli(bag, '--config', cfg, '--out', tmp_path / 'a', '--no-plots') == 0
+    assert run_cli(bag, '--config', cfg, '--out', tmp_path / 'b', '--no-plots',
+                   '--chunk', '7') == 0
+    # the same with the CSV formatted in a second process
+    config = load_analyzer_config(cfg)
+    analyze_bag(bag, config, tmp_path / 'c', Options(chunk=11, csv_process=True, plots=False))
+    ha, a, sa = read_csv(tmp_path / 'a' / 'samples.csv')
+    for other in ('b', 'c'):
+        hb, b, sb = read_csv(tmp_path / other / 'samples.csv')
+        assert ha == hb and sa == sb and len(a) == 58
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_directory_of_bags_in_parallel(tmp_path, capsys):
+    sc = F.make_scenario(40, seed=4)
+    F.write_scenario_bag(tmp_path / 'bags' / 'run1', sc, 'sqlite3')
+    F.write_scenario_bag(tmp_path / 'bags' / 'day2' / 'run2', sc, 'mcap')
+    cfg = F.write_params(tmp_path / 'params.yaml')
+    assert run_cli(tmp_path / 'bags', '--config', cfg, '--out', tmp_path / 'out',
+                   '--no-plots', '--jobs', '2') == 0
+    for rel in ('run1', 'day2/run2'):
+        check_against_truth(tmp_path / 'out' / rel, sc)
+    index = json.loads((tmp_path / 'out' / 'index.json').read_text())
+    assert [e['samples'] for e in index] == [40, 40] and all(e['error'] is None for e in index)
+    assert 'run2' in capsys.readouterr().out
+
+
+def test_sync_pairs_stamps_within_tolerance_and_uses_the_newest():
+    sync = StampSynchronizer(2, tolerance_ns=1000)
+    stream = np.array([0, 1, 0, 1, 0, 1, 1, 0])
+    stamp = np.array([10_000, 10_400, 20_000, 21_500, 30_000, 30_999, 40_000, 41_000])
+    wrench = np.arange(48.0).reshape(8, 6)
+    wrench[6, 2] = np.nan  # rejected: stream 1 has nothing fresh for 41_000
+    # split in two chunks: a reading waits across the boundary
+    st1, m1 = sync.push(stream[:5], stamp[:5] + 5, stamp[:5], wrench[:5])
+    st2, m2 = sync.push(stream[5:], stamp[5:] + 5, stamp[5:], wrench[5:])
+    sync.finish()
+    assert st1.tolist() == [10_400] and st2.tolist() == [30_999]
+    np.testing.assert_array_equal(m2[0], wrench[[4, 5]])
+    # 20_000 is dropped (oldest, skew 1500 > 1000) when 21_500 fills the slots, then
+    # 21_500 when 30_000 arrives; 41_000 is left waiting at the end
+    assert sync.counters.unsynchronised.tolist() == [2, 1]
+    assert sync.counters.rejected_nan.tolist() == [0, 1]
+
+
+def test_csv_numbers_round_trip():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(50, 7)) * 10.0 ** rng.integers(-12, 12, size=(50, 7))
+    x[0] = [0.0, -0.0, 1.0, -2.5, 1e-7, 123456.0, 9.999999999999999]
+    text = csv_rows(np.arange(50) * 1_000_000_007, x).decode()
+    back = np.array([[float(v) for v in line.split(',')] for line in text.splitlines()])
+    np.testing.assert_allclose(back[:, 1:], x, rtol=1e-14, atol=0)
+    assert text.splitlines()[1].startswith('1.000000007,')
+
+
+def reference_rule(n, tol, age, stream, recv, stamp, wrench):
+    """The analyzer node's ``_on_ft`` rule, transcribed message by message."""
+    fresh, stamps, raw, out = [False] * n, [0] * n, np.zeros((n, 6)), []
+    for i, r, s, w in zip(stream, recv, stamp, wrench):
+        if not np.isfinite(w).all():
+            fresh[i] = False
+            continue
+        raw[i], stamps[i], fresh[i] = w, s, True
+        if not all(fresh):
+            continue
+        lo, hi = min(stamps), max(stamps)
+        if hi - lo > tol:
+            fresh[stamps.index(lo)] = False
+            continue
+        fresh = [False] * n
+        if age and r - lo > age:
+            continue
+        out.append((hi, raw.copy()))
+    return out
+
+
+@pytest.mark.parametrize('seed', range(6))
+def test_sync_equals_the_node_rule_on_irregular_streams(seed):
+    rng = np.random.default_rng(seed)
+    n, k = 3, 3000
+    stamps = np.repeat(np.arange(k, dtype=np.int64) * 2_000_000, n)
+    stream = np.tile(np.arange(n), k)
+    stamps = stamps + rng.integers(0, 400_000, size=stamps.size) * (rng.random(stamps.size) < 0.3)
+    recv = stamps + 100_000 + rng.integers(0, 300_000, size=stamps.size)
+    order = np.argsort(recv, kind='stable')
+    # shuffle a few neighbours, drop some messages, poison some with NaN
+    for j in rng.integers(0, order.size - 1, size=40):
+        order[j], order[j + 1] = order[j + 1], order[j]
+    order = order[rng.random(order.size) > 0.01]
+    stream, recv, stamps = stream[order], recv[order], stamps[order]
+    wrench = rng.normal(size=(order.size, 6))
+    wrench[rng.integers(0, order.size, size=10), 3] = np.nan
+    tol, age = 300_000, (600_000 if seed % 2 else 0)
+    expected = reference_rule(n, tol, age, stream, recv, stamps, wrench)
+    sync = StampSynchronizer(n, tol, age)
+    cuts = np.sort(rng.choice(np.arange(1, order.size), size=7, replace=False))
+    got_st, got_m = [], []
+    for a, b in zip(np.r_[0, cuts], np.r_[cuts, order.size]):
+        st, m = sync.push(stream[a:b], recv[a:b], stamps[a:b], wrench[a:b])
+        got_st.append(st)
+        got_m.append(m)
+    st, m = np.concatenate(got_st), np.concatenate(got_m)
+    assert st.tolist() == [e[0] for e in expected]
+    np.testing.assert_array_equal(m, np.array([e[1] for e in expected]))
+    assert len(expected) > k // 2

@@ -1,0 +1,315 @@
+"""Analyzer node: n F/T streams -> manipulating and constraint parts, resultant, internal load.
+
+Subscribes one ``WrenchStamped`` F/T topic per effector (``<effector>/ft_sensor``) and
+the contact poses (topic, static parameters, or tf2). The n streams are synchronised
+by header stamp (``sync_tolerance``, ``max_age``); each complete sample is turned
+into contact-frame wrenches by the configured sensor models (pose, sign, tool mass)
+and decomposed by the core's ``LoadDistributor.analyze``.
+"""
+import math
+import sys
+from typing import List, Optional
+
+import numpy as np
+from builtin_interfaces.msg import Time as TimeMsg
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import WrenchStamped
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.node import Node
+from std_msgs.msg import Float64MultiArray
+
+from wrench_distribution.core import SensorModel, WrenchDistributionError
+from wrench_distribution.params import (ANALYZER_PARAMS, ConfigError, build_core_objects,
+                                        check_param_value, validate_params)
+from wrench_distribution.ros.contact_input import ContactInput
+from wrench_distribution.ros.contacts import DistributorCache
+from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
+                                                 make_wrench_stamped, stamp_to_ns)
+from wrench_distribution.ros.diagnostics import ERROR, OK, STALE, WARN, DiagnosticsState
+from wrench_distribution.ros.parameters import (declare_from_specs, param_value_of,
+                                                unknown_overrides)
+from wrench_distribution.ros.qos import qos_from_name
+from wrench_distribution.ros.runner import run_node
+
+_SPECS = {s.name: s for s in ANALYZER_PARAMS}
+
+
+def _group(xs, width: int, n: int, default) -> list:
+    return [tuple(xs[i:i + width]) for i in range(0, len(xs), width)] if xs else [default] * n
+
+
+class AnalyzerNode(Node):
+    """The ``wrench_analyzer`` node.
+
+    :param node_name: node name.
+    :param kwargs: passed to ``rclpy.node.Node``.
+    :raises ConfigError: on invalid parameters (message names the parameter).
+    """
+
+    def __init__(self, node_name: str = 'wrench_analyzer', **kwargs) -> None:
+        super().__init__(node_name, **kwargs)
+        values = declare_from_specs(self, ANALYZER_PARAMS)
+        unknown = unknown_overrides(self, ANALYZER_PARAMS)
+        if unknown:
+            self.get_logger().warning(f'ignoring unknown parameter(s): {", ".join(unknown)}')
+        cfg = validate_params('analyzer', values)
+        try:
+            _, obj, opts = build_core_objects(cfg)
+            self._sensors = self._sensor_models(cfg)
+        except ConfigError:
+            raise
+        except ValueError as e:
+            raise ConfigError(f'invalid configuration: {e}') from None
+        self._cfg = cfg
+        effs: List[str] = cfg['effectors']
+        self._names = effs
+        n = self._n = len(effs)
+        self._object_frame = cfg['object_frame']
+        self._gravity = np.asarray(cfg['gravity'], float)
+        self._use_object_frame = cfg['output_frame'] == 'object'
+        contact_frames = cfg['contact_frames'] or [f'{e}_contact' for e in effs]
+        self._diag = DiagnosticsState(f'{self.get_name()}: analysis', self.get_name())
+        self._cache = DistributorCache(effs, cfg['contact_types'] or ['rigid'] * n, obj, opts,
+                                       cfg['contact_pose_tolerance'])
+        self._g_contact = np.zeros((n, 3))
+        self._raw = np.zeros((n, 6))
+        self._stamp_ns: List[Optional[int]] = [None] * n
+        self._stamps: List[Optional[TimeMsg]] = [None] * n
+        self._fresh = [False] * n
+        self._last_skew_s: Optional[float] = None
+        self._tol_ns = int(cfg['sync_tolerance'] * 1e9)
+        self._max_age_ns = int(cfg['max_age'] * 1e9)
+        self._clock = self.get_clock()
+        depth = cfg['qos_depth']
+        out_qos = qos_from_name(cfg['output_qos'], depth)
+        out_frames = [self._object_frame] * n if self._use_object_frame else contact_frames
+        man_topics = cfg['manipulating_topics'] or [f'{e}/wrench_manipulating' for e in effs]
+        con_topics = cfg['constraint_topics'] or [f'{e}/wrench_constraint' for e in effs]
+        self._man_pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in man_topics]
+        self._con_pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in con_topics]
+        self._man_msgs = [make_wrench_stamped(f) for f in out_frames]
+        self._con_msgs = [make_wrench_stamped(f) for f in out_frames]
+        self._obj_pub = self.create_publisher(WrenchStamped, cfg['object_wrench_topic'], out_qos)
+        self._obj_msg = make_wrench_stamped(self._object_frame)
+        self._il_pub = self.create_publisher(Float64MultiArray, cfg['internal_load_topic'],
+                                             out_qos)
+        self._il_msg = make_internal_load_msg([])
+        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._contacts = ContactInput(self, cfg, self._cache, self._diag, self._on_rebuild)
+        if self._cache.distributor is not None:
+            self._on_rebuild()
+        self._sensor_tf = None
+        if cfg['contact_source'] == 'tf' and cfg['sensor_frames']:
+            self._sensor_frames = cfg['sensor_frames']
+            self._contact_frames = contact_frames
+            self._sensor_tf = self._contacts.tf
+            self.create_timer(0.5, self._on_sensor_tf)
+        in_qos = qos_from_name(cfg['input_qos'], depth)
+        ft_topics = cfg['ft_topics'] or [f'{e}/ft_sensor' for e in effs]
+        for i, t in enumerate(ft_topics):
+            self.create_subscription(WrenchStamped, t, self._make_cb(i), in_qos)
+        self.create_timer(cfg['diagnostics_period'], self._publish_diagnostics)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.get_logger().info(f'analysing {", ".join(ft_topics)} (contacts from '
+                               f'{cfg["contact_source"]}, outputs in the '
+                               f'{cfg["output_frame"]} frame)')
+
+    @staticmethod
+    def _sensor_models(cfg: dict) -> list:
+        n = len(cfg['effectors'])
+        pos = _group(cfg['sensor_positions'], 3, n, (0.0, 0.0, 0.0))
+        ori = _group(cfg['sensor_orientations'], 4, n, (0.0, 0.0, 0.0, 1.0))
+        signs = cfg['sensor_signs'] or [1] * n
+        masses = cfg['tool_masses'] or [0.0] * n
+        coms = _group(cfg['tool_coms'], 3, n, (0.0, 0.0, 0.0))
+        return [SensorModel(position=p, orientation=q, sign=s, tool_mass=m, tool_com=c)
+                for p, q, s, m, c in zip(pos, ori, signs, masses, coms)]
+
+    def _on_rebuild(self) -> None:
+        dist = self._cache.distributor
+        # gravity in each contact frame: R_i^T g (R_i: contact orientation in the object)
+        rot = np.stack([c_rot for c_rot in _rotations(self._cache.quaternions)])
+        self._g_contact = np.einsum('nji,j->ni', rot, self._gravity)
+        self._il_msg = make_internal_load_msg(dist.basis_names)
+
+    def _on_sensor_tf(self) -> None:
+        try:
+            pos, quat = self._sensor_tf.lookup_pairs(self._contact_frames, self._sensor_frames)
+        except LookupError as e:
+            self._diag.problem('tf_failures', str(e))
+            return
+        old = self._sensors
+        self._sensors = [SensorModel(position=tuple(p), orientation=tuple(q), sign=s.sign,
+                                     tool_mass=s.tool_mass, tool_com=s.tool_com)
+                         for p, q, s in zip(pos, quat, old)]
+
+    def _make_cb(self, i: int):
+        def cb(msg: WrenchStamped) -> None:
+            self._on_ft(i, msg)
+        return cb
+
+    # -- the per-message path -----------------------------------------------------------
+    def _on_ft(self, i: int, msg: WrenchStamped) -> None:
+        f = msg.wrench.force
+        t = msg.wrench.torque
+        vals = (f.x, f.y, f.z, t.x, t.y, t.z)
+        if not all(math.isfinite(v) for v in vals):
+            why = f"F/T reading of '{self._names[i]}' contains NaN or Inf; sample dropped"
+            self._diag.problem('rejected_nan', why, ERROR)
+            self.get_logger().warning(why, throttle_duration_sec=2.0)
+            self._fresh[i] = False
+            return
+        self._raw[i] = vals
+        self._stamps[i] = msg.header.stamp
+        self._stamp_ns[i] = stamp_to_ns(msg.header.stamp)
+        self._fresh[i] = True
+        if not all(self._fresh):
+            return
+        stamps = self._stamp_ns
+        lo = min(stamps)
+        hi = max(stamps)
+        self._last_skew_s = (hi - lo) * 1e-9
+        if hi - lo > self._tol_ns:
+            k = stamps.index(lo)
+            why = (f'F/T streams out of sync: skew {self._last_skew_s * 1e3:.1f} ms > '
+                   f'sync_tolerance; dropped the reading of \'{self._names[k]}\'')
+            self._diag.problem('skew_drops', why, WARN)
+            self._fresh[k] = False
+            return
+        now = self._clock.now().nanoseconds
+        if self._max_age_ns > 0 and now - lo > self._max_age_ns:
+            why = (f'F/T sample is stale: {(now - lo) * 1e-9:.3f} s old > max_age; dropped')
+            self._diag.problem('stale_drops', why, WARN)
+            self._fresh = [False] * self._n
+            return
+        self._fresh = [False] * self._n
+        reason = self._contacts.ready(now)
+        if reason is not None:
+            self._diag.problem('no_contacts', f'no analysis: {reason}', ERROR)
+            self.get_logger().warning(f'no analysis: {reason}', throttle_duration_sec=2.0)
+            return
+        try:
+            measured = np.stack([s.to_contact(self._raw[j], self._g_contact[j])
+                                 for j, s in enumerate(self._sensors)])
+            an = self._cache.distributor.analyze(measured)
+        except WrenchDistributionError as e:
+            self._diag.problem('rejected', f'no analysis: {e}', ERROR)
+            self.get_logger().warning(f'no analysis: {e}', throttle_duration_sec=2.0)
+            return
+        if self._use_object_frame:
+            man, con = an.manipulating_object, an.constraint_object
+        else:
+            man, con = an.manipulating_contact, an.constraint_contact
+        res = an.resultant
+        lam = an.internal_load
+        if not (np.isfinite(man).all() and np.isfinite(con).all() and np.isfinite(res).all()
+                and np.isfinite(lam).all()):
+            self._diag.problem('rejected_nan', 'analysis returned NaN or Inf; no output', ERROR)
+            return
+        stamp = self._stamps[stamps.index(hi)]
+        for m, row, pub in zip(self._man_msgs, man.tolist(), self._man_pubs):
+            m.header.stamp = stamp
+            fill_wrench(m.wrench, row)
+            pub.publish(m)
+        for m, row, pub in zip(self._con_msgs, con.tolist(), self._con_pubs):
+            m.header.stamp = stamp
+            fill_wrench(m.wrench, row)
+            pub.publish(m)
+        self._obj_msg.header.stamp = stamp
+        fill_wrench(self._obj_msg.wrench, res.tolist())
+        self._obj_pub.publish(self._obj_msg)
+        self._il_msg.data = lam.tolist()
+        self._il_pub.publish(self._il_msg)
+        self._diag.count('samples_published')
+
+    # -- diagnostics --------------------------------------------------------------------
+    def _publish_diagnostics(self) -> None:
+        now = self._clock.now()
+        now_ns = now.nanoseconds
+        cond = []
+        why = self._contacts.ready(now_ns)
+        if why is not None:
+            cond.append((ERROR, why))
+        missing = [n for n, s in zip(self._names, self._stamp_ns) if s is None]
+        if missing:
+            cond.append((WARN, 'no F/T data yet from: ' + ', '.join(missing)))
+        values = {}
+        stale = []
+        for name, s in zip(self._names, self._stamp_ns):
+            if s is None:
+                continue
+            age = (now_ns - s) * 1e-9
+            values[f'age_s.{name}'] = f'{age:.4f}'
+            if self._max_age_ns > 0 and now_ns - s > self._max_age_ns:
+                stale.append(name)
+        if stale:
+            cond.append((STALE, 'stale F/T stream(s): ' + ', '.join(stale)
+                         + f' (older than max_age={self._max_age_ns * 1e-9:g} s)'))
+        if self._last_skew_s is not None:
+            values['skew_s'] = f'{self._last_skew_s:.4f}'
+        dist = self._cache.distributor
+        if dist is not None:
+            values['regime'] = dist.regime.name
+            values['regime_reasons'] = ', '.join(dist.regime.reasons)
+            values['basis'] = ';'.join(dist.basis_names)
+        if not cond and not self._diag.counters.get('samples_published'):
+            cond.append((OK, 'waiting for F/T samples'))
+        self._diag_pub.publish(self._diag.build(now.to_msg(), cond, values))
+
+    # -- runtime parameters --------------------------------------------------------------
+    def _on_set_parameters(self, params) -> SetParametersResult:
+        new = dict(self._cfg)
+        touched = set()
+        for p in params:
+            spec = _SPECS.get(p.name)
+            if spec is None:
+                continue
+            if spec.read_only:
+                return SetParametersResult(successful=False,
+                                           reason=f"parameter '{p.name}' is read-only")
+            value = param_value_of(p)
+            if value is None and spec.type.endswith('array'):
+                value = []
+            try:
+                new[p.name] = check_param_value(spec, value)
+            except ConfigError as e:
+                return SetParametersResult(successful=False, reason=str(e))
+            touched.add(p.name)
+        try:
+            validate_params('analyzer', new)
+            dist = None
+            options = None
+            if 'torque_share' in touched:
+                _, _, options = build_core_objects(new)
+                if self._cache.distributor is not None:
+                    dist = self._cache.try_options(options)
+        except ValueError as e:
+            return SetParametersResult(successful=False, reason=str(e))
+        if options is not None:
+            self._cache.options = options
+            if dist is not None:
+                self._cache.distributor = dist
+                self._on_rebuild()  # the basis may change with the options
+        self._cfg = new
+        self._tol_ns = int(new['sync_tolerance'] * 1e9)
+        self._max_age_ns = int(new['max_age'] * 1e9)
+        self._contacts.timeout = new['contact_timeout']
+        return SetParametersResult(successful=True)
+
+
+def _rotations(quaternions) -> list:
+    from wrench_distribution.core import quaternion_to_matrix
+    return [quaternion_to_matrix(q) for q in quaternions]
+
+
+def main(args=None) -> int:
+    """Run the analyzer node (console script ``analyzer``).
+
+    :param args: ROS command-line arguments (None: ``sys.argv``).
+    :return: process exit code (2 on invalid configuration).
+    """
+    return run_node(AnalyzerNode, 'wrench_analyzer', args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""Vectorised analysis of synchronised samples with the core's ``analyze_batch``.
+
+Like the live analyzer, one :class:`LoadDistributor` is built per contact
+configuration and reused while the contacts stay within ``contact_pose_tolerance``
+of the poses it was built for (see :func:`same_poses`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import quaternions as Q
+from .errors import BagError
+
+PARTS = ('manipulating', 'constraint', 'internal')
+
+
+@dataclass
+class ChunkResult:
+    """Analysis of k samples (arrays with a leading sample axis)."""
+
+    stamp_ns: np.ndarray
+    manipulating: np.ndarray
+    constraint: np.ndarray
+    internal: np.ndarray
+    resultant: np.ndarray
+    internal_load: np.ndarray
+    internal_load_norm: np.ndarray
+    residual: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.stamp_ns)
+
+
+def same_poses(a: np.ndarray, b: np.ndarray, tolerance: float) -> bool:
+    """Whether contact poses (n, 7) ``a`` equal ``b`` within the node's tolerance.
+
+    Like the analyzer node's distributor cache: every position coordinate within
+    ``tolerance`` (m) and ``1 - |q_a . q_b| <= tolerance`` for every contact.
+    """
+    if np.max(np.abs(a[:, :3] - b[:, :3])) > tolerance:
+        return False
+    dots = np.abs(np.sum(Q.normalize(a[:, 3:]) * Q.normalize(b[:, 3:]), axis=1))
+    return bool(np.all(1.0 - dots <= tolerance))
+
+
+@dataclass
+class ChunkAnalyzer:
+    """Turns synchronised sensor readings into the analyzer's outputs.
+
+    :param config: ``AnalyzerConfig`` from :func:`wrench_distribution.params.load_analyzer_config`.
+    """
+
+    config: Any
+    distributors_built: int = 0
+    regimes: dict = field(default_factory=dict)
+    basis_names: list = field(default_factory=list)
+    basis_units: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        cfg = self.config
+        self.names = list(cfg.effectors)
+        self.types = list(cfg.contact_types)
+        self.gravity = np.asarray(cfg.gravity, float)
+        self.tolerance = float(cfg.params.get('contact_pose_tolerance', 0.0))
+        self.frame = cfg.output_frame
+        self._pose: np.ndarray | None = None
+        self._dist = None
+
+    def _build(self, pose: np.ndarray):
+        from wrench_distribution.core import Contact, LoadDistributor, WrenchDistributionError
+        contacts = [Contact(name=nm, type=tp, position=tuple(p[:3]), orientation=tuple(p[3:]))
+                    for nm, tp, p in zip(self.names, self.types, pose)]
+        try:
+            dist = LoadDistributor(contacts, self.config.object_model, self.config.options)
+        except WrenchDistributionError as err:
+            raise BagError(f'the contact configuration cannot be analysed: {err}') from None
+        names = list(dist.basis_names)
+        if self.basis_names and names != self.basis_names:
+            raise BagError('the internal-load basis changed during the bag '
+                           f'({self.basis_names} -> {names}); analyse the parts separately')
+        self.basis_names = names
+        self.basis_units = list(getattr(dist, 'basis_units', []))
+        self.regimes[dist.regime.message] = dist.regime.name
+        self.distributors_built += 1
+        self._pose = np.array(pose, float)
+        self._dist = dist
+        return dist
+
+    def _runs(self, poses: np.ndarray) -> list[tuple[int, int, Any, np.ndarray]]:
+        """Split samples into runs sharing one distributor, building them as needed.
+
+        :returns: ``(first, stop, distributor, pose it was built for)`` per run.
+        """
+        k = len(poses)
+        runs: list[tuple[int, int, Any, np.ndarray]] = []
+        change = np.flatnonzero(np.any(poses[1:] != poses[:-1], axis=(1, 2))) + 1
+        bounds = [0] + change.tolist() + [k]
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            pose = poses[a]
+            if self._dist is None:
+                self._build(pose)
+            elif not same_poses(pose, self._pose, self.tolerance):
+                self._build(pose)
+            if runs and runs[-1][2] is self._dist:
+                runs[-1] = (runs[-1][0], b, self._dist, self._pose)
+            else:
+                runs.append((a, b, self._dist, self._pose))
+        return runs
+
+    def analyze(self, stamp_ns: np.ndarray, measured: np.ndarray,
+                poses: np.ndarray) -> ChunkResult:
+        """Analyse k samples.
+
+        :param stamp_ns: sample stamps (k,).
+        :param measured: raw sensor readings (k, n, 6), sensor frame about the sensor origin.
+        :param poses: contact poses (k, n, 7) in the object frame.
+        """
+        k, n = measured.shape[:2]
+        outs: dict[str, list] = {p: [] for p in PARTS}
+        res, lam, lam_norm, resid = [], [], [], []
+        suffix = '_contact' if self.frame == 'contact' else '_object'
+        for a, b, dist, pose in (self._runs(poses) if k else []):
+            contact = np.empty((b - a, n, 6))
+            for i, sensor in enumerate(self.config.sensors):
+                g_contact = Q.rotate(Q.conjugate(pose[i, 3:]), self.gravity)
+                contact[:, i] = sensor.to_contact(measured[a:b, i], g_contact)
+            batch = dist.analyze_batch(contact)
+            for part in PARTS:
+                outs[part].append(getattr(batch, part + suffix))
+            res.append(batch.resultant)
+            lam.append(batch.internal_load)
+            lam_norm.append(batch.internal_load_norm)
+            resid.append(batch.residual)
+        m = len(self.basis_names)
+
+        def cat(xs, shape):
+            return np.concatenate(xs) if xs else np.empty(shape)
+        return ChunkResult(
+            stamp_ns=np.asarray(stamp_ns, np.int64),
+            manipulating=cat(outs['manipulating'], (0, n, 6)),
+            constraint=cat(outs['constraint'], (0, n, 6)),
+            internal=cat(outs['internal'], (0, n, 6)),
+            resultant=cat(res, (0, 6)), internal_load=cat(lam, (0, m)),
+            internal_load_norm=cat(lam_norm, (0,)), residual=cat(resid, (0,)))

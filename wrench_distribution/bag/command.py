@@ -1,0 +1,121 @@
+"""The ``analyze-bag`` subcommand of ``wrench-distribution``.
+
+``wrench-distribution analyze-bag BAG --config PARAMS.yaml --out DIR`` analyses a
+rosbag2 bag (sqlite3 or mcap) offline, without ROS, with the analyzer node's
+parameter file. BAG may also be a directory of bags, analysed in parallel.
+User errors print one ``error: ...`` line on stderr and return 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .errors import BagError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the options of ``analyze-bag``."""
+    parser.add_argument('bag', type=Path,
+                        help='rosbag2 bag directory (sqlite3 or mcap), or a directory of bags')
+    parser.add_argument('--config', type=Path, required=True,
+                        help='ROS parameter file of the analyzer node (PARAMS.yaml)')
+    parser.add_argument('--out', type=Path, required=True, help='output directory')
+    parser.add_argument('--node-name', default='wrench_analyzer',
+                        help='node section of the parameter file (default: %(default)s)')
+    parser.add_argument('--namespace', default='/',
+                        help='namespace the analyzer ran in; resolves relative topic names '
+                             '(default: %(default)s)')
+    parser.add_argument('--contact-source', choices=('topic', 'static', 'tf'),
+                        help='override the contact_source parameter')
+    parser.add_argument('--chunk', type=int, default=None,
+                        help='F/T messages read per chunk (bounds memory)')
+    parser.add_argument('--jobs', type=int, default=None,
+                        help='parallel workers for a directory of bags (default: cores)')
+    parser.add_argument('--no-plots', action='store_true', help='skip the PNG plots')
+    progress = parser.add_mutually_exclusive_group()
+    progress.add_argument('--progress', dest='progress', action='store_true', default=None,
+                          help='draw a progress bar (default: when stderr is a terminal)')
+    progress.add_argument('--no-progress', dest='progress', action='store_false')
+    parser.add_argument('--json', action='store_true',
+                        help='print the summary as JSON instead of a table')
+
+
+def _error(message: str) -> int:
+    one_line = ' '.join(str(message).split())
+    sys.stderr.write(f'error: {one_line}\n')
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``analyze-bag``; 0 on success, 2 on a user error (message on stderr)."""
+    from wrench_distribution.params import ConfigError, load_analyzer_config
+
+    from . import parallel
+    from .pipeline import DEFAULT_CHUNK, Options, analyze_bag
+    from .summary import format_table
+
+    show = sys.stderr.isatty() if args.progress is None else bool(args.progress)
+    chunk = args.chunk if args.chunk else DEFAULT_CHUNK
+    if chunk < 1:
+        return _error('--chunk must be a positive number of messages')
+    if args.jobs is not None and args.jobs < 1:
+        return _error('--jobs must be at least 1')
+    options = Options(namespace=args.namespace, contact_source=args.contact_source,
+                      chunk=chunk, plots=not args.no_plots, progress=show,
+                      node_name=args.node_name)
+    try:
+        if not args.config.is_file():
+            raise BagError(f'parameter file not found: {args.config}')
+        config = load_analyzer_config(args.config, args.node_name)
+        if not args.bag.exists():
+            raise BagError(f'bag not found: {args.bag}')
+        if args.bag.is_dir() and not parallel.is_bag(args.bag) and parallel.find_bags(args.bag):
+            results = parallel.analyze_directory(args.bag, args.config, args.out, options,
+                                                 jobs=args.jobs, show_progress=show)
+            index = [{'bag': b, 'out': str(args.out / Path(b).relative_to(args.bag)),
+                      'error': e, 'samples': s['samples'] if s else None}
+                     for b, s, e in results]
+            try:
+                args.out.mkdir(parents=True, exist_ok=True)
+                (args.out / 'index.json').write_text(json.dumps(index, indent=2) + '\n')
+            except OSError as err:
+                raise BagError(f'cannot write {args.out / "index.json"}: {err}') from None
+            _print(json.dumps({b: s if s else {'error': e} for b, s, e in results}, indent=2)
+                   if args.json else parallel.format_index(results))
+            failed = [r for r in results if r[2]]
+            if failed:
+                return _error(f'{len(failed)} of {len(results)} bags failed '
+                              f'(first: {failed[0][0]}: {failed[0][2]})')
+            return 0
+        summary = analyze_bag(args.bag, config, args.out, options, config_name=str(args.config))
+    except (BagError, ConfigError) as err:
+        return _error(str(err))
+    except KeyboardInterrupt:
+        return _error('interrupted')
+    except MemoryError:
+        return _error('out of memory; use a smaller --chunk')
+    return _print(json.dumps(summary, indent=2) if args.json else format_table(summary))
+
+
+def _print(text: str) -> int:
+    """Print the result; a closed pipe (``| head``) is not an error."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Stand-alone entry point (``python -m wrench_distribution.bag.command``)."""
+    parser = argparse.ArgumentParser(prog='wrench-distribution analyze-bag',
+                                     description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == '__main__':
+    sys.exit(main())

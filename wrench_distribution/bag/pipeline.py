@@ -1,0 +1,204 @@
+"""Offline analysis of one bag: read, synchronise, analyse, write outputs."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from . import plotjuggler, plots, summary as summary_mod
+from .analysis import ChunkAnalyzer
+from .errors import BagError
+from .poses import StaticPoses, read_pose_array, read_tf
+from .progress import Progress
+from .reader import WRENCH_STAMPED, BagReader
+from .samples_csv import SamplesCsv
+from .sync import StampSynchronizer
+
+#: F/T messages per chunk: bounds memory (about 200 bytes per message in flight)
+DEFAULT_CHUNK = 200_000
+#: bags with more F/T messages than this format their CSV in a second process
+BACKGROUND_CSV_MESSAGES = 100_000
+
+
+@dataclass
+class Options:
+    """How to analyse a bag.
+
+    :param namespace: namespace the analyzer node runs in (resolves relative topics).
+    :param contact_source: override of the ``contact_source`` parameter, or None.
+    :param chunk: F/T messages per chunk.
+    :param plots: write the PNG plots.
+    :param progress: draw a progress bar on stderr.
+    :param node_name: node whose section of the parameter file is used.
+    :param csv_process: format ``samples.csv`` in a second process; None: when the bag
+        has more than :data:`BACKGROUND_CSV_MESSAGES` F/T messages.
+    :param timings: if a dict, receives the seconds spent per stage (benchmarks).
+    """
+
+    namespace: str = '/'
+    contact_source: Optional[str] = None
+    chunk: int = DEFAULT_CHUNK
+    plots: bool = True
+    progress: bool = False
+    node_name: str = 'wrench_analyzer'
+    csv_process: Optional[bool] = None
+    timings: Optional[dict] = None
+
+
+def resolve_topic(name: str, namespace: str = '/', node: str = 'wrench_analyzer') -> str:
+    """Fully qualified topic name, as ROS resolves it for a node in ``namespace``."""
+    ns = '/' + namespace.strip('/') if namespace.strip('/') else ''
+    if name.startswith('/'):
+        return name
+    if name.startswith('~'):
+        return f'{ns}/{node}/{name[1:].lstrip("/")}'
+    return f'{ns}/{name}'
+
+
+def storage_of(path: Path) -> str:
+    """``mcap`` or ``sqlite3`` (from the bag's files)."""
+    if any(p.suffix == '.mcap' for p in Path(path).glob('*')):
+        return 'mcap'
+    return 'sqlite3'
+
+
+def pose_source(bag: BagReader, config: Any, source: str, namespace: str, node: str):
+    """Contact-pose source for the bag, as configured."""
+    n = len(config.effectors)
+    if source == 'static':
+        if config.contacts is None:
+            raise BagError('contact_source is static but contact_positions is not set '
+                           'in the configuration')
+        poses = np.array([list(c.position) + list(c.orientation) for c in config.contacts])
+        return StaticPoses(poses)
+    if source == 'topic':
+        topic = resolve_topic(config.topics['contact_poses'], namespace, node)
+        timeout = float(config.params.get('contact_timeout', 0.0))
+        return read_pose_array(bag, topic, n, config.object_frame, timeout)
+    if source == 'tf':
+        if config.params.get('sensor_frames'):
+            raise BagError('sensor_frames (sensor poses from tf) is not supported by '
+                           'analyze-bag; set sensor_positions / sensor_orientations')
+        return read_tf(bag, config.object_frame, config.contact_frames)
+    raise BagError(f'unknown contact source {source!r}; use topic, static or tf')
+
+
+def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = Options(),
+                config_name: str = '') -> dict:
+    """Analyse one bag into ``out_dir``; return the summary.
+
+    :raises BagError: on anything the user has to fix.
+    """
+    bag_path = Path(bag_path)
+    out_dir = Path(out_dir)
+    names = list(config.effectors)
+    n = len(names)
+    with BagReader(bag_path) as bag:
+        bag_path = bag.path  # a storage file given instead of its bag directory
+        topics = [resolve_topic(t, options.namespace, options.node_name)
+                  for t in config.topics['ft']]
+        for eff, topic in zip(names, topics):
+            bag.require(topic, WRENCH_STAMPED, f'F/T sensor of {eff}')
+        total = bag.count(topics)
+        if total == 0:
+            raise BagError(f'the F/T topics {", ".join(topics)} have no messages in {bag_path}')
+        source = options.contact_source or config.contact_source
+        poses = pose_source(bag, config, source, options.namespace, options.node_name)
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise BagError(f'cannot create output directory {out_dir}: {err}') from None
+        sync = StampSynchronizer(n, int(round(config.sync_tolerance * 1e9)),
+                                 int(round(config.max_age * 1e9)))
+        analyzer = ChunkAnalyzer(config)
+        builder = summary_mod.SummaryBuilder(names)
+        buffer = plots.PlotBuffer()
+        background = (total > BACKGROUND_CSV_MESSAGES if options.csv_process is None
+                      else options.csv_process)
+        try:
+            csv = SamplesCsv(out_dir / 'samples.csv', names, background=background)
+        except OSError as err:
+            raise BagError(f'cannot write {out_dir / "samples.csv"}: {err}') from None
+        progress = Progress(total, bag_path.name, enabled=options.progress)
+        clock = _StageClock(options.timings)
+        try:
+            chunks = bag.wrench_chunks(topics, options.chunk)
+            while True:
+                clock.start()
+                chunk = next(chunks, None)
+                clock.stop('read_decode')
+                if chunk is None:
+                    break
+                stream, recv, stamp, wrench = chunk
+                progress.update(len(stream))
+                st, measured = sync.push(stream, recv, stamp, wrench)
+                clock.stop('synchronise')
+                if not len(st):
+                    continue
+                pose, valid = poses.at(st)
+                if not valid.all():
+                    builder.no_pose += int(np.count_nonzero(~valid))
+                    st, measured, pose = st[valid], measured[valid], pose[valid]
+                result = analyzer.analyze(st, measured, np.ascontiguousarray(pose))
+                clock.stop('analyse')
+                csv.write(result, analyzer.basis_names)
+                clock.stop('csv')
+                builder.add(result)
+                buffer.add(result)
+                clock.stop('summary')
+            sync.finish()
+        finally:
+            progress.close()
+            clock.start()
+            try:
+                csv.close()
+            except OSError as err:
+                raise BagError(str(err)) from None
+            clock.stop('csv')
+        if builder.count == 0:
+            raise BagError(
+                f'no synchronised sample in {bag_path}: {total} F/T messages, none matched '
+                f'within sync_tolerance={config.sync_tolerance} s'
+                + (f' with a contact pose ({builder.no_pose} samples had none)'
+                   if builder.no_pose else '')
+                + '; check sync_tolerance, max_age and the header stamps')
+        summary = builder.build(
+            bag=str(bag_path), storage=storage_of(bag_path), pose_source=poses.description,
+            counters=sync.counters, basis_names=analyzer.basis_names,
+            basis_units=analyzer.basis_units, regimes=analyzer.regimes,
+            distributors_built=analyzer.distributors_built, config=config_name, topics=topics)
+    summary['outputs'] = ['samples.csv', 'summary.json', 'plotjuggler_layout.xml']
+    clock.start()
+    try:
+        plotjuggler.write_layout(out_dir / 'plotjuggler_layout.xml', 'samples.csv', names,
+                                 analyzer.basis_names)
+        if options.plots:
+            for p in plots.write_plots(out_dir, buffer, names, analyzer.basis_names,
+                                       analyzer.basis_units, config.output_frame):
+                summary['outputs'].append(p.name)
+        summary_mod.write_json(out_dir / 'summary.json', summary)
+    except OSError as err:
+        raise BagError(f'cannot write the outputs in {out_dir}: {err}') from None
+    clock.stop('plots_layout_json')
+    return summary
+
+
+class _StageClock:
+    """Adds the time since the last mark to ``timings[stage]`` (no-op without a dict)."""
+
+    def __init__(self, timings: Optional[dict]) -> None:
+        self.timings = timings
+        self._t = 0.0
+
+    def start(self) -> None:
+        if self.timings is not None:
+            self._t = time.perf_counter()
+
+    def stop(self, stage: str) -> None:
+        if self.timings is not None:
+            now = time.perf_counter()
+            self.timings[stage] = self.timings.get(stage, 0.0) + now - self._t
+            self._t = now

@@ -1,0 +1,172 @@
+"""Reading rosbag2 bags (sqlite3 and mcap) with ``rosbags``, without ROS.
+
+Every failure of the underlying reader (missing metadata, truncated file, corrupt
+chunk, undecodable message) is turned into a one-line :class:`BagError`.
+"""
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+from rosbags.highlevel import AnyReader
+from rosbags.typesys import Stores, get_typestore
+
+from .cdr import decode_wrench_stamped
+from .errors import BagError
+
+WRENCH_STAMPED = 'geometry_msgs/msg/WrenchStamped'
+POSE_ARRAY = 'geometry_msgs/msg/PoseArray'
+TF_MESSAGE = 'tf2_msgs/msg/TFMessage'
+
+
+def default_typestore():
+    """Typestore used when a bag embeds no message definitions."""
+    return get_typestore(Stores.ROS2_HUMBLE)
+
+
+def _reason(err: BaseException) -> str:
+    text = ' '.join(str(a) for a in err.args) if err.args else ''
+    return f'{type(err).__name__}: {text}'.strip().rstrip(':')
+
+
+@contextlib.contextmanager
+def translate_errors(path: Path, what: str = 'read') -> Iterator[None]:
+    """Turn reader exceptions into :class:`BagError` naming the bag."""
+    try:
+        yield
+    except BagError:
+        raise
+    except FileNotFoundError as err:
+        raise BagError(f'cannot {what} {path}: {err}') from None
+    except Exception as err:  # rosbags, sqlite3, mcap, zstd, struct ... all mean "corrupt"
+        raise BagError(
+            f'cannot {what} {path}: corrupt or truncated bag ({_reason(err)})') from None
+
+
+class BagReader:
+    """An open rosbag2 bag; use as a context manager.
+
+    :param path: bag directory (with ``metadata.yaml``).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if not self.path.exists():
+            raise BagError(f'bag not found: {self.path}')
+        if self.path.is_file():
+            if (self.path.parent / 'metadata.yaml').exists():
+                self.path = self.path.parent  # the storage file of a bag: read the bag
+            else:
+                raise BagError(f'{self.path} is a file; give the rosbag2 bag directory '
+                               '(the one holding metadata.yaml)')
+        if self.path.is_dir() and not (self.path / 'metadata.yaml').exists():
+            raise BagError(
+                f'{self.path} is not a rosbag2 bag: metadata.yaml is missing '
+                '(a bag from a crashed recording can be repaired with "ros2 bag reindex")')
+        with translate_errors(self.path, 'open'):
+            self._reader = AnyReader([self.path], default_typestore=default_typestore())
+        self._open = False
+
+    def __enter__(self) -> 'BagReader':
+        with translate_errors(self.path, 'open'):
+            self._reader.open()
+        self._open = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._open:
+            self._open = False
+            with contextlib.suppress(Exception):
+                self._reader.close()
+
+    # -- metadata -------------------------------------------------------------------
+    @property
+    def topics(self) -> dict[str, str]:
+        """Topic name -> message type."""
+        return {c.topic: c.msgtype for c in self._reader.connections}
+
+    @property
+    def message_count(self) -> int:
+        """Number of messages announced by the bag's metadata."""
+        return int(self._reader.message_count)
+
+    def count(self, topics: Sequence[str]) -> int:
+        """Messages announced on ``topics``."""
+        return sum(c.msgcount for c in self._reader.connections if c.topic in topics)
+
+    def require(self, topic: str, msgtype: str, what: str) -> None:
+        """Check that ``topic`` is in the bag with type ``msgtype``.
+
+        :raises BagError: missing topic or wrong type, listing what the bag has.
+        """
+        topics = self.topics
+        if topic not in topics:
+            listing = ', '.join(f'{t} ({m})' for t, m in sorted(topics.items())) or 'none'
+            raise BagError(
+                f'topic {topic} ({what}) is not in bag {self.path}; the bag has: {listing}')
+        if topics[topic] != msgtype:
+            raise BagError(
+                f'topic {topic} in bag {self.path} has type {topics[topic]}, expected {msgtype}')
+
+    # -- messages -------------------------------------------------------------------
+    def raw_messages(self, topics: Sequence[str]) -> Iterator[tuple[str, int, bytes]]:
+        """Yield ``(topic, receive_time_ns, payload)`` in bag order."""
+        conns = [c for c in self._reader.connections if c.topic in topics]
+        if not conns:
+            return
+        with translate_errors(self.path):
+            for conn, recv, raw in self._reader.messages(connections=conns):
+                yield conn.topic, recv, raw
+
+    def deserialize(self, raw: bytes, msgtype: str) -> object:
+        """Deserialize one payload with the bag's typestore."""
+        with translate_errors(self.path):
+            return self._reader.deserialize(raw, msgtype)
+
+    def wrench_chunks(
+        self, topics: Sequence[str], chunk: int,
+    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """Read ``WrenchStamped`` topics in bag order, ``chunk`` messages at a time.
+
+        :returns: iterator of ``(stream (k,) int index into topics, receive_ns (k,),
+            stamp_ns (k,), wrench (k, 6))``.
+        """
+        index = {t: i for i, t in enumerate(topics)}
+
+        def slow(raw: bytes) -> tuple[int, list[float]]:
+            msg = self.deserialize(raw, WRENCH_STAMPED)
+            st, w = msg.header.stamp, msg.wrench
+            return (st.sec * 1_000_000_000 + st.nanosec,
+                    [w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
+
+        conns = [c for c in self._reader.connections if c.topic in index]
+        by_conn = {c.id: index[c.topic] for c in conns}
+        streams: list[int] = []
+        recvs: list[int] = []
+        per: list[list[bytes]] = [[] for _ in topics]
+        if not conns:
+            return
+        with translate_errors(self.path):
+            for conn, recv, raw in self._reader.messages(connections=conns):
+                i = by_conn[conn.id]
+                streams.append(i)
+                recvs.append(recv)
+                per[i].append(raw)
+                if len(streams) >= chunk:
+                    yield self._decode(streams, recvs, per, topics, slow)
+                    streams, recvs, per = [], [], [[] for _ in topics]
+        if streams:
+            yield self._decode(streams, recvs, per, topics, slow)
+
+    def _decode(self, streams, recvs, per, topics, slow):
+        stream = np.asarray(streams, dtype=np.int64)
+        recv = np.asarray(recvs, dtype=np.int64)
+        stamp = np.empty(len(streams), dtype=np.int64)
+        wrench = np.empty((len(streams), 6))
+        for i, topic in enumerate(topics):
+            if per[i]:
+                rows = np.flatnonzero(stream == i)
+                stamp[rows], wrench[rows] = decode_wrench_stamped(per[i], topic, slow)
+        return stream, recv, stamp, wrench

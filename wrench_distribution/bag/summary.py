@@ -1,0 +1,185 @@
+"""Streaming statistics of an analysis run, ``summary.json`` and its table."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .analysis import ChunkResult
+
+#: gaps larger than this many median sample periods are listed
+GAP_FACTOR = 3.0
+MAX_LISTED_GAPS = 100
+
+
+class _Stats:
+    """Count, mean, std, min, max, rms and max |x| per column, streamed."""
+
+    def __init__(self, m: int) -> None:
+        self.count = 0
+        self.sum = np.zeros(m)
+        self.sumsq = np.zeros(m)
+        self.min = np.full(m, np.inf)
+        self.max = np.full(m, -np.inf)
+        self._shift: np.ndarray | None = None
+
+    def add(self, x: np.ndarray) -> None:
+        if not len(x):
+            return
+        if self._shift is None:
+            self._shift = x[0].copy()  # shifted sums keep the variance accurate
+        d = x - self._shift
+        self.count += len(x)
+        self.sum += d.sum(axis=0)
+        self.sumsq += (d * d).sum(axis=0)
+        self.min = np.minimum(self.min, x.min(axis=0))
+        self.max = np.maximum(self.max, x.max(axis=0))
+
+    def as_dicts(self) -> list[dict]:
+        out = []
+        for j in range(len(self.sum)):
+            if self.count == 0:
+                out.append({'count': 0})
+                continue
+            md = self.sum[j] / self.count
+            mean = md + self._shift[j]
+            var = max(self.sumsq[j] / self.count - md * md, 0.0)
+            out.append({'count': self.count, 'mean': float(mean), 'std': float(math.sqrt(var)),
+                        'rms': float(math.sqrt(var + mean * mean)),
+                        'min': float(self.min[j]), 'max': float(self.max[j]),
+                        'max_abs': float(max(abs(self.min[j]), abs(self.max[j])))})
+        return out
+
+
+class SummaryBuilder:
+    """Accumulates what ``summary.json`` reports, chunk by chunk."""
+
+    def __init__(self, effectors: Sequence[str]) -> None:
+        self.effectors = list(effectors)
+        self.count = 0
+        self.first: int | None = None
+        self.last: int | None = None
+        self.period: float | None = None
+        self.gaps: list[dict] = []
+        self.gap_count = 0
+        self.backwards = 0
+        self.max_residual = 0.0
+        self.max_residual_stamp: float | None = None
+        self.no_pose = 0
+        self._lam: _Stats | None = None
+        self._norm = _Stats(1)
+
+    def add(self, chunk: ChunkResult) -> None:
+        """Account for one analysed chunk."""
+        k = len(chunk)
+        if not k:
+            return
+        st = chunk.stamp_ns
+        if self._lam is None:
+            self._lam = _Stats(chunk.internal_load.shape[1])
+        prev = np.concatenate([[self.last], st[:-1]]) if self.last is not None else st[:-1]
+        cur = st if self.last is not None else st[1:]
+        dt = cur - prev
+        if self.period is None and len(dt) >= 1:
+            positive = dt[dt > 0]
+            self.period = float(np.median(positive)) if positive.size else None
+        self.backwards += int(np.count_nonzero(dt < 0))
+        if self.period:
+            big = np.flatnonzero(dt > GAP_FACTOR * self.period)
+            self.gap_count += len(big)
+            for j in big[:max(0, MAX_LISTED_GAPS - len(self.gaps))]:
+                self.gaps.append({'start': prev[j] * 1e-9, 'end': cur[j] * 1e-9,
+                                  'duration': dt[j] * 1e-9})
+        if self.first is None:
+            self.first = int(st[0])
+        self.last = int(st[-1])
+        self.count += k
+        j = int(np.argmax(chunk.residual))
+        if chunk.residual[j] > self.max_residual or self.max_residual_stamp is None:
+            self.max_residual = float(chunk.residual[j])
+            self.max_residual_stamp = st[j] * 1e-9
+        self._lam.add(chunk.internal_load)
+        self._norm.add(chunk.internal_load_norm[:, None])
+
+    def build(self, *, bag: str, storage: str, pose_source: str, counters: Any,
+              basis_names: Sequence[str], basis_units: Sequence[str], regimes: dict,
+              distributors_built: int, config: str, topics: Sequence[str]) -> dict:
+        """The content of ``summary.json``."""
+        lam = self._lam.as_dicts() if self._lam else [{'count': 0}] * len(basis_names)
+        units = list(basis_units) + ['N'] * (len(basis_names) - len(basis_units))
+        per_eff = {}
+        for i, eff in enumerate(self.effectors):
+            per_eff[eff] = {'topic': topics[i], 'received': int(counters.received[i]),
+                            'unsynchronised': int(counters.unsynchronised[i]),
+                            'stale': int(counters.stale[i]),
+                            'rejected_nan': int(counters.rejected_nan[i])}
+        span = (self.last - self.first) * 1e-9 if self.count else 0.0
+        return {
+            'bag': bag, 'storage': storage, 'config': config, 'contact_poses': pose_source,
+            'samples': self.count,
+            'time_span': {'start': self.first * 1e-9 if self.count else None,
+                          'end': self.last * 1e-9 if self.count else None,
+                          'duration': span},
+            'sample_period': self.period * 1e-9 if self.period else None,
+            'gaps': {'threshold_periods': GAP_FACTOR, 'count': self.gap_count,
+                     'listed': self.gaps},
+            'stamps_going_backwards': self.backwards,
+            'dropped': {
+                'unsynchronised_messages': int(counters.unsynchronised.sum()),
+                'stale_messages': int(counters.stale.sum()),
+                'rejected_nan_messages': int(counters.rejected_nan.sum()),
+                'samples_without_contact_pose': self.no_pose,
+                'per_effector': per_eff},
+            'max_resultant_residual': self.max_residual,
+            'max_resultant_residual_stamp': self.max_residual_stamp,
+            'internal_load': {name: dict(unit=u, **s)
+                              for name, u, s in zip(basis_names, units, lam)},
+            'internal_load_norm': dict(unit='N', **self._norm.as_dicts()[0]),
+            'regimes': [{'name': v, 'message': k} for k, v in regimes.items()],
+            'distributors_built': distributors_built,
+        }
+
+
+def write_json(path: Path, summary: dict) -> None:
+    """Write ``summary.json`` (NaN-free, indented)."""
+    Path(path).write_text(json.dumps(summary, indent=2, allow_nan=False) + '\n')
+
+
+def _num(x: Any) -> str:
+    return '-' if x is None else f'{x:.6g}'
+
+
+def _time(x: Any) -> str:
+    return '-' if x is None else f'{x:.6f}'
+
+
+def format_table(summary: dict) -> str:
+    """The summary as a plain-text table."""
+    ts = summary['time_span']
+    d = summary['dropped']
+    lines = [
+        f"bag            {summary['bag']} ({summary['storage']})",
+        f"contact poses  {summary['contact_poses']}",
+        f"samples        {summary['samples']}",
+        f"time span      {_time(ts['start'])} .. {_time(ts['end'])} s "
+        f"({_num(ts['duration'])} s, period {_num(summary['sample_period'])} s)",
+        f"gaps           {summary['gaps']['count']} "
+        f"(> {summary['gaps']['threshold_periods']:g} periods)",
+        f"dropped        {d['unsynchronised_messages']} unsynchronised, "
+        f"{d['stale_messages']} stale messages; "
+        f"{d['samples_without_contact_pose']} samples without contact pose",
+        f"max residual   {_num(summary['max_resultant_residual'])}",
+        '',
+    ]
+    rows = [(name, s.get('unit', ''), s) for name, s in summary['internal_load'].items()]
+    rows.append(('internal_load_norm', 'N', summary['internal_load_norm']))
+    width = max([len(r[0]) for r in rows] + [len('internal load')])
+    head = f"{'internal load':<{width}}  unit  {'mean':>11} {'std':>11} {'min':>11} {'max':>11}"
+    lines += [head, '-' * len(head)]
+    for name, unit, s in rows:
+        lines.append(f"{name:<{width}}  {unit:<4}  {_num(s.get('mean')):>11} "
+                     f"{_num(s.get('std')):>11} {_num(s.get('min')):>11} {_num(s.get('max')):>11}")
+    return '\n'.join(lines)

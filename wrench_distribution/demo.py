@@ -1,0 +1,313 @@
+"""``python -m wrench_distribution.demo``: the whole idea, closed loop, in one command.
+
+A simulated object is held by compliant effectors (``object_sim``); a pose controller
+(``object_controller``) asks for the object wrench and a scripted squeeze; the
+distributor turns both into per-effector commands; the simulated F/T sensors feed the
+analyzer, which recovers the internal load. The demo starts the four nodes as
+subprocesses on one private ``ROS_DOMAIN_ID`` (DDS kept on the loopback interface),
+records an mcap bag in-process, stops everything after ``--duration`` seconds of sim time,
+and prints a summary and writes a plot. See README, "The demo", and docs/simulator.md.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from .sim.scenarios import SCENARIOS, load_sections, scenario_file
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+ROS_ENV = {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1'}
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    """Command-line options.
+
+    :param argv: arguments (None: ``sys.argv[1:]``).
+    :return: the options
+    """
+    p = argparse.ArgumentParser(
+        prog='python -m wrench_distribution.demo',
+        description='Closed-loop demo: simulator, controller, distributor and analyzer.')
+    p.add_argument('--scenario', default='dual_arm',
+                   help=f'one of {", ".join(SCENARIOS)}, or a parameter file (default dual_arm)')
+    p.add_argument('--duration', type=float, default=None,
+                   help='sim time in seconds (default: the scenario file, 6 s); the move and '
+                        'the squeeze change are rescaled to fit')
+    p.add_argument('--out', default='demo_output', help='output directory (default demo_output)')
+    p.add_argument('--baseline', choices=['moore_penrose'], default=None,
+                   help='replace the distributor by a baseline (pinv(G)) for comparison')
+    p.add_argument('--internal-load', choices=['scheduled', 'zero'], default='scheduled',
+                   help='prescribe the scenario\'s squeeze schedule, or zero internal load')
+    p.add_argument('--domain-id', type=int, default=None,
+                   help='ROS_DOMAIN_ID (default: the environment, else derived from the pid)')
+    p.add_argument('--rate', type=float, default=None,
+                   help='publish (control) rate of the simulator in Hz (default: the scenario '
+                        'file, 200); a divisor of its physics rate')
+    p.add_argument('--no-plot', action='store_true', help='skip the PNG')
+    p.add_argument('--timeout', type=float, default=None,
+                   help='wall-clock limit in seconds (default 60 + 4 x duration)')
+    return p.parse_args(argv)
+
+
+def run_sections(sections: dict, duration: float | None, zero_internal: bool) -> dict:
+    """The parameter sections of this run.
+
+    With a duration other than the file's, the controller's times after the fixture
+    release are stretched by ``(duration - release) / (nominal - release)`` so that the
+    move and the squeeze change keep their place in the run.
+
+    :param sections: node name -> parameters, from the scenario file.
+    :param duration: requested sim time, or None for the file's.
+    :param zero_internal: set every scheduled internal-load value to 0.
+    :return: the modified sections (a copy)
+    """
+    out = {k: dict(v) for k, v in sections.items()}
+    sim, ctl = out['object_sim'], out['object_controller']
+    nominal = float(sim.get('duration', 6.0)) or 6.0
+    release = float(sim.get('release_time', 0.5))
+    duration = nominal if duration is None else float(duration)
+    if duration <= release + 0.5:
+        raise ValueError(f'--duration must exceed {release + 0.5:g} s (fixture release + 0.5 s)')
+    sim['duration'] = duration
+    sim['wait_for_subscribers'] = 2  # the analyzer and the recorder
+    factor = (duration - release) / max(nominal - release, 1e-9)
+
+    def stretch(t: float) -> float:
+        return t if t <= release else release + (t - release) * factor
+    start = float(ctl.get('move_start', 1.0))
+    end = start + float(ctl.get('move_duration', 2.0))
+    ctl['move_start'] = stretch(start)
+    ctl['move_duration'] = stretch(end) - stretch(start)
+    from .sim.object_controller import parse_schedule
+    schedule = []
+    for when, handles in parse_schedule(ctl.get('internal_load_schedule', [])):
+        values = ', '.join(f'{k}={0.0 if zero_internal else v:g}' for k, v in handles.items())
+        schedule.append(f'{stretch(when):.6g}: {values}')
+    ctl['internal_load_schedule'] = schedule
+    return out
+
+
+def _executable(script: str, module: str) -> list:
+    """The console script next to this Python if installed, else ``python -m module``."""
+    candidate = Path(sys.executable).parent / script
+    if candidate.exists():
+        return [str(candidate)]
+    return [sys.executable, '-m', module]
+
+
+def _stop(procs: dict, grace: float = 5.0) -> None:
+    """Stop the children we started: SIGINT, then SIGTERM, then SIGKILL, each by pid."""
+    for sig, wait in ((signal.SIGINT, grace), (signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+        alive = [p for p in procs.values() if p.poll() is None]
+        if not alive:
+            return
+        for p in alive:
+            try:
+                os.killpg(p.pid, sig)  # each child leads its own process group
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + wait
+        for p in alive:
+            try:
+                p.wait(timeout=max(0.05, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def main(argv=None) -> int:
+    """Run the demo.
+
+    :param argv: arguments (None: ``sys.argv[1:]``).
+    :return: exit code: 0 on success, 1 when the loop did not run, 2 on bad options
+    """
+    args = parse_args(argv)
+    try:
+        path = scenario_file(args.scenario)
+        sections = run_sections(load_sections(str(path)), args.duration,
+                                args.internal_load == 'zero')
+        if args.rate is not None:
+            if not 1.0 <= args.rate <= float(sections['object_sim']['physics_rate']):
+                raise ValueError('--rate must be between 1 Hz and the physics rate')
+            sections['object_sim']['publish_rate'] = float(args.rate)
+    except (ValueError, OSError) as e:
+        print(f'demo: {e}', file=sys.stderr)
+        return 2
+    name = path.stem.replace('demo_', '')
+    tag = name + ('_' + args.baseline if args.baseline else '') + (
+        '_zero' if args.internal_load == 'zero' else '')
+    out = Path(args.out) / tag
+    if out.exists():
+        shutil.rmtree(out)
+    (out / 'logs').mkdir(parents=True)
+    params_file = out / 'params.yaml'
+    params_file.write_text(yaml.safe_dump(
+        {k: {'ros__parameters': v} for k, v in sections.items()}, sort_keys=False))
+    duration = float(sections['object_sim']['duration'])
+    domain = args.domain_id if args.domain_id is not None else int(
+        os.environ.get('ROS_DOMAIN_ID') or 10 + os.getpid() % 90)
+    os.environ.update(ROS_ENV)
+    os.environ['ROS_DOMAIN_ID'] = str(domain)
+    os.environ.setdefault('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join([str(PACKAGE_ROOT)] + [
+        x for x in env.get('PYTHONPATH', '').split(os.pathsep) if x])
+    env['PYTHONUNBUFFERED'] = '1'
+    distributor = 'baseline_distributor' if args.baseline else 'wrench_distributor'
+    commands = {
+        distributor: (_executable('baseline-distributor',
+                                  'wrench_distribution.sim.baseline_distributor_node')
+                      if args.baseline else
+                      _executable('distributor', 'wrench_distribution.distributor_node')),
+        'wrench_analyzer': _executable('analyzer', 'wrench_distribution.analyzer_node'),
+        'object_controller': _executable('object-controller',
+                                         'wrench_distribution.sim.object_controller_node'),
+        'object_sim': _executable('object-sim', 'wrench_distribution.sim.object_sim_node'),
+    }
+    by = 'Moore-Penrose pinv(G) (baseline)' if args.baseline else 'the distributor (G_M+)'
+    title = (f'wrench_distribution demo: scenario {name}, {duration:g} s of sim time, '
+             f'distribution by {by}'
+             f'{", zero internal load" if args.internal_load == "zero" else ""}')
+    print(title, flush=True)
+    print(f'  ROS_DOMAIN_ID={domain}, DDS on localhost; logs in {out / "logs"}', flush=True)
+    procs: dict = {}
+    recorder = None
+
+    def on_term(signum, frame):  # SIGTERM (e.g. from timeout): clean up like Ctrl-C
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, on_term)
+    rclpy_ctx = False
+    wall0 = time.monotonic()
+    ok = False
+    interrupted = False
+    try:
+        import rclpy
+        from diagnostic_msgs.msg import DiagnosticArray
+        from geometry_msgs.msg import PoseArray, PoseStamped, TwistStamped, WrenchStamped
+        from std_msgs.msg import Float64MultiArray
+        from .sim.recorder import BagRecorder
+
+        def start(node: str) -> None:
+            log = open(out / 'logs' / f'{node}.log', 'w')
+            cmd = commands[node] + ['--ros-args', '--params-file', str(params_file)]
+            procs[node] = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                           stdin=subprocess.DEVNULL, start_new_session=True)
+            log.close()
+        for node in (distributor, 'wrench_analyzer', 'object_controller'):
+            start(node)
+        effectors = list(sections['object_sim']['effectors'])
+        topics = {'desired_wrench': WrenchStamped, 'internal_load': Float64MultiArray,
+                  'contact_poses': PoseArray, 'object_pose': PoseStamped,
+                  'object_twist': TwistStamped, 'measured/internal_load': Float64MultiArray,
+                  'measured/object_wrench': WrenchStamped, '/diagnostics': DiagnosticArray}
+        for e in effectors:
+            topics[f'{e}/ft_sensor'] = WrenchStamped
+            topics[f'{e}/wrench_command'] = WrenchStamped
+        try:  # keep Ctrl-C a KeyboardInterrupt, so that the children are stopped below
+            from rclpy.signals import SignalHandlerOptions
+            rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
+        except ImportError:  # pragma: no cover - older rclpy
+            rclpy.init(args=[])
+        rclpy_ctx = True
+        recorder = BagRecorder(out / 'bag', topics)
+        from rclpy.executors import SingleThreadedExecutor
+        executor = SingleThreadedExecutor()
+        executor.add_node(recorder)
+        # Start the simulator (the clock) once the other nodes are up and discovered.
+        others = {distributor, 'wrench_analyzer', 'object_controller'}
+        deadline = time.monotonic() + 30.0
+        while not others <= set(recorder.get_node_names()):
+            executor.spin_once(timeout_sec=0.1)
+            dead = [n for n, p in procs.items() if p.poll() is not None]
+            if dead or time.monotonic() > deadline:
+                raise RuntimeError(
+                    f'{", ".join(dead) or ", ".join(others - set(recorder.get_node_names()))}'
+                    f' did not start; see {out / "logs"}')
+        end = time.monotonic() + 0.5
+        while time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.05)
+        start('object_sim')
+        limit = args.timeout if args.timeout is not None else 60.0 + 4.0 * duration
+        next_report = time.monotonic() + 2.0
+        while True:
+            executor.spin_once(timeout_sec=0.02)
+            sim_rc = procs['object_sim'].poll()
+            if sim_rc is not None:
+                ok = sim_rc == 0
+                if not ok:
+                    print(f'demo: object_sim exited with {sim_rc}; see its log', file=sys.stderr)
+                break
+            dead = [n for n, p in procs.items() if p.poll() is not None]
+            if dead:
+                print(f'demo: {", ".join(dead)} stopped early; see {out / "logs"}',
+                      file=sys.stderr)
+                break
+            if time.monotonic() - wall0 > limit:
+                print(f'demo: wall-clock limit of {limit:g} s reached', file=sys.stderr)
+                break
+            if time.monotonic() > next_report:
+                sim_t = recorder.get_clock().now().nanoseconds * 1e-9
+                print(f'  ... sim time {sim_t:4.1f} s of {duration:g} s', flush=True)
+                next_report = time.monotonic() + 2.0
+        # let the last messages in flight arrive
+        end = time.monotonic() + 0.3
+        while time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.05)
+    except KeyboardInterrupt:
+        interrupted = True
+        print('demo: interrupted', file=sys.stderr)
+    except RuntimeError as e:
+        print(f'demo: {e}', file=sys.stderr)
+    finally:
+        _stop(procs)
+        if recorder is not None:
+            recorder.close()
+            recorder.destroy_node()
+        if rclpy_ctx:
+            import rclpy
+            rclpy.try_shutdown()
+    wall = time.monotonic() - wall0
+    if interrupted:
+        return 130
+    for node, p in procs.items():
+        if p.returncode not in (0, -signal.SIGINT, 130, None):
+            print(f'  note: {node} exited with {p.returncode} (log: {out / "logs" / node}.log)')
+    if not (out / 'bag').exists():
+        print('demo: no bag was written', file=sys.stderr)
+        return 1
+    from .sim.report import format_summary, plot, read_bag, summarize, write_json
+    series = read_bag(out / 'bag')
+    summary = summarize(series, sections, duration)
+    summary['wall_time_s'] = wall
+    summary['scenario'] = name
+    summary['baseline'] = args.baseline
+    summary['ros_domain_id'] = domain
+    text = format_summary(summary, title + f' (wall {wall:.1f} s)')
+    print()
+    print(text)
+    (out / 'summary.txt').write_text(text + '\n')
+    write_json(summary, out / 'summary.json')
+    if not args.no_plot:
+        plot(summary, out / 'plot.png', title)
+    print()
+    print(f'Files: {out / "summary.txt"}, {out / "summary.json"}'
+          + ('' if args.no_plot else f', {out / "plot.png"}') + f', bag {out / "bag"} (mcap)')
+    print(f'Replay offline: wrench-distribution analyze-bag {out / "bag"} '
+          f'--config {params_file} --out {out / "analysis"}')
+    needed = ('object_pose', 'desired_wrench', 'measured/internal_load')
+    missing = [t for t in needed if summary['message_counts'].get(t, 0) == 0]
+    if missing:
+        print(f'demo: nothing recorded on {", ".join(missing)}', file=sys.stderr)
+        ok = False
+    return 0 if ok else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""Contact poses for a node from a PoseArray topic, static parameters, or tf2."""
+import math
+from typing import Callable, Optional
+
+import numpy as np
+from geometry_msgs.msg import PoseArray
+
+from wrench_distribution.params import ConfigError
+from wrench_distribution.ros.contacts import DistributorCache
+from wrench_distribution.ros.conversions import pose_array_to_arrays
+from wrench_distribution.ros.diagnostics import ERROR, DiagnosticsState
+from wrench_distribution.ros.qos import reliable_qos
+
+
+class ContactInput:
+    """Feeds a :class:`DistributorCache` from the configured contact source.
+
+    :param node: the rclpy node.
+    :param cfg: validated parameters (dict).
+    :param cache: the solver cache to update.
+    :param diag: diagnostics state for problems.
+    :param on_rebuild: called after a new solver was built (e.g. to re-resolve the
+        internal load).
+    :raises ConfigError: when static poses are invalid or tf2 is needed but missing.
+    """
+
+    def __init__(self, node, cfg: dict, cache: DistributorCache, diag: DiagnosticsState,
+                 on_rebuild: Optional[Callable[[], None]] = None) -> None:
+        self.node = node
+        self.cache = cache
+        self.diag = diag
+        self.source = cfg['contact_source']
+        self.object_frame = cfg['object_frame']
+        self.timeout = cfg['contact_timeout']
+        self.on_rebuild = on_rebuild
+        self.last_update_ns: Optional[int] = None
+        self.error: Optional[str] = None
+        self.tf = None
+        n = len(cfg['effectors'])
+        if self.source == 'static':
+            pos = np.asarray(cfg['contact_positions'], float).reshape(n, 3)
+            ori = (np.asarray(cfg['contact_orientations'], float).reshape(n, 4)
+                   if cfg['contact_orientations'] else np.tile([0.0, 0.0, 0.0, 1.0], (n, 1)))
+            try:
+                cache.update(pos, ori)
+            except ValueError as e:
+                raise ConfigError(f"parameter 'contact_positions'/'contact_orientations': "
+                                  f'the core rejects the static contacts: {e}') from None
+        elif self.source == 'topic':
+            self.sub = node.create_subscription(PoseArray, cfg['contact_poses_topic'],
+                                                self._on_poses, reliable_qos(10))
+        else:  # tf
+            from wrench_distribution.ros.tf import TfPoseLookup, tf2_available
+            if not tf2_available():
+                raise ConfigError("parameter 'contact_source': 'tf' needs tf2_ros, which is "
+                                  'not importable here; accepted here: topic, static')
+            frames = cfg['contact_frames']
+            self.tf = TfPoseLookup(node, self.object_frame, frames)
+            self.timer = node.create_timer(0.1, self._on_tf_timer)
+
+    def _apply(self, pos: np.ndarray, quat: np.ndarray) -> None:
+        try:
+            rebuilt = self.cache.update(pos, quat)
+        except ValueError as e:
+            self.error = f'contact poses rejected: {e}'
+            self.diag.problem('rejected_contacts', self.error, ERROR)
+            self.node.get_logger().warning(self.error, throttle_duration_sec=2.0)
+            return
+        self.error = None
+        self.last_update_ns = self.node.get_clock().now().nanoseconds
+        if rebuilt:
+            self.diag.count('solver_builds')
+            if self.on_rebuild is not None:
+                self.on_rebuild()
+
+    def _on_poses(self, msg: PoseArray) -> None:
+        if msg.header.frame_id and msg.header.frame_id != self.object_frame:
+            why = (f"contact_poses frame '{msg.header.frame_id}' is not the object frame "
+                   f"'{self.object_frame}'")
+            self.diag.problem('rejected_frame', why, ERROR)
+            self.node.get_logger().warning(why, throttle_duration_sec=2.0)
+            return
+        if len(msg.poses) != len(self.cache.names):
+            why = (f'contact_poses has {len(msg.poses)} poses, expected {len(self.cache.names)}'
+                   f' (one per effector: {", ".join(self.cache.names)})')
+            self.diag.problem('rejected_length', why, ERROR)
+            self.node.get_logger().warning(why, throttle_duration_sec=2.0)
+            return
+        pos, quat = pose_array_to_arrays(msg)
+        self._apply(pos, quat)
+
+    def _on_tf_timer(self) -> None:
+        try:
+            pos, quat = self.tf.lookup()
+        except LookupError as e:
+            self.diag.problem('tf_failures', str(e))
+            self.node.get_logger().warning(str(e), throttle_duration_sec=5.0)
+            return
+        self._apply(pos, quat)
+
+    def ready(self, now_ns: int) -> Optional[str]:
+        """Why the contacts cannot be used now, or None when they can.
+
+        :param now_ns: node clock now, nanoseconds.
+        :return: a reason, or None.
+        """
+        if self.cache.distributor is None:
+            return self.error or f'no contact poses yet (contact_source={self.source})'
+        if (self.timeout > 0 and self.source != 'static' and self.last_update_ns is not None
+                and (now_ns - self.last_update_ns) * 1e-9 > self.timeout):
+            return (f'contact poses are stale (older than contact_timeout={self.timeout} s)')
+        return None
+
+
+def all_finite6(a, b, c, d, e, f) -> bool:
+    """Whether six floats are finite (fast path for one wrench).
+
+    :return: True when none is NaN or Inf.
+    """
+    return (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)
+            and math.isfinite(d) and math.isfinite(e) and math.isfinite(f))

@@ -1,0 +1,89 @@
+"""Contact poses -> cached ``LoadDistributor``: rebuilt only when the contacts move."""
+from typing import Optional, Sequence
+
+import numpy as np
+
+from wrench_distribution.core import Contact, LoadDistributor
+
+
+class DistributorCache:
+    """Keeps one ``LoadDistributor`` per contact configuration.
+
+    :param names: effector names.
+    :param types: contact types, one per effector.
+    :param object_model: core ``ObjectModel``.
+    :param options: core ``DistributionOptions``.
+    :param tolerance: poses closer than this (m, and ``1 - |q1.q2|``) reuse the solver.
+    """
+
+    def __init__(self, names: Sequence[str], types: Sequence[str], object_model, options,
+                 tolerance: float = 1e-6) -> None:
+        self.names = list(names)
+        self.types = list(types)
+        self.object_model = object_model
+        self.options = options
+        self.tolerance = float(tolerance)
+        self.positions: Optional[np.ndarray] = None
+        self.quaternions: Optional[np.ndarray] = None
+        self.distributor: Optional[LoadDistributor] = None
+        self.builds = 0
+
+    def same_poses(self, positions: np.ndarray, quaternions: np.ndarray) -> bool:
+        """Whether poses equal the cached ones within the tolerance.
+
+        :param positions: (n,3).
+        :param quaternions: (n,4), any scale and sign.
+        :return: True when the cached solver can be reused.
+        """
+        if self.positions is None:
+            return False
+        if np.max(np.abs(positions - self.positions)) > self.tolerance:
+            return False
+        q = quaternions / np.linalg.norm(quaternions, axis=1, keepdims=True)
+        dots = np.abs(np.einsum('ij,ij->i', q, self.quaternions))
+        return bool(np.all(1.0 - dots <= self.tolerance))
+
+    def update(self, positions, quaternions, options=None) -> bool:
+        """Rebuild the solver if the poses (or options) changed.
+
+        :param positions: (n,3) contact positions in the object frame.
+        :param quaternions: (n,4) contact orientations ``[qx,qy,qz,qw]``.
+        :param options: new ``DistributionOptions``, or None to keep the current ones.
+        :return: True when a new solver was built.
+        :raises ValueError: (core errors) when the contacts are invalid; the cache is
+            then left unchanged.
+        """
+        positions = np.asarray(positions, dtype=float).reshape(-1, 3)
+        quaternions = np.asarray(quaternions, dtype=float).reshape(-1, 4)
+        if positions.shape[0] != len(self.names) or quaternions.shape[0] != len(self.names):
+            raise ValueError(f'expected {len(self.names)} contact poses (one per effector: '
+                             f'{", ".join(self.names)}), got {positions.shape[0]}')
+        if not (np.all(np.isfinite(positions)) and np.all(np.isfinite(quaternions))):
+            raise ValueError('contact poses contain NaN or Inf')
+        norms = np.linalg.norm(quaternions, axis=1)
+        if np.any(norms < 1e-9):
+            raise ValueError('contact orientation quaternion is zero')
+        if options is None and self.same_poses(positions, quaternions):
+            return False
+        opts = self.options if options is None else options
+        contacts = [Contact(name=n, type=t, position=tuple(p), orientation=tuple(q))
+                    for n, t, p, q in zip(self.names, self.types, positions, quaternions)]
+        dist = LoadDistributor(contacts, self.object_model, opts)
+        self.distributor = dist
+        self.options = opts
+        self.positions = positions.copy()
+        self.quaternions = quaternions / norms[:, None]
+        self.builds += 1
+        return True
+
+    def try_options(self, options) -> LoadDistributor:
+        """Build (without keeping) a solver with other options on the current poses.
+
+        :param options: candidate ``DistributionOptions``.
+        :return: the solver.
+        :raises ValueError: when the core rejects the options.
+        """
+        contacts = [Contact(name=n, type=t, position=tuple(p), orientation=tuple(q))
+                    for n, t, p, q in zip(self.names, self.types, self.positions,
+                                          self.quaternions)]
+        return LoadDistributor(contacts, self.object_model, options)

@@ -1,0 +1,106 @@
+"""Declare a node's parameters from the pure schema in :mod:`wrench_distribution.params`."""
+from typing import Dict, Sequence
+
+from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
+                                ParameterType)
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+from wrench_distribution.params import ParamSpec
+
+_TYPES = {
+    'string': (ParameterType.PARAMETER_STRING, Parameter.Type.STRING),
+    'double': (ParameterType.PARAMETER_DOUBLE, Parameter.Type.DOUBLE),
+    'integer': (ParameterType.PARAMETER_INTEGER, Parameter.Type.INTEGER),
+    'bool': (ParameterType.PARAMETER_BOOL, Parameter.Type.BOOL),
+    'string_array': (ParameterType.PARAMETER_STRING_ARRAY, Parameter.Type.STRING_ARRAY),
+    'double_array': (ParameterType.PARAMETER_DOUBLE_ARRAY, Parameter.Type.DOUBLE_ARRAY),
+    'integer_array': (ParameterType.PARAMETER_INTEGER_ARRAY, Parameter.Type.INTEGER_ARRAY),
+}
+
+
+def descriptor_for(spec: ParamSpec) -> ParameterDescriptor:
+    """Build the ``ParameterDescriptor`` of one spec.
+
+    :param spec: the parameter spec.
+    :return: descriptor with description, type, read_only, constraints and range.
+    """
+    d = ParameterDescriptor()
+    d.name = spec.name
+    d.type = _TYPES[spec.type][0]
+    d.description = spec.description
+    d.read_only = spec.read_only
+    d.additional_constraints = spec.constraint_text()
+    if spec.type == 'double' and spec.minimum is not None and spec.maximum is not None:
+        d.floating_point_range = [FloatingPointRange(from_value=float(spec.minimum),
+                                                     to_value=float(spec.maximum), step=0.0)]
+    elif spec.type == 'integer' and spec.minimum is not None and spec.maximum is not None:
+        d.integer_range = [IntegerRange(from_value=int(spec.minimum),
+                                        to_value=int(spec.maximum), step=0)]
+    return d
+
+
+def declare_from_specs(node: Node, specs: Sequence[ParamSpec]) -> Dict[str, object]:
+    """Declare every parameter and return the values (defaults where not overridden).
+
+    Empty-array defaults are declared statically typed and uninitialised (an empty list
+    has no ROS type); they read back as ``[]``. Type mismatches in overrides raise
+    rclpy's ``InvalidParameterTypeException``, which the caller reports.
+
+    :param node: the node.
+    :param specs: the parameter specs.
+    :return: name -> Python value.
+    """
+    values: Dict[str, object] = {}
+    for spec in specs:
+        desc = descriptor_for(spec)
+        default = spec.default
+        if isinstance(default, list) and not default:
+            node.declare_parameter(spec.name, _TYPES[spec.type][1], desc)
+        else:
+            node.declare_parameter(spec.name, default, desc)
+        values[spec.name] = read_value(node, spec)
+    return values
+
+
+def read_value(node: Node, spec: ParamSpec) -> object:
+    """Current value of a declared parameter (``[]`` for an uninitialised array).
+
+    :param node: the node.
+    :param spec: the parameter spec.
+    :return: the value as a Python object (arrays as lists).
+    """
+    try:
+        v = node.get_parameter(spec.name).value
+    except ParameterUninitializedException:
+        return [] if spec.type.endswith('_array') else spec.default
+    if v is None:
+        return [] if spec.type.endswith('_array') else spec.default
+    if spec.type.endswith('_array'):
+        return list(v)
+    return v
+
+
+def unknown_overrides(node: Node, specs: Sequence[ParamSpec]) -> list:
+    """Names given to the node (params file, command line) that it does not declare.
+
+    :param node: the node.
+    :param specs: the declared specs.
+    :return: sorted unknown names (empty when rclpy hides its overrides).
+    """
+    overrides = getattr(node, '_parameter_overrides', None) or {}
+    known = {s.name for s in specs} | {'use_sim_time', 'start_type_description_service'}
+    return sorted(k for k in overrides if k not in known and not k.startswith('qos_overrides.'))
+
+
+def param_value_of(p: Parameter) -> object:
+    """Python value of an incoming ``Parameter`` (arrays as lists, NOT_SET as None).
+
+    :param p: the parameter.
+    :return: value.
+    """
+    v = p.value
+    if isinstance(v, (list, tuple)) or hasattr(v, 'tolist'):
+        return list(v)
+    return v

@@ -1,0 +1,196 @@
+"""Object-level controller of the demo: PD on the object pose plus feed-forward, and a
+scripted internal-load schedule. Pure numpy; the ROS node is ``object_controller_node``."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from ..params import ConfigError
+from .rotations import cross, exp_so3, log_so3
+
+
+#: Controller parameters and defaults (see docs/simulator.md).
+CONTROLLER_DEFAULTS = {
+    'world_frame': 'world',
+    'object_frame': 'object',
+    'object_mass': 1.0,
+    'object_inertia': [0.01, 0.01, 0.01],
+    'object_com': [0.0, 0.0, 0.0],
+    'gravity': [0.0, 0.0, -9.81],
+    'position_gain': 100.0,
+    'velocity_gain': 20.0,
+    'orientation_gain': 100.0,
+    'angular_velocity_gain': 20.0,
+    'move_start': 1.0,
+    'move_duration': 2.0,
+    'move_offset': [0.0, 0.0, 0.0],
+    'move_rotation': [0.0, 0.0, 0.0],
+    'internal_load_schedule': [],
+    'internal_load_rate': 5.0,
+}
+
+
+def min_jerk(t: float, start: float, duration: float) -> tuple[float, float, float]:
+    """Minimum-jerk profile from 0 to 1: value, rate and acceleration.
+
+    :param t: time, s.
+    :param start: start time, s.
+    :param duration: duration, s (> 0).
+    :return: ``(s, ds/dt, d2s/dt2)``
+    """
+    tau = (t - start) / duration
+    if tau <= 0.0:
+        return 0.0, 0.0, 0.0
+    if tau >= 1.0:
+        return 1.0, 0.0, 0.0
+    s = tau ** 3 * (10 - 15 * tau + 6 * tau ** 2)
+    ds = 30 * tau ** 2 * (1 - tau) ** 2 / duration
+    dds = 60 * tau * (1 - tau) * (1 - 2 * tau) / duration ** 2
+    return s, ds, dds
+
+
+def _number(text: str, entry: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float('nan')
+    if not np.isfinite(value):
+        raise ConfigError(f'internal_load_schedule: {text.strip()!r} is not a finite number '
+                          f'in {entry!r}')
+    return value
+
+
+def parse_schedule(entries: Sequence[str]) -> list:
+    """Parse ``["0.0: squeeze(a,b)=20", "3.0: squeeze(a,b)=40, twist(a,b)=1"]``.
+
+    An entry with nothing after the colon prescribes no internal load.
+
+    :param entries: ``"<time>: name=value, name=value"`` strings.
+    :return: list of ``(time, {name: value})`` sorted by time
+    :raises ConfigError: on a malformed entry
+    """
+    out = []
+    for entry in entries:
+        when, sep, rest = str(entry).partition(':')
+        if not sep:
+            raise ConfigError(f'internal_load_schedule: {entry!r} lacks "<time>:"')
+        handles = {}
+        depth, token, tokens = 0, '', []
+        for ch in rest:  # split on commas outside parentheses
+            depth += (ch == '(') - (ch == ')')
+            if ch == ',' and depth == 0:
+                tokens.append(token)
+                token = ''
+            else:
+                token += ch
+        tokens.append(token)
+        for tok in tokens:
+            if not tok.strip():
+                continue
+            name, eq, value = tok.rpartition('=')
+            if not eq or not name.strip():
+                raise ConfigError(f'internal_load_schedule: bad handle {tok.strip()!r} '
+                                  f'in {entry!r}')
+            handles[name.strip()] = _number(value, entry)
+        out.append((_number(when, entry), handles))
+    return sorted(out, key=lambda x: x[0])
+
+
+def scheduled(schedule: list, t: float) -> dict:
+    """The handles in force at time ``t`` (the last entry at or before it).
+
+    :param schedule: from :func:`parse_schedule`.
+    :param t: time, s.
+    :return: ``{name: value}`` (empty before the first entry)
+    """
+    current: dict = {}
+    for when, handles in schedule:
+        if when <= t + 1e-9:
+            current = handles
+    return current
+
+
+@dataclass
+class PoseController:
+    """PD on the centre-of-mass position and the orientation, with acceleration and gravity
+    feed-forward, along a minimum-jerk move from the start pose.
+
+    Output: the wrench the effectors together must apply, in the object frame about the
+    centre of mass: ``f = m (a_d + kp e_p + kd e_v - g)`` and
+    ``t = I (alpha_d + kp_r e_R + kd_r e_w) + w x I w`` (world), rotated into the object frame.
+
+    :param mass: object mass, kg.
+    :param inertia: inertia about the CoM, object axes (3, 3).
+    :param com: centre of mass in the object frame.
+    :param gravity: world gravity, m/s^2.
+    :param gains: ``(kp, kd, kp_r, kd_r)`` in 1/s^2 and 1/s.
+    :param offset: world translation of the object frame over the move, m.
+    :param rotation: world rotation vector of the move, rad.
+    :param start: start time of the move, s.
+    :param duration: duration of the move, s.
+    """
+
+    mass: float
+    inertia: np.ndarray
+    com: np.ndarray
+    gravity: np.ndarray
+    gains: tuple = (100.0, 20.0, 100.0, 20.0)
+    offset: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    rotation: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    start: float = 1.0
+    duration: float = 2.0
+    origin: tuple | None = None
+
+    def __post_init__(self) -> None:
+        self.inertia = np.asarray(self.inertia, dtype=float).reshape(3, 3)
+        self.com = np.asarray(self.com, dtype=float)
+        self.gravity = np.asarray(self.gravity, dtype=float)
+        self.offset = np.asarray(self.offset, dtype=float)
+        self.rotation = np.asarray(self.rotation, dtype=float)
+
+    def reference(self, t: float) -> tuple:
+        """Desired object-frame pose and CoM motion at ``t``.
+
+        :param t: time, s (the start pose must be set).
+        :return: ``(frame position, rotation, com position, com velocity, com acceleration,
+            omega, alpha)``, world frame
+        """
+        p0, r0 = self.origin
+        s, ds, dds = min_jerk(t, self.start, self.duration)
+        rot = exp_so3(s * self.rotation) @ r0
+        omega, alpha = ds * self.rotation, dds * self.rotation
+        lever = rot @ self.com
+        frame = p0 + s * self.offset
+        com = frame + lever
+        vel = ds * self.offset + cross(omega, lever)
+        acc = dds * self.offset + cross(alpha, lever) + cross(omega, cross(omega, lever))
+        return frame, rot, com, vel, acc, omega, alpha
+
+    def wrench(self, t: float, position, rotation, velocity, omega) -> np.ndarray:
+        """Desired object wrench.
+
+        :param t: time, s.
+        :param position: world position of the object-frame origin.
+        :param rotation: world orientation of the object frame (3, 3).
+        :param velocity: world velocity of the object-frame origin.
+        :param omega: world angular velocity.
+        :return: (6,) ``[f, t]`` in the object frame about the centre of mass
+        """
+        position = np.asarray(position, float)
+        rotation = np.asarray(rotation, float)
+        omega = np.asarray(omega, float)
+        if self.origin is None:
+            self.origin = (position.copy(), rotation.copy())
+        _, rot_d, com_d, vel_d, acc_d, omega_d, alpha_d = self.reference(t)
+        lever = rotation @ self.com
+        com = position + lever
+        vel = np.asarray(velocity, float) + cross(omega, lever)
+        kp, kd, kp_r, kd_r = self.gains
+        force = self.mass * (acc_d + kp * (com_d - com) + kd * (vel_d - vel) - self.gravity)
+        inertia_w = rotation @ self.inertia @ rotation.T
+        e_rot = log_so3(rot_d @ rotation.T)
+        torque = inertia_w @ (alpha_d + kp_r * e_rot + kd_r * (omega_d - omega)) + cross(
+            omega, inertia_w @ omega)
+        return np.concatenate([rotation.T @ force, rotation.T @ torque])

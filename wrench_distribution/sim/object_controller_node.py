@@ -1,0 +1,119 @@
+"""ROS node ``object_controller``: closes the demo loop around the object pose.
+
+Subscribes ``object_twist`` and ``object_pose`` (from ``object_sim``); on each pose it
+publishes ``desired_wrench`` (WrenchStamped, object frame, about the centre of mass,
+stamped with the pose's stamp) from :class:`.object_controller.PoseController`, and the
+scripted internal load on ``internal_load`` (Float64MultiArray whose layout label holds
+the handle names joined by ``;``, e.g. ``squeeze(left,right)``) whenever it changes and
+at ``internal_load_rate``. Run with ``use_sim_time:=true``.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import rclpy
+from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+
+from .node_params import declare_and_read
+from .object_controller import CONTROLLER_DEFAULTS, PoseController, parse_schedule, scheduled
+from .rotations import matrix_from_quaternion
+from .scenarios import inertia_matrix
+
+
+#: Separator of handle names in the layout label (the distributor's convention).
+LABEL_SEPARATOR = ';'
+
+
+class ObjectControllerNode(Node):
+    """PD + feed-forward object controller with an internal-load schedule."""
+
+    def __init__(self) -> None:
+        super().__init__('object_controller')
+        p = declare_and_read(self, CONTROLLER_DEFAULTS)
+        self.p = p
+        self.schedule = parse_schedule(p['internal_load_schedule'])
+        self.law = PoseController(
+            p['object_mass'], inertia_matrix(p['object_inertia']), np.array(p['object_com']),
+            np.array(p['gravity']),
+            (p['position_gain'], p['velocity_gain'], p['orientation_gain'],
+             p['angular_velocity_gain']),
+            np.array(p['move_offset']), np.array(p['move_rotation']), p['move_start'],
+            p['move_duration'])
+        reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        self.wrench_pub = self.create_publisher(WrenchStamped, 'desired_wrench', reliable)
+        self.load_pub = self.create_publisher(Float64MultiArray, 'internal_load', reliable)
+        self.create_subscription(TwistStamped, 'object_twist', self._on_twist, reliable)
+        self.create_subscription(PoseStamped, 'object_pose', self._on_pose, reliable)
+        self.velocity = np.zeros(3)
+        self.omega = np.zeros(3)
+        self.msg = WrenchStamped()
+        self.msg.header.frame_id = p['object_frame']
+        self.last_handles = None
+        self.next_load = -np.inf
+
+    def _on_twist(self, msg: TwistStamped) -> None:
+        t = msg.twist
+        self.velocity = np.array([t.linear.x, t.linear.y, t.linear.z])
+        self.omega = np.array([t.angular.x, t.angular.y, t.angular.z])
+
+    def _on_pose(self, msg: PoseStamped) -> None:
+        now = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        pos = msg.pose.position
+        o = msg.pose.orientation
+        rot = matrix_from_quaternion([o.x, o.y, o.z, o.w])
+        self.publish_internal_load(now, msg.header.stamp)
+        w = self.law.wrench(now, [pos.x, pos.y, pos.z], rot, self.velocity, self.omega)
+        if not np.all(np.isfinite(w)):
+            self.get_logger().error('non-finite desired wrench, not published',
+                                    throttle_duration_sec=2.0)
+            return
+        self.msg.header.stamp = msg.header.stamp
+        f, t = self.msg.wrench.force, self.msg.wrench.torque
+        f.x, f.y, f.z, t.x, t.y, t.z = (float(v) for v in w)
+        self.wrench_pub.publish(self.msg)
+
+    def publish_internal_load(self, now: float, stamp) -> None:
+        """Publish the scheduled handles on change and at ``internal_load_rate``.
+
+        :param now: sim time, s.
+        :param stamp: the current stamp (unused by Float64MultiArray, kept for logs).
+        """
+        handles = scheduled(self.schedule, now)
+        if not handles:
+            return
+        if handles == self.last_handles and now < self.next_load:
+            return
+        if handles != self.last_handles:
+            self.get_logger().info(f't={now:.3f} s: internal load ' + ', '.join(
+                f'{k}={v:g}' for k, v in handles.items()))
+        msg = Float64MultiArray()
+        dim = MultiArrayDimension()
+        dim.label = LABEL_SEPARATOR.join(handles)
+        dim.size = dim.stride = len(handles)
+        msg.layout.dim = [dim]
+        msg.data = [float(v) for v in handles.values()]
+        self.load_pub.publish(msg)
+        self.last_handles = handles
+        self.next_load = now + 1.0 / max(self.p['internal_load_rate'], 1e-3)
+
+
+def main(args=None) -> int:
+    """Run the controller node.
+
+    :param args: ROS command-line arguments (None: ``sys.argv``).
+    :return: exit code (2 on invalid configuration).
+    """
+    from ..ros.runner import EXECUTOR_ENV, run_node
+    # rclpy's EventsExecutor was seen to miss a subscription whose publisher appeared
+    # while the process started (Kilted wheels); this light node needs no speed.
+    os.environ.setdefault(EXECUTOR_ENV, 'single')
+    return run_node(ObjectControllerNode, 'object_controller', args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,306 @@
+"""ROS node ``object_sim``: the held object, its effectors and their F/T sensors, on sim time.
+
+Subscribes ``<effector>/wrench_command`` (WrenchStamped, contact frame about the contact
+point, the wrench the effector applies to the object). Publishes ``/clock``,
+``object_pose`` (PoseStamped, world frame: pose of the object frame), ``object_twist``
+(TwistStamped, world axes: velocity of the object-frame origin and angular velocity),
+``contact_poses`` (PoseArray, object frame), ``<effector>/ft_sensor`` (WrenchStamped,
+sensor frame ``<effector>_ft_sensor``) and ``~/markers`` (MarkerArray, world frame).
+
+The node is the clock source: it paces the physics against the wall clock
+(``real_time_factor``; 0 runs as fast as it can) and every other node runs with
+``use_sim_time:=true``. It first publishes at sim time 0 with the object held in a
+fixture until every effector has sent a command (and each F/T topic has
+``wait_for_subscribers`` subscribers), then starts the clock; the fixture is released at
+``release_time``. With ``duration > 0`` it exits after that much sim time.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+import rclpy
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Point, Pose, PoseArray, PoseStamped, TwistStamped, WrenchStamped
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from visualization_msgs.msg import Marker, MarkerArray
+
+from .node_params import declare_and_read
+from .rotations import quaternion_from_matrix
+from .scenarios import SIM_DEFAULTS, build_sensors, build_sim, sim_params
+
+#: Parameters of the node only (the rest of SIM_DEFAULTS describes the physics).
+EXTRA = ('wait_for_subscribers', 'contact_rate', 'marker_rate', 'lockstep', 'lockstep_timeout')
+
+
+def _stamp(t: float) -> Time:
+    ns = int(round(t * 1e9))
+    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+def _fill_pose(pose: Pose, position, quaternion) -> Pose:
+    pose.position.x, pose.position.y, pose.position.z = (float(v) for v in position)
+    (pose.orientation.x, pose.orientation.y, pose.orientation.z,
+     pose.orientation.w) = (float(v) for v in quaternion)
+    return pose
+
+
+class ObjectSimNode(Node):
+    """The simulator node; :meth:`tick` advances one publish period."""
+
+    def __init__(self) -> None:
+        super().__init__('object_sim')
+        self.p = sim_params(declare_and_read(self, SIM_DEFAULTS))
+        self.extra = {k: self.p[k] for k in EXTRA}
+        self.effectors = list(self.p['effectors'])
+        if len(self.effectors) < 2:
+            raise ValueError("parameter 'effectors': at least two effectors are required")
+        self.n = len(self.effectors)
+        self.sim = build_sim(self.p)
+        self.sensors = build_sensors(self.p)
+        self.dt = 1.0 / float(self.p['physics_rate'])
+        self.substeps = max(1, int(round(self.p['physics_rate'] / self.p['publish_rate'])))
+        self.period = self.substeps * self.dt
+        self.commands = np.zeros((self.n, 6))
+        self.command_time = np.full(self.n, -np.inf)
+        self.received = np.zeros(self.n, dtype=bool)
+        self.command_stamp = np.full(self.n, -1, dtype=np.int64)
+        self.published_stamp = -1
+        self.ticks = 0
+        self.lockstep_misses = 0
+        self.started = False
+        self.world = self.p['world_frame']
+        reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        self.clock_pub = self.create_publisher(Clock, '/clock', reliable)
+        self.pose_pub = self.create_publisher(PoseStamped, 'object_pose', reliable)
+        self.twist_pub = self.create_publisher(TwistStamped, 'object_twist', reliable)
+        self.contacts_pub = self.create_publisher(PoseArray, 'contact_poses', reliable)
+        self.marker_pub = self.create_publisher(MarkerArray, '~/markers', 1)
+        self.ft_pubs = [self.create_publisher(WrenchStamped, f'{e}/ft_sensor', reliable)
+                        for e in self.effectors]
+        for i, e in enumerate(self.effectors):
+            self.create_subscription(WrenchStamped, f'{e}/wrench_command',
+                                     lambda msg, i=i: self._on_command(i, msg), reliable)
+        self.ft_msgs = [WrenchStamped() for _ in self.effectors]
+        for e, m in zip(self.effectors, self.ft_msgs):
+            m.header.frame_id = f'{e}_ft_sensor'
+        self.contacts_msg = PoseArray()
+        self.contacts_msg.header.frame_id = self.p['object_frame']
+        for r, rot in zip(self.sim.r, self.sim.r_rot):
+            self.contacts_msg.poses.append(_fill_pose(Pose(), r, quaternion_from_matrix(rot)))
+        self.next_contacts = 0.0
+        self.next_markers = 0.0
+        self.wall_start = time.monotonic()
+        self.get_logger().info(
+            f'{self.n} effectors, physics {self.p["physics_rate"]:g} Hz, publishing '
+            f'{1.0 / self.period:g} Hz; waiting for commands on '
+            + ', '.join(f'{e}/wrench_command' for e in self.effectors))
+
+    # --- inputs -----------------------------------------------------------------
+    def _on_command(self, i: int, msg: WrenchStamped) -> None:
+        w = msg.wrench
+        values = np.array([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
+        if not np.all(np.isfinite(values)):
+            self.get_logger().warning(f'{self.effectors[i]}: non-finite command ignored',
+                                      throttle_duration_sec=2.0)
+            return
+        self.commands[i] = values
+        self.command_time[i] = self.sim.time
+        self.command_stamp[i] = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        self.received[i] = True
+
+    def ready(self) -> bool:
+        """True once every effector has commanded and the F/T topics have their listeners.
+
+        :return: readiness
+        """
+        need = int(self.extra['wait_for_subscribers'])
+        subscribed = all(p.get_subscription_count() >= need for p in self.ft_pubs)
+        return bool(self.received.all()) and subscribed
+
+    # --- one publish period -----------------------------------------------------
+    def tick(self) -> None:
+        """Advance the physics by one publish period (if started) and publish everything."""
+        if self.started:
+            stale = (self.sim.time - self.command_time) > self.p['command_timeout']
+            commands = np.where(stale[:, None], 0.0, self.commands)
+            for _ in range(self.substeps):
+                fixed = self.sim.time < self.p['release_time']
+                self.sim.step(commands, self.dt, fixed=fixed)
+            self.ticks += 1
+            self.sim.time = self.ticks * self.period
+        self.publish()
+
+    def publish(self) -> None:
+        """Publish clock, twist, pose, F/T readings, and (at their rates) contacts and markers."""
+        t = self.ticks * self.period  # exact multiples of the period, no drift
+        stamp = _stamp(t)
+        self.published_stamp = stamp.sec * 1_000_000_000 + stamp.nanosec
+        self.clock_pub.publish(Clock(clock=stamp))
+        pos, rot = self.sim.object_frame_pose()
+        vel, omega = self.sim.object_frame_twist()
+        twist = TwistStamped()
+        twist.header.stamp, twist.header.frame_id = stamp, self.world
+        twist.twist.linear.x, twist.twist.linear.y, twist.twist.linear.z = (float(v) for v in vel)
+        twist.twist.angular.x, twist.twist.angular.y, twist.twist.angular.z = (
+            float(v) for v in omega)
+        self.twist_pub.publish(twist)
+        pose = PoseStamped()
+        pose.header.stamp, pose.header.frame_id = stamp, self.world
+        _fill_pose(pose.pose, pos, quaternion_from_matrix(rot))
+        self.pose_pub.publish(pose)
+        applied = self.sim.transmitted()
+        frames = self.sim.effector_frames()
+        gravity = np.einsum('nji,j->ni', frames, self.sim.gravity)
+        readings = self.sensors.read(applied, gravity)
+        for pub, msg, r in zip(self.ft_pubs, self.ft_msgs, readings):
+            msg.header.stamp = stamp
+            f, tq = msg.wrench.force, msg.wrench.torque
+            f.x, f.y, f.z, tq.x, tq.y, tq.z = (float(v) for v in r)
+            pub.publish(msg)
+        if t >= self.next_contacts or not self.started:
+            self.contacts_msg.header.stamp = stamp
+            self.contacts_pub.publish(self.contacts_msg)
+            self.next_contacts = t + 1.0 / self.extra['contact_rate']
+        if t >= self.next_markers and self.extra['marker_rate'] > 0:
+            self.marker_pub.publish(self.markers(stamp, applied))
+            self.next_markers = t + 1.0 / self.extra['marker_rate']
+
+    def markers(self, stamp: Time, applied: np.ndarray) -> MarkerArray:
+        """Object, effectors and the force each transmits (1 cm per newton), world frame.
+
+        :param stamp: header stamp.
+        :param applied: (n, 6) transmitted wrenches, effector frames.
+        :return: the markers
+        """
+        out = MarkerArray()
+        pos, rot = self.sim.object_frame_pose()
+        box = Marker()
+        box.header.stamp, box.header.frame_id = stamp, self.world
+        box.ns, box.id, box.type = 'object', 0, Marker.SPHERE
+        _fill_pose(box.pose, self.sim.body.position, quaternion_from_matrix(rot))
+        box.scale.x = box.scale.y = box.scale.z = 0.05
+        box.color.r, box.color.g, box.color.b, box.color.a = 0.2, 0.6, 1.0, 0.8
+        out.markers.append(box)
+        frames = self.sim.effector_frames()
+        for i in range(self.n):
+            arrow = Marker()
+            arrow.header.stamp, arrow.header.frame_id = stamp, self.world
+            arrow.ns, arrow.id, arrow.type = 'transmitted_force', i, Marker.ARROW
+            start = self.sim.eff_pos[i]
+            end = start + 0.01 * frames[i] @ applied[i, :3]
+            arrow.points = [Point(x=float(start[0]), y=float(start[1]), z=float(start[2])),
+                            Point(x=float(end[0]), y=float(end[1]), z=float(end[2]))]
+            arrow.pose.orientation.w = 1.0
+            arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.005, 0.01, 0.01
+            arrow.color.r, arrow.color.g, arrow.color.a = 1.0, 0.3, 1.0
+            out.markers.append(arrow)
+        return out
+
+    def await_commands(self, executor) -> None:
+        """Lockstep: serve callbacks until every effector has answered the last published state.
+
+        Commands carry the stamp of the state they answer (controller and distributor copy
+        it), so the loop has one publish period of latency in sim time however slowly the
+        processes run. Gives up after ``lockstep_timeout`` s of wall time (then the latest
+        commands are used and the miss is counted).
+
+        :param executor: executor that has this node.
+        """
+        deadline = time.monotonic() + float(self.extra['lockstep_timeout'])
+        while (self.command_stamp < self.published_stamp).any():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.lockstep_misses += 1
+                self.get_logger().warning(
+                    f'lockstep: no command for t={self.sim.time:.3f} s within '
+                    f'{self.extra["lockstep_timeout"]:g} s ({self.lockstep_misses} misses)',
+                    throttle_duration_sec=2.0)
+                return
+            executor.spin_once(timeout_sec=remaining)
+
+    # --- main loop --------------------------------------------------------------
+    def run(self, executor) -> None:
+        """Serve callbacks and tick on the wall clock until shutdown or ``duration``.
+
+        :param executor: executor that has this node.
+        """
+        rtf = float(self.p['real_time_factor'])
+        wait_period = 0.05
+        deadline = time.monotonic() + float(self.p['start_timeout'])
+        next_wall = time.monotonic()
+        while rclpy.ok():
+            if not self.started:
+                self.publish()
+                if self.ready() or time.monotonic() > deadline:
+                    if not self.ready():
+                        self.get_logger().warning('start_timeout: starting without commands '
+                                                  'from every effector')
+                    self.started = True
+                    self.get_logger().info('all effectors commanding: sim time starts')
+                    next_wall = time.monotonic()
+                    continue
+                end = time.monotonic() + wait_period
+                while time.monotonic() < end:
+                    executor.spin_once(timeout_sec=max(0.0, end - time.monotonic()))
+                continue
+            if self.extra['lockstep']:
+                self.await_commands(executor)
+            self.tick()
+            if 0 < self.p['duration'] <= self.sim.time + 1e-9:
+                self.get_logger().info(f'duration {self.p["duration"]:g} s reached, exiting')
+                return
+            if rtf > 0:
+                next_wall += self.period / rtf
+                now = time.monotonic()
+                if next_wall < now - 0.5:  # fell far behind: do not try to catch up
+                    next_wall = now
+                executor.spin_once(timeout_sec=0.0)
+                while True:
+                    remaining = next_wall - time.monotonic()
+                    if remaining <= 0:
+                        break
+                    executor.spin_once(timeout_sec=remaining)
+            else:
+                for _ in range(2 * self.n):
+                    executor.spin_once(timeout_sec=0.0)
+
+
+def main(args=None) -> int:
+    """Run the simulator node.
+
+    :param args: ROS command-line arguments (None: ``sys.argv``).
+    :return: exit code (2 on invalid configuration).
+    """
+    from rclpy.executors import SingleThreadedExecutor
+    rclpy.init(args=args)
+    node = None
+    try:
+        try:
+            node = ObjectSimNode()
+        except (ValueError, TypeError) as e:
+            print(f'[object_sim] invalid configuration: {e}', file=sys.stderr, flush=True)
+            return 2
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        try:
+            node.run(executor)
+        except KeyboardInterrupt:
+            pass
+        except Exception as e:  # noqa: BLE001 - shutdown by a signal invalidates the context
+            if rclpy.ok():
+                raise
+            print(f'[object_sim] stopped: {e}', file=sys.stderr, flush=True)
+        return 0
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.try_shutdown() if hasattr(rclpy, 'try_shutdown') else rclpy.shutdown()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,336 @@
+"""The demo's summary and plot, computed from the recorded bag (no ROS needed)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+
+from .object_controller import PoseController, parse_schedule
+from .rotations import log_so3, matrix_from_quaternion
+from .scenarios import inertia_matrix
+
+#: Seconds after the fixture release and after each internal-load change that the
+#: comparison skips (transients of the grasp springs and of the controller).
+SETTLE = 0.4
+
+
+@dataclass
+class Series:
+    """Time series of one topic: times (s, header stamps) and values (k, d)."""
+
+    t: np.ndarray
+    v: np.ndarray
+    labels: list = field(default_factory=list)
+
+
+def _stamp(h) -> float:
+    return h.stamp.sec + 1e-9 * h.stamp.nanosec
+
+
+#: Topics the summary and the plot use.
+SUMMARY_TOPICS = ('object_pose', 'desired_wrench', 'measured/internal_load',
+                  'measured/object_wrench')
+
+
+def read_bag(path: Path, topics=SUMMARY_TOPICS) -> dict:
+    """Read topics of a demo bag into :class:`Series`.
+
+    :param path: bag directory.
+    :param topics: topic names (without the leading slash) to read; None for all.
+    :return: topic name -> Series (missing topics are absent); ``message_counts`` of
+        every topic in the bag is under the key ``'_counts'``
+    """
+    from rosbags.rosbag2 import Reader
+    from rosbags.typesys import Stores, get_typestore
+    typestore = get_typestore(Stores.ROS2_KILTED)
+    raw: dict = {}
+    counts = {}
+    with Reader(Path(path)) as reader:
+        for conn in reader.connections:
+            counts[conn.topic.lstrip('/')] = counts.get(conn.topic.lstrip('/'), 0) + conn.msgcount
+        wanted = [c for c in reader.connections
+                  if topics is None or c.topic.lstrip('/') in topics]
+        for conn, timestamp, data in reader.messages(connections=wanted):
+            msg = typestore.deserialize_cdr(data, conn.msgtype)
+            raw.setdefault(conn.topic, []).append((timestamp * 1e-9, msg))
+    out = {}
+    for topic, items in raw.items():
+        name = topic.lstrip('/')
+        items.sort(key=lambda item: _stamp(item[1].header) if hasattr(item[1], 'header')
+                   else item[0])
+        first = items[0][1]
+        if hasattr(first, 'wrench'):
+            t = np.array([_stamp(m.header) for _, m in items])
+            v = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z,
+                           m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z]
+                          for _, m in items])
+            out[name] = Series(t, v)
+        elif hasattr(first, 'pose') and hasattr(first, 'header'):
+            t = np.array([_stamp(m.header) for _, m in items])
+            v = np.array([[m.pose.position.x, m.pose.position.y, m.pose.position.z,
+                           m.pose.orientation.x, m.pose.orientation.y, m.pose.orientation.z,
+                           m.pose.orientation.w] for _, m in items])
+            out[name] = Series(t, v)
+        elif hasattr(first, 'layout'):
+            t = np.array([ts for ts, _ in items])
+            labels = [m.layout.dim[0].label if len(m.layout.dim) else '' for _, m in items]
+            width = max(len(m.data) for _, m in items)
+            v = np.full((len(items), width), np.nan)
+            for i, (_, m) in enumerate(items):
+                v[i, :len(m.data)] = m.data
+            out[name] = Series(t, v, labels)
+        else:
+            out[name] = Series(np.array([ts for ts, _ in items]), np.zeros((len(items), 0)))
+    out['_counts'] = counts
+    return out
+
+
+def _controller(params: Mapping) -> PoseController:
+    return PoseController(
+        params['object_mass'], inertia_matrix(params['object_inertia']),
+        np.array(params['object_com']), np.array(params['gravity']),
+        (params['position_gain'], params['velocity_gain'], params['orientation_gain'],
+         params['angular_velocity_gain']),
+        np.array(params['move_offset']), np.array(params['move_rotation']),
+        params['move_start'], params['move_duration'])
+
+
+def _distributor(sim_params: Mapping):
+    from ..core import Contact, LoadDistributor, ObjectModel
+    n = len(sim_params['effectors'])
+    types = list(sim_params['contact_types']) or ['rigid'] * n
+    pos = np.asarray(sim_params['contact_positions'], float).reshape(n, 3)
+    quat = np.asarray(sim_params['contact_orientations'] or [0, 0, 0, 1] * n, float).reshape(n, 4)
+    contacts = [Contact(e, t, tuple(p), tuple(q))
+                for e, t, p, q in zip(sim_params['effectors'], types, pos, quat)]
+    return LoadDistributor(contacts, ObjectModel(com=tuple(sim_params['object_com']),
+                                                 mass=sim_params['object_mass']))
+
+
+def summarize(series: Mapping[str, Series], sections: Mapping, duration: float) -> dict:
+    """Tracking error, commanded against recovered internal load, resultant residual.
+
+    :param series: from :func:`read_bag`.
+    :param sections: the run's parameter sections (node name -> parameters).
+    :param duration: sim time of the run, s.
+    :return: JSON-ready summary
+    """
+    sim_p, ctl_p = sections['object_sim'], sections['object_controller']
+    release = float(sim_p.get('release_time', 0.5))
+    start = release + SETTLE
+    move = (float(ctl_p['move_start']), float(ctl_p['move_start']) + float(ctl_p['move_duration']))
+    out: dict = {'duration': duration, 'release_time': release, 'settle': SETTLE, 'move': move,
+                 'sensor_noise': {'force_N': float(sim_p.get('sensor_force_noise', 0.0)),
+                                  'torque_Nm': float(sim_p.get('sensor_torque_noise', 0.0))}}
+    out['message_counts'] = dict(sorted(series.get('_counts', {}).items()))
+    # --- tracking -----------------------------------------------------------------
+    pose = series.get('object_pose')
+    if pose is not None and len(pose.t):
+        law = _controller(ctl_p)
+        law.origin = (pose.v[0, :3], matrix_from_quaternion(pose.v[0, 3:]))
+        pos_err, rot_err = [], []
+        for t, row in zip(pose.t, pose.v):
+            frame, rot_d = law.reference(t)[:2]
+            pos_err.append(np.linalg.norm(frame - row[:3]))
+            rot_err.append(np.linalg.norm(log_so3(rot_d @ matrix_from_quaternion(row[3:]).T)))
+        pos_err, rot_err = np.array(pos_err), np.array(rot_err)
+        mask = pose.t >= start
+        moved = np.linalg.norm(pose.v[-1, :3] - pose.v[0, :3])
+        if not mask.any():
+            mask = np.ones_like(mask)
+        out['tracking'] = {
+            'position_rms_mm': float(1e3 * np.sqrt(np.mean(pos_err[mask] ** 2))),
+            'position_max_mm': float(1e3 * pos_err[mask].max()),
+            'orientation_rms_deg': float(np.degrees(np.sqrt(np.mean(rot_err[mask] ** 2)))),
+            'final_position_error_mm': float(1e3 * pos_err[-1]),
+            'distance_moved_mm': float(1e3 * moved),
+            'reference_distance_mm': float(1e3 * np.linalg.norm(law.offset)),
+        }
+        out['_pose_error'] = (pose.t, pos_err)
+    # --- internal load ------------------------------------------------------------
+    measured = series.get('measured/internal_load')
+    schedule = parse_schedule(ctl_p.get('internal_load_schedule', []))
+    dist = _distributor(sim_p)
+    names = list(dist.basis_names)
+    units = list(dist.basis_units)
+    out['basis'] = [{'name': n, 'unit': u} for n, u in zip(names, units)]
+    phases = []
+    if measured is not None and len(measured.t):
+        # Float64MultiArray has no header: take the stamps of the analyzer's object wrench,
+        # published with each internal-load message, when both were recorded completely;
+        # otherwise the recorder's reception times (late when the recorder lags).
+        companion = series.get('measured/object_wrench')
+        if companion is not None and len(companion.t) == len(measured.t):
+            measured = Series(companion.t, measured.v, measured.labels)
+        label = measured.labels[-1]
+        got = [s.strip() for s in label.split(';')] if label else names
+        order = [got.index(n) for n in names] if sorted(got) == sorted(names) else list(
+            range(len(names)))
+        lam = measured.v[:, order]
+        times = [w for w, _ in schedule] + [duration + 1.0]
+        for k, (when, handles) in enumerate(schedule):
+            lo = max(when + SETTLE, start)
+            hi = min(times[k + 1], duration)
+            mask = (measured.t >= lo) & (measured.t < hi)
+            commanded = np.asarray(dist.internal_load_from_handles(handles), float) + 0.0
+            if mask.sum() < 5:
+                continue
+            mean = lam[mask].mean(axis=0)
+            std = lam[mask].std(axis=0)
+            phases.append({
+                'start': float(lo), 'end': float(hi), 'samples': int(mask.sum()),
+                'handles': handles, 'commanded': commanded.tolist(), 'recovered': mean.tolist(),
+                'noise_std': std.tolist(), 'error': (mean - commanded).tolist(),
+                'max_abs_error': float(np.abs(mean - commanded).max()),
+                'recovered_norm': float(np.linalg.norm(mean)),
+                'rms_norm': float(np.sqrt(np.mean(np.sum(lam[mask] ** 2, axis=1)))),
+                'max_abs_recovered_sample': float(np.abs(lam[mask]).max()),
+            })
+        out['_internal'] = (measured.t, lam, schedule, dist)
+    out['internal_load'] = phases
+    # --- resultant residual -------------------------------------------------------
+    desired, resultant = series.get('desired_wrench'), series.get('measured/object_wrench')
+    if desired is not None and resultant is not None and len(desired.t) and len(resultant.t):
+        idx = np.searchsorted(desired.t, resultant.t)
+        idx = np.clip(idx, 0, len(desired.t) - 1)
+        close = np.abs(desired.t[idx] - resultant.t) < 1e-6
+        mask = close & (resultant.t >= start)
+        diff = resultant.v[mask] - desired.v[idx[mask]]
+        if len(diff):
+            out['resultant_residual'] = {
+                'samples': int(len(diff)),
+                'force_rms_N': float(np.sqrt(np.mean(np.sum(diff[:, :3] ** 2, axis=1)))),
+                'torque_rms_Nm': float(np.sqrt(np.mean(np.sum(diff[:, 3:] ** 2, axis=1)))),
+                'force_max_N': float(np.linalg.norm(diff[:, :3], axis=1).max()),
+            }
+        out['_resultant'] = (resultant.t, resultant.v, desired.t, desired.v)
+    return out
+
+
+def format_summary(s: Mapping, title: str) -> str:
+    """Human-readable summary table.
+
+    :param s: from :func:`summarize`.
+    :param title: first line.
+    :return: text
+    """
+    lines = [title, '=' * len(title),
+             'The controller asks for the object\'s motion and for an internal load (e.g. a '
+             'squeeze); the distributor',
+             'turns both into one wrench command per effector; the simulated grasps transmit '
+             'them; the analyzer, which',
+             'sees only the simulated F/T sensors, recovers the internal load. "recovered" '
+             'should match "commanded"',
+             'to within the sensor noise (see docs/simulator.md).', '']
+    tr = s.get('tracking')
+    if tr and tr['position_rms_mm'] is not None:
+        lines.append(
+            f"Object pose tracking (from {s['release_time'] + s['settle']:.1f} s): position "
+            f"error RMS {tr['position_rms_mm']:.2f} mm, max {tr['position_max_mm']:.2f} mm, "
+            f"orientation RMS {tr['orientation_rms_deg']:.3f} deg; moved "
+            f"{tr['distance_moved_mm']:.0f} mm (reference {tr['reference_distance_mm']:.0f} mm)")
+    else:
+        lines.append('Object pose tracking: no object_pose messages recorded')
+    lines.append('')
+    lines.append('Internal load: commanded (controller -> distributor) against recovered '
+                 '(analyzer, from the simulated F/T sensors)')
+    if not s['internal_load']:
+        lines.append('  no internal-load output recorded from the analyzer')
+    header = f"  {'time window':<14}{'basis element':<28}{'commanded':>11}{'recovered':>11}" \
+             f"{'noise std':>11}{'error':>9}"
+    for ph in s['internal_load']:
+        lines.append(header)
+        for j, b in enumerate(s['basis']):
+            window = f"{ph['start']:.1f}-{ph['end']:.1f} s" if j == 0 else ''
+            lines.append(
+                f"  {window:<14}{b['name'] + ' [' + b['unit'] + ']':<28}"
+                f"{ph['commanded'][j]:>11.3f}{ph['recovered'][j]:>11.3f}"
+                f"{ph['noise_std'][j]:>11.3f}{ph['error'][j]:>+9.3f}")
+    if s['internal_load']:
+        errors = {'N': 0.0, 'N*m': 0.0}
+        for ph in s['internal_load']:
+            for j, b in enumerate(s['basis']):
+                errors[b['unit']] = max(errors[b['unit']], abs(ph['error'][j]))
+        noise = s['sensor_noise']
+        lines.append(f"  largest error: {errors['N']:.3f} N and {errors['N*m']:.4f} N*m; sensor "
+                     f"noise (one sigma per component): {noise['force_N']:g} N, "
+                     f"{noise['torque_Nm']:g} N*m")
+    rr = s.get('resultant_residual')
+    lines.append('')
+    if rr:
+        lines.append(f"Resultant residual (analyzer's object wrench - desired wrench, "
+                     f"{rr['samples']} samples): force RMS {rr['force_rms_N']:.3f} N "
+                     f"(max {rr['force_max_N']:.3f} N), torque RMS {rr['torque_rms_Nm']:.4f} N*m")
+    else:
+        lines.append('Resultant residual: no matching desired/measured wrenches recorded')
+    return '\n'.join(lines)
+
+
+def plot(s: Mapping, path: Path, title: str) -> None:
+    """Write the PNG: pose tracking error, internal load, resultant force.
+
+    :param s: from :func:`summarize`.
+    :param path: PNG file.
+    :param title: figure title.
+    """
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(3, 1, figsize=(10, 10), sharex=True)
+    ax = axes[0]
+    if '_pose_error' in s:
+        t, err = s['_pose_error']
+        ax.plot(t, 1e3 * err, color='tab:blue')
+    ax.axvline(s['release_time'], color='grey', ls=':', label='fixture released')
+    ax.axvspan(*s['move'], color='tab:orange', alpha=0.15, label='reference moving')
+    ax.set_ylabel('position error [mm]')
+    ax.set_title('Object pose tracking: distance between the object and its reference')
+    ax.legend(loc='upper right')
+    ax = axes[1]
+    if '_internal' in s:
+        t, lam, schedule, dist = s['_internal']
+        levels = [np.zeros(len(dist.basis_names))] + [
+            np.asarray(dist.internal_load_from_handles(h), float) for _, h in schedule]
+        starts = np.array([w for w, _ in schedule])
+        cmd = np.array([levels[int(np.searchsorted(starts, x + 1e-9, side='right'))]
+                        for x in t])
+        for j, name in enumerate(dist.basis_names):
+            if np.abs(cmd[:, j]).max() > 1e-9 or np.abs(np.nanmean(lam[:, j])) > 0.5:
+                line, = ax.plot(t, lam[:, j], lw=0.8, label=f'{name} recovered')
+                ax.plot(t, cmd[:, j], ls='--', color=line.get_color(), lw=2,
+                        label=f'{name} commanded')
+        others = [j for j in range(lam.shape[1]) if np.abs(cmd[:, j]).max() <= 1e-9]
+        if others:
+            ax.plot(t, np.linalg.norm(lam[:, others], axis=1), color='k', lw=0.6,
+                    label='norm of the other elements (commanded 0)')
+    ax.set_ylabel('internal load [N, N*m]')
+    ax.set_title('Internal load: commanded (dashed) and recovered by the analyzer (solid)')
+    ax.legend(loc='upper left', fontsize=7, ncol=2)
+    ax = axes[2]
+    if '_resultant' in s:
+        tm, vm, td, vd = s['_resultant']
+        for k, axis in enumerate('xyz'):
+            line, = ax.plot(tm, vm[:, k], lw=0.8, label=f'f{axis} measured')
+            ax.plot(td, vd[:, k], ls='--', color=line.get_color(), label=f'f{axis} desired')
+    ax.set_ylabel('resultant force [N]\n(object frame)')
+    ax.set_xlabel('sim time [s]')
+    ax.set_title('Resultant on the object: desired by the controller (dashed), '
+                 'measured by the analyzer (solid)')
+    ax.legend(loc='upper right', fontsize=7, ncol=3)
+    fig.suptitle(title)
+    fig.subplots_adjust(left=0.1, right=0.97, top=0.92, bottom=0.06, hspace=0.3)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def write_json(s: Mapping, path: Path) -> None:
+    """Write the summary without its private plotting arrays.
+
+    :param s: from :func:`summarize`.
+    :param path: JSON file.
+    """
+    clean = {k: v for k, v in s.items() if not k.startswith('_')}
+    Path(path).write_text(json.dumps(clean, indent=2))

@@ -1,0 +1,228 @@
+"""Demo scenarios: parameter files ``config/demo_<name>.yaml`` and the objects built from them.
+
+Each file is an ordinary ROS 2 parameter file with one section per node of the demo
+(``object_sim``, ``object_controller``, ``wrench_distributor``, ``wrench_analyzer``,
+``baseline_distributor``). Values shared by several nodes (effectors, contacts, centre of
+mass) are repeated in each section; :func:`check_consistency` verifies that they agree.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import yaml
+
+from ..core.sensor_model import SensorModel
+from .ft_sensor import SimulatedFTSensors
+from .grasp import GraspCompliance
+from .simulator import HeldObjectSim
+
+SCENARIOS = ('dual_arm', 'three_finger_hand', 'quadruped_stance')
+
+#: Sections of a demo file and their node names.
+NODES = ('object_sim', 'object_controller', 'wrench_distributor', 'wrench_analyzer',
+         'baseline_distributor')
+
+#: Parameters that must be equal in every section that sets them.
+SHARED = ('object_frame', 'effectors', 'contact_types', 'contact_positions',
+          'contact_orientations', 'object_com', 'object_mass')
+
+#: Simulator parameters and defaults (see docs/simulator.md).
+SIM_DEFAULTS: dict = {
+    'world_frame': 'world',
+    'object_frame': 'object',
+    'effectors': [],
+    'contact_types': [],
+    'contact_positions': [],
+    'contact_orientations': [],
+    'object_mass': 1.0,
+    'object_inertia': [0.01, 0.01, 0.01],
+    'object_com': [0.0, 0.0, 0.0],
+    'initial_position': [0.0, 0.0, 0.0],
+    'initial_orientation': [0.0, 0.0, 0.0, 1.0],
+    'gravity': [0.0, 0.0, -9.81],
+    'effector_mass': 0.5,
+    'effector_inertia': 0.002,
+    'grasp_stiffness': 1.0e4,
+    'grasp_damping': 100.0,
+    'grasp_rot_stiffness': 100.0,
+    'grasp_rot_damping': 0.6,
+    'sensor_positions': [],
+    'sensor_orientations': [],
+    'sensor_signs': [],
+    'tool_masses': [],
+    'tool_coms': [],
+    'sensor_force_noise': 0.0,
+    'sensor_torque_noise': 0.0,
+    'sensor_biases': [],
+    'noise_seed': 0,
+    'physics_rate': 1000.0,
+    'publish_rate': 250.0,
+    'real_time_factor': 1.0,
+    'release_time': 0.5,
+    'start_timeout': 30.0,
+    'duration': 0.0,
+    'command_timeout': 0.1,
+    'wait_for_subscribers': 0,
+    'contact_rate': 20.0,
+    'marker_rate': 10.0,
+    'lockstep': True,
+    'lockstep_timeout': 0.5,
+}
+
+#: Parameters of the baseline (Moore-Penrose) distributor node.
+BASELINE_DEFAULTS = {
+    'object_frame': 'object',
+    'effectors': [],
+    'contact_types': [],
+    'object_com': [0.0, 0.0, 0.0],
+}
+
+
+def config_dir() -> Path:
+    """Directory of the demo parameter files (source tree first, then the installed share).
+
+    :return: path to ``config/``
+    """
+    here = Path(__file__).resolve().parents[2] / 'config'
+    if here.is_dir():
+        return here
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        return Path(get_package_share_directory('wrench_distribution')) / 'config'
+    except Exception:  # noqa: BLE001 - no ament index: keep the source path
+        return here
+
+
+def scenario_file(name: str) -> Path:
+    """Path of a scenario's parameter file.
+
+    :param name: one of :data:`SCENARIOS`, or a path to a YAML file.
+    :return: the file path
+    :raises ValueError: for an unknown scenario
+    """
+    if os.path.sep in name or name.endswith('.yaml'):
+        return Path(name)
+    if name not in SCENARIOS:
+        raise ValueError(f'unknown scenario {name!r}; choose one of: {", ".join(SCENARIOS)}')
+    return config_dir() / f'demo_{name}.yaml'
+
+
+def load_sections(name: str) -> dict:
+    """Read a scenario file into ``{node_name: {param: value}}``.
+
+    :param name: scenario name or file path.
+    :return: the ``ros__parameters`` of each section
+    """
+    with open(scenario_file(name), 'r', encoding='utf-8') as f:
+        data = yaml.safe_load(f)
+    return {str(k).lstrip('/'): dict(v.get('ros__parameters') or {}) for k, v in data.items()}
+
+
+def check_consistency(sections: Mapping[str, Mapping]) -> list:
+    """List the shared parameters whose values differ between sections.
+
+    :param sections: as returned by :func:`load_sections`.
+    :return: human-readable problems (empty when consistent)
+    """
+    problems = []
+    for key in SHARED:
+        values = {node: p[key] for node, p in sections.items() if key in p}
+        distinct = {repr(v) for v in values.values()}
+        if len(distinct) > 1:
+            problems.append(f'{key} differs: {values}')
+    return problems
+
+
+def sim_params(params: Mapping) -> dict:
+    """Simulator parameters with defaults filled in.
+
+    :param params: the ``object_sim`` section (or a subset).
+    :return: complete dict
+    :raises ValueError: for unknown parameter names
+    """
+    unknown = set(params) - set(SIM_DEFAULTS) - {'use_sim_time'}
+    if unknown:
+        raise ValueError(f'unknown object_sim parameter(s): {", ".join(sorted(unknown))}')
+    out = dict(SIM_DEFAULTS)
+    out.update(params)
+    return out
+
+
+def inertia_matrix(values) -> np.ndarray:
+    """Inertia tensor from 3 (diagonal), 6 (Ixx, Iyy, Izz, Ixy, Ixz, Iyz) or 9 numbers.
+
+    :param values: the numbers
+    :return: (3, 3)
+    """
+    v = np.asarray(values, dtype=float).ravel()
+    if v.size == 3:
+        return np.diag(v)
+    if v.size == 6:
+        ixx, iyy, izz, ixy, ixz, iyz = v
+        return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    if v.size == 9:
+        return v.reshape(3, 3)
+    raise ValueError(f'object_inertia: expected 3, 6 or 9 numbers, got {v.size}')
+
+
+def _per_effector(values, n: int, width: int, default) -> np.ndarray:
+    v = np.asarray(values, dtype=float).ravel()
+    if v.size == 0:
+        return np.tile(np.asarray(default, dtype=float), (n, 1))
+    if v.size != n * width:
+        raise ValueError(f'expected {width} numbers per effector ({n * width}), got {v.size}')
+    return v.reshape(n, width)
+
+
+def build_sim(params: Mapping) -> HeldObjectSim:
+    """The physics of a scenario.
+
+    :param params: ``object_sim`` parameters.
+    :return: a simulator at its initial state
+    """
+    p = sim_params(params)
+    n = len(p['effectors'])
+    types = list(p['contact_types']) or ['rigid'] * n
+    return HeldObjectSim(
+        mass=p['object_mass'], inertia=inertia_matrix(p['object_inertia']), com=p['object_com'],
+        contact_types=types,
+        contact_positions=_per_effector(p['contact_positions'], n, 3, [0, 0, 0]),
+        contact_orientations=_per_effector(p['contact_orientations'], n, 4, [0, 0, 0, 1]),
+        effector_mass=p['effector_mass'], effector_inertia=p['effector_inertia'],
+        compliance=GraspCompliance(p['grasp_stiffness'], p['grasp_damping'],
+                                   p['grasp_rot_stiffness'], p['grasp_rot_damping']),
+        gravity=p['gravity'], position=p['initial_position'],
+        orientation=p['initial_orientation'])
+
+
+def sensor_models(params: Mapping) -> list:
+    """The core :class:`SensorModel` of every effector, from the sensor parameters.
+
+    The names match the analyzer's (``sensor_positions``, ``sensor_orientations``,
+    ``sensor_signs``, ``tool_masses``, ``tool_coms``); empty arrays mean the defaults.
+
+    :param params: a section holding ``effectors`` and the sensor parameters.
+    :return: list of n sensor models
+    """
+    n = len(params['effectors'])
+    pos = _per_effector(params.get('sensor_positions', []), n, 3, [0, 0, 0])
+    ori = _per_effector(params.get('sensor_orientations', []), n, 4, [0, 0, 0, 1])
+    signs = list(params.get('sensor_signs', [])) or [1] * n
+    masses = list(params.get('tool_masses', [])) or [0.0] * n
+    coms = _per_effector(params.get('tool_coms', []), n, 3, [0, 0, 0])
+    return [SensorModel(tuple(pos[i]), tuple(ori[i]), int(signs[i]), float(masses[i]),
+                        tuple(coms[i])) for i in range(n)]
+
+
+def build_sensors(params: Mapping) -> SimulatedFTSensors:
+    """Simulated sensors of a scenario.
+
+    :param params: ``object_sim`` parameters.
+    :return: the sensors
+    """
+    p = sim_params(params)
+    return SimulatedFTSensors(sensor_models(p), p['sensor_force_noise'],
+                              p['sensor_torque_noise'], p['sensor_biases'], int(p['noise_seed']))

@@ -1,0 +1,212 @@
+"""A rigid object held by n force-controlled effector bodies through compliant grasps.
+
+Each effector is a small rigid body (a point mass for point contacts) that its own
+controller pushes with the commanded wrench (its own weight compensated). It is tied to
+its contact on the object by a stiff spring-damper (:mod:`.grasp`). The wrench the
+spring transmits is what an F/T sensor at the effector measures; it converges to the
+command at rest, and opposing commands stretch the springs against each other, so the
+internal loads in the simulation are physical. Derivation: ``docs/simulator.md``.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .grasp import GraspCompliance, grasp_wrenches
+from .rigid_object import RigidBody
+from .rotations import cross, exp_so3, log_so3, matrix_from_quaternion
+
+
+class HeldObjectSim:
+    """Fixed-step simulation of the object and its effector bodies.
+
+    :param mass: object mass, kg.
+    :param inertia: object inertia about its centre of mass, object axes (3, 3).
+    :param com: centre of mass in the object frame.
+    :param contact_types: ``'rigid'`` or ``'point'`` per effector.
+    :param contact_positions: (n, 3) contact points in the object frame.
+    :param contact_orientations: (n, 4) contact frame quaternions in the object frame.
+    :param effector_mass: kg of each effector body.
+    :param effector_inertia: kg*m^2 (isotropic) of each rigid-contact effector body.
+    :param compliance: grasp spring and damper constants.
+    :param gravity: world gravity vector, m/s^2.
+    :param position: initial world position of the object-frame origin.
+    :param orientation: initial world orientation of the object frame, ``[qx, qy, qz, qw]``.
+    """
+
+    def __init__(self, mass: float, inertia, com, contact_types: Sequence[str],
+                 contact_positions, contact_orientations, effector_mass: float = 0.5,
+                 effector_inertia: float = 2e-3, compliance: GraspCompliance = GraspCompliance(),
+                 gravity=(0.0, 0.0, -9.81), position=(0.0, 0.0, 0.0),
+                 orientation=(0.0, 0.0, 0.0, 1.0)) -> None:
+        self.com = np.asarray(com, dtype=float).reshape(3)
+        self.rigid = np.array([t == 'rigid' for t in contact_types])
+        self.r = np.asarray(contact_positions, dtype=float).reshape(-1, 3)
+        self.n = len(self.r)
+        self.r_rot = np.stack([matrix_from_quaternion(q)
+                               for q in np.asarray(contact_orientations, float).reshape(-1, 4)])
+        self.effector_mass = float(effector_mass)
+        self.effector_inertia = float(effector_inertia)
+        self.compliance = compliance
+        self.gravity = np.asarray(gravity, dtype=float).reshape(3)
+        rot = matrix_from_quaternion(orientation)
+        self.body = RigidBody(mass, inertia, np.asarray(position, float) + rot @ self.com, rot)
+        self.time = 0.0
+        p_c, r_c, _, _ = self.contact_state()
+        self.eff_pos = p_c.copy()
+        self.eff_rot = r_c.copy()
+        self.eff_vel = np.zeros((self.n, 3))
+        self.eff_omega = np.zeros((self.n, 3))
+        self.last_grasp = np.zeros((self.n, 6))
+
+    # --- kinematics -------------------------------------------------------------
+    def object_frame_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        """World pose of the object frame (origin, rotation).
+
+        :return: ``(position (3,), rotation (3, 3))``
+        """
+        rot = self.body.rotation
+        return self.body.position - rot @ self.com, rot
+
+    def object_frame_twist(self) -> tuple[np.ndarray, np.ndarray]:
+        """World velocity of the object-frame origin and world angular velocity.
+
+        :return: ``(velocity (3,), omega (3,))``
+        """
+        lever = -self.body.rotation @ self.com
+        return self.body.velocity + cross(self.body.omega, lever), self.body.omega.copy()
+
+    def contact_state(self):
+        """World pose and velocity of every contact frame on the object.
+
+        :return: ``(positions (n,3), rotations (n,3,3), velocities (n,3), omegas (n,3))``
+        """
+        rot = self.body.rotation
+        lever = (self.r - self.com) @ rot.T
+        pos = self.body.position + lever
+        vel = self.body.velocity + cross(self.body.omega, lever)
+        return pos, rot @ self.r_rot, vel, np.tile(self.body.omega, (self.n, 1))
+
+    def effector_frames(self) -> np.ndarray:
+        """World orientation of each effector (sensor-carrying) frame.
+
+        Rigid-contact effectors have their own orientation; point-contact effectors carry
+        no torque and keep the orientation of their contact frame.
+
+        :return: (n, 3, 3)
+        """
+        _, r_c, _, _ = self.contact_state()
+        return np.where(self.rigid[:, None, None], self.eff_rot, r_c)
+
+    # --- wrenches ---------------------------------------------------------------
+    def grasp_wrench_world(self) -> np.ndarray:
+        """Wrench each grasp applies to the object, world axes about the contact points.
+
+        :return: (n, 6)
+        """
+        p_c, r_c, v_c, w_c = self.contact_state()
+        eff_rot = np.where(self.rigid[:, None, None], self.eff_rot, r_c)
+        return grasp_wrenches(self.compliance, self.rigid, self.eff_pos, eff_rot,
+                              self.eff_vel, self.eff_omega, p_c, r_c, v_c, w_c)
+
+    def transmitted(self) -> np.ndarray:
+        """Wrench each effector applies to the object, in the effector frame about its point.
+
+        This is what an ideal F/T sensor at the effector's contact frame reads with sign +1.
+
+        :return: (n, 6)
+        """
+        p_c, _, _, _ = self.contact_state()
+        world = self.grasp_wrench_world()
+        at = np.where(self.rigid[:, None], p_c, self.eff_pos)
+        torque = world[:, 3:] + cross(at - self.eff_pos, world[:, :3])
+        rot_t = np.swapaxes(self.effector_frames(), -1, -2)
+        return np.concatenate([np.einsum('nij,nj->ni', rot_t, world[:, :3]),
+                               np.einsum('nij,nj->ni', rot_t, torque)], axis=-1)
+
+    # --- dynamics ---------------------------------------------------------------
+    def step(self, commands: np.ndarray, dt: float, fixed: bool = False) -> None:
+        """Advance by one fixed step with semi-implicit Euler.
+
+        :param commands: (n, 6) wrench each effector is commanded to apply to the object,
+            in its effector frame about its attachment point (torques of point contacts ignored).
+        :param dt: step, s.
+        :param fixed: hold the object in place (a fixture, e.g. the table it rests on before
+            the lift); the effectors still move and load their springs.
+        """
+        commands = np.asarray(commands, dtype=float).reshape(self.n, 6)
+        p_c, r_c, v_c, w_c = self.contact_state()
+        frames = np.where(self.rigid[:, None, None], self.eff_rot, r_c)
+        world = grasp_wrenches(self.compliance, self.rigid, self.eff_pos, frames,
+                               self.eff_vel, self.eff_omega, p_c, r_c, v_c, w_c)
+        self.last_grasp = world
+        cmd_f = np.einsum('nij,nj->ni', frames, commands[:, :3])
+        cmd_t = np.einsum('nij,nj->ni', frames, commands[:, 3:])
+        # Object: grasp wrenches plus gravity.
+        force = world[:, :3].sum(axis=0) + self.body.mass * self.gravity
+        # Rigid grasps act at the contact point; a point contact's force acts where the
+        # fingertip is (the effector point), so that the pair conserves angular momentum.
+        at = np.where(self.rigid[:, None], p_c, self.eff_pos)
+        torque = (world[:, 3:] + cross(at - self.body.position, world[:, :3])).sum(axis=0)
+        if fixed:
+            self.body.velocity = np.zeros(3)
+            self.body.omega = np.zeros(3)
+        else:
+            self.body.step(force, torque, dt)
+        # Effectors: command minus the reaction of the grasp (own weight compensated).
+        moment = cmd_t - world[:, 3:] - cross(at - self.eff_pos, world[:, :3])
+        self.eff_vel = self.eff_vel + dt * (cmd_f - world[:, :3]) / self.effector_mass
+        self.eff_pos = self.eff_pos + dt * self.eff_vel
+        omega = self.eff_omega + dt * moment / self.effector_inertia
+        self.eff_omega = np.where(self.rigid[:, None], omega, self.body.omega)
+        self.eff_rot = exp_so3(self.eff_omega * dt) @ self.eff_rot
+        self.time += dt
+
+    def preload(self, commands: np.ndarray, iterations: int = 5) -> None:
+        """Place the effectors so that the springs already carry ``commands`` at rest.
+
+        :param commands: (n, 6) as in :meth:`step`.
+        :param iterations: fixed-point iterations (the effector frame depends on the twist).
+        """
+        commands = np.asarray(commands, dtype=float).reshape(self.n, 6)
+        p_c, r_c, v_c, w_c = self.contact_state()
+        self.eff_vel = v_c.copy()
+        self.eff_omega = np.array(w_c)
+        c = self.compliance
+        self.eff_rot = r_c.copy()
+        for _ in range(iterations):
+            frames = self.effector_frames()
+            f = np.einsum('nij,nj->ni', frames, commands[:, :3])
+            t = np.einsum('nij,nj->ni', frames, commands[:, 3:])
+            self.eff_pos = p_c + f / c.stiffness
+            k_r = c.rot_stiffness if c.rot_stiffness > 0 else np.inf
+            phi = np.where(self.rigid[:, None], t / k_r, 0.0)
+            self.eff_rot = exp_so3(phi) @ r_c
+
+    # --- invariants -------------------------------------------------------------
+    def momentum(self) -> np.ndarray:
+        """Total linear and angular momentum (about the world origin) of object and effectors.
+
+        :return: (6,)
+        """
+        p = self.effector_mass * self.eff_vel
+        angular = cross(self.eff_pos, p).sum(axis=0)
+        angular = angular + self.effector_inertia * self.eff_omega[self.rigid].sum(axis=0)
+        return self.body.momentum() + np.concatenate([p.sum(axis=0), angular])
+
+    def energy(self) -> float:
+        """Kinetic plus elastic plus gravitational (object only) energy, J.
+
+        :return: energy
+        """
+        p_c, r_c, _, _ = self.contact_state()
+        c = self.compliance
+        kinetic = self.body.kinetic_energy() + 0.5 * self.effector_mass * float(
+            (self.eff_vel ** 2).sum())
+        kinetic += 0.5 * self.effector_inertia * float((self.eff_omega[self.rigid] ** 2).sum())
+        angle = log_so3(self.eff_rot @ np.swapaxes(r_c, -1, -2))[self.rigid]
+        elastic = 0.5 * c.stiffness * float(((self.eff_pos - p_c) ** 2).sum())
+        elastic += 0.5 * c.rot_stiffness * float((angle ** 2).sum())
+        potential = -self.body.mass * float(self.gravity @ self.body.position)
+        return kinetic + elastic + potential
