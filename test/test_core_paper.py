@@ -101,8 +101,8 @@ def test_ix_a_point_mass_minimum_norm_masses():
     u = f_o / np.linalg.norm(f_o)
     applied = np.tile(f_o / 3, (3, 1)) + np.array([u, -u, [0, 0, 0]]) * 0.7
     analysis = d.analyze(np.c_[applied, np.zeros((3, 3))])
-    np.testing.assert_allclose(analysis.internal_object, 0.0, atol=1e-12)
-    assert analysis.internal_load_norm < 1e-12
+    np.testing.assert_allclose(analysis.internal_object, 0.0, atol=1e-9)
+    assert analysis.internal_load_norm < 1e-9
     # a squeeze across f_o is internal
     w = np.array([-u[1], u[0], 0.0])
     squeezed = np.tile(f_o / 3, (3, 1)) + np.array([w, -w, [0, 0, 0]])

@@ -193,7 +193,7 @@ def test_synthesize_then_analyze_returns_lambda_c(problem):
     # with a pure force and no mass freedom N_m is empty: every lambda_c comes back
     pure = np.r_[wrench[:3], 0, 0, 0]
     d0 = LoadDistributor(contacts, model, DistributionOptions())
-    if d0._manipulating_maps.shape[0] == 0 or np.allclose(d0._manipulating_maps[..., :3], 0):
+    if d0._internal.maps.shape[0] == 0 or np.allclose(d0._internal.maps[..., :3], 0):
         back = d0.analyze(d0.synthesize(pure, lam).wrench_contact).internal_load
         np.testing.assert_allclose(back, lam, atol=1e-7 * max(1.0, np.abs(lam).max()))
 

@@ -44,32 +44,42 @@ class InternalBasis:
     units: Tuple[str, ...]
 
 
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cross product of two 3-vectors (``numpy.cross`` costs microseconds per call)."""
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+def _norm(v: np.ndarray) -> float:
+    return float(np.sqrt(v @ v))
+
+
 def _perpendicular(e: np.ndarray, axis: np.ndarray, frame: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """``u = normalise(axis x e)``, ``v = e x u``; when ``e`` is parallel to ``axis`` the first
     contact's frame axes stand in for ``axis`` (so that everything turns with the object)."""
-    u = np.cross(axis, e)
+    u = _cross(axis, e)
     for fallback in (frame[:, 0], frame[:, 1]):
-        if np.linalg.norm(u) >= 1e-6:
+        if _norm(u) >= 1e-6:
             break
-        u = np.cross(fallback, e)
-    u /= np.linalg.norm(u)
-    return u, np.cross(e, u)
+        u = _cross(fallback, e)
+    u /= _norm(u)
+    return u, _cross(e, u)
 
 
 def _line(e, axis: np.ndarray, frame: np.ndarray) -> np.ndarray:
     """Direction of a pair: the line joining it, or for coincident contacts a frame axis."""
     if e is not None:
         return e
-    return frame[:, 0] if np.linalg.norm(np.cross(frame[:, 0], axis)) > 1e-6 else frame[:, 1]
+    return frame[:, 0] if _norm(_cross(frame[:, 0], axis)) > 1e-6 else frame[:, 1]
 
 
-def _candidates(positions, rigid, names, axis, length, rotations) -> List[Tuple[str, str, np.ndarray]]:
+def named_candidates(positions, rigid, names, axis, length, rotations) -> List[Tuple[str, str, np.ndarray]]:
+    """Every named element of the families above, in the selection order."""
     n = len(names)
     out = []
     lines = {}
     for i, j in combinations(range(n), 2):
         delta = positions[j] - positions[i]
-        distance = np.linalg.norm(delta)
+        distance = _norm(delta)
         lines[i, j] = (delta / distance if distance > 1e-9 * length else None, delta)
     for (i, j), (e, _) in lines.items():
         e = _line(e, axis, rotations[i])
@@ -92,7 +102,7 @@ def _candidates(positions, rigid, names, axis, length, rotations) -> List[Tuple[
         for kind, direction in (('shear_u', u), ('shear_v', w)):
             v = np.zeros(6 * n)
             v[6 * i:6 * i + 3], v[6 * j:6 * j + 3] = direction, -direction
-            couple = np.cross(delta, direction)  # torque the contacts must add
+            couple = _cross(delta, direction)  # torque the contacts must add
             holders = [k for k in (i, j) if rigid[k]]
             for k in holders:
                 v[6 * k + 3:6 * k + 6] = couple / len(holders)
@@ -127,53 +137,59 @@ def _warp_candidates(positions, names, axis, length):
 
 
 def build_internal_basis(
-    positions: np.ndarray,
-    rigid: np.ndarray,
-    names: Sequence[str],
-    axis: np.ndarray,
-    length: float,
+    candidates: List[Tuple[str, str, np.ndarray]],
     null_projector: np.ndarray,
     active: np.ndarray,
+    length: float,
     dimension: int,
-    rotations: np.ndarray,
 ) -> InternalBasis:
-    """Select the named basis of the null space of ``G``.
+    """Select the named basis of the null space of ``G`` from ordered candidates.
 
-    :param positions: contact positions (n, 3) in the object frame.
-    :param rigid: (n,) True for rigid contacts.
-    :param names: contact names.
-    :param axis: unit reference axis for bending and shear directions.
-    :param length: characteristic length of the contact set (unit-consistent metric).
+    Greedy in the candidates' order, in blocks: each block is projected off the kept
+    vectors with one matrix product, then scanned in order.
+
+    :param candidates: ``(name, unit, vector)`` from :func:`named_candidates`.
     :param null_projector: projector (6n, 6n) on the null space of ``G``.
     :param active: (6n,) mask of the components contacts can apply.
+    :param length: characteristic length of the contact set (unit-consistent metric).
     :param dimension: dimension of the null space of ``G``.
-    :param rotations: contact frame orientations (n, 3, 3), for directions the geometry
-        leaves open (coincident contacts, a line parallel to ``axis``).
     :return: the basis.
     """
-    n = len(names)
-    metric = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / length ** 2)], n) * active
-    candidates = _candidates(positions, rigid, names, axis, length, rotations)
+    size = active.size
+    metric = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / length ** 2)], size // 6) * active
+    fallback = []
     for index in np.flatnonzero(active):
-        unit = np.zeros(6 * n)
+        unit = np.zeros(size)
         unit[index] = 1.0
-        name = f'balanced_{COMPONENTS[index % 6]}({names[index // 6]})'
-        candidates.append((name, 'N' if index % 6 < 3 else 'N*m', null_projector @ unit))
-    kept, names_out, units = [], [], []
-    orthonormal = np.zeros((6 * n, 0))
-    for name, unit, vector in candidates:
-        if len(kept) == dimension:
+        name = f'balanced_{COMPONENTS[index % 6]}({index // 6})'
+        fallback.append((name, 'N' if index % 6 < 3 else 'N*m', null_projector @ unit))
+    ordered = list(candidates) + fallback
+    orthonormal = np.zeros((size, dimension))
+    kept = []
+    count = 0
+    block = 256
+    for start in range(0, len(ordered), block):
+        if count == dimension:
             break
-        norm = np.sqrt(vector @ (metric * vector))
-        if norm == 0.0:
-            continue
-        residual = vector - orthonormal @ (orthonormal.T @ (metric * vector))
-        residual_norm = np.sqrt(residual @ (metric * residual))
-        if residual_norm <= BASIS_TOLERANCE * norm:
-            continue
-        orthonormal = np.column_stack([orthonormal, residual / residual_norm])
-        kept.append(vector)
-        names_out.append(name)
-        units.append(unit)
-    matrix = np.column_stack(kept) if kept else np.zeros((6 * n, 0))
-    return InternalBasis(matrix, tuple(names_out), tuple(units))
+        chunk = ordered[start:start + block]
+        vectors = np.column_stack([vector for _, _, vector in chunk])
+        norms = np.sqrt(np.einsum('ij,i,ij->j', vectors, metric, vectors))
+        first = count
+        residuals = vectors - orthonormal[:, :count] @ (orthonormal[:, :count].T @ (metric[:, None] * vectors))
+        for j, (name, unit, vector) in enumerate(chunk):
+            if count == dimension:
+                break
+            if norms[j] == 0.0:
+                continue
+            residual = residuals[:, j]
+            if count > first:
+                added = orthonormal[:, first:count]
+                residual = residual - added @ (added.T @ (metric * residual))
+            residual_norm = np.sqrt(residual @ (metric * residual))
+            if residual_norm <= BASIS_TOLERANCE * norms[j]:
+                continue
+            orthonormal[:, count] = residual / residual_norm
+            count += 1
+            kept.append((name, unit, vector))
+    matrix = np.column_stack([v for _, _, v in kept]) if kept else np.zeros((size, 0))
+    return InternalBasis(matrix, tuple(n for n, _, _ in kept), tuple(u for _, u, _ in kept))

@@ -20,13 +20,14 @@ with ``d_i = r_i - c~`` and ``t~ = t_o - c~ x f_o``. It is continuous in ``s`` u
 and equals eq. 81 whenever the paper's conditions hold.
 """
 import re
-from typing import Mapping, Optional, Sequence, Tuple, Union
+from functools import cached_property
+from typing import List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from .contacts import Contact, ObjectModel
 from .errors import InvalidInputError, UnrealisableWrenchError
-from .internal_basis import ORDER_ODD, build_internal_basis, _candidates
+from .internal_basis import ORDER_ODD, build_internal_basis, named_candidates
 from .options import (
     COLLINEAR_RATIO, DIRECTION_TOLERANCE, HULL_TOLERANCE, RESIDUAL_TOLERANCE,
     MASS_FLOOR, TORQUE_REGULARISATION, DistributionOptions,
@@ -54,6 +55,12 @@ def _point_inertia(masses: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """``sum m_i S(d_i) S(d_i)^T`` (eq. 62 summed)."""
     squared = np.einsum('i,ij,ij->', masses, offsets, offsets)
     return squared * np.eye(3) - np.einsum('i,ij,ik->jk', masses, offsets, offsets)
+
+
+class _InternalSpace:
+    """Lazily built: named basis, its coordinates map and the N_m projection tensors."""
+
+    span_count = 0
 
 
 class _VirtualInertia:
@@ -180,28 +187,43 @@ class LoadDistributor:
 
         metric = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / length ** 2)], n) / np.repeat(canonical_masses, 6)
         self._metric = metric * self._active
-        self._null_projector = self._weighted_null_projector(grasp, metric)
-        basis = build_internal_basis(
-            positions, rigid, self.names, np.array(self.options.basis_reference_axis), length,
-            self._null_projector, self._active, int(self._active.sum()) - rank, self._rotations,
-        )
-        self._basis = basis.matrix
-        self.basis_names = list(basis.names)
-        self.basis_units = list(basis.units)
-        self._candidates = {
-            name: vector for name, _, vector in _candidates(
-                positions, rigid, self.names, np.array(self.options.basis_reference_axis), length,
-                self._rotations)
-        }
-        weighted = self._basis.T * self._metric
-        self._coordinates = (
-            np.linalg.solve(weighted @ self._basis, weighted) if self._basis.shape[1] else
-            np.zeros((0, 6 * n))
-        )
-        self._basis_contact = rotation_blocks.T @ self._basis
-        self._manipulating_maps = self._span_maps(canonical, weights, rigid, length)
-        self._prepare_analysis()
+        # Everything the internal-load basis and the analysis need, built on first use
+        # (a control loop that only synthesizes never pays for it).
+        self._lazy = (positions, canonical, weights, int(self._active.sum()) - rank, rotation_blocks)
         self.regime = Regime.from_reasons(reasons, method)
+
+    @cached_property
+    def _internal(self) -> '_InternalSpace':
+        positions, canonical, weights, dimension, rotation_blocks = self._lazy
+        axis = np.array(self.options.basis_reference_axis)
+        length = self.characteristic_length
+        space = _InternalSpace()
+        space.null_projector = self._weighted_null_projector(self.grasp_matrix, self._metric)
+        candidates = named_candidates(positions, self._rigid, self.names, axis, length, self._rotations)
+        basis = build_internal_basis(candidates, space.null_projector, self._active, length, dimension)
+        space.basis, space.names, space.units = basis.matrix, list(basis.names), list(basis.units)
+        # balanced_* fallbacks are named by contact index; give them the contact's name
+        space.names = [re.sub(r'\((\d+)\)$', lambda m: f'({self.names[int(m.group(1))]})', name)
+                       for name in space.names]
+        space.candidates = {name: vector for name, _, vector in candidates}
+        weighted = space.basis.T * self._metric
+        space.coordinates = (np.linalg.solve(weighted @ space.basis, weighted) if space.basis.shape[1]
+                             else np.zeros((0, 6 * self.n)))
+        space.basis_contact = rotation_blocks.T @ space.basis
+        space.maps = self._span_maps(canonical, weights, self._rigid, length, space.null_projector)
+        space.metric = self._metric
+        self._prepare_analysis(space)
+        return space
+
+    @property
+    def basis_names(self) -> List[str]:
+        """Names of the internal-load basis elements (docs/theory.md, section 6)."""
+        return self._internal.names
+
+    @property
+    def basis_units(self) -> List[str]:
+        """Unit of each basis element, ``'N'`` or ``'N*m'``."""
+        return self._internal.units
 
     # -- construction helpers -------------------------------------------------------------
     def _virtual_masses(self, r: np.ndarray, choice) -> Tuple[np.ndarray, str, list]:
@@ -263,7 +285,7 @@ class LoadDistributor:
         full[np.ix_(active, active)] = projector
         return full
 
-    def _span_maps(self, inertia: '_VirtualInertia', weights, rigid, length) -> np.ndarray:
+    def _span_maps(self, inertia: '_VirtualInertia', weights, rigid, length, null_projector) -> np.ndarray:
         """Linear maps ``h_o -> k_j`` whose images span ``N_m`` (eqs. 72-73).
 
         Columns: one torque-share direction per rigid contact (moving torque between that
@@ -301,7 +323,7 @@ class LoadDistributor:
             maps.append(core)
         if not maps:
             return np.zeros((0, 6 * n, 6))
-        return np.einsum('ab,kbc,cd->kad', self._null_projector, np.array(maps), to_virtual)
+        return null_projector @ np.array(maps) @ to_virtual
 
     # -- conversions ------------------------------------------------------------------------
     def _to_contact_frames(self, stacked: np.ndarray) -> np.ndarray:
@@ -337,7 +359,7 @@ class LoadDistributor:
         for key, value in handles.items():
             amount = float(finite_array(value, (), f'internal load {key!r}'))
             vector = self._handle_vector(str(key))
-            values += amount * (self._coordinates @ vector)
+            values += amount * (self._internal.coordinates @ vector)
         return values
 
     def _handle_vector(self, key: str) -> np.ndarray:
@@ -346,13 +368,14 @@ class LoadDistributor:
             kind = match.group(1)
             members = [m.strip() for m in match.group(2).split(',')]
             name = f'{kind}({",".join(members)})'
-            if name in self._candidates:
-                return self._candidates[name]
+            candidates = self._internal.candidates
+            if name in candidates:
+                return candidates[name]
             if len(members) == 2:
                 swapped = f'{kind}({members[1]},{members[0]})'
-                if swapped in self._candidates:
+                if swapped in candidates:
                     sign = -1.0 if kind in ORDER_ODD else 1.0
-                    return sign * self._candidates[swapped]
+                    return sign * candidates[swapped]
         raise InvalidInputError(
             f'unknown internal-load handle {key!r}; this grasp accepts e.g. '
             + ', '.join(self.basis_names)
@@ -382,7 +405,7 @@ class LoadDistributor:
         """
         wrenches = finite_array(wrenches, (-1, 6), 'wrenches')
         lam = self._internal_vector(internal_load, wrenches.shape[0])
-        stacked = wrenches @ self.pseudo_inverse.T + lam @ self._basis.T
+        stacked = wrenches @ self.pseudo_inverse.T + lam @ self._internal.basis.T
         realisable = self._unreachable_part(wrenches) <= RESIDUAL_TOLERANCE
         stacked[~realisable] = 0.0
         resultant = stacked @ self.grasp_matrix.T
@@ -422,7 +445,7 @@ class LoadDistributor:
         :param internal_load: (m,) coordinates or a handle mapping.
         :return: (6n,) array.
         """
-        return self._basis_contact @ self._internal_vector(internal_load, 1)[0]
+        return self._internal.basis_contact @ self._internal_vector(internal_load, 1)[0]
 
     def synthesize(self, wrench, internal_load: InternalLoad = None) -> Synthesis:
         """Wrench commands for one desired resultant.
@@ -437,7 +460,7 @@ class LoadDistributor:
         if self._unreachable_part(wrench[None])[0] > RESIDUAL_TOLERANCE:
             raise UnrealisableWrenchError(self._unrealisable_message(wrench))
         manipulating = self.pseudo_inverse @ wrench
-        internal = self._basis @ lam[0]
+        internal = self._internal.basis @ lam[0]
         stacked = manipulating + internal
         resultant = self.grasp_matrix @ stacked
         return Synthesis(
@@ -462,21 +485,23 @@ class LoadDistributor:
                 f'torque about that line.')
 
     # -- analysis ----------------------------------------------------------------------------
-    def _prepare_analysis(self) -> None:
+    @staticmethod
+    def _prepare_analysis(space: '_InternalSpace') -> None:
         """Precompute the tensors of the N_m projection (5.2) so that a batch is matmuls."""
-        maps = self._manipulating_maps  # (d, 6n, 6): h_o -> k_a
-        d, size = maps.shape[0], 6 * self.n
-        self._span_count = d
+        maps = space.maps  # (d, 6n, 6): h_o -> k_a
+        d, size = maps.shape[0], maps.shape[1]
+        space.span_count = d
         if d == 0:
             return
-        weighted = maps * self._metric[None, :, None]
+        weighted = maps * space.metric[None, :, None]
         # k_a^T W h_c = h_o^T (maps_a^T W) h_c
-        self._span_dual = np.transpose(weighted, (0, 2, 1)).reshape(d * 6, size)
+        space.span_dual = np.transpose(weighted, (0, 2, 1)).reshape(d * 6, size)
         # Gram_ab = h_o^T (maps_a^T W maps_b) h_o
-        self._span_gram = np.einsum('aki,bkj->abij', weighted, maps).reshape(d * d * 6, 6)
+        gram = space.span_dual @ np.transpose(maps, (1, 0, 2)).reshape(size, d * 6)  # (a i, b j)
+        space.span_gram = gram.reshape(d, 6, d, 6).transpose(0, 2, 1, 3).reshape(d * d * 6, 6)
         # sum_a z_a maps_a h_o = (z (x) h_o) @ this
-        self._span_flat = np.transpose(maps, (0, 2, 1)).reshape(d * 6, size)
-        self._analysis_chunk = max(256, int(2 ** 22 // max(d * d * 6 + 4 * size, 1)))
+        space.span_flat = np.transpose(maps, (0, 2, 1)).reshape(d * 6, size)
+        space.chunk = max(256, int(2 ** 22 // max(d * d * 6 + 4 * size, 1)))
 
     def analyze_batch(self, measured) -> BatchAnalysis:
         """Decompose k sets of measured contact wrenches (section VII-B, eq. 80).
@@ -497,8 +522,9 @@ class LoadDistributor:
         resultant = applied @ self.grasp_matrix.T
         manipulating = resultant @ self.pseudo_inverse.T
         constraint = manipulating - applied
-        internal = constraint if self._span_count == 0 else self._remove_manipulating_span(
-            resultant, manipulating, constraint)
+        space = self._internal
+        internal = constraint if space.span_count == 0 else self._remove_manipulating_span(
+            space, resultant, manipulating, constraint)
         error = manipulating @ self.grasp_matrix.T - resultant
         return BatchAnalysis(
             resultant=resultant,
@@ -508,7 +534,7 @@ class LoadDistributor:
             manipulating_object=manipulating.reshape(count, self.n, 6),
             constraint_object=constraint.reshape(count, self.n, 6),
             internal_object=internal.reshape(count, self.n, 6),
-            internal_load=-(internal @ self._coordinates.T),
+            internal_load=-(internal @ space.coordinates.T),
             internal_load_norm=np.sqrt(0.5 * np.einsum('ki,i,ki->k', internal, self._metric, internal)),
             residual=np.abs(error).max(axis=1),
         )
@@ -523,22 +549,24 @@ class LoadDistributor:
         measured = finite_array(measured, (self.n, 6), 'measured wrenches')
         return self.analyze_batch(measured[None]).sample(0)
 
-    def _remove_manipulating_span(self, resultant, manipulating, constraint) -> np.ndarray:
+    def _remove_manipulating_span(self, space, resultant, manipulating, constraint) -> np.ndarray:
         """Project ``h_c`` W-orthogonally off ``N_m(h_o)`` (5.2), in memory-bounded chunks."""
         out = np.empty_like(constraint)
-        d = self._span_count
-        step = self._analysis_chunk
+        d = space.span_count
+        step = space.chunk
         for start in range(0, resultant.shape[0], step):
             h_o = resultant[start:start + step]
             k = h_o.shape[0]
-            dual = np.einsum('kai,ki->ka', (constraint[start:start + step] @ self._span_dual.T).reshape(k, d, 6), h_o)
-            gram = np.einsum('kabi,ki->kab', (h_o @ self._span_gram.T).reshape(k, d, d, 6), h_o)
+            dual = np.einsum('kai,ki->ka', (constraint[start:start + step] @ space.span_dual.T).reshape(k, d, 6), h_o)
+            gram = np.einsum('kabi,ki->kab', (h_o @ space.span_gram.T).reshape(k, d, d, 6), h_o)
             # Tikhonov-damped projection: directions whose size falls below DIRECTION_TOLERANCE
             # of |h_m|_W (t_o -> 0) fade out continuously instead of dividing by ~0.
             scale = np.einsum('ki,i,ki->k', manipulating[start:start + step], self._metric,
                               manipulating[start:start + step])
-            gram[:, np.arange(d), np.arange(d)] += (DIRECTION_TOLERANCE ** 2) * scale[:, None] + 1e-300
+            trace = np.trace(gram, axis1=1, axis2=2)
+            # the 1e-12 trace term keeps exactly dependent directions (coincident contacts) solvable
+            gram[:, np.arange(d), np.arange(d)] += ((DIRECTION_TOLERANCE ** 2) * scale + 1e-12 * trace)[:, None] + 1e-300
             z = np.linalg.solve(gram, dual[:, :, None])[:, :, 0]
-            correction = (z[:, :, None] * h_o[:, None, :]).reshape(k, d * 6) @ self._span_flat
+            correction = (z[:, :, None] * h_o[:, None, :]).reshape(k, d * 6) @ space.span_flat
             out[start:start + step] = constraint[start:start + step] - correction
         return out
