@@ -331,3 +331,22 @@ def test_quadruped_weighting_is_continuous_in_ground_unevenness():
         assert np.abs(now - flat).max() < 2e3 * lift + 1e-6
         previous = now
     assert previous is not None
+
+
+@SETTINGS
+@given(problems(max_contacts=6), st.booleans())
+def test_fast_path_equals_synthesize(problem, object_frame):
+    contacts, model, options, wrench, rng = problem
+    d = LoadDistributor(contacts, model, options)
+    lam = rng.normal(size=len(d.basis_names))
+    try:
+        full = d.synthesize(wrench, lam)
+    except UnrealisableWrenchError:
+        with pytest.raises(UnrealisableWrenchError):
+            d.wrench_commands(wrench)
+        return
+    fast = d.wrench_commands(wrench, d.internal_wrench(lam, object_frame), object_frame)
+    expected = full.wrench_object if object_frame else full.wrench_contact
+    np.testing.assert_allclose(fast, expected, atol=1e-12 * (1 + np.abs(expected).max()))
+    with pytest.raises(InvalidInputError):
+        d.wrench_commands([0, 0, np.nan, 0, 0, 0])

@@ -344,28 +344,6 @@ def test_sim_time_drives_the_watchdog(client):
         assert all(100 <= m.header.stamp.sec <= 102 for m in zeros)
 
 
-def test_affine_fast_path_matches_the_core_or_steps_aside():
-    from wrench_distribution.core import (Contact, DistributionOptions, LoadDistributor,
-                                          ObjectModel)
-    from wrench_distribution.ros.fast_path import LinearSynthesis
-    contacts = [Contact('left', 'rigid', POSITIONS[0], QUATS[0]),
-                Contact('right', 'rigid', POSITIONS[1], QUATS[1])]
-    dist = LoadDistributor(contacts, ObjectModel(com=COM))
-    lam = dist.internal_load_from_handles({'squeeze(left,right)': 5.0})
-    fast = LinearSynthesis.build(dist, lam, object_frame=False)
-    assert fast is not None
-    rng = np.random.default_rng(1)
-    for _ in range(50):
-        w = rng.normal(size=6) * 10 ** rng.uniform(-3, 3)
-        np.testing.assert_allclose(fast.apply(w), dist.synthesize(w, lam).wrench_contact,
-                                   rtol=0, atol=1e-12 * (1 + np.abs(w).max()))
-    shared = LoadDistributor(contacts, ObjectModel(com=COM), DistributionOptions(torque_share=0.5))
-    assert LinearSynthesis.build(shared, None, object_frame=False) is None
-    points = LoadDistributor([Contact('a', 'point', (0, 0.3, 0)),
-                              Contact('b', 'point', (0, -0.3, 0))], ObjectModel(com=(0, 0, 0)))
-    assert LinearSynthesis.build(points, None, object_frame=False) is None  # unrealisable torques
-
-
 def test_unrealisable_wrench_gives_no_command(client):
     params = dict(BASE, contact_types=['point', 'point'], object_com=[0.0, 0.0, 0.0])
     with NodeProcess('distributor', params, DOMAIN) as proc:

@@ -19,7 +19,7 @@ from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray
 from visualization_msgs.msg import MarkerArray
 
-from wrench_distribution.core import WrenchDistributionError
+from wrench_distribution.core import UnrealisableWrenchError, WrenchDistributionError
 from wrench_distribution.params import (DISTRIBUTOR_PARAMS, ConfigError, build_core_objects,
                                         check_param_value, parse_handles, validate_params)
 from wrench_distribution.ros.contact_input import ContactInput
@@ -27,7 +27,6 @@ from wrench_distribution.ros.contacts import DistributorCache
 from wrench_distribution.ros.conversions import (fill_wrench, make_wrench_stamped,
                                                  parse_internal_load_msg)
 from wrench_distribution.ros.diagnostics import ERROR, OK, STALE, WARN, DiagnosticsState
-from wrench_distribution.ros.fast_path import LinearSynthesis
 from wrench_distribution.ros.markers import wrench_markers
 from wrench_distribution.ros.parameters import (declare_from_specs, param_value_of,
                                                 unknown_overrides)
@@ -73,7 +72,7 @@ class DistributorNode(Node):
             self._prescription.set_handles(parse_handles(cfg['internal_load_handles']))
         self._lambda: Optional[np.ndarray] = None
         self._lambda_error: Optional[str] = None
-        self._fast: Optional[LinearSynthesis] = None
+        self._internal: Optional[np.ndarray] = None
         self._w = np.zeros(6)
         self._cache = DistributorCache(effs, cfg['contact_types'] or ['rigid'] * self._n, obj,
                                        opts, cfg['contact_pose_tolerance'])
@@ -128,11 +127,11 @@ class DistributorNode(Node):
         self._refresh_fast()
 
     def _refresh_fast(self) -> None:
-        """Re-read the verified affine form of the current solver (or drop it)."""
+        """Precompute the internal load's stacked wrench for the per-message fast path."""
         dist = self._cache.distributor
-        self._fast = None
-        if dist is not None and self._lambda_error is None:
-            self._fast = LinearSynthesis.build(dist, self._lambda, self._use_object_frame)
+        self._internal = None
+        if dist is not None and self._lambda_error is None and self._lambda is not None:
+            self._internal = dist.internal_wrench(self._lambda, self._use_object_frame)
 
     def _on_internal_load(self, msg: Float64MultiArray) -> None:
         names, values = parse_internal_load_msg(msg)
@@ -180,19 +179,13 @@ class DistributorNode(Node):
             return self._reject('no_contacts', f'no command: {why}', ERROR)
         if self._lambda_error is not None:
             return self._reject('rejected_internal_load', self._lambda_error, ERROR)
-        fast = self._fast
-        if fast is not None:
-            w = self._w
-            w[0], w[1], w[2], w[3], w[4], w[5] = vals
-            out = fast.apply(w)
-        else:
-            try:
-                syn = self._cache.distributor.synthesize(vals, self._lambda)
-            except WrenchDistributionError as e:
-                key = ('unrealisable' if type(e).__name__ == 'UnrealisableWrenchError'
-                       else 'rejected')
-                return self._reject(key, f'no command: {e}', ERROR)
-            out = syn.wrench_object if self._use_object_frame else syn.wrench_contact
+        w = self._w
+        w[0], w[1], w[2], w[3], w[4], w[5] = vals
+        try:
+            out = self._cache.distributor.wrench_commands(w, self._internal, self._use_object_frame)
+        except WrenchDistributionError as e:
+            key = 'unrealisable' if isinstance(e, UnrealisableWrenchError) else 'rejected'
+            return self._reject(key, f'no command: {e}', ERROR)
         if self._negate:
             out = -out
         if not np.isfinite(out).all():
@@ -272,8 +265,6 @@ class DistributorNode(Node):
             values['regime_reasons'] = ', '.join(dist.regime.reasons)
             values['basis'] = ';'.join(dist.basis_names)
             values['virtual_masses'] = ', '.join(f'{m:.6g}' for m in dist.virtual_masses)
-            values['per_message_path'] = ('verified affine form' if self._fast is not None
-                                          else 'core synthesize')
             if self._lambda is not None:
                 values['internal_load'] = ', '.join(f'{x:.6g}' for x in self._lambda)
         self._diag_pub.publish(self._diag.build(now.to_msg(), cond, values))

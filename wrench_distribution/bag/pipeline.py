@@ -111,8 +111,8 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise BagError(f'cannot create output directory {out_dir}: {err}') from None
-        sync = StampSynchronizer(n, int(round(config.sync_tolerance * 1e9)),
-                                 int(round(config.max_age * 1e9)))
+        sync = StampSynchronizer(n, int(config.sync_tolerance * 1e9),  # as the node
+                                 int(config.max_age * 1e9))
         analyzer = ChunkAnalyzer(config)
         builder = summary_mod.SummaryBuilder(names)
         buffer = plots.PlotBuffer()

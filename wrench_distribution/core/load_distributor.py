@@ -417,14 +417,17 @@ class LoadDistributor:
             realisable=realisable,
         )
 
-    def wrench_commands(self, wrench, internal: Optional[np.ndarray] = None) -> np.ndarray:
-        """Fast path for control loops: the (n, 6) contact-frame commands only.
+    def wrench_commands(self, wrench, internal: Optional[np.ndarray] = None,
+                        object_frame: bool = False) -> np.ndarray:
+        """Fast path for control loops: the (n, 6) commands only.
 
-        Same numbers as ``synthesize(wrench).wrench_contact``; the internal load is given
-        as its precomputed contact-frame wrench (:meth:`internal_wrench_contact`).
+        Same numbers as ``synthesize(wrench, ...).wrench_contact`` (or ``.wrench_object``);
+        the internal load is passed as its precomputed stacked wrench
+        (:meth:`internal_wrench`), so a sample costs one (6n x 6) product.
 
         :param wrench: desired resultant (6,), object frame about the centre of mass.
-        :param internal: None or the (6n,) result of :meth:`internal_wrench_contact`.
+        :param internal: None or the (6n,) result of :meth:`internal_wrench` for the same frame.
+        :param object_frame: commands in object-frame axes instead of the contact frames.
         :return: (n, 6) commands.
         :raises InvalidInputError: for NaN, Inf or a wrong length.
         :raises UnrealisableWrenchError: when no contact wrenches produce ``wrench``.
@@ -434,18 +437,20 @@ class LoadDistributor:
             finite_array(wrench, (6,), 'wrench')  # raises with the precise message
         if self._unreachable is not None and self._unreachable_part(wrench[None])[0] > RESIDUAL_TOLERANCE:
             raise UnrealisableWrenchError(self._unrealisable_message(wrench))
-        stacked = self._pseudo_inverse_contact @ wrench
+        stacked = (self.pseudo_inverse if object_frame else self._pseudo_inverse_contact) @ wrench
         if internal is not None:
             stacked = stacked + internal
         return stacked.reshape(self.n, 6)
 
-    def internal_wrench_contact(self, internal_load: InternalLoad) -> np.ndarray:
-        """Contact-frame stacked wrench (6n,) of an internal load, for :meth:`wrench_commands`.
+    def internal_wrench(self, internal_load: InternalLoad, object_frame: bool = False) -> np.ndarray:
+        """Stacked wrench (6n,) of an internal load, for :meth:`wrench_commands`.
 
         :param internal_load: (m,) coordinates or a handle mapping.
+        :param object_frame: in object-frame axes instead of the contact frames.
         :return: (6n,) array.
         """
-        return self._internal.basis_contact @ self._internal_vector(internal_load, 1)[0]
+        basis = self._internal.basis if object_frame else self._internal.basis_contact
+        return basis @ self._internal_vector(internal_load, 1)[0]
 
     def synthesize(self, wrench, internal_load: InternalLoad = None) -> Synthesis:
         """Wrench commands for one desired resultant.

@@ -1,5 +1,4 @@
 """Contact poses for a node from a PoseArray topic, static parameters, or tf2."""
-import math
 from typing import Callable, Optional
 
 import numpy as np
@@ -111,11 +110,3 @@ class ContactInput:
             return (f'contact poses are stale (older than contact_timeout={self.timeout} s)')
         return None
 
-
-def all_finite6(a, b, c, d, e, f) -> bool:
-    """Whether six floats are finite (fast path for one wrench).
-
-    :return: True when none is NaN or Inf.
-    """
-    return (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)
-            and math.isfinite(d) and math.isfinite(e) and math.isfinite(f))
