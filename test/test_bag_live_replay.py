@@ -57,8 +57,8 @@ RECORDER = textwrap.dedent('''
     for t in topics:
         node.create_subscription(WrenchStamped, t, wrench_cb(t), qos)
     node.create_subscription(
-        Float64MultiArray, '/internal_load',
-        lambda m: data.setdefault('/internal_load', []).append(
+        Float64MultiArray, '/measured/internal_load',
+        lambda m: data.setdefault('/measured/internal_load', []).append(
             [[d.label for d in m.layout.dim], list(m.data)]), qos)
     deadline = time.monotonic() + timeout
     ready = False
@@ -68,7 +68,7 @@ RECORDER = textwrap.dedent('''
             ready = True
             print('READY', flush=True)
         if len(data.get('/object_wrench', [])) >= expected and \\
-                len(data.get('/internal_load', [])) >= expected:
+                len(data.get('/measured/internal_load', [])) >= expected:
             end = time.monotonic() + 0.5  # let the last messages of other topics arrive
             while time.monotonic() < end:
                 rclpy.spin_once(node, timeout_sec=0.05)
@@ -197,7 +197,7 @@ def test_live_replay_equals_offline(tmp_path, procs, poses):
             cols = [header.index(f'{e}.{part}.{c}') for c in COMP]
             np.testing.assert_allclose(got[:, 1:], offline[:, cols], rtol=1e-9, atol=1e-9,
                                        err_msg=f'{e} {part}')
-    lam = live['/internal_load']
+    lam = live['/measured/internal_load']
     assert len(lam) == len(offline_stamps)
     labels = lam[0][0][0].split(';')  # one layout dimension: basis names joined by ';'
     lam_cols = [h for h in header if h.startswith('internal_load.')]

@@ -91,7 +91,7 @@ def test_analysis_returns_the_parts_and_rejects_bad_samples(client):
     with NodeProcess('analyzer', PARAMS, DOMAIN) as proc:
         pubs = [client.publisher(WrenchStamped, f'{n}/ft_sensor') for n in NAMES]
         got = {t: client.collect(WrenchStamped, t) for t in OUT}
-        il = client.collect(Float64MultiArray, 'internal_load')
+        il = client.collect(Float64MultiArray, 'measured/internal_load')
         diag = client.collect(DiagnosticArray, '/diagnostics')
         assert client.wait_matched(publishers=pubs, topics=OUT), proc.output()
 

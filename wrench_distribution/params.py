@@ -232,8 +232,10 @@ ANALYZER_PARAMS: tuple = tuple(_COMMON + [
        constraints='one topic name per effector, or empty'),
     _p('object_wrench_topic', STRING, 'object_wrench',
        'Resultant on the object (object frame, about the CoM).', constraints='a topic name'),
-    _p('internal_load_topic', STRING, 'internal_load',
-       'Internal-load coordinates (Float64MultiArray, layout label names the basis).',
+    _p('internal_load_topic', STRING, 'measured/internal_load',
+       'Internal-load coordinates (Float64MultiArray, layout label names the basis). Not '
+       '"internal_load": that is the distributor\'s prescription input, and both nodes often '
+       'share a namespace.',
        constraints='a topic name'),
 ])
 
