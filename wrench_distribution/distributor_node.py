@@ -182,7 +182,8 @@ class DistributorNode(Node):
         w = self._w
         w[0], w[1], w[2], w[3], w[4], w[5] = vals
         try:
-            out = self._cache.distributor.wrench_commands(w, self._internal, self._use_object_frame)
+            out = self._cache.distributor.wrench_commands(
+                w, self._internal, self._use_object_frame, check_finite=False)  # checked above
         except WrenchDistributionError as e:
             key = 'unrealisable' if isinstance(e, UnrealisableWrenchError) else 'rejected'
             return self._reject(key, f'no command: {e}', ERROR)

@@ -19,6 +19,7 @@ force inertia ``J_f`` is (nearly) singular gives, with ``A = J_f + K`` and ``B =
 with ``d_i = r_i - c~`` and ``t~ = t_o - c~ x f_o``. It is continuous in ``s`` up to ``s = 1``
 and equals eq. 81 whenever the paper's conditions hold.
 """
+import math
 import re
 from functools import cached_property
 from typing import List, Mapping, Optional, Sequence, Tuple, Union
@@ -418,7 +419,7 @@ class LoadDistributor:
         )
 
     def wrench_commands(self, wrench, internal: Optional[np.ndarray] = None,
-                        object_frame: bool = False) -> np.ndarray:
+                        object_frame: bool = False, check_finite: bool = True) -> np.ndarray:
         """Fast path for control loops: the (n, 6) commands only.
 
         Same numbers as ``synthesize(wrench, ...).wrench_contact`` (or ``.wrench_object``);
@@ -428,16 +429,19 @@ class LoadDistributor:
         :param wrench: desired resultant (6,), object frame about the centre of mass.
         :param internal: None or the (6n,) result of :meth:`internal_wrench` for the same frame.
         :param object_frame: commands in object-frame axes instead of the contact frames.
+        :param check_finite: reject NaN and Inf (as ``scipy.linalg`` does); pass False only
+            when the caller has checked the six values already.
         :return: (n, 6) commands.
         :raises InvalidInputError: for NaN, Inf or a wrong length.
         :raises UnrealisableWrenchError: when no contact wrenches produce ``wrench``.
         """
-        wrench = np.asarray(wrench, dtype=float)
-        if wrench.shape != (6,) or not np.isfinite(wrench).all():
+        if type(wrench) is not np.ndarray or wrench.shape != (6,):
+            wrench = finite_array(wrench, (6,), 'wrench')
+        stacked = (self.pseudo_inverse if object_frame else self._pseudo_inverse_contact) @ wrench
+        if check_finite and not math.isfinite(stacked.sum()):
             finite_array(wrench, (6,), 'wrench')  # raises with the precise message
         if self._unreachable is not None and self._unreachable_part(wrench[None])[0] > RESIDUAL_TOLERANCE:
             raise UnrealisableWrenchError(self._unrealisable_message(wrench))
-        stacked = (self.pseudo_inverse if object_frame else self._pseudo_inverse_contact) @ wrench
         if internal is not None:
             stacked = stacked + internal
         return stacked.reshape(self.n, 6)
