@@ -14,7 +14,7 @@ from wrench_distribution.core import (
     UnrealisableWrenchError, WrenchDistributionError, matrix_to_quaternion, quaternion_to_matrix,
 )
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite

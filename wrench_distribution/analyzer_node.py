@@ -20,13 +20,13 @@ from std_msgs.msg import Float64MultiArray
 
 from wrench_distribution.core import SensorModel, WrenchDistributionError
 from wrench_distribution.params import (ANALYZER_PARAMS, ConfigError, build_core_objects,
-                                        check_param_value, validate_params)
+                                        validate_params)
 from wrench_distribution.ros.contact_input import ContactInput
 from wrench_distribution.ros.contacts import DistributorCache
 from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
                                                  make_wrench_stamped, stamp_to_ns)
 from wrench_distribution.ros.diagnostics import ERROR, OK, STALE, WARN, DiagnosticsState
-from wrench_distribution.ros.parameters import (declare_from_specs, param_value_of,
+from wrench_distribution.ros.parameters import (checked_changes, declare_from_specs,
                                                 unknown_overrides)
 from wrench_distribution.ros.qos import qos_from_name
 from wrench_distribution.ros.runner import run_node
@@ -258,23 +258,9 @@ class AnalyzerNode(Node):
 
     # -- runtime parameters --------------------------------------------------------------
     def _on_set_parameters(self, params) -> SetParametersResult:
-        new = dict(self._cfg)
-        touched = set()
-        for p in params:
-            spec = _SPECS.get(p.name)
-            if spec is None:
-                continue
-            if spec.read_only:
-                return SetParametersResult(successful=False,
-                                           reason=f"parameter '{p.name}' is read-only")
-            value = param_value_of(p)
-            if value is None and spec.type.endswith('array'):
-                value = []
-            try:
-                new[p.name] = check_param_value(spec, value)
-            except ConfigError as e:
-                return SetParametersResult(successful=False, reason=str(e))
-            touched.add(p.name)
+        reason, new, touched = checked_changes(params, _SPECS, self._cfg)
+        if reason is not None:
+            return SetParametersResult(successful=False, reason=reason)
         try:
             validate_params('analyzer', new)
             dist = None

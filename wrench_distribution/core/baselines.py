@@ -30,6 +30,8 @@ from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from .spatial import skew
+
 __all__ = [
     'grasp_matrix',
     'expand_stacked',
@@ -50,23 +52,6 @@ _VALID_TYPES = ('rigid', 'point')
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def _skew(v: np.ndarray) -> np.ndarray:
-    """Skew-symmetric matrix ``S(v)`` with ``S(v) a = v x a`` (notation below eq. 7).
-
-    :param v: vector(s), shape ``(..., 3)``.
-    :return: matrices, shape ``(..., 3, 3)``.
-    """
-    v = np.asarray(v, dtype=float)
-    s = np.zeros(v.shape[:-1] + (3, 3))
-    s[..., 0, 1] = -v[..., 2]
-    s[..., 0, 2] = v[..., 1]
-    s[..., 1, 0] = v[..., 2]
-    s[..., 1, 2] = -v[..., 0]
-    s[..., 2, 0] = -v[..., 1]
-    s[..., 2, 1] = v[..., 0]
-    return s
 
 
 def _check_r_types(r: ArrayLike, types: Sequence[str]) -> Tuple[np.ndarray, Tuple[str, ...]]:
@@ -138,7 +123,7 @@ def grasp_matrix(r: ArrayLike, types: Sequence[str]) -> np.ndarray:
     blocks = []
     for ri, t in zip(r, types):
         top = [np.eye(3)] if t == 'point' else [np.eye(3), np.zeros((3, 3))]
-        bottom = [_skew(ri)] if t == 'point' else [_skew(ri), np.eye(3)]
+        bottom = [skew(ri)] if t == 'point' else [skew(ri), np.eye(3)]
         blocks.append(np.vstack([np.hstack(top), np.hstack(bottom)]))
     return np.hstack(blocks)
 
@@ -243,7 +228,7 @@ def kumar_waldron_helicoidal(r: ArrayLike, h_o: ArrayLike) -> np.ndarray:
     """
     r, _ = _check_r_types(r, 'point')
     h_o = _check_wrench(h_o)
-    s = _skew(r)
+    s = skew(r)
     j_bar = np.einsum('ijk,ilk->jl', s, s)  # sum S(r_i) S(r_i)^T
     alpha = np.linalg.solve(j_bar, h_o[..., 3:, None] if h_o.ndim == 1 else h_o[..., 3:].T)
     alpha = alpha[:, 0] if h_o.ndim == 1 else alpha.T
@@ -288,7 +273,7 @@ def _virtual_body(r: np.ndarray, types: Tuple[str, ...], virtual_masses: ArrayLi
         if t == 'point' and np.any(j[i] != 0.0):
             raise ValueError(f'contact {i} is a point contact: its torque inertia must be 0')
     m_o = float(m.sum())  # eq. 5 / 51
-    s = _skew(r)
+    s = skew(r)
     j_o = j.sum(axis=0) + np.einsum('i,ijk,ilk->jl', m, s, s)  # eq. 6 / 52: S m S^T
     if m_o == 0.0:
         raise ValueError('the virtual masses sum to zero')
@@ -347,7 +332,7 @@ def _parametrized(r: ArrayLike, types: Sequence[str], h_o: ArrayLike, virtual_ma
     h_o = _check_wrench(h_o)
     m, j, m_o, j_o = _virtual_body(r, types, virtual_masses, torque_inertias)
     j_o_inv = np.linalg.inv(j_o)
-    st = np.swapaxes(_skew(r), -1, -2)  # S(r_i)^T
+    st = np.swapaxes(skew(r), -1, -2)  # S(r_i)^T
     if corrected:
         force_block = m[:, None, None] * (st @ j_o_inv)  # eq. 81 / 114
     else:
@@ -386,7 +371,7 @@ def helicoidal_fit(r: ArrayLike, forces: ArrayLike) -> Tuple[np.ndarray, np.ndar
         raise ValueError(f'forces must have shape (..., {n}, 3), got {f.shape}')
     # f_i = a + alpha x r_i = a + S(r_i)^T alpha  (S(r)^T alpha = alpha x r)
     design = np.concatenate([np.tile(np.eye(3), (n, 1)),
-                             np.swapaxes(_skew(r), -1, -2).reshape(3 * n, 3)], axis=1)
+                             np.swapaxes(skew(r), -1, -2).reshape(3 * n, 3)], axis=1)
     rhs = f.reshape(f.shape[:-2] + (3 * n,))
     batch = rhs.ndim == 2
     rhs_cols = rhs.T if batch else rhs[:, None]

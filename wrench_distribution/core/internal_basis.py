@@ -24,7 +24,7 @@ null space of ``G`` is spanned.
 """
 from dataclasses import dataclass
 from itertools import combinations
-from typing import List, Sequence, Tuple
+from typing import List, Tuple
 
 import numpy as np
 

@@ -80,7 +80,10 @@ class _VirtualInertia:
         if rigid.any():
             # K = k g(J_f / k): a contact-torque inertia only where J_f is (nearly) singular,
             # continuous as a matrix function of J_f (docs/theory.md, section 4).
-            k_ref = k if k > 0 else n * self.length ** 2
+            # the reference is the larger of k and the unweighted spread: a floored virtual
+            # mass must not make the regulariser (and the transition) arbitrarily steep
+            spread2 = float(np.sum((r - r.mean(axis=0)) ** 2))
+            k_ref = max(k, spread2) if max(k, spread2) > 0 else n * self.length ** 2
             values, vectors = np.linalg.eigh(j_force)
             ramp = TORQUE_REGULARISATION * np.clip(1.0 - values / (k_ref * COLLINEAR_RATIO), 0, None) ** 2
             self.regulariser = k_ref * (vectors * ramp) @ vectors.T

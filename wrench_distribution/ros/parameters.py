@@ -1,5 +1,5 @@
 """Declare a node's parameters from the pure schema in :mod:`wrench_distribution.params`."""
-from typing import Dict, Sequence
+from typing import Dict, Mapping, Optional, Sequence, Set, Tuple
 
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 ParameterType)
@@ -7,7 +7,7 @@ from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from wrench_distribution.params import ParamSpec
+from wrench_distribution.params import ConfigError, ParamSpec, check_param_value
 
 _TYPES = {
     'string': (ParameterType.PARAMETER_STRING, Parameter.Type.STRING),
@@ -104,3 +104,32 @@ def param_value_of(p: Parameter) -> object:
     if isinstance(v, (list, tuple)) or hasattr(v, 'tolist'):
         return list(v)
     return v
+
+
+def checked_changes(params, specs: Mapping[str, ParamSpec], current: Mapping[str, object]
+                    ) -> Tuple[Optional[str], Dict[str, object], Set[str]]:
+    """Apply a set-parameters request to a copy of the configuration, each value checked.
+
+    :param params: the ``rclpy.parameter.Parameter`` list of the request.
+    :param specs: schema by parameter name (unknown names are left to rclpy).
+    :param current: the node's current configuration values.
+    :return: ``(reason, new, touched)``: ``reason`` is None when every value is accepted,
+        else the message to refuse the request with.
+    """
+    new = dict(current)
+    touched = set()
+    for p in params:
+        spec = specs.get(p.name)
+        if spec is None:
+            continue
+        if spec.read_only:
+            return f"parameter '{p.name}' is read-only", new, touched
+        value = param_value_of(p)
+        if value is None and spec.type.endswith('array'):
+            value = []
+        try:
+            new[p.name] = check_param_value(spec, value)
+        except ConfigError as e:
+            return str(e), new, touched
+        touched.add(p.name)
+    return None, new, touched

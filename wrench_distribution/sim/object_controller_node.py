@@ -13,7 +13,6 @@ import os
 import sys
 
 import numpy as np
-import rclpy
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -21,7 +20,7 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 from .node_params import declare_and_read
 from .object_controller import CONTROLLER_DEFAULTS, PoseController, parse_schedule, scheduled
-from .rotations import matrix_from_quaternion
+from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
 from .scenarios import inertia_matrix
 
 

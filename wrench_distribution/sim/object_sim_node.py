@@ -29,7 +29,7 @@ from rosgraph_msgs.msg import Clock
 from visualization_msgs.msg import Marker, MarkerArray
 
 from .node_params import declare_and_read
-from .rotations import quaternion_from_matrix
+from wrench_distribution.core.spatial import matrix_to_quaternion as quaternion_from_matrix
 from .scenarios import SIM_DEFAULTS, build_sensors, build_sim, sim_params
 
 #: Parameters of the node only (the rest of SIM_DEFAULTS describes the physics).

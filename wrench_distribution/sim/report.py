@@ -9,7 +9,9 @@ from typing import Mapping
 import numpy as np
 
 from .object_controller import PoseController, parse_schedule
-from .rotations import log_so3, matrix_from_quaternion
+from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
+
+from .rotations import log_so3
 from .scenarios import inertia_matrix
 
 #: Seconds after the fixture release and after each internal-load change that the

@@ -1,24 +1,12 @@
-"""Rotation helpers for the simulator: exponential and logarithm maps of SO(3)."""
+"""Rotation helpers for the simulator: exponential and logarithm maps of SO(3).
+
+Quaternion conversions and the cross-product matrix are the core's (``core.spatial``).
+"""
 from __future__ import annotations
 
 import numpy as np
 
-
-def hat(v: np.ndarray) -> np.ndarray:
-    """Skew-symmetric matrices of vectors.
-
-    :param v: array (..., 3)
-    :return: array (..., 3, 3) with ``hat(v) @ u == cross(v, u)``
-    """
-    v = np.asarray(v, dtype=float)
-    out = np.zeros(v.shape[:-1] + (3, 3))
-    out[..., 0, 1] = -v[..., 2]
-    out[..., 0, 2] = v[..., 1]
-    out[..., 1, 0] = v[..., 2]
-    out[..., 1, 2] = -v[..., 0]
-    out[..., 2, 0] = -v[..., 1]
-    out[..., 2, 1] = v[..., 0]
-    return out
+from wrench_distribution.core.spatial import skew
 
 
 def exp_so3(phi: np.ndarray) -> np.ndarray:
@@ -30,7 +18,7 @@ def exp_so3(phi: np.ndarray) -> np.ndarray:
     phi = np.asarray(phi, dtype=float)
     theta2 = (phi * phi).sum(axis=-1)[..., None, None]
     theta = np.sqrt(theta2)
-    k = hat(phi)
+    k = skew(phi)
     # Series below 1e-4 rad (error below 1e-17), closed form above.
     safe = np.maximum(theta, 1e-4)
     a = np.where(theta < 1e-4, 1.0 - theta2 / 6.0, np.sin(safe) / safe)
@@ -54,33 +42,6 @@ def log_so3(rot: np.ndarray) -> np.ndarray:
     small = sin_t < 1e-8
     scale = np.where(small, 0.5 + theta ** 2 / 12.0, theta / (2.0 * np.where(small, 1.0, sin_t)))
     return w * scale[..., None]
-
-
-def matrix_from_quaternion(q: np.ndarray) -> np.ndarray:
-    """Rotation matrix of a unit quaternion ``[qx, qy, qz, qw]`` (normalised here).
-
-    :param q: quaternion (4,)
-    :return: rotation matrix (3, 3)
-    """
-    x, y, z, w = np.asarray(q, dtype=float) / np.linalg.norm(q)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
-
-
-def quaternion_from_matrix(rot: np.ndarray) -> np.ndarray:
-    """Unit quaternion ``[qx, qy, qz, qw]`` (``qw >= 0``) of a rotation matrix.
-
-    :param rot: rotation matrix (3, 3)
-    :return: quaternion (4,)
-    """
-    phi = log_so3(rot)
-    theta = np.linalg.norm(phi)
-    axis = phi / theta if theta > 1e-12 else np.zeros(3)
-    q = np.concatenate([axis * np.sin(theta / 2.0), [np.cos(theta / 2.0)]])
-    return q if q[3] >= 0 else -q
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -15,7 +15,9 @@ import numpy as np
 
 from .grasp import GraspCompliance, grasp_wrenches
 from .rigid_object import RigidBody
-from .rotations import cross, exp_so3, log_so3, matrix_from_quaternion
+from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
+
+from .rotations import cross, exp_so3, log_so3
 
 
 class HeldObjectSim:
