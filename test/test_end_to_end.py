@@ -43,8 +43,15 @@ def run_demo(tmp_path: Path, offset: int, *args: str) -> dict:
 
 
 def tolerance(params: dict, unit: str) -> float:
-    """The sensor noise level of a basis element's unit (one standard deviation)."""
-    return params['sensor_force_noise'] if unit == 'N' else params['sensor_torque_noise']
+    """Allowed error of a phase mean: three standard deviations of one sensor sample.
+
+    The short runs of these tests put the evaluation windows close to the accelerations of
+    the move, where the effector bodies' own inertia (centripetal terms included, the
+    paper's section V-A) adds small real internal loads, a few hundredths of a newton; the
+    demo's longer phases show errors of a few thousandths.
+    """
+    sigma = params['sensor_force_noise'] if unit == 'N' else params['sensor_torque_noise']
+    return 3.0 * sigma
 
 
 def check_recovered(summary: dict, params: dict) -> None:
