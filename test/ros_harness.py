@@ -274,3 +274,18 @@ def diag_values(arrays: list, name_contains: str) -> dict:
             if name_contains in s.name:
                 return {kv.key: kv.value for kv in s.values}
     return {}
+
+
+def stamped_wrench(values, stamp_ns: int, frame: str = ''):
+    """A ``WrenchStamped`` with the given values, stamp (ns) and frame id.
+
+    :param values: ``[fx, fy, fz, tx, ty, tz]``.
+    :param stamp_ns: header stamp in nanoseconds.
+    :param frame: header frame id.
+    :return: the message.
+    """
+    from wrench_distribution.ros.conversions import fill_wrench, make_wrench_stamped
+    m = make_wrench_stamped(frame)
+    m.header.stamp.sec, m.header.stamp.nanosec = divmod(int(stamp_ns), 1_000_000_000)
+    fill_wrench(m.wrench, [float(v) for v in values])
+    return m

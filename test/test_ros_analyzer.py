@@ -12,7 +12,9 @@ from geometry_msgs.msg import WrenchStamped  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
-from ros_harness import NodeProcess, TestClient, diag_messages, domain_id_for  # noqa: E402
+from ros_harness import (NodeProcess, TestClient, diag_messages, domain_id_for,  # noqa: E402
+                         stamped_wrench)
+from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array  # noqa: E402
 from wrench_distribution.core import LoadDistributor, quaternion_to_matrix  # noqa: E402
 from wrench_distribution.params import load_analyzer_config  # noqa: E402
 
@@ -59,25 +61,6 @@ def known_problem():
     return dist, desired, lam, h, readings
 
 
-def ws(values, stamp_ns, frame=''):
-    m = WrenchStamped()
-    m.header.frame_id = frame
-    m.header.stamp.sec = stamp_ns // 1_000_000_000
-    m.header.stamp.nanosec = stamp_ns % 1_000_000_000
-    f, t = m.wrench.force, m.wrench.torque
-    f.x, f.y, f.z, t.x, t.y, t.z = (float(v) for v in values)
-    return m
-
-
-def arr(m):
-    f, t = m.wrench.force, m.wrench.torque
-    return np.array([f.x, f.y, f.z, t.x, t.y, t.z])
-
-
-def sns(m):
-    return m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
-
-
 @pytest.fixture(scope='module')
 def client():
     c = TestClient(DOMAIN)
@@ -97,12 +80,12 @@ def test_analysis_returns_the_parts_and_rejects_bad_samples(client):
 
         def sample(stamps, values=readings):
             for p, r, s in zip(pubs, values, stamps):
-                p.publish(ws(r, s, 'sensor'))
+                p.publish(stamped_wrench(r, s, 'sensor'))
 
         def out_for(stamp, wait):
             wait = max(wait, 1.0)
             return client.spin_until(
-                lambda: all(any(sns(m) == stamp for m in v) for v in got.values()), wait)
+                lambda: all(any(stamp_to_ns(m.header.stamp) == stamp for m in v) for v in got.values()), wait)
 
         stamp = time.time_ns()
         for _ in range(50):  # until discovery completed both ways
@@ -111,7 +94,8 @@ def test_analysis_returns_the_parts_and_rejects_bad_samples(client):
             if out_for(stamp, 0.2):
                 break
         assert out_for(stamp, 2.0), proc.output()
-        pick = {t: arr(next(m for m in v if sns(m) == stamp)) for t, v in got.items()}
+        pick = {t: wrench_to_array(next(m for m in v if stamp_to_ns(m.header.stamp) == stamp).wrench)
+                for t, v in got.items()}
         np.testing.assert_allclose(pick['object_wrench'], desired, atol=1e-8)
         for i, n in enumerate(NAMES):
             np.testing.assert_allclose(pick[f'{n}/wrench_manipulating'],
@@ -144,8 +128,8 @@ def test_analysis_returns_the_parts_and_rejects_bad_samples(client):
         sample([s3, s3])
         assert wait_diag('stale')
         client.spin_for(0.2)
-        assert not any(sns(m) in (s, s2, s3) for v in got.values() for m in v)
-        assert all(np.all(np.isfinite(arr(m))) for v in got.values() for m in v)
+        assert not any(stamp_to_ns(m.header.stamp) in (s, s2, s3) for v in got.values() for m in v)
+        assert all(np.all(np.isfinite(wrench_to_array(m.wrench))) for v in got.values() for m in v)
         # the streams stop: diagnostics name the stale streams
         diag.clear()
         assert wait_diag('stale F/T stream(s): left, right', timeout=4.0)
@@ -166,7 +150,7 @@ def test_missing_stream_is_reported(client):
         diag.clear()
         pub = client.publisher(WrenchStamped, 'left/ft_sensor')
         assert client.wait_matched(publishers=[pub])
-        ok = client.spin_until(lambda: (pub.publish(ws([0.0] * 6, time.time_ns())) or any(
+        ok = client.spin_until(lambda: (pub.publish(stamped_wrench([0.0] * 6, time.time_ns())) or any(
             'no F/T data yet from: right' in m for m in diag_messages(diag, 'wrench_analyzer'))),
             5.0)
         assert ok, proc.output()

@@ -13,7 +13,8 @@ from rclpy.parameter import Parameter  # noqa: E402
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension  # noqa: E402
 
 from ros_harness import (NodeProcess, TestClient, diag_messages, diag_values,  # noqa: E402
-                         domain_id_for)
+                         domain_id_for, stamped_wrench)
+from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array  # noqa: E402
 from wrench_distribution.core import quaternion_to_matrix, transform_wrench  # noqa: E402
 
 pytestmark = pytest.mark.ros
@@ -41,25 +42,6 @@ def client():
     c = TestClient(DOMAIN)
     yield c
     c.close()
-
-
-def wrench_msg(values, stamp_ns: int, frame: str = 'object') -> WrenchStamped:
-    m = WrenchStamped()
-    m.header.frame_id = frame
-    m.header.stamp.sec = stamp_ns // 1_000_000_000
-    m.header.stamp.nanosec = stamp_ns % 1_000_000_000
-    f, t = m.wrench.force, m.wrench.torque
-    f.x, f.y, f.z, t.x, t.y, t.z = (float(v) for v in values)
-    return m
-
-
-def as_array(m: WrenchStamped) -> np.ndarray:
-    f, t = m.wrench.force, m.wrench.torque
-    return np.array([f.x, f.y, f.z, t.x, t.y, t.z])
-
-
-def stamp_ns(m) -> int:
-    return m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
 
 
 def to_object_about_com(cmds, positions=POSITIONS, quats=QUATS, com=COM) -> np.ndarray:
@@ -119,13 +101,14 @@ class Rig:
         """Publish a desired wrench; return the commands with its stamp (or None)."""
         self.stamp += 1_000_000
         s = self.stamp
-        self.pub.publish(wrench_msg(values, s, frame))
+        self.pub.publish(stamped_wrench(values, s, frame))
 
         def got() -> bool:
-            return all(any(stamp_ns(m) == s for m in v) for v in self.cmds.values())
+            return all(any(stamp_to_ns(m.header.stamp) == s for m in v) for v in self.cmds.values())
         if not self.c.spin_until(got, wait):
             return None
-        return [as_array(next(m for m in self.cmds[n] if stamp_ns(m) == s)) for n in self.names]
+        return [wrench_to_array(next(m for m in self.cmds[n] if stamp_to_ns(m.header.stamp) == s).wrench)
+                for n in self.names]
 
     def wait_diag(self, text: str, timeout: float = 5.0) -> bool:
         return self.c.spin_until(
@@ -160,7 +143,7 @@ def test_commands_sum_to_desired_and_bad_inputs(client):
             assert rig.send(values, frame, wait=0.5) is None
             assert rig.wait_diag(text), diag_messages(rig.diag, 'wrench_distributor')
             assert int(diag_values(rig.diag, 'wrench_distributor').get(key, 0)) >= 1
-            assert all(np.all(np.isfinite(as_array(m))) for v in rig.cmds.values() for m in v)
+            assert all(np.all(np.isfinite(wrench_to_array(m.wrench))) for v in rig.cmds.values() for m in v)
         # internal load of the wrong length is refused, the last good one stays
         rig.clear()
         bad = Float64MultiArray(data=[1.0, 2.0])
@@ -233,7 +216,7 @@ def test_watchdog(client, mode):
         got = rig.cmds['left']
         if mode == 'zero':
             assert len(got) >= 2
-            assert all(np.all(as_array(m) == 0.0) for m in got)
+            assert all(np.all(wrench_to_array(m.wrench) == 0.0) for m in got)
         else:
             assert len(got) == 0
         # a fresh input resumes normal commands
@@ -340,7 +323,7 @@ def test_sim_time_drives_the_watchdog(client):
             client.spin_for(0.02)
         assert client.spin_until(lambda: len(rig.cmds['left']) > 0, 2.0), proc.output()
         zeros = rig.cmds['left']
-        assert all(np.all(as_array(m) == 0.0) for m in zeros)
+        assert all(np.all(wrench_to_array(m.wrench) == 0.0) for m in zeros)
         assert all(100 <= m.header.stamp.sec <= 102 for m in zeros)
 
 

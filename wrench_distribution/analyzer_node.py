@@ -26,8 +26,7 @@ from wrench_distribution.ros.contacts import DistributorCache
 from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
                                                  make_wrench_stamped, stamp_to_ns)
 from wrench_distribution.ros.diagnostics import ERROR, OK, STALE, WARN, DiagnosticsState
-from wrench_distribution.ros.parameters import (checked_changes, declare_from_specs,
-                                                unknown_overrides)
+from wrench_distribution.ros.parameters import checked_changes, declare_and_validate
 from wrench_distribution.ros.qos import qos_from_name
 from wrench_distribution.ros.runner import run_node
 
@@ -48,16 +47,12 @@ class AnalyzerNode(Node):
 
     def __init__(self, node_name: str = 'wrench_analyzer', **kwargs) -> None:
         super().__init__(node_name, **kwargs)
-        values = declare_from_specs(self, ANALYZER_PARAMS)
-        unknown = unknown_overrides(self, ANALYZER_PARAMS)
-        if unknown:
-            self.get_logger().warning(f'ignoring unknown parameter(s): {", ".join(unknown)}')
-        cfg = validate_params('analyzer', values)
+        cfg = declare_and_validate(self, ANALYZER_PARAMS, 'analyzer')
         try:
             _, obj, opts = build_core_objects(cfg)
             self._sensors = self._sensor_models(cfg)
         except ConfigError:
-            raise
+            raise  # already names the parameter
         except ValueError as e:
             raise ConfigError(f'invalid configuration: {e}') from None
         self._cfg = cfg

@@ -28,8 +28,7 @@ from wrench_distribution.ros.conversions import (fill_wrench, make_wrench_stampe
                                                  parse_internal_load_msg)
 from wrench_distribution.ros.diagnostics import ERROR, OK, STALE, WARN, DiagnosticsState
 from wrench_distribution.ros.markers import wrench_markers
-from wrench_distribution.ros.parameters import (checked_changes, declare_from_specs,
-                                                unknown_overrides)
+from wrench_distribution.ros.parameters import checked_changes, declare_and_validate
 from wrench_distribution.ros.prescription import InternalLoadPrescription
 from wrench_distribution.ros.qos import qos_from_name, reliable_qos
 from wrench_distribution.ros.runner import run_node
@@ -48,11 +47,7 @@ class DistributorNode(Node):
 
     def __init__(self, node_name: str = 'wrench_distributor', **kwargs) -> None:
         super().__init__(node_name, **kwargs)
-        values = declare_from_specs(self, DISTRIBUTOR_PARAMS)
-        unknown = unknown_overrides(self, DISTRIBUTOR_PARAMS)
-        if unknown:
-            self.get_logger().warning(f'ignoring unknown parameter(s): {", ".join(unknown)}')
-        cfg = validate_params('distributor', values)
+        cfg = declare_and_validate(self, DISTRIBUTOR_PARAMS, 'distributor')
         try:
             _, obj, opts = build_core_objects(cfg)
         except ValueError as e:

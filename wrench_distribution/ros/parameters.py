@@ -7,7 +7,7 @@ from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from wrench_distribution.params import ConfigError, ParamSpec, check_param_value
+from wrench_distribution.params import ConfigError, ParamSpec, check_param_value, validate_params
 
 _TYPES = {
     'string': (ParameterType.PARAMETER_STRING, Parameter.Type.STRING),
@@ -133,3 +133,19 @@ def checked_changes(params, specs: Mapping[str, ParamSpec], current: Mapping[str
             return str(e), new, touched
         touched.add(p.name)
     return None, new, touched
+
+
+def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> dict:
+    """Declare every parameter of a node, warn about unknown overrides, validate the values.
+
+    :param node: the node.
+    :param specs: its parameter schema.
+    :param kind: ``'distributor'`` or ``'analyzer'`` (for ``params.validate_params``).
+    :return: the validated configuration.
+    :raises ConfigError: naming the parameter and its accepted values.
+    """
+    values = declare_from_specs(node, specs)
+    unknown = unknown_overrides(node, specs)
+    if unknown:
+        node.get_logger().warning(f'ignoring unknown parameter(s): {", ".join(unknown)}')
+    return validate_params(kind, values)

@@ -44,20 +44,8 @@ class TfPoseLookup:
         :return: positions (n,3) and quaternions (n,4).
         :raises LookupError: when a transform is missing, with the frame names.
         """
-        from rclpy.time import Time
         parent = parent or self.target
-        pos = np.empty((len(self.frames), 3))
-        quat = np.empty((len(self.frames), 4))
-        for i, child in enumerate(self.frames):
-            try:
-                t = self.buffer.lookup_transform(parent, child, Time())
-            except Exception as e:  # tf2 lookup, connectivity, extrapolation
-                raise LookupError(f'no transform {parent} <- {child}: {e}') from None
-            tr = t.transform.translation
-            r = t.transform.rotation
-            pos[i] = (tr.x, tr.y, tr.z)
-            quat[i] = (r.x, r.y, r.z, r.w)
-        return pos, quat
+        return self.lookup_pairs([parent] * len(self.frames), self.frames)
 
     def lookup_pairs(self, parents: Sequence[str],
                      children: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
@@ -74,7 +62,7 @@ class TfPoseLookup:
         for i, (parent, child) in enumerate(zip(parents, children)):
             try:
                 t = self.buffer.lookup_transform(parent, child, Time())
-            except Exception as e:
+            except Exception as e:  # tf2 lookup, connectivity, extrapolation
                 raise LookupError(f'no transform {parent} <- {child}: {e}') from None
             tr = t.transform.translation
             r = t.transform.rotation
