@@ -10,7 +10,6 @@ import subprocess
 import sys
 import textwrap
 import time
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +17,7 @@ import pytest
 import yaml
 
 import bag_fixtures as F
+from ros_harness import domain_id_for
 from wrench_distribution.bag.pipeline import Options, analyze_bag
 from wrench_distribution.params import load_analyzer_config
 
@@ -82,7 +82,7 @@ RECORDER = textwrap.dedent('''
 
 def ros_env() -> dict:
     env = dict(os.environ)
-    env['ROS_DOMAIN_ID'] = str(100 + zlib.crc32(f'{__name__}:{os.getpid()}'.encode()) % 100)
+    env['ROS_DOMAIN_ID'] = str(domain_id_for())
     env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     env['ROS_LOCALHOST_ONLY'] = '1'
     env.setdefault('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')

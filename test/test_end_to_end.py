@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ros_harness import domain_id_for
+
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[1]
-BASE_DOMAIN = 100 + (os.getpid() % 20) * 5
 
 
 def scenario(name: str) -> dict:
@@ -29,7 +30,7 @@ def scenario(name: str) -> dict:
 def run_demo(tmp_path: Path, offset: int, *args: str) -> dict:
     env = dict(os.environ)
     env.update({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1',
-                'ROS_DOMAIN_ID': str(BASE_DOMAIN + offset), 'MPLBACKEND': 'Agg'})
+                'ROS_DOMAIN_ID': str(domain_id_for(offset=offset)), 'MPLBACKEND': 'Agg'})
     # 100 Hz control instead of the demo's 200 Hz: half the lockstep round trips.
     cmd = [sys.executable, '-m', 'wrench_distribution.demo', '--out', str(tmp_path),
            '--timeout', '100', '--rate', '100', *args]
