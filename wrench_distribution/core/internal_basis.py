@@ -286,25 +286,52 @@ def build_internal_basis(
         chunk = list(islice(ordered, 256))
         if not chunk:
             break
-        # named elements are exact null vectors; the fallbacks are already projected
-        vectors = np.column_stack([vector for _, _, vector in chunk])
-        norms = np.sqrt(np.einsum('ij,i,ij->j', vectors, metric, vectors))
-        count = first = len(kept)
-        residuals = vectors - orthonormal[:, :count] @ (orthonormal[:, :count].T @ (metric[:, None] * vectors))
-        for j, (name, unit, _) in enumerate(chunk):
-            if count == dimension:
-                break
-            if norms[j] == 0.0:
-                continue
-            residual = residuals[:, j]
-            if count > first:
-                added = orthonormal[:, first:count]
-                residual = residual - added @ (added.T @ (metric * residual))
-            residual_norm = np.sqrt(residual @ (metric * residual))
-            if residual_norm <= BASIS_TOLERANCE * norms[j]:
-                continue
-            orthonormal[:, count] = residual / residual_norm
-            count += 1
-            kept.append((name, unit, vectors[:, j]))
+        _scan(chunk, orthonormal, kept, metric, dimension)
+    if len(kept) < dimension:
+        _complete(list(_fallback(null_projector, active, rotations)), orthonormal, kept, metric, dimension)
     matrix = np.column_stack([v for _, _, v in kept]) if kept else np.zeros((size, 0))
     return InternalBasis(matrix, tuple(n for n, _, _ in kept), tuple(u for _, u, _ in kept))
+
+
+def _scan(chunk: List[Candidate], orthonormal: np.ndarray, kept: List[Candidate], metric: np.ndarray,
+          dimension: int) -> None:
+    """Keep, in order, the candidates of one block whose independent part is large enough."""
+    # named elements are exact null vectors; the fallbacks are already projected
+    vectors = np.column_stack([vector for _, _, vector in chunk])
+    norms = np.sqrt(np.einsum('ij,i,ij->j', vectors, metric, vectors))
+    count = first = len(kept)
+    residuals = vectors - orthonormal[:, :count] @ (orthonormal[:, :count].T @ (metric[:, None] * vectors))
+    for j, (name, unit, vector) in enumerate(chunk):
+        if count == dimension:
+            break
+        if norms[j] == 0.0:
+            continue
+        residual = residuals[:, j]
+        if count > first:
+            added = orthonormal[:, first:count]
+            residual = residual - added @ (added.T @ (metric * residual))
+        residual_norm = np.sqrt(residual @ (metric * residual))
+        if residual_norm <= BASIS_TOLERANCE * norms[j]:
+            continue
+        orthonormal[:, count] = residual / residual_norm
+        count += 1
+        kept.append((name, unit, vector))
+
+
+def _complete(pool: List[Candidate], orthonormal: np.ndarray, kept: List[Candidate], metric: np.ndarray,
+              dimension: int) -> None:
+    """Span what is left with the most independent fallbacks, one at a time (pivoted)."""
+    vectors = np.column_stack([vector for _, _, vector in pool])
+    norms = np.sqrt(np.einsum('ij,i,ij->j', vectors, metric, vectors))
+    count = len(kept)
+    residuals = vectors - orthonormal[:, :count] @ (orthonormal[:, :count].T @ (metric[:, None] * vectors))
+    while len(kept) < dimension:
+        sizes = np.sqrt(np.maximum(np.einsum('ij,i,ij->j', residuals, metric, residuals), 0.0))
+        ratio = np.where(norms > 0, sizes / np.where(norms > 0, norms, 1.0), 0.0)
+        best = int(np.argmax(ratio))
+        if sizes[best] <= 1e-12 * norms.max():
+            return
+        direction = residuals[:, best] / sizes[best]
+        orthonormal[:, len(kept)] = direction
+        kept.append(pool[best])
+        residuals -= np.outer(direction, direction @ (metric[:, None] * residuals))

@@ -289,8 +289,13 @@ class LoadDistributor:
 
     @property
     def basis_condition(self) -> float:
-        """Condition number of ``E`` in the unit-consistent metric (1 for an orthogonal basis)."""
-        values = np.linalg.eigvalsh(self._readout.gram) if self.internal_dimension else np.ones(1)
+        """Condition number of ``E`` with each element scaled to unit size in the metric
+        ``diag(I, I / l^2)``: 1 for orthogonal elements, large when elements nearly repeat."""
+        if not self.internal_dimension:
+            return 1.0
+        gram = self._readout.gram
+        scale = 1.0 / np.sqrt(np.diag(gram))
+        values = np.linalg.eigvalsh(gram * scale[:, None] * scale[None, :])
         return float(np.sqrt(values.max() / values.min()))
 
     def manipulating_directions(self, wrench) -> np.ndarray:

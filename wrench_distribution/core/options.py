@@ -24,7 +24,7 @@ TORQUE_REGULARISATION = 1e-3
 RESIDUAL_TOLERANCE = 1e-6
 #: Part of a named basis candidate, relative to its size, that must be independent of the
 #: elements kept before it (keeps the coordinates of a physical load of its own size).
-BASIS_TOLERANCE = 0.2
+BASIS_TOLERANCE = 0.6
 #: Command gain (largest command per unit resultant, unit-consistent) above which a grasp is
 #: reported as ill-conditioned.
 GAIN_LIMIT = 5.0
