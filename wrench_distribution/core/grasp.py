@@ -60,8 +60,10 @@ def wrench_scale(n: int, length: float) -> np.ndarray:
 def reference_length(positions: np.ndarray, com: np.ndarray) -> float:
     """A length of the contact set that does not depend on virtual masses.
 
-    RMS distance of the contacts from their centroid; for coincident contacts, their distance
-    from the centre of mass; 1 (in the user's unit) when there is no length at all.
+    ``hypot(s, 1e-3 d)`` with ``s`` the RMS distance of the contacts from their centroid and
+    ``d`` the centroid's distance from the centre of mass: the contacts' own spread, kept
+    continuous and non-zero as the contacts come together; 1 (in the user's unit) when there
+    is no length at all.
 
     :param positions: (n, 3) contact positions.
     :param com: (3,) centre of mass.
@@ -69,10 +71,8 @@ def reference_length(positions: np.ndarray, com: np.ndarray) -> float:
     """
     centred = positions - positions.mean(axis=0)
     spread = float(np.sqrt(np.mean(np.sum(centred * centred, axis=1))))
-    if spread > 0.0:
-        return spread
-    distance = float(np.linalg.norm(positions.mean(axis=0) - com))
-    return distance if distance > 0.0 else 1.0
+    length = float(np.hypot(spread, 1e-3 * np.linalg.norm(positions.mean(axis=0) - com)))
+    return length if length > 0.0 else 1.0
 
 
 def grasp_rank(positions: np.ndarray, rigid: np.ndarray, length: float) -> int:

@@ -320,7 +320,10 @@ def _scan(chunk: List[Candidate], orthonormal: np.ndarray, kept: List[Candidate]
 
 def _complete(pool: List[Candidate], orthonormal: np.ndarray, kept: List[Candidate], metric: np.ndarray,
               dimension: int) -> None:
-    """Span what is left with the most independent fallbacks, one at a time (pivoted)."""
+    """Span what is left with the most independent fallbacks, one at a time (pivoted).
+
+    Each is kept as its part orthogonal to the elements before it, so that a fallback never
+    nearly repeats them (the basis stays well conditioned)."""
     vectors = np.column_stack([vector for _, _, vector in pool])
     norms = np.sqrt(np.einsum('ij,i,ij->j', vectors, metric, vectors))
     count = len(kept)
@@ -333,5 +336,7 @@ def _complete(pool: List[Candidate], orthonormal: np.ndarray, kept: List[Candida
             return
         direction = residuals[:, best] / sizes[best]
         orthonormal[:, len(kept)] = direction
-        kept.append(pool[best])
+        name, unit, _ = pool[best]
+        # the part independent of the elements kept so far, at the size of the unit component
+        kept.append((name, unit, direction * norms[best]))
         residuals -= np.outer(direction, direction @ (metric[:, None] * residuals))

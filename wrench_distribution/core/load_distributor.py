@@ -273,6 +273,11 @@ class LoadDistributor:
 
     # -- the basis -----------------------------------------------------------------------------
     @property
+    def basis_ready(self) -> bool:
+        """Whether the named basis has been built (by an internal load, an analysis or :meth:`prepare`)."""
+        return '_internal' in self.__dict__
+
+    @property
     def basis_names(self) -> List[str]:
         """Names of the internal-load basis elements (docs/theory.md, section 6)."""
         return list(self._internal.names)
