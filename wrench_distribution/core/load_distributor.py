@@ -58,7 +58,7 @@ class ReadOut:
 
     :param coordinates: ``C`` (m, 6n) with ``C E = I``: coordinates of an element of ``N(G)``.
     :param gram: ``E^T W0 E`` in the metric ``W0 = diag(I, I / l^2)``.
-    :param analysis: (6n, 6 + 24n + m) fused read-out of contact-frame measurements.
+    :param analysis: (6n, 12 + 24n + m) fused read-out of contact-frame measurements.
     """
 
     coordinates: np.ndarray
@@ -250,8 +250,9 @@ class LoadDistributor:
         resultant = self.grasp_matrix @ to_object                      # (6, 6n)
         manipulating = self.pseudo_inverse @ resultant                 # h_m (object axes)
         constraint = manipulating - to_object                          # h_c = h_m - h (eq. 80)
+        error = (self.grasp_matrix @ self.pseudo_inverse - np.eye(6)) @ resultant  # G h_m - h_o
         return np.hstack([resultant.T, manipulating.T, constraint.T, manipulating.T @ to_contact,
-                          constraint.T @ to_contact, -constraint.T @ coordinates.T])
+                          constraint.T @ to_contact, -constraint.T @ coordinates.T, error.T])
 
     @cached_property
     def _manipulating_set(self) -> ManipulatingSet:
@@ -355,7 +356,7 @@ class LoadDistributor:
 
     # -- synthesis -----------------------------------------------------------------------------
     def _kernel(self, wrenches: np.ndarray, lam: Optional[np.ndarray], object_frame: bool) -> np.ndarray:
-        """The one synthesis product: ``G_M+ h_o + E lambda`` for (k, 6) resultants."""
+        """The one synthesis product: ``G_M+ h_o + E lambda`` for (6,) or (k, 6) resultants."""
         stacked = wrenches @ (self.pseudo_inverse if object_frame else self._pseudo_inverse_contact).T
         if lam is not None:
             stacked = stacked + lam @ (self._internal.basis if object_frame else self._internal.basis_contact).T
@@ -403,21 +404,21 @@ class LoadDistributor:
         :param wrench: desired resultant (6,), object frame about the centre of mass.
         :param internal: None or the (6n,) result of :meth:`internal_wrench` for the same frame.
         :param object_frame: commands in object-frame axes instead of the contact frames.
-        :param check_finite: reject NaN, Inf and magnitudes beyond the supported range; pass
+        :param check_finite: reject NaN and Inf (as ``scipy.linalg`` does); pass
             False only when the caller has checked the six values already.
         :return: (n, 6) commands.
         :raises InvalidInputError: for NaN, Inf or a wrong length.
         :raises UnrealisableWrenchError: when no contact wrenches produce ``wrench``.
         """
-        if check_finite or type(wrench) is not np.ndarray or wrench.shape != (6,):
+        if type(wrench) is not np.ndarray or wrench.shape != (6,):
             wrench = finite_array(wrench, (6,), 'wrench')
-        stacked = self._kernel(wrench[None], None, object_frame)[0]
+        stacked = self._kernel(wrench, None, object_frame)
+        if check_finite and not math.isfinite(stacked.sum()):
+            finite_array(wrench, (6,), 'wrench')  # raises with the precise message
         if self._reproduction is not None and self._unreproduced(wrench[None])[0] > RESIDUAL_TOLERANCE:
             raise UnrealisableWrenchError(self._unrealisable_message(wrench))
         if internal is not None:
             stacked = stacked + internal
-        if check_finite and not math.isfinite(stacked.sum()):
-            raise InvalidInputError('the commands overflow: the wrench or the internal load is too large')
         return stacked.reshape(self.n, 6)
 
     def internal_wrench(self, internal_load: InternalLoad, object_frame: bool = False) -> np.ndarray:
@@ -444,8 +445,8 @@ class LoadDistributor:
         lam = self._internal_vector(internal_load, 1)
         if self._unreproduced(wrench[None])[0] > RESIDUAL_TOLERANCE:
             raise UnrealisableWrenchError(self._unrealisable_message(wrench))
-        manipulating = self._kernel(wrench[None], None, True)[0]
-        stacked = self._kernel(wrench[None], lam, True)[0]
+        manipulating = self._kernel(wrench, None, True)
+        stacked = self._kernel(wrench, None if lam is None else lam[0], True)
         if not np.all(np.isfinite(stacked)):
             raise InvalidInputError('the commands overflow: the wrench or the internal load is too large')
         resultant = self.grasp_matrix @ stacked
@@ -495,20 +496,18 @@ class LoadDistributor:
         out = measured.reshape(count, size) @ self._readout.analysis
         parts = [out[:, 6 + size * k:6 + size * (k + 1)] for k in range(4)]
         constraint_object, constraint_contact = parts[1], parts[3]
-        internal = -constraint_object
-        resultant = out[:, :6]
-        error = resultant @ (self.grasp_matrix @ self.pseudo_inverse - np.eye(6)).T
+        norm2 = (constraint_object * constraint_object) @ self._norm_metric
         return BatchAnalysis(
-            resultant=resultant,
+            resultant=out[:, :6],
             manipulating_contact=parts[2].reshape(count, self.n, 6),
             constraint_contact=constraint_contact.reshape(count, self.n, 6),
-            internal_contact=(-constraint_contact).reshape(count, self.n, 6),
+            internal_contact=np.negative(constraint_contact).reshape(count, self.n, 6),
             manipulating_object=parts[0].reshape(count, self.n, 6),
             constraint_object=constraint_object.reshape(count, self.n, 6),
-            internal_object=internal.reshape(count, self.n, 6),
-            internal_load=out[:, 6 + 4 * size:],
-            internal_load_norm=np.sqrt(0.5 * np.einsum('ki,i,ki->k', internal, self._norm_metric, internal)),
-            residual=np.abs(error).max(axis=1),
+            internal_object=np.negative(constraint_object).reshape(count, self.n, 6),
+            internal_load=out[:, 6 + 4 * size:-6],
+            internal_load_norm=np.sqrt(0.5 * norm2),
+            residual=np.abs(out[:, -6:]).max(axis=1),
             invariant_source=self.invariant_batch,
         )
 
