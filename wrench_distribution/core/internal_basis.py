@@ -219,15 +219,20 @@ def _warp_candidates(geometry: Geometry) -> Iterator[Candidate]:
             yield f'warp({",".join(names[i] for i in subset)})', 'N', _warp_stack(geometry.n, subset, weights, normal)
 
 
-def _fallback(null_projector: np.ndarray, active: np.ndarray, rotations: np.ndarray) -> Iterator[Candidate]:
+def _fallback(null_projector: np.ndarray, active: np.ndarray, rotations: np.ndarray) -> List[Candidate]:
     """Unit components in the contact frames (so they turn with the object), projected on N(G)."""
-    for index in np.flatnonzero(active):
+    blocks = np.zeros((active.size, active.size))
+    for contact, rotation in enumerate(rotations):
+        blocks[6 * contact:6 * contact + 3, 6 * contact:6 * contact + 3] = rotation
+        blocks[6 * contact + 3:6 * contact + 6, 6 * contact + 3:6 * contact + 6] = rotation
+    indices = np.flatnonzero(active)
+    projected = null_projector @ blocks[:, indices]
+    out = []
+    for column, index in enumerate(indices):
         contact, component = divmod(int(index), 6)
-        unit = np.zeros(active.size)
-        start = 6 * contact + (0 if component < 3 else 3)
-        unit[start:start + 3] = rotations[contact][:, component % 3]
-        name = f'balanced_{COMPONENTS[component]}({contact})'
-        yield name, 'N' if component < 3 else 'N*m', null_projector @ unit
+        out.append((f'balanced_{COMPONENTS[component]}({contact})', 'N' if component < 3 else 'N*m',
+                    projected[:, column]))
+    return out
 
 
 def handle_vector(geometry: Geometry, key: str) -> Optional[np.ndarray]:
@@ -279,7 +284,8 @@ def build_internal_basis(
     :return: the basis.
     """
     size = active.size
-    ordered = chain(candidates, _fallback(null_projector, active, rotations))
+    fallbacks = _fallback(null_projector, active, rotations)
+    ordered = chain(candidates, fallbacks)
     orthonormal = np.zeros((size, dimension))
     kept: List[Candidate] = []
     while len(kept) < dimension:
@@ -288,7 +294,7 @@ def build_internal_basis(
             break
         _scan(chunk, orthonormal, kept, metric, dimension)
     if len(kept) < dimension:
-        _complete(list(_fallback(null_projector, active, rotations)), orthonormal, kept, metric, dimension)
+        _complete(fallbacks, orthonormal, kept, metric, dimension)
     matrix = np.column_stack([v for _, _, v in kept]) if kept else np.zeros((size, 0))
     return InternalBasis(matrix, tuple(n for n, _, _ in kept), tuple(u for _, u, _ in kept))
 
