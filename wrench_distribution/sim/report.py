@@ -330,7 +330,7 @@ def plot(s: Mapping, path: Path, title: str) -> None:
                  'measured by the analyzer (solid)')
     ax.legend(loc='upper right', fontsize=7, ncol=3)
     fig.suptitle(title)
-    fig.subplots_adjust(left=0.1, right=0.97, top=0.92, bottom=0.06, hspace=0.3)
+    fig.subplots_adjust(left=0.1, right=0.9, top=0.92, bottom=0.06, hspace=0.3)
     fig.savefig(path, dpi=90)
     plt.close(fig)
 
