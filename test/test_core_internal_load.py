@@ -316,3 +316,24 @@ def test_overflowing_inputs_are_clear_errors(value):
         d.synthesize([0, 0, 1, 0, 0, 0], [value, 0, 0, 0, 0, 0])
     with pytest.raises(InvalidInputError, match='magnitude'):
         Contact('c', 'rigid', (value, 0, 0))
+
+
+@pytest.mark.parametrize('field,value', [('wrench', [1e154, 0, 0, 0, 0, 0]), ('wrench', [0, 0, 0, 0, 0, 1e300]),
+                                         ('position', [1e200, 0, 0])])
+def test_command_line_overflow_is_one_clear_error(tmp_path, field, value):
+    import json
+    import subprocess
+    import sys
+    document = {'contacts': [{'name': 'a', 'position': [0, 0.3, 0]}, {'name': 'b', 'position': [0, -0.3, 0]}],
+                'wrench': [0, 0, 1, 0, 0, 0]}
+    if field == 'wrench':
+        document['wrench'] = value
+    else:
+        document['contacts'][0]['position'] = value
+    path = tmp_path / 'problem.json'
+    path.write_text(json.dumps(document))
+    proc = subprocess.run([sys.executable, '-m', 'wrench_distribution.cli', 'synthesize', '--problem', str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert 'Traceback' not in proc.stderr
+    assert 'magnitude' in json.loads(proc.stdout)['error']
