@@ -19,7 +19,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def domain_id_for(module_name: str = '', offset: int = 0) -> int:
-    """The ROS domain id of this test run: the one place every test takes it from.
+    """Return the ROS domain id of this test run: the one place every test takes it from.
 
     ``ROS_DOMAIN_ID`` of the environment (``make test`` sets it; default 57); tests run one
     after the other in a pytest process and stop every process they start, so one domain
@@ -335,7 +335,7 @@ def diag_values(arrays: list, name_contains: str) -> dict:
 
 
 def stamped_wrench(values, stamp_ns: int, frame: str = ''):
-    """A ``WrenchStamped`` with the given values, stamp (ns) and frame id.
+    """Build a ``WrenchStamped`` with the given values, stamp (ns) and frame id.
 
     :param values: ``[fx, fy, fz, tx, ty, tz]``.
     :param stamp_ns: header stamp in nanoseconds.

@@ -12,6 +12,7 @@ import sys
 import time
 
 import pytest
+
 from ros_harness import domain_id_for, ros_env, TestClient
 
 pytestmark = [pytest.mark.slow, pytest.mark.ros]
@@ -28,7 +29,7 @@ _SKIP = ('.git', '.venv', 'build', 'install', 'log', '__pycache__', '.pytest_cac
 
 
 def _colcon() -> list:
-    """The colcon command of this environment (next to the interpreter, else on PATH).
+    """Find the colcon command of this environment (next to the interpreter, else on PATH).
 
     :return: argv prefix.
     """
@@ -41,7 +42,7 @@ def _colcon() -> list:
 
 @pytest.fixture(scope='module')
 def workspace(tmp_path_factory):
-    """A workspace with the package in ``src/`` built by ``colcon build``.
+    """Build a workspace with the package in ``src/`` by ``colcon build``.
 
     :return: (workspace path, install prefix of the package).
     """
@@ -55,7 +56,7 @@ def workspace(tmp_path_factory):
 
 
 def _installed_env(prefix, domain: int) -> dict:
-    """What sourcing ``install/setup.bash`` gives a process, for this one package.
+    """Give the environment sourcing ``install/setup.bash`` gives, for this one package.
 
     :param prefix: install prefix of the package.
     :param domain: ROS domain id.
@@ -82,8 +83,10 @@ def test_install_layout(workspace):
 
 
 def test_installed_command_line_runs_from_install(workspace, tmp_path):
-    """``ros2 run wrench_distribution wrench-distribution`` resolves to lib/<pkg>; it runs the
-    installed package on an example problem with no source tree around.
+    """Run the installed command line (what ``ros2 run`` resolves) on an installed example.
+
+    ``ros2 run wrench_distribution wrench-distribution`` resolves to ``lib/<pkg>``; it must
+    import the installed package and work with no source tree around.
     """
     _, prefix = workspace
     env = _installed_env(prefix, domain_id_for())
@@ -123,9 +126,10 @@ def _stop(proc, log) -> None:
 
 
 def test_installed_nodes_come_up_with_shipped_config(workspace, tmp_path):
-    """The installed distributor and analyzer start on dual_arm.yaml, publish /diagnostics
-    under their node names, and the distributor answers a desired wrench on the
-    admittance controllers' topics.
+    """Start the installed distributor and analyzer on the installed dual_arm.yaml.
+
+    Both publish /diagnostics under their node names, and the distributor answers a desired
+    wrench on the admittance controllers' topics.
     """
     from diagnostic_msgs.msg import DiagnosticArray
     from geometry_msgs.msg import WrenchStamped
