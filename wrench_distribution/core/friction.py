@@ -28,8 +28,9 @@ from .validation import finite_array
 FRICTION_MODES = ('auto', 'check', 'off')
 #: Status of a contact, in the order of its numeric code (the analyzer's topic).
 STATUSES = ('ok', 'near_limit', 'slipping', 'pulling', 'unloaded', 'unconstrained')
-#: Relative size below which a contact force counts as zero.
-FORCE_TOLERANCE = 1e-9
+#: Size, relative to the largest contact force, below which a contact counts as unloaded
+#: (the solver's absolute accuracy makes the utilisation of such a contact meaningless).
+FORCE_TOLERANCE = 1e-7
 #: Slack on the utilisation limits before a status changes (solver accuracy).
 UTILISATION_TOLERANCE = 1e-6
 
@@ -233,8 +234,11 @@ def check_forces(forces: np.ndarray, normals: np.ndarray, mu: np.ndarray, unilat
             status.append('slipping')
         else:
             utilisation[i] = tangential[i] / (mu[i] * normal[i])
-            status.append('slipping' if utilisation[i] > 1 + UTILISATION_TOLERANCE else
-                          'near_limit' if utilisation[i] > 1 - margin + UTILISATION_TOLERANCE else 'ok')
+            # compared on forces, with the solver's slack (relative and absolute)
+            capacity = mu[i] * normal[i]
+            slack = UTILISATION_TOLERANCE * capacity + 0.1 * tol
+            status.append('slipping' if tangential[i] > capacity + slack else
+                          'near_limit' if tangential[i] > (1 - margin) * capacity + slack else 'ok')
     return FrictionCheck(normal, tangential, utilisation, tuple(status))
 
 
