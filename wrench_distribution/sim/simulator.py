@@ -20,6 +20,10 @@ from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from
 from .rotations import cross, exp_so3, log_so3
 
 
+#: A fingertip whose spring anchor has slid this far (m) from its contact has lost the object.
+LOSS_DISTANCE = 0.02
+
+
 class HeldObjectSim:
     """Fixed-step simulation of the object and its effector bodies.
 
@@ -76,6 +80,8 @@ class HeldObjectSim:
         #: Distance each contact has slid along the object, m, and time it has been lifted, s.
         self.slip_distance = np.zeros(self.n)
         self.lifted_time = np.zeros(self.n)
+        #: Contacts that slid off the object (:data:`LOSS_DISTANCE`): they transmit nothing.
+        self.lost = np.zeros(self.n, dtype=bool)
 
     # --- kinematics -------------------------------------------------------------
     def object_frame_pose(self) -> tuple[np.ndarray, np.ndarray]:
@@ -126,7 +132,7 @@ class HeldObjectSim:
         eff_rot = np.where(self.rigid[:, None, None], self.eff_rot, r_c)
         world = grasp_wrenches(self.compliance, self.rigid, self.eff_pos, eff_rot,
                                self.eff_vel, self.eff_omega, self.anchors(p_c), r_c, v_c, w_c)
-        return self._coulomb(world, r_c, None)
+        return self._coulomb(world, p_c, r_c, None)
 
     def anchors(self, p_c: np.ndarray) -> np.ndarray:
         """World points the grasp springs pull on: the contacts, moved by their slip.
@@ -136,19 +142,23 @@ class HeldObjectSim:
         """
         return p_c + self.slip @ self.body.rotation.T
 
-    def _coulomb(self, world: np.ndarray, r_c: np.ndarray, dt) -> np.ndarray:
+    def _coulomb(self, world: np.ndarray, p_c: np.ndarray, r_c: np.ndarray, dt) -> np.ndarray:
         """Cap the forces of point contacts with friction to their cones (lift: no force).
 
         With ``dt`` given, the spring anchors slide so that the spring keeps only the force
         the cone allows (an elasto-plastic Coulomb contact), and the slip is accounted.
 
         :param world: (n, 6) spring wrenches, world axes.
+        :param p_c: (n, 3) world contact points.
         :param r_c: (n, 3, 3) world contact frames.
         :param dt: the step, or None to leave the state alone.
         :return: (n, 6) transmitted wrenches.
         """
         world = world.copy()
         for i in np.flatnonzero(~np.isnan(self.mu)):
+            if self.lost[i]:
+                world[i] = 0.0
+                continue
             normal = r_c[i] @ self.normals[i]
             force = world[i, :3]
             f_n = float(normal @ force)
@@ -157,16 +167,25 @@ class HeldObjectSim:
             if f_n <= 0.0:
                 world[i, :3] = 0.0
                 if dt is not None:
+                    # lifted off: the spring re-engages where the fingertip is now
                     self.lifted_time[i] += dt
-                    move = tangential / self.compliance.stiffness
-                    self.slip[i] += self.body.rotation.T @ move
-            elif size > self.mu[i] * f_n:
-                excess = size - self.mu[i] * f_n
-                world[i, :3] = f_n * normal + tangential * (self.mu[i] * f_n / size)
-                if dt is not None:
-                    move = tangential / size * excess / self.compliance.stiffness
+                    stretch = self.eff_pos[i] - self.anchors(p_c[i:i + 1])[0]
+                    move = stretch - (normal @ stretch) * normal
                     self.slip[i] += self.body.rotation.T @ move
                     self.slip_distance[i] += float(np.linalg.norm(move))
+            elif size > self.mu[i] * f_n:
+                direction = tangential / size
+                world[i, :3] = f_n * normal + direction * (self.mu[i] * f_n)
+                if dt is not None:
+                    # the anchor slides until the spring alone carries mu f_n tangentially
+                    anchor = self.anchors(p_c[i:i + 1])[0]
+                    stretch = self.eff_pos[i] - anchor
+                    stretch_t = stretch - (normal @ stretch) * normal
+                    move = stretch_t - direction * (self.mu[i] * f_n / self.compliance.stiffness)
+                    self.slip[i] += self.body.rotation.T @ move
+                    self.slip_distance[i] += float(np.linalg.norm(move))
+        if dt is not None:
+            self.lost |= np.linalg.norm(self.slip, axis=1) > LOSS_DISTANCE
         return world
 
     def transmitted(self) -> np.ndarray:
@@ -199,7 +218,7 @@ class HeldObjectSim:
         frames = np.where(self.rigid[:, None, None], self.eff_rot, r_c)
         world = grasp_wrenches(self.compliance, self.rigid, self.eff_pos, frames,
                                self.eff_vel, self.eff_omega, self.anchors(p_c), r_c, v_c, w_c)
-        world = self._coulomb(world, r_c, dt)
+        world = self._coulomb(world, p_c, r_c, dt)
         self.last_grasp = world
         cmd_f = np.einsum('nij,nj->ni', frames, commands[:, :3])
         cmd_t = np.einsum('nij,nj->ni', frames, commands[:, 3:])
