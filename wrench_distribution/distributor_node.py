@@ -225,8 +225,9 @@ class DistributorNode(Node):
 
     def _publish_marker(self, stamp, vals) -> None:
         lam = self._lambda
-        if self._friction.added is not None and lam is not None and self._friction.options.mode == 'auto':
-            lam = lam + self._friction.added
+        added = self._friction.added
+        if added is not None and lam is not None and self._friction.options.mode == 'auto':
+            lam = lam + added
         try:
             syn = self._cache.distributor.synthesize(vals, lam)
         except WrenchDistributionError:

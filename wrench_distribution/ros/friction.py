@@ -40,7 +40,8 @@ class FrictionStage:
         self.last_good: Optional[np.ndarray] = None
         points = 'point' in (cfg['contact_types'] or [])
         #: False when the mode is off or no contact has a cone or is unilateral.
-        self.active = mode != 'off' and (points or any(x['friction'] is not None for x in self.extras))
+        cones = any(x['friction'] is not None for x in self.extras)
+        self.active = mode != 'off' and (points or cones)
 
     def model(self, distributor) -> FrictionModel:
         """The friction model of a solver (built on first use).

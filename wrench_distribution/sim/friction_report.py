@@ -50,8 +50,8 @@ def friction_summary(series: Mapping, start: float) -> Optional[dict]:
         utilisation = np.where((rows[:, :, 0] >= 0) & touching, rows[:, :, 0], np.nan)
         codes = np.where(touching, rows[:, :, 2], STATUSES.index('unloaded')).astype(int)
         out['measured'] = {
-            n: {'max_utilisation': _finite_or_none(np.nanmax(utilisation[:, i])
-                                                   if np.isfinite(utilisation[:, i]).any() else np.nan),
+            n: {'max_utilisation': _finite_or_none(
+                np.nanmax(utilisation[:, i]) if np.isfinite(utilisation[:, i]).any() else np.nan),
                 'fraction_slipping': float(np.mean(codes[:, i] == STATUSES.index('slipping'))),
                 'fraction_pulling': float(np.mean(codes[:, i] == STATUSES.index('pulling'))),
                 'fraction_not_touching': float(np.mean(~touching[:, i]))}
@@ -59,7 +59,8 @@ def friction_summary(series: Mapping, start: float) -> Optional[dict]:
         out['_state'] = (state.t[mask] if mask.any() else state.t, utilisation, names)
     if added is not None and len(added.t):
         total = np.nansum(added.v, axis=1)
-        out['added_squeeze'] = {'basis': added.labels[-1].split(';'), 'mean_sum': float(np.mean(total)),
+        out['added_squeeze'] = {'basis': added.labels[-1].split(';'),
+                                'mean_sum': float(np.mean(total)),
                                 'min_sum': float(np.min(total)), 'max_sum': float(np.max(total))}
         desired = series.get('desired_wrench')
         if desired is not None and len(desired.t) > 2:
@@ -87,9 +88,9 @@ def format_friction(f: Mapping) -> list:
         lines.append('  slid along the object: ' + ', '.join(
             f'{n} {1e3 * v:.1f} mm' for n, v in f['slip_m'].items())
             + '; lifted off: ' + ', '.join(f'{n} {v:.2f} s' for n, v in f['lifted_s'].items()))
-        lines.append('  grasp ' + ('SLIPPED' + (f' ({", ".join(f["lost"])} slid off the object)'
-                                                if f['lost'] else '') if f['slipped'] else 'held (no fingertip slid more than '
-                                   f'{1e3 * SLIP_THRESHOLD:g} mm)'))
+        lost = f' ({", ".join(f["lost"])} slid off the object)' if f['lost'] else ''
+        held = f'held (no fingertip slid more than {1e3 * SLIP_THRESHOLD:g} mm)'
+        lines.append('  grasp ' + ('SLIPPED' + lost if f['slipped'] else held))
     for n, m in f.get('measured', {}).items():
         u = m['max_utilisation']
         lines.append(f'  {n}: measured utilisation max {"-" if u is None else f"{u:.2f}"}, '
@@ -119,8 +120,8 @@ def compare(first: Path, second: Path, out: Path) -> str:
     for path in (first, second):
         summary = json.loads((path / 'summary.json').read_text())
         series = read_bag(path / 'bag', topics=None)
-        runs.append((path, summary, friction_summary(series, summary['release_time'] + summary['settle']),
-                     series))
+        start = summary['release_time'] + summary['settle']
+        runs.append((path, summary, friction_summary(series, start), series))
     lines = ['Friction: the same grasp with the prescription alone, then with friction_mode auto',
              '=' * 80]
     for label, (path, summary, f, _) in zip(('prescription alone', 'friction_mode auto'), runs):
@@ -143,7 +144,8 @@ def _plot_compare(runs, path: Path) -> None:
             runs, ('-', '--'), ('prescription alone', 'auto')):
         pose = series.get('object_pose')
         if pose is not None and len(pose.t):
-            axes[0].plot(pose.t, 1e3 * (pose.v[:, 2] - pose.v[0, 2]), style, label=f'{label}: height')
+            axes[0].plot(pose.t, 1e3 * (pose.v[:, 2] - pose.v[0, 2]), style,
+                         label=f'{label}: height')
         if f and '_slip' in f:
             t, slip, names = f['_slip']
             for i, n in enumerate(names):
@@ -157,7 +159,8 @@ def _plot_compare(runs, path: Path) -> None:
                              label='desired force |m (a - g)| [N]')
     axes[0].set_ylim(-100.0, 100.0)  # the dropped object leaves the picture
     axes[0].set_ylabel('object height change [mm]')
-    axes[0].set_title('The object: it slips out of the lightly squeezing fingers, and is carried with auto')
+    axes[0].set_title('The object: it slips out of the lightly squeezing fingers, '
+                      'and is carried with auto')
     axes[1].set_ylabel('slid along the object [mm]')
     axes[1].set_title('Fingertip slip (simulator, Coulomb mu = 0.5)')
     axes[2].set_ylabel('[N]')

@@ -69,7 +69,8 @@ class HeldObjectSim:
         self.eff_vel = np.zeros((self.n, 3))
         self.eff_omega = np.zeros((self.n, 3))
         self.last_grasp = np.zeros((self.n, 6))
-        mu = np.full(self.n, np.nan) if friction is None else np.asarray(friction, float).reshape(self.n)
+        mu = np.full(self.n, np.nan) if friction is None else np.asarray(
+            friction, float).reshape(self.n)
         #: Coulomb coefficient per contact (NaN: none); only point contacts slip.
         self.mu = np.where(self.rigid, np.nan, mu)
         normals = np.tile([0.0, 0.0, 1.0], (self.n, 1)) if normals is None else np.asarray(
@@ -77,6 +78,8 @@ class HeldObjectSim:
         self.normals = normals / np.linalg.norm(normals, axis=1, keepdims=True)
         #: Where each sliding contact's spring is anchored, object frame, relative to its contact.
         self.slip = np.zeros((self.n, 3))
+        #: Rate of change of :attr:`slip` (object frame): the damper acts relative to the anchor.
+        self.slip_rate = np.zeros((self.n, 3))
         #: Distance each contact has slid along the object, m, and time it has been lifted, s.
         self.slip_distance = np.zeros(self.n)
         self.lifted_time = np.zeros(self.n)
@@ -131,8 +134,9 @@ class HeldObjectSim:
         p_c, r_c, v_c, w_c = self.contact_state()
         eff_rot = np.where(self.rigid[:, None, None], self.eff_rot, r_c)
         world = grasp_wrenches(self.compliance, self.rigid, self.eff_pos, eff_rot,
-                               self.eff_vel, self.eff_omega, self.anchors(p_c), r_c, v_c, w_c)
-        return self._coulomb(world, p_c, r_c, None)
+                               self.eff_vel, self.eff_omega, self.anchors(p_c), r_c,
+                               v_c + self.slip_rate @ self.body.rotation.T, w_c)
+        return self._coulomb(world, p_c, r_c, v_c, None)
 
     def anchors(self, p_c: np.ndarray) -> np.ndarray:
         """World points the grasp springs pull on: the contacts, moved by their slip.
@@ -142,7 +146,8 @@ class HeldObjectSim:
         """
         return p_c + self.slip @ self.body.rotation.T
 
-    def _coulomb(self, world: np.ndarray, p_c: np.ndarray, r_c: np.ndarray, dt) -> np.ndarray:
+    def _coulomb(self, world: np.ndarray, p_c: np.ndarray, r_c: np.ndarray, v_c: np.ndarray,
+                 dt) -> np.ndarray:
         """Cap the forces of point contacts with friction to their cones (lift: no force).
 
         With ``dt`` given, the spring anchors slide so that the spring keeps only the force
@@ -151,6 +156,7 @@ class HeldObjectSim:
         :param world: (n, 6) spring wrenches, world axes.
         :param p_c: (n, 3) world contact points.
         :param r_c: (n, 3, 3) world contact frames.
+        :param v_c: (n, 3) world velocities of the contact points.
         :param dt: the step, or None to leave the state alone.
         :return: (n, 6) transmitted wrenches.
         """
@@ -164,29 +170,39 @@ class HeldObjectSim:
             f_n = float(normal @ force)
             tangential = force - f_n * normal
             size = float(np.linalg.norm(tangential))
+            if dt is not None:
+                self.slip_rate[i] = 0.0
             if f_n <= 0.0:
                 world[i, :3] = 0.0
                 if dt is not None:
                     # lifted off: the spring re-engages where the fingertip is now
                     self.lifted_time[i] += dt
-                    stretch = self.eff_pos[i] - self.anchors(p_c[i:i + 1])[0]
+                    stretch = self.eff_pos[i] - (p_c[i] + self.body.rotation @ self.slip[i])
                     move = stretch - (normal @ stretch) * normal
-                    self.slip[i] += self.body.rotation.T @ move
-                    self.slip_distance[i] += float(np.linalg.norm(move))
+                    self._slide(i, move, normal, v_c[i])
             elif size > self.mu[i] * f_n:
                 direction = tangential / size
                 world[i, :3] = f_n * normal + direction * (self.mu[i] * f_n)
                 if dt is not None:
                     # the anchor slides until the spring alone carries mu f_n tangentially
-                    anchor = self.anchors(p_c[i:i + 1])[0]
+                    anchor = (p_c[i] + self.body.rotation @ self.slip[i])
                     stretch = self.eff_pos[i] - anchor
                     stretch_t = stretch - (normal @ stretch) * normal
-                    move = stretch_t - direction * (self.mu[i] * f_n / self.compliance.stiffness)
-                    self.slip[i] += self.body.rotation.T @ move
-                    self.slip_distance[i] += float(np.linalg.norm(move))
+                    length = float(np.linalg.norm(stretch_t))
+                    allowed = self.mu[i] * f_n / self.compliance.stiffness
+                    move = stretch_t * (1.0 - allowed / length) if length > allowed else 0.0 * stretch_t
+                    self._slide(i, move, normal, v_c[i])
         if dt is not None:
             self.lost |= np.linalg.norm(self.slip, axis=1) > LOSS_DISTANCE
         return world
+
+    def _slide(self, i: int, move: np.ndarray, normal: np.ndarray, v_c: np.ndarray) -> None:
+        """Move contact ``i``'s anchor by ``move`` (world axes); while it slides the anchor
+        travels with the fingertip, so the damper sees no tangential relative velocity."""
+        self.slip[i] += self.body.rotation.T @ move
+        relative = self.eff_vel[i] - v_c
+        self.slip_rate[i] = self.body.rotation.T @ (relative - (normal @ relative) * normal)
+        self.slip_distance[i] += float(np.linalg.norm(move))
 
     def transmitted(self) -> np.ndarray:
         """Wrench each effector applies to the object, in the effector frame about its point.
@@ -217,8 +233,9 @@ class HeldObjectSim:
         p_c, r_c, v_c, w_c = self.contact_state()
         frames = np.where(self.rigid[:, None, None], self.eff_rot, r_c)
         world = grasp_wrenches(self.compliance, self.rigid, self.eff_pos, frames,
-                               self.eff_vel, self.eff_omega, self.anchors(p_c), r_c, v_c, w_c)
-        world = self._coulomb(world, p_c, r_c, dt)
+                               self.eff_vel, self.eff_omega, self.anchors(p_c), r_c,
+                               v_c + self.slip_rate @ self.body.rotation.T, w_c)
+        world = self._coulomb(world, p_c, r_c, v_c, dt)
         self.last_grasp = world
         cmd_f = np.einsum('nij,nj->ni', frames, commands[:, :3])
         cmd_t = np.einsum('nij,nj->ni', frames, commands[:, 3:])
