@@ -64,12 +64,17 @@ def friction_summary(series: Mapping, start: float) -> Optional[dict]:
                                 'min_sum': float(np.min(total)), 'max_sum': float(np.max(total))}
         desired = series.get('desired_wrench')
         if desired is not None and len(desired.t) > 2:
-            force = np.interp(added.t, desired.t, np.linalg.norm(desired.v[:, :3], axis=1))
+            magnitude = np.linalg.norm(desired.v[:, :3], axis=1)
+            # one added load per desired wrench, in order (it has no header to match stamps)
+            paired = len(desired.t) == len(added.t)
+            force = magnitude if paired else np.interp(added.t, desired.t, magnitude)
+            out['added_squeeze']['paired_with_desired'] = paired
             keep = added.t >= start
             if keep.sum() > 2 and np.std(total[keep]) > 0 and np.std(force[keep]) > 0:
                 out['added_squeeze']['correlation_with_desired_force'] = float(
                     np.corrcoef(total[keep], force[keep])[0, 1])
-        out['_added'] = (added.t, total)
+        out['_added'] = (desired.t if desired is not None and len(desired.t) == len(added.t)
+                         else added.t, total)
     return out
 
 
@@ -104,6 +109,8 @@ def format_friction(f: Mapping) -> list:
                      f'{a["min_sum"]:.2f} to {a["max_sum"]:.2f} N'
                      + ('' if corr is None else f', correlation with the desired force '
                         f'(m (a - g)) {corr:+.2f}'))
+        lines.append('  (the analyzer reads back the prescribed plus the added load: it differs '
+                     'from the schedule by the added squeeze)')
     return lines
 
 
