@@ -26,6 +26,7 @@ from wrench_distribution.ros.contacts import DistributorCache
 from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
                                                  make_wrench_stamped, stamp_to_ns)
 from wrench_distribution.ros.diagnostics import ERROR, OK, STALE, WARN, DiagnosticsState
+from wrench_distribution.ros.friction import FrictionStage, friction_message
 from wrench_distribution.ros.parameters import checked_changes, declare_and_validate
 from wrench_distribution.ros.qos import qos_from_name
 from wrench_distribution.ros.runner import run_node
@@ -66,6 +67,10 @@ class AnalyzerNode(Node):
         self._diag = DiagnosticsState(f'{self.get_name()}: analysis', self.get_name())
         self._cache = DistributorCache(effs, cfg['contact_types'] or ['rigid'] * n, obj, opts,
                                        cfg['contact_pose_tolerance'])
+        self._friction = FrictionStage(cfg, 'check')
+        self._cache.contact_extras = self._friction.extras
+        self._friction_pub = self.create_publisher(Float64MultiArray, cfg['friction_topic'], 10) \
+            if cfg['friction_topic'] and self._friction.active else None
         self._g_contact = np.zeros((n, 3))
         self._raw = np.zeros((n, 6))
         self._stamp_ns: List[Optional[int]] = [None] * n
@@ -208,6 +213,10 @@ class AnalyzerNode(Node):
         self._obj_pub.publish(self._obj_msg)
         self._il_msg.data = lam.tolist()
         self._il_pub.publish(self._il_msg)
+        if self._friction.active:
+            self._friction.check = self._friction.model(self._cache.distributor).check(measured)
+            if self._friction_pub is not None:
+                self._friction_pub.publish(friction_message(self._friction.check, self._names))
         self._diag.count('samples_published')
 
     # -- diagnostics --------------------------------------------------------------------
@@ -240,6 +249,10 @@ class AnalyzerNode(Node):
             values['regime'] = dist.regime.name
             values['regime_reasons'] = ', '.join(dist.regime.reasons)
             values['basis'] = ';'.join(dist.basis_names)
+        friction = self._friction.condition() if self._friction.active else None
+        if friction is not None:
+            cond.append(friction)
+        values.update(self._friction.values())
         if not cond and not self._diag.counters.get('samples_published'):
             cond.append((OK, 'waiting for F/T samples'))
         self._diag_pub.publish(self._diag.build(now.to_msg(), cond, values))

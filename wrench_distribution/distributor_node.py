@@ -24,9 +24,10 @@ from wrench_distribution.params import (DISTRIBUTOR_PARAMS, ConfigError, build_c
                                         parse_handles, validate_params)
 from wrench_distribution.ros.contact_input import ContactInput
 from wrench_distribution.ros.contacts import DistributorCache
-from wrench_distribution.ros.conversions import (fill_wrench, make_wrench_stamped,
-                                                 parse_internal_load_msg)
+from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
+                                                 make_wrench_stamped, parse_internal_load_msg)
 from wrench_distribution.ros.diagnostics import ERROR, OK, STALE, WARN, DiagnosticsState
+from wrench_distribution.ros.friction import FrictionStage
 from wrench_distribution.ros.markers import wrench_markers
 from wrench_distribution.ros.parameters import checked_changes, declare_and_validate
 from wrench_distribution.ros.prescription import InternalLoadPrescription
@@ -71,6 +72,11 @@ class DistributorNode(Node):
         self._w = np.zeros(6)
         self._cache = DistributorCache(effs, cfg['contact_types'] or ['rigid'] * self._n, obj,
                                        opts, cfg['contact_pose_tolerance'])
+        self._friction = FrictionStage(cfg, cfg['friction_mode'])
+        self._cache.contact_extras = self._friction.extras
+        self._friction_pub = self.create_publisher(
+            Float64MultiArray, cfg['friction_load_topic'], 10) if (
+                cfg['friction_load_topic'] and cfg['friction_mode'] == 'auto') else None
         depth = cfg['qos_depth']
         out_qos = qos_from_name(cfg['output_qos'], depth)
         topics = cfg['command_topics'] or [f'{e}/wrench_command' for e in effs]
@@ -182,6 +188,10 @@ class DistributorNode(Node):
         except WrenchDistributionError as e:
             key = 'unrealisable' if isinstance(e, UnrealisableWrenchError) else 'rejected'
             return self._reject(key, f'no command: {e}', ERROR)
+        if self._friction.active:
+            out = self._friction_step(w, out)
+            if out is None:
+                return
         if self._negate:
             out = -out
         if not np.isfinite(out).all():
@@ -200,14 +210,32 @@ class DistributorNode(Node):
                 self._last_marker = mono
                 self._publish_marker(stamp, vals)
 
+    def _friction_step(self, w: np.ndarray, out: np.ndarray) -> Optional[np.ndarray]:
+        """Friction check / auto load (ros/friction.py); the fallback when infeasible."""
+        dist = self._cache.distributor
+        result = self._friction.apply(dist, w, self._lambda, out, self._use_object_frame)
+        if result is None:
+            self._reject('friction_infeasible', f'friction: {self._friction.infeasible}', ERROR)
+            return self._friction.fallback()
+        if self._friction_pub is not None and self._friction.added is not None:
+            msg = make_internal_load_msg(dist.basis_names)
+            msg.data = self._friction.added.tolist()
+            self._friction_pub.publish(msg)
+        return result
+
     def _publish_marker(self, stamp, vals) -> None:
+        lam = self._lambda
+        added = self._friction.added
+        if added is not None and lam is not None and self._friction.options.mode == 'auto':
+            lam = lam + added
         try:
-            syn = self._cache.distributor.synthesize(vals, self._lambda)
+            syn = self._cache.distributor.synthesize(vals, lam)
         except WrenchDistributionError:
             return
         self._marker_pub.publish(wrench_markers(
             self._object_frame, stamp, self._cache.positions, syn.wrench_object, vals,
-            self._cfg['object_com'], self._marker_scale, self._cache.names))
+            self._cfg['object_com'], self._marker_scale, self._cache.names,
+            colors=self._friction.colors()))
 
     def _reject(self, key: str, why: str, level: int) -> None:
         self._diag.problem(key, why, level)
@@ -249,6 +277,9 @@ class DistributorNode(Node):
                                                      else 'stopped publishing')))
         elif self._last_input_ns is None:
             cond.append((OK, 'waiting for desired_wrench'))
+        friction = self._friction.condition() if self._friction.active else None
+        if friction is not None:
+            cond.append(friction)
         values = {'state': 'timeout' if self._timed_out else
                   ('waiting' if self._last_input_ns is None else 'running'),
                   'on_timeout': self._on_timeout,
@@ -263,6 +294,7 @@ class DistributorNode(Node):
             values['virtual_masses'] = ', '.join(f'{m:.6g}' for m in dist.virtual_masses)
             if self._lambda is not None:
                 values['internal_load'] = ', '.join(f'{x:.6g}' for x in self._lambda)
+        values.update(self._friction.values())
         self._diag_pub.publish(self._diag.build(now.to_msg(), cond, values))
 
     # -- runtime parameters --------------------------------------------------------------

@@ -9,12 +9,15 @@ import yaml
 
 from .contacts import Contact, ObjectModel
 from .errors import InvalidInputError
+from .friction import FrictionOptions
 from .load_distributor import LoadDistributor
 from .options import DistributionOptions
 from .results import Analysis, Regime, Synthesis
 from .validation import finite_vector
 
 OPTION_KEYS = ('torque_share', 'virtual_masses', 'torque_weights', 'internal_load', 'basis_reference_axis')
+#: Option keys handled outside DistributionOptions (see :func:`friction_options`).
+EXTRA_OPTION_KEYS = ('friction',)
 
 
 def read_problem(path: str) -> Dict[str, Any]:
@@ -51,7 +54,7 @@ def build_distributor(document: Mapping[str, Any]) -> Tuple[LoadDistributor, Any
     for index, entry in enumerate(contacts_doc):
         if not isinstance(entry, Mapping):
             raise InvalidInputError(f'contacts[{index}] must be a mapping')
-        unknown = set(entry) - {'name', 'type', 'position', 'orientation'}
+        unknown = set(entry) - {'name', 'type', 'position', 'orientation', 'friction', 'normal'}
         if unknown:
             raise InvalidInputError(f'contacts[{index}] has unknown keys: {", ".join(sorted(unknown))}')
         if 'name' not in entry or 'position' not in entry:
@@ -59,6 +62,7 @@ def build_distributor(document: Mapping[str, Any]) -> Tuple[LoadDistributor, Any
         contacts.append(Contact(
             name=entry['name'], type=entry.get('type', 'rigid'), position=entry['position'],
             orientation=entry.get('orientation', (0.0, 0.0, 0.0, 1.0)),
+            friction=entry.get('friction'), normal=entry.get('normal', (0.0, 0.0, 1.0)),
         ))
     object_doc = document.get('object') or {}
     if not isinstance(object_doc, Mapping) or set(object_doc) - {'com', 'mass', 'inertia'}:
@@ -70,12 +74,24 @@ def build_distributor(document: Mapping[str, Any]) -> Tuple[LoadDistributor, Any
     options_doc = document.get('options') or {}
     if not isinstance(options_doc, Mapping):
         raise InvalidInputError('"options" must be a mapping')
-    unknown = set(options_doc) - set(OPTION_KEYS)
+    unknown = set(options_doc) - set(OPTION_KEYS) - set(EXTRA_OPTION_KEYS)
     if unknown:
         raise InvalidInputError(
-            f'unknown options: {", ".join(sorted(unknown))}; accepted: {", ".join(OPTION_KEYS)}')
+            f'unknown options: {", ".join(sorted(unknown))}; accepted: '
+            f'{", ".join(OPTION_KEYS + EXTRA_OPTION_KEYS)}')
     kwargs = {k: options_doc[k] for k in OPTION_KEYS if k in options_doc and k != 'internal_load'}
     return LoadDistributor(contacts, model, DistributionOptions(**kwargs)), options_doc.get('internal_load')
+
+
+def friction_options(document: Mapping[str, Any]) -> FrictionOptions:
+    """The ``options.friction`` of a problem document (default: check, margin 0.1).
+
+    :param document: the problem document.
+    :return: the friction options.
+    :raises InvalidInputError: on bad keys or values.
+    """
+    options_doc = document.get('options') or {}
+    return FrictionOptions.from_mapping(options_doc.get('friction') if isinstance(options_doc, Mapping) else None)
 
 
 def _regime(regime: Regime) -> Dict[str, Any]:
