@@ -7,18 +7,24 @@ Writes a bag of N synchronised samples from 4 F/T sensors (4 N messages,
 * ``read+deserialise``: the same plus ``typestore.deserialize_cdr`` of every message,
   i.e. what any rosbags script has to do before it can look at a wrench;
 * ``analyze-bag``: the whole offline analysis (read, decode, synchronise, analyse,
-  write ``samples.csv``, summary, plots, layout), with the time per stage (``csv`` is
-  the time the main process waits for the CSV writer process).
+  write ``samples.parquet`` (and ``samples.csv`` with ``--csv``), summary, plots,
+  layout), with the time per stage.
+
+The machine's load average (``os.getloadavg``) is printed before and after, since
+the figures are only comparable within one run.
 
 Usage::
 
     .venv/bin/python benchmarks/bench_bag.py [--samples 1000000] [--storage sqlite3|mcap]
-        [--workdir DIR] [--keep] [--json OUT]
+        [--csv] [--workdir DIR] [--bag EXISTING_BAG] [--keep] [--profile OUT.prof]
+        [--json OUT]
 """
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -109,15 +115,23 @@ def main() -> int:
     parser.add_argument('--workdir', type=Path, default=None)
     parser.add_argument('--keep', action='store_true', help='keep the bag and outputs')
     parser.add_argument('--json', type=Path, default=None, help='write the figures here')
+    parser.add_argument('--csv', action='store_true', help='also write samples.csv')
+    parser.add_argument('--bag', type=Path, default=None,
+                        help='reuse a bag written by an earlier run (--keep); --samples '
+                             'and --storage must match it')
+    parser.add_argument('--profile', type=Path, default=None,
+                        help='write a cProfile of analyze-bag here (slows it down)')
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix='bench_bag_', dir=args.workdir))
     try:
-        bag = work / f'bag_{args.storage}'
-        t = time.perf_counter()
-        write_bag(bag, args.samples, args.storage)
-        print(f'wrote {args.samples} samples x 4 effectors ({args.storage}, '
-              f'{sum(p.stat().st_size for p in bag.iterdir()) / 1e6:.0f} MB) '
-              f'in {time.perf_counter() - t:.1f} s', flush=True)
+        bag = args.bag or work / f'bag_{args.storage}'
+        if args.bag is None:
+            t = time.perf_counter()
+            write_bag(bag, args.samples, args.storage)
+            print(f'wrote {args.samples} samples x 4 effectors ({args.storage}, '
+                  f'{sum(p.stat().st_size for p in bag.iterdir()) / 1e6:.0f} MB) '
+                  f'in {time.perf_counter() - t:.1f} s', flush=True)
+        load_before = os.getloadavg()
         cfg_path = work / 'params.yaml'
         cfg_path.write_text(yaml.safe_dump(params()))
         config = load_analyzer_config(cfg_path)
@@ -129,23 +143,35 @@ def main() -> int:
         print(f'read+deserialise   {deser_s:8.2f} s  {args.samples / deser_s:10.0f} samples/s',
               flush=True)
         stages: dict = {}
+        profiler = cProfile.Profile() if args.profile else None
         t = time.perf_counter()
-        summary = analyze_bag(bag, config, work / 'out', Options(timings=stages))
+        if profiler:
+            profiler.enable()
+        summary = analyze_bag(bag, config, work / 'out', Options(timings=stages, csv=args.csv))
         full_s = time.perf_counter() - t
+        if profiler:
+            profiler.disable()
+            profiler.dump_stats(args.profile)
+        load_after = os.getloadavg()
         assert summary['samples'] == args.samples, summary['samples']
         print(f'analyze-bag        {full_s:8.2f} s  {args.samples / full_s:10.0f} samples/s',
               flush=True)
         for stage, sec in stages.items():
             print(f'   {stage:<20} {sec:8.2f} s')
-        csv_mb = (work / 'out' / 'samples.csv').stat().st_size / 1e6
+        sizes = {p.name: p.stat().st_size / 1e6 for p in (work / 'out').glob('samples.*')}
         result = {'samples': args.samples, 'effectors': 4, 'messages': n,
                   'storage': args.storage, 'read_s': read_s, 'read_deserialise_s': deser_s,
-                  'analyze_s': full_s, 'stages_s': stages, 'csv_MB': csv_mb,
+                  'analyze_s': full_s, 'stages_s': stages, 'output_MB': sizes,
                   'ratio_vs_read_deserialise': full_s / deser_s,
-                  'ratio_vs_read': full_s / read_s}
-        print(f'ratio analyze / (read+deserialise) = {full_s / deser_s:.2f} (target <= 1.5)')
+                  'ratio_vs_read': full_s / read_s,
+                  'loadavg_before': load_before, 'loadavg_after': load_after}
+        print(f'ratio analyze / (read+deserialise) = {full_s / deser_s:.2f} '
+              '(target <= 1.0, aim 0.5)')
         print(f'ratio analyze / read               = {full_s / read_s:.2f}')
-        print(f'samples.csv {csv_mb:.0f} MB')
+        print('outputs ' + ', '.join(f'{k} {v:.0f} MB' for k, v in sorted(sizes.items())))
+        print('load average (1, 5, 15 min) before: '
+              + ' '.join(f'{x:.2f}' for x in load_before)
+              + ', after: ' + ' '.join(f'{x:.2f}' for x in load_after))
         if args.json:
             args.json.write_text(json.dumps(result, indent=2) + '\n')
     finally:

@@ -178,7 +178,7 @@ def test_directory_with_a_bad_bag(tmp_path, capsys, scenario, cfg):
     code, err = run_cli(capsys, tmp_path / 'bags', '--config', cfg, '--out', tmp_path / 'o',
                         '--jobs', '1')
     assert_error(code, err, '1 of 2 bags failed', 'bad')
-    assert (tmp_path / 'o' / 'good' / 'samples.csv').exists()
+    assert (tmp_path / 'o' / 'good' / 'samples.parquet').exists()
 
 
 def test_process_exit_status_and_no_traceback(tmp_path, scenario, cfg):

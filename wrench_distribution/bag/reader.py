@@ -6,6 +6,8 @@ chunk, undecodable message) is turned into a one-line :class:`BagError`.
 from __future__ import annotations
 
 import contextlib
+import itertools
+import operator
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -142,31 +144,31 @@ class BagReader:
                     [w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
 
         conns = [c for c in self._reader.connections if c.topic in index]
-        by_conn = {c.id: index[c.topic] for c in conns}
-        streams: list[int] = []
-        recvs: list[int] = []
-        per: list[list[bytes]] = [[] for _ in topics]
         if not conns:
             return
+        by_conn = {c.id: index[c.topic] for c in conns}
+        conn_id = operator.attrgetter('id')
         with translate_errors(self.path):
-            for conn, recv, raw in self._reader.messages(connections=conns):
-                i = by_conn[conn.id]
-                streams.append(i)
-                recvs.append(recv)
-                per[i].append(raw)
-                if len(streams) >= chunk:
-                    yield self._decode(streams, recvs, per, topics, slow)
-                    streams, recvs, per = [], [], [[] for _ in topics]
-        if streams:
-            yield self._decode(streams, recvs, per, topics, slow)
+            messages = self._reader.messages(connections=conns)
+            while True:
+                # the per-message work is done by C-level calls (islice, zip, map)
+                batch = list(itertools.islice(messages, chunk))
+                if not batch:
+                    break
+                cs, recvs, raws = zip(*batch)
+                del batch
+                stream = np.fromiter(map(by_conn.__getitem__, map(conn_id, cs)),
+                                     dtype=np.int64, count=len(cs))
+                yield self._decode(stream, np.array(recvs, dtype=np.int64), raws,
+                                   topics, slow)
 
-    def _decode(self, streams, recvs, per, topics, slow):
-        stream = np.asarray(streams, dtype=np.int64)
-        recv = np.asarray(recvs, dtype=np.int64)
-        stamp = np.empty(len(streams), dtype=np.int64)
-        wrench = np.empty((len(streams), 6))
+    def _decode(self, stream, recv, raws, topics, slow):
+        stamp = np.empty(len(stream), dtype=np.int64)
+        wrench = np.empty((len(stream), 6))
         for i, topic in enumerate(topics):
-            if per[i]:
-                rows = np.flatnonzero(stream == i)
-                stamp[rows], wrench[rows] = decode_wrench_stamped(per[i], topic, slow)
+            rows = np.flatnonzero(stream == i)
+            if len(rows):
+                payloads = (list(map(raws.__getitem__, rows.tolist())) if len(rows) < len(raws)
+                            else raws)
+                stamp[rows], wrench[rows] = decode_wrench_stamped(payloads, topic, slow)
         return stream, recv, stamp, wrench
