@@ -12,6 +12,7 @@ which PlotJuggler's CSV loader takes as its time axis.
 from __future__ import annotations
 
 import json
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -118,10 +119,15 @@ class SamplesWriter:
         self.csv = csv
         self.compression = compression
         self.rows = 0
+        self._chunks = 0
         self._schema: Optional[pa.Schema] = None
         self._parquet: Any = None
         self._csv: Any = None
-        self._buffer: Optional[np.ndarray] = None  # reused: fresh pages cost page faults
+        # two column buffers, reused (fresh pages cost page faults): one is being
+        # written by the writer thread while the next chunk fills the other
+        self._buffers: list[Optional[np.ndarray]] = [None, None]
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix='samples-writer')
+        self._pending: Optional[Future] = None
 
     @property
     def names(self) -> list[str]:
@@ -148,21 +154,38 @@ class SamplesWriter:
             return
         if self._schema is None:
             self._open(basis_names, basis_units)
-        if self._buffer is None or self._buffer.shape[1] < len(chunk):
-            self._buffer = np.empty((len(self._schema) - 1, len(chunk)))
-        table = chunk_table(chunk, self._schema, self._buffer)
-        self._parquet.write_table(table, row_group_size=len(chunk))
+        slot = self._chunks % 2
+        buf = self._buffers[slot]
+        if buf is None or buf.shape[1] < len(chunk):
+            buf = self._buffers[slot] = np.empty((len(self._schema) - 1, len(chunk)))
+        table = chunk_table(chunk, self._schema, buf)
+        self._wait()  # at most one chunk in flight: memory stays bounded
+        self._pending = self._pool.submit(self._write_table, table)
+        self._chunks += 1
+        self.rows += len(chunk)
+
+    def _write_table(self, table: pa.Table) -> None:
+        """Runs in the writer thread (pyarrow releases the GIL while it encodes)."""
+        self._parquet.write_table(table, row_group_size=table.num_rows)
         if self._csv is not None:
             self._csv.write_table(csv_table(table))
-        self.rows += len(chunk)
+
+    def _wait(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()  # re-raises the writer's OSError
 
     def close(self) -> None:
         """Finish the files (the Parquet footer holds the metadata)."""
-        for attr in ('_parquet', '_csv'):
-            writer = getattr(self, attr)
-            if writer is not None:
-                setattr(self, attr, None)
-                writer.close()
+        try:
+            self._wait()
+        finally:
+            self._pool.shutdown(wait=True)
+            for attr in ('_parquet', '_csv'):
+                writer = getattr(self, attr)
+                if writer is not None:
+                    setattr(self, attr, None)
+                    writer.close()
 
 
 def read_samples(path: Path) -> tuple[pa.Table, dict]:
