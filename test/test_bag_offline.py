@@ -349,3 +349,38 @@ def test_sync_equals_the_node_rule_on_irregular_streams(seed):
     assert st.tolist() == [e[0] for e in expected]
     np.testing.assert_array_equal(m, np.array([e[1] for e in expected]))
     assert len(expected) > k // 2
+
+
+def test_sqlite_fast_read_equals_rosbags_order(tmp_path, monkeypatch):
+    """Reading the sqlite3 file directly gives rosbags' messages in rosbags' order,
+    also with equal receive times and messages missing."""
+    from wrench_distribution.bag.reader import BagReader
+    sc = F.make_scenario(50, seed=9)
+    bw = F.BagWriter(tmp_path / 'bag', 'sqlite3')
+    rng = np.random.default_rng(9)
+    for j, ns in enumerate(sc.stamps_ns):
+        for i, e in enumerate(F.EFFECTORS):
+            if rng.random() < 0.1:
+                continue
+            recv = int(ns) + (0 if i < 2 else int(rng.integers(0, 3_000_000)))  # ties
+            bw.add(f'/{e}/ft_sensor', F.WS, recv, F.wrench_msg(int(ns), f'{e}_ft',
+                                                                   sc.readings[j, i]))
+    bag = bw.close()
+    topics = [f'/{e}/ft_sensor' for e in F.EFFECTORS]
+
+    def chunks():
+        with BagReader(bag) as reader:
+            parts = list(reader.wrench_chunks(topics, 17))
+        return [np.concatenate([p[j] for p in parts]) for j in range(4)]
+    with BagReader(bag) as reader:
+        assert reader._sqlite_sources({t: i for i, t in enumerate(topics)})  # fast path
+        expected = [(topics.index(c.topic), t, raw) for c, t, raw in
+                    reader._reader.messages(connections=reader._reader.connections)]
+    fast = chunks()
+    monkeypatch.setattr(BagReader, '_sqlite_sources', lambda self, index: None)
+    slow = chunks()
+    for f, s in zip(fast, slow):  # stream, receive time, stamp, wrench
+        np.testing.assert_array_equal(f, s)
+    assert fast[0].tolist() == [e[0] for e in expected]
+    assert fast[1].tolist() == [e[1] for e in expected]
+    assert len(fast[0]) > 100

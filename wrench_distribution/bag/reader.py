@@ -6,10 +6,10 @@ chunk, undecodable message) is turned into a one-line :class:`BagError`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
-import operator
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 from rosbags.highlevel import AnyReader
@@ -45,6 +45,11 @@ def translate_errors(path: Path, what: str = 'read') -> Iterator[None]:
     except Exception as err:  # rosbags, sqlite3, mcap, zstd, struct ... all mean "corrupt"
         raise BagError(
             f'cannot {what} {path}: corrupt or truncated bag ({_reason(err)})') from None
+
+
+def _conn_to_id(message: tuple) -> tuple:
+    """``(connection, t, raw)`` -> ``(connection id, t, raw)``."""
+    return message[0].id, message[1], message[2]
 
 
 class BagReader:
@@ -143,24 +148,49 @@ class BagReader:
             return (st.sec * 1_000_000_000 + st.nanosec,
                     [w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
 
-        conns = [c for c in self._reader.connections if c.topic in index]
-        if not conns:
-            return
-        by_conn = {c.id: index[c.topic] for c in conns}
-        conn_id = operator.attrgetter('id')
         with translate_errors(self.path):
-            messages = self._reader.messages(connections=conns)
-            while True:
-                # the per-message work is done by C-level calls (islice, zip, map)
-                batch = list(itertools.islice(messages, chunk))
-                if not batch:
-                    break
-                cs, recvs, raws = zip(*batch)
-                del batch
-                stream = np.fromiter(map(by_conn.__getitem__, map(conn_id, cs)),
-                                     dtype=np.int64, count=len(cs))
-                yield self._decode(stream, np.array(recvs, dtype=np.int64), raws,
-                                   topics, slow)
+            sources = self._sqlite_sources(index)
+            if sources is None:  # mcap, or compressed messages: through rosbags
+                conns = [c for c in self._reader.connections if c.topic in index]
+                by_conn = {c.id: index[c.topic] for c in conns}
+                sources = [(lambda: map(_conn_to_id, self._reader.messages(connections=conns)),
+                            by_conn)] if conns else []
+            for open_rows, to_stream in sources:
+                rows = open_rows()
+                while True:
+                    # the per-message work is done by C-level calls (islice, zip, map)
+                    batch = list(itertools.islice(rows, chunk))
+                    if not batch:
+                        break
+                    keys, recvs, raws = zip(*batch)
+                    del batch
+                    stream = np.fromiter(map(to_stream.__getitem__, keys), dtype=np.int64,
+                                         count=len(keys))
+                    yield self._decode(stream, np.array(recvs, dtype=np.int64), raws,
+                                       topics, slow)
+
+    def _sqlite_sources(self, index: dict) -> Optional[list]:
+        """``(query, topic id -> stream)`` per sqlite3 storage file, or None.
+
+        Reads the storage files with rosbags' own query (so the order is the same),
+        without its per-message Python generators. None when that does not apply
+        (mcap, per-message compression, several bags): then rosbags reads.
+        """
+        readers = getattr(self._reader, 'readers', [])
+        if len(readers) != 1 or getattr(readers[0], 'compression_mode', 'unknown'):
+            return None
+        storages = getattr(getattr(readers[0], 'storage', None), 'storages', [])
+        if not storages or not all(hasattr(st, 'dbconn') for st in storages):
+            return None
+        sources = []
+        for st in storages:
+            ids = {c.id: index[c.topic] for c in st.connections if c.topic in index}
+            if ids:
+                query = ('SELECT topics.id,messages.timestamp,messages.data FROM messages '
+                         'JOIN topics ON messages.topic_id=topics.id WHERE topics.id IN '
+                         f'({",".join("?" for _ in ids)}) ORDER BY timestamp')
+                sources.append((functools.partial(st.dbconn.execute, query, tuple(ids)), ids))
+        return sources
 
     def _decode(self, stream, recv, raws, topics, slow):
         stamp = np.empty(len(stream), dtype=np.int64)
