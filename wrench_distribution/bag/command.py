@@ -106,11 +106,6 @@ def _directory(args: argparse.Namespace, config, options, show: bool) -> int:
         args.bag, config, args.out, options, scheduler=args.scheduler, jobs=args.jobs,
         show_progress=show, config_name=str(args.config))
     path = args.out / 'index.parquet'
-    try:
-        args.out.mkdir(parents=True, exist_ok=True)
-        index.write_index(path, results)
-    except OSError as err:
-        raise BagError(f'cannot write {path}: {err}') from None
     _print(json.dumps([dataclasses.asdict(r) for r in results], indent=2)
            if args.json else index.format_index(results))
     failed = [r for r in results if r.error]

@@ -101,7 +101,8 @@ def analyze_directory(root: Path, config: Any, out_dir: Path, options: Any, *,
                       scheduler: Optional[str] = None, jobs: Optional[int] = None,
                       show_progress: bool = False, config_name: str = '',
                       client: Any = None) -> list[BagResult]:
-    """Analyse every bag under ``root`` into ``out_dir/<relative path>``.
+    """Analyse every bag under ``root`` into ``out_dir/<relative path>``, and write
+    ``out_dir/index.parquet`` (:mod:`.index`).
 
     :param config: ``AnalyzerConfig``, already validated.
     :param scheduler: Dask scheduler address, ``local`` or None (see :func:`connect`).
@@ -121,14 +122,21 @@ def analyze_directory(root: Path, config: Any, out_dir: Path, options: Any, *,
     if own:
         client, cluster = connect(scheduler, jobs)
     try:
-        return _run(client, bags, root, out_dir, config, options, config_name,
-                    Progress(len(bags), 'bags', enabled=show_progress, unit='bags',
-                             interval=0.0))
+        results = _run(client, bags, root, out_dir, config, options, config_name,
+                       Progress(len(bags), 'bags', enabled=show_progress, unit='bags',
+                                interval=0.0))
     finally:
         if own:
             client.close()
             if cluster is not None:
                 cluster.close()
+    from .index import write_index
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_index(out_dir / 'index.parquet', results)
+    except OSError as err:
+        raise BagError(f'cannot write {out_dir / "index.parquet"}: {err}') from None
+    return results
 
 
 def _run(client: Any, bags: list[Path], root: Path, out_dir: Path, config: Any,

@@ -1,12 +1,10 @@
 """Offline analysis of one bag: read, synchronise, analyse, write outputs."""
 from __future__ import annotations
 
-import queue
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -121,12 +119,10 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
             'config_file': config_name, 'parameters': config.params})
         progress = Progress(total, bag_path.name, enabled=options.progress)
         clock = _StageClock(options.timings)
-        chunks = _Prefetch(bag.wrench_chunks(topics, options.chunk))
         try:
-            _analyse_chunks(chunks, sync, poses, analyzer, samples, (builder, buffer),
-                            progress, clock)
+            _analyse_chunks(bag.wrench_chunks(topics, options.chunk), sync, poses, analyzer,
+                            samples, (builder, buffer), progress, clock)
         finally:
-            chunks.close()
             progress.close()
             clock.start()
             _close(samples)
@@ -187,62 +183,6 @@ def _analyse_chunks(chunks, sync, poses, analyzer, samples, sinks, progress, clo
             sink.add(result)
         clock.stop('summary')
     sync.finish()
-
-
-class _Prefetch:
-    """Runs an iterator in a thread, at most ``depth`` items ahead.
-
-    Reading the bag (Python in rosbags) then overlaps the analysis and the writing,
-    whose numpy and pyarrow calls release the GIL. An exception in the thread is
-    raised by :meth:`__next__`; :meth:`close` stops the thread.
-    """
-
-    _END = object()
-
-    def __init__(self, iterator: Iterator, depth: int = 1) -> None:
-        self._queue: queue.Queue = queue.Queue(maxsize=depth)
-        self._stop = threading.Event()
-        self._done = False
-        self._thread = threading.Thread(target=self._run, args=(iterator,), daemon=True,
-                                        name='bag-reader')
-        self._thread.start()
-
-    def _run(self, iterator: Iterator) -> None:
-        try:
-            for item in iterator:
-                if not self._put((item, None)):
-                    return
-            self._put((self._END, None))
-        except BaseException as err:  # noqa: BLE001 -- handed to the consumer
-            self._put((self._END, err))
-
-    def _put(self, item: tuple) -> bool:
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def __iter__(self) -> '_Prefetch':
-        return self
-
-    def __next__(self):
-        if self._done:
-            raise StopIteration
-        item, err = self._queue.get()
-        if item is self._END:
-            self._done = True
-            if err is not None:
-                raise err
-            raise StopIteration
-        return item
-
-    def close(self) -> None:
-        """Stop the thread and wait for it."""
-        self._stop.set()
-        self._thread.join()
 
 
 def _write(samples: SamplesWriter, result, analyzer: ChunkAnalyzer) -> None:
