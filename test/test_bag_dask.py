@@ -176,3 +176,16 @@ def test_jobs_only_for_a_local_cluster(bags, tmp_path):
     proc = _cli(str(root / 'bags'), '--config', str(cfg), '--out', str(tmp_path / 'o'),
                 '--scheduler', 'tcp://127.0.0.1:8786', '--jobs', '2')
     assert proc.returncode == 2 and proc.stderr.startswith('error: --jobs')
+
+
+def test_unreachable_scheduler_is_one_error_line(bags, tmp_path):
+    root, _, cfg = bags
+    env = dict(os.environ, DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT='2s')
+    proc = subprocess.run(
+        [sys.executable, '-m', 'wrench_distribution.bag.command', str(root / 'bags'),
+         '--config', str(cfg), '--out', str(tmp_path / 'o'), '--scheduler',
+         'tcp://127.0.0.1:9'], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith('error: cannot reach the Dask scheduler '
+                                                   'tcp://127.0.0.1:9'), proc.stderr

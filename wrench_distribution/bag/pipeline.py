@@ -113,10 +113,7 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
         analyzer = ChunkAnalyzer(config)
         builder = summary_mod.SummaryBuilder(names)
         buffer = plots.PlotBuffer()
-        samples = SamplesWriter(out_dir, names, csv=options.csv, info={
-            'package_version': package_version(), 'bag': str(bag_path),
-            'storage': storage_of(bag_path), 'output_frame': config.output_frame,
-            'config_file': config_name, 'parameters': config.params})
+        samples = _samples_writer(out_dir, bag_path, config, options, config_name)
         progress = Progress(total, bag_path.name, enabled=options.progress)
         clock = _StageClock(options.timings)
         try:
@@ -153,6 +150,15 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
         raise BagError(f'cannot write the outputs in {out_dir}: {err}') from None
     clock.stop('plots_layout_json')
     return summary
+
+
+def _samples_writer(out_dir: Path, bag_path: Path, config: Any, options: Options,
+                    config_name: str) -> SamplesWriter:
+    """The writer of ``samples.parquet`` (and ``samples.csv``), with its metadata."""
+    return SamplesWriter(out_dir, list(config.effectors), csv=options.csv, info={
+        'package_version': package_version(), 'bag': str(bag_path),
+        'storage': storage_of(bag_path), 'output_frame': config.output_frame,
+        'config_file': config_name, 'parameters': config.params})
 
 
 def _analyse_chunks(chunks, sync, poses, analyzer, samples, sinks, progress, clock) -> None:

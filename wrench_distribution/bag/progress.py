@@ -42,7 +42,8 @@ class Progress:
         rate = self.done / elapsed if elapsed > 0 else 0.0
         eta = (self.total - self.done) / rate if rate > 0 else 0.0
         self.stream.write(f'\r{self.label} [{bar}] {frac * 100:5.1f}% '
-                          f'{self.done}/{self.total} {self.unit}, {elapsed:6.1f} s, eta {eta:5.0f} s')
+                          f'{self.done}/{self.total} {self.unit}, {elapsed:6.1f} s, '
+                          f'eta {eta:5.0f} s')
         self.stream.flush()
 
     def close(self) -> None:

@@ -9,7 +9,7 @@ import contextlib
 import functools
 import itertools
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 import numpy as np
 from rosbags.highlevel import AnyReader
