@@ -67,14 +67,11 @@ def decode_wrench_stamped(
                     & (data[starts[enough] + 1] == _CDR_LE[1]))
     if np.any(sizes[fast] < _MIN_SIZE):
         raise BagError(f'corrupt message on {topic}: payload too short for a WrenchStamped')
-    uniform = bool(fast.all()) and bool(np.all(sizes == sizes[0]))
+    if fast.all() and np.all(sizes == sizes[0]):  # the common case: no gather
+        return _decode_group(data.reshape(k, int(sizes[0])), topic)
     for size in np.unique(sizes[fast]):
-        size = int(size)
-        if uniform:  # the common case: one frame_id, so one size: no gather
-            rows, buf = np.arange(k), data.reshape(k, size)
-        else:
-            rows = np.flatnonzero(fast & (sizes == size))
-            buf = data[starts[rows, None] + np.arange(size)[None, :]]
+        rows = np.flatnonzero(fast & (sizes == size))
+        buf = data[starts[rows, None] + np.arange(int(size))[None, :]]
         stamps[rows], wrenches[rows] = _decode_group(buf, topic)
     for i in np.flatnonzero(~fast):
         stamp, wrench = fallback(payloads[i])

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import operator
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
@@ -47,9 +48,14 @@ def translate_errors(path: Path, what: str = 'read') -> Iterator[None]:
             f'cannot {what} {path}: corrupt or truncated bag ({_reason(err)})') from None
 
 
-def _conn_to_id(message: tuple) -> tuple:
-    """``(connection, t, raw)`` -> ``(connection id, t, raw)``."""
-    return message[0].id, message[1], message[2]
+#: columns of a ``(key, receive time, payload)`` row (faster than ``zip(*rows)``);
+#: the key is a topic id (sqlite3 fast path) or a rosbags connection
+_KEY, _TIME, _RAW = (operator.itemgetter(j) for j in range(3))
+
+
+def _conn_id(row: tuple) -> int:
+    """Connection id of a rosbags ``(connection, t, raw)`` row."""
+    return row[0].id
 
 
 class BagReader:
@@ -153,24 +159,25 @@ class BagReader:
             if sources is None:  # mcap, or compressed messages: through rosbags
                 conns = [c for c in self._reader.connections if c.topic in index]
                 by_conn = {c.id: index[c.topic] for c in conns}
-                sources = [(lambda: map(_conn_to_id, self._reader.messages(connections=conns)),
-                            by_conn)] if conns else []
-            for open_rows, to_stream in sources:
+                sources = [(lambda: self._reader.messages(connections=conns), by_conn,
+                            _conn_id)] if conns else []
+            for open_rows, to_stream, key_of in sources:
                 rows = open_rows()
                 while True:
                     # the per-message work is done by C-level calls (islice, zip, map)
                     batch = list(itertools.islice(rows, chunk))
                     if not batch:
                         break
-                    keys, recvs, raws = zip(*batch)
+                    k = len(batch)
+                    stream = np.fromiter(map(to_stream.__getitem__, map(key_of, batch)),
+                                         dtype=np.int64, count=k)
+                    recv = np.fromiter(map(_TIME, batch), dtype=np.int64, count=k)
+                    raws = list(map(_RAW, batch))
                     del batch
-                    stream = np.fromiter(map(to_stream.__getitem__, keys), dtype=np.int64,
-                                         count=len(keys))
-                    yield self._decode(stream, np.array(recvs, dtype=np.int64), raws,
-                                       topics, slow)
+                    yield self._decode(stream, recv, raws, topics, slow)
 
     def _sqlite_sources(self, index: dict) -> Optional[list]:
-        """``(query, topic id -> stream)`` per sqlite3 storage file, or None.
+        """``(query, topic id -> stream, key of a row)`` per sqlite3 storage file, or None.
 
         Reads the storage files with rosbags' own query (so the order is the same),
         without its per-message Python generators. None when that does not apply
@@ -189,16 +196,18 @@ class BagReader:
                 query = ('SELECT topics.id,messages.timestamp,messages.data FROM messages '
                          'JOIN topics ON messages.topic_id=topics.id WHERE topics.id IN '
                          f'({",".join("?" for _ in ids)}) ORDER BY timestamp')
-                sources.append((functools.partial(st.dbconn.execute, query, tuple(ids)), ids))
+                sources.append((functools.partial(st.dbconn.execute, query, tuple(ids)), ids,
+                                _KEY))
         return sources
 
     def _decode(self, stream, recv, raws, topics, slow):
-        stamp = np.empty(len(stream), dtype=np.int64)
-        wrench = np.empty((len(stream), 6))
+        try:  # every topic at once: one frame_id length means one array reshape
+            stamp, wrench = decode_wrench_stamped(raws, ', '.join(topics), slow)
+            return stream, recv, stamp, wrench
+        except BagError as err:
+            first = err  # again topic by topic, for an error that names the topic
         for i, topic in enumerate(topics):
             rows = np.flatnonzero(stream == i)
             if len(rows):
-                payloads = (list(map(raws.__getitem__, rows.tolist())) if len(rows) < len(raws)
-                            else raws)
-                stamp[rows], wrench[rows] = decode_wrench_stamped(payloads, topic, slow)
-        return stream, recv, stamp, wrench
+                decode_wrench_stamped(list(map(raws.__getitem__, rows.tolist())), topic, slow)
+        raise first
