@@ -10,7 +10,9 @@ error; it never stops the others.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -116,7 +118,7 @@ def analyze_directory(root: Path, config: Any, out_dir: Path, options: Any, *,
     if not bags:
         raise BagError(f'{root} is neither a bag (no metadata.yaml) nor a directory of bags')
     out_dir = Path(out_dir).resolve()
-    options.progress = False  # per-bag progress bars from workers would interleave
+    options = dataclasses.replace(options, progress=False)  # bars from workers would mix
     jobs = max(1, min(jobs or usable_cores(), len(bags)))
     own = client is None
     cluster = None
@@ -144,8 +146,9 @@ def _run(client: Any, bags: list[Path], root: Path, out_dir: Path, config: Any,
          options: Any, config_name: str, progress: Progress) -> list[BagResult]:
     from distributed import as_completed
     outs = {str(b): str(out_dir / b.relative_to(root)) for b in bags}
+    run = uuid.uuid4().hex[:12]  # task keys unique on a cluster shared by several runs
     futures = {client.submit(analyze_one, str(b), outs[str(b)], config.params, options,
-                             config_name, key=f'analyze-bag-{i}-{b.name}', pure=False): str(b)
+                             config_name, key=f'analyze-bag-{run}-{i}-{b.name}'): str(b)
                for i, b in enumerate(bags)}
     results: dict[str, BagResult] = {}
     try:
