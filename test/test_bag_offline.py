@@ -14,6 +14,8 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 import bag_fixtures as F
@@ -288,6 +290,41 @@ def test_csv_stamps_are_exact_decimal_seconds(tmp_path):
     assert stamps[6] == '1700000000.123456789'
     np.testing.assert_array_equal(values[:, 1], x)
     assert str(values[1, 1]) == '-0.0'
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=30),
+       st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True))
+def test_csv_round_trips_any_stamp_and_double(stamps, value):
+    """Property: every int64 stamp comes back as exactly stamp / 1e9 s, every double as
+    itself (pyarrow's CSV writer, read back with Python's csv and Decimal)."""
+    import io
+    table = pa.table({'stamp_ns': pa.array(stamps, pa.int64()),
+                      'x': pa.array([value] * len(stamps), pa.float64())})
+    buf = io.BytesIO()
+    pa_csv.write_csv(csv_table(table), buf)
+    rows = list(csv.reader(io.StringIO(buf.getvalue().decode())))[1:]
+    assert [Decimal(r[0]) for r in rows] == [Decimal(v).scaleb(-9) for v in stamps]
+    back = [float(r[1]) for r in rows]
+    if np.isnan(value):
+        assert all(np.isnan(back))
+    else:
+        assert back == [value] * len(stamps)
+        assert all(np.signbit(b) == np.signbit(value) for b in back)
+
+
+def test_index_of_failed_bags_only():
+    """A directory where every bag failed still gets one row per bag, with its error."""
+    from wrench_distribution.bag.index import format_index, index_table
+    from wrench_distribution.bag.parallel import BagResult
+    results = [BagResult('/b/one', '/o/one', error='cannot open: corrupt'),
+               BagResult('/b/two', '/o/two', error='no synchronised sample')]
+    rows = index_table(results).to_pylist()
+    assert [r['bag'] for r in rows] == ['/b/one', '/b/two']
+    assert [r['error'] for r in rows] == ['cannot open: corrupt', 'no synchronised sample']
+    assert all(r['samples'] is None and r['regimes'] is None for r in rows)
+    text = format_index(results)
+    assert 'error: cannot open: corrupt' in text and 'error: no synchronised' in text
 
 
 def check_csv_equals_parquet(out: Path) -> None:
