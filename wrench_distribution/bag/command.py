@@ -61,6 +61,11 @@ def _error(message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     """Run ``analyze-bag``; 0 on success, 2 on a user error (message on stderr)."""
     from wrench_distribution.params import ConfigError, load_analyzer_config
+    try:
+        import pyarrow  # noqa: F401 -- samples.parquet
+    except ImportError as err:
+        return _error(f'analyze-bag writes Parquet with pyarrow, which is not installed '
+                      f'({err}); pip install pyarrow')
 
     from . import parallel
     from .pipeline import DEFAULT_CHUNK, Options, analyze_bag

@@ -84,7 +84,11 @@ def connect(scheduler: Optional[str], workers: int) -> tuple[Any, Any]:
 
     :raises BagError: when the scheduler cannot be reached.
     """
-    import distributed
+    try:
+        import distributed
+    except ImportError as err:
+        raise BagError(f'a directory of bags runs on Dask, which is not installed ({err}); '
+                       'pip install dask distributed') from None
     cluster = None
     try:
         if scheduler in (None, 'local'):
