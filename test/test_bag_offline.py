@@ -19,13 +19,14 @@ from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 import bag_fixtures as F
+from wrench_distribution.core import LoadDistributor
 from wrench_distribution.params import load_analyzer_config
 from wrench_distribution.bag import command
 from wrench_distribution.bag.pipeline import Options, analyze_bag
 from wrench_distribution.bag.samples import csv_table, read_samples
 from wrench_distribution.bag.sync import StampSynchronizer
 
-PARTS = ('manipulating', 'constraint', 'internal')
+PARTS = ('manipulating', 'constraint', 'internal', 'invariant')
 COMP = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
 
 
@@ -140,7 +141,8 @@ def test_header_columns(tmp_path):
     expected += [f'resultant.{c}' for c in COMP]
     assert header[:len(expected)] == expected
     lam = header[len(expected):]
-    assert lam[-2:] == ['internal_load_norm', 'residual']
+    assert lam[-3:] == ['internal_load_norm', 'invariant_norm', 'residual']
+    lam = lam[:-1]
     assert all(h.startswith('internal_load.') for h in lam[:-2]) and len(lam) - 2 == 9
     assert not (out / 'internal_load.png').exists()
     # typed columns with units; the stamp is int64 nanoseconds
@@ -421,3 +423,28 @@ def test_sqlite_fast_read_equals_rosbags_order(tmp_path, monkeypatch):
     assert fast[0].tolist() == [e[0] for e in expected]
     assert fast[1].tolist() == [e[1] for e in expected]
     assert len(fast[0]) > 100
+
+
+@pytest.mark.parametrize('storage', ['sqlite3', 'mcap'])
+def test_every_commanded_element_is_read_back_by_analyze_bag(tmp_path, storage):
+    """Issue 9 offline: F/T readings of commands that prescribe every basis element (sensor
+    offsets, signs and tool weights included) give back the prescription, sample by sample."""
+    import dataclasses
+    k = 60
+    sc = F.make_scenario(k)
+    cfg = load_analyzer_config(F.params()['wrench_analyzer']['ros__parameters'])
+    dist = LoadDistributor(cfg.contacts, cfg.object_model, cfg.options)
+    lam = np.random.default_rng(7).normal(size=(k, dist.internal_dimension)) * 5.0
+    resultant = sc.resultant.copy()
+    resultant[::3, 3:] = 0.0  # zero resultant torque on every third sample
+    applied = dist.synthesize_batch(resultant, lam).wrench_contact
+    readings = np.array([[F._to_sensor(applied[j, i], F.ORIENTATIONS[i], i) for i in range(len(F.EFFECTORS))]
+                         for j in range(k)])
+    sc = dataclasses.replace(sc, resultant=resultant, applied=applied, readings=readings)
+    bag = F.write_scenario_bag(tmp_path / 'bag', sc, storage)
+    params = F.write_params(tmp_path / 'params.yaml')
+    assert run_cli(bag, '--config', params, '--out', tmp_path / 'out', '--no-plots') == 0
+    table, meta = read_samples(tmp_path / 'out' / 'samples.parquet')
+    read = np.column_stack([table.column(f'internal_load.{b}').to_numpy() for b in meta['basis_names']])
+    assert meta['basis_names'] == dist.basis_names
+    np.testing.assert_allclose(read, lam, atol=1e-9 * np.abs(lam).max() * max(1.0, dist.gain))

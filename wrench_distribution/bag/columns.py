@@ -40,9 +40,11 @@ QUANTITIES: tuple[Quantity, ...] = (
     Quantity('manipulating', 'effector_wrench', 'manipulating_{frame}'),
     Quantity('constraint', 'effector_wrench', 'constraint_{frame}'),
     Quantity('internal', 'effector_wrench', 'internal_{frame}'),
+    Quantity('invariant', 'effector_wrench', 'invariant_{frame}'),
     Quantity('resultant', 'wrench', 'resultant'),
     Quantity('internal_load', 'basis', 'internal_load'),
     Quantity('internal_load_norm', 'scalar', 'internal_load_norm', 'N'),
+    Quantity('invariant_norm', 'scalar', 'invariant_norm', 'N'),
     Quantity('residual', 'scalar', 'residual', 'N, N*m'),  # max |G h_m - resultant|
 )
 
