@@ -31,23 +31,22 @@ import argparse
 import cProfile
 import json
 import os
+from pathlib import Path
 import shutil
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
+from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.typesys import get_typestore, Stores
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rosbags.rosbag2 import StoragePlugin, Writer  # noqa: E402
-from rosbags.typesys import Stores, get_typestore  # noqa: E402
-
-from wrench_distribution.bag.pipeline import Options, analyze_bag  # noqa: E402
-from wrench_distribution.bag.reader import WRENCH_STAMPED, BagReader  # noqa: E402
+from wrench_distribution.bag.pipeline import analyze_bag, Options  # noqa: E402
+from wrench_distribution.bag.reader import BagReader, WRENCH_STAMPED  # noqa: E402
 from wrench_distribution.params import load_analyzer_config  # noqa: E402
 
 EFFECTORS = ['e0', 'e1', 'e2', 'e3']

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy as np
-import yaml
 from rosbags.rosbag2 import StoragePlugin, Writer
-from rosbags.typesys import Stores, get_typestore
+from rosbags.typesys import get_typestore, Stores
 from scipy.spatial.transform import Rotation
+import yaml
 
 from wrench_distribution.core import Contact, LoadDistributor, ObjectModel
 
@@ -115,7 +115,7 @@ def _to_sensor(applied: np.ndarray, contact_quat: np.ndarray, i: int) -> np.ndar
 
 def make_scenario(k: int = 200, moving: bool = False, seed: int = 0,
                   start_ns: int = START_NS, period_ns: int = PERIOD_NS) -> Scenario:
-    """A recording with a varying resultant and a prescribed squeeze."""
+    """Return a recording with a varying resultant and a prescribed squeeze."""
     rng = np.random.default_rng(seed)
     stamps = start_ns + period_ns * np.arange(k, dtype=np.int64)
     t = (stamps - start_ns) * 1e-9
@@ -151,8 +151,8 @@ def make_scenario(k: int = 200, moving: bool = False, seed: int = 0,
 
 # -- messages -----------------------------------------------------------------------
 def _time(ns: int):
-    return T['builtin_interfaces/msg/Time'](sec=int(ns // 1_000_000_000),
-                                             nanosec=int(ns % 1_000_000_000))
+    return T['builtin_interfaces/msg/Time'](
+        sec=int(ns // 1_000_000_000), nanosec=int(ns % 1_000_000_000))
 
 
 def _header(ns: int, frame: str):
@@ -160,7 +160,7 @@ def _header(ns: int, frame: str):
 
 
 def wrench_msg(ns: int, frame: str, w: Sequence[float]):
-    """A ``geometry_msgs/msg/WrenchStamped``."""
+    """Return a ``geometry_msgs/msg/WrenchStamped``."""
     V = T['geometry_msgs/msg/Vector3']
     return T['geometry_msgs/msg/WrenchStamped'](
         header=_header(ns, frame),
@@ -177,13 +177,13 @@ def _pose(p):
 
 
 def pose_array_msg(ns: int, frame: str, poses: np.ndarray):
-    """A ``geometry_msgs/msg/PoseArray``."""
+    """Return a ``geometry_msgs/msg/PoseArray``."""
     return T['geometry_msgs/msg/PoseArray'](header=_header(ns, frame),
                                             poses=[_pose(p) for p in poses])
 
 
 def tf_msg(ns: int, items: Sequence[tuple[str, str, np.ndarray]]):
-    """A ``tf2_msgs/msg/TFMessage`` of ``(parent, child, pose7)``."""
+    """Return a ``tf2_msgs/msg/TFMessage`` of ``(parent, child, pose7)``."""
     V = T['geometry_msgs/msg/Vector3']
     trs = []
     for parent, child, p in items:

@@ -16,16 +16,8 @@ LINTED = ['setup.py', 'launch', 'test', 'wrench_distribution', 'benchmarks']
 # were added; they are cleaned up after those branches merge, and this set emptied.
 # ``WD_LINT_ALL=1`` lints them too.
 PENDING = {
-    'benchmarks/bench_bag.py', 'test/bag_fixtures.py', 'test/test_bag_errors.py',
-    'test/test_bag_live_replay.py', 'test/test_bag_offline.py', 'test/test_cli.py',
-    'test/test_ros_analyzer.py', 'test/test_ros_distributor.py',
-    'wrench_distribution/analyzer_node.py', 'wrench_distribution/bag/command.py',
-    'wrench_distribution/bag/csvformat.py', 'wrench_distribution/bag/parallel.py',
-    'wrench_distribution/bag/pipeline.py', 'wrench_distribution/bag/player.py',
-    'wrench_distribution/bag/plotjuggler.py', 'wrench_distribution/bag/poses.py',
-    'wrench_distribution/bag/quaternions.py', 'wrench_distribution/bag/reader.py',
-    'wrench_distribution/bag/samples_csv.py', 'wrench_distribution/bag/summary.py',
-    'wrench_distribution/bag/sync.py', 'wrench_distribution/cli.py',
+    'test/test_cli.py', 'test/test_ros_analyzer.py', 'test/test_ros_distributor.py',
+    'wrench_distribution/analyzer_node.py', 'wrench_distribution/cli.py',
     'wrench_distribution/core/problem.py', 'wrench_distribution/distributor_node.py',
     'wrench_distribution/params.py', 'wrench_distribution/ros/conversions.py',
     'wrench_distribution/ros/parameters.py', 'wrench_distribution/ros/qos.py',

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -20,7 +20,7 @@ import pytest
 
 import bag_fixtures as F
 from wrench_distribution.bag.parallel import analyze_directory
-from wrench_distribution.bag.pipeline import Options, analyze_bag
+from wrench_distribution.bag.pipeline import analyze_bag, Options
 from wrench_distribution.params import load_analyzer_config
 
 distributed = pytest.importorskip('distributed')
@@ -38,7 +38,7 @@ CORRUPT = 'day2/broken'
 
 @pytest.fixture(scope='module')
 def bags(tmp_path_factory):
-    """The bags, their scenarios and the parameter file."""
+    """Return the bags, their scenarios and the parameter file."""
     root = tmp_path_factory.mktemp('fleet')
     scenarios = {}
     for rel, (storage, k, drop, seed) in BAGS.items():
@@ -60,7 +60,7 @@ def cluster():
 
 @pytest.fixture(scope='module')
 def cluster_run(bags, cluster, tmp_path_factory):
-    """The directory analysed through a client of the two-worker cluster."""
+    """Return the directory analysed through a client of the two-worker cluster."""
     root, _, cfg = bags
     out = tmp_path_factory.mktemp('cluster_out')
     with distributed.Client(cluster) as client:
@@ -71,7 +71,7 @@ def cluster_run(bags, cluster, tmp_path_factory):
 
 
 def kept_rows(k: int, drop) -> np.ndarray:
-    """Samples that survive the dropped messages (a sample needs every effector)."""
+    """Return the samples that survive the dropped messages (a sample needs every effector)."""
     keep = np.ones(k, bool)
     keep[[j for j, _ in drop]] = False
     return np.flatnonzero(keep)
@@ -84,7 +84,7 @@ def test_cluster_results_equal_the_single_process_path(bags, cluster_run, tmp_pa
                                         for rel in sorted(list(BAGS) + [CORRUPT])]
     config = load_analyzer_config(cfg)
     for rel, (storage, k, drop, _) in BAGS.items():
-        single = analyze_bag(root / 'bags' / rel, config, tmp_path / rel, Options(plots=False))
+        analyze_bag(root / 'bags' / rel, config, tmp_path / rel, Options(plots=False))
         local = pq.read_table(tmp_path / rel / 'samples.parquet')
         remote = pq.read_table(out / rel / 'samples.parquet')
         assert remote.schema.equals(local.schema, check_metadata=False)

@@ -1,15 +1,18 @@
-"""Live replay: the analyzer node under ``use_sim_time``, fed by the bag player,
-gives the same samples as ``analyze-bag`` on the same bag and parameter file."""
+"""Live replay of a bag into the analyzer node.
+
+The analyzer node under ``use_sim_time``, fed by the bag player, gives the same samples as
+``analyze-bag`` on the same bag and parameter file.
+"""
 from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import signal
 import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -18,7 +21,7 @@ import yaml
 
 import bag_fixtures as F
 from ros_harness import domain_id_for
-from wrench_distribution.bag.pipeline import Options, analyze_bag
+from wrench_distribution.bag.pipeline import analyze_bag, Options
 from wrench_distribution.params import load_analyzer_config
 
 pytestmark = pytest.mark.ros

@@ -3,28 +3,28 @@ from __future__ import annotations
 
 import argparse
 import csv
+from decimal import Decimal
 import importlib.metadata
 import json
-import xml.etree.ElementTree as ET
-from decimal import Decimal
 from pathlib import Path
+import xml.etree.ElementTree as ET
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 import bag_fixtures as F
-from wrench_distribution.core import LoadDistributor
-from wrench_distribution.params import load_analyzer_config
 from wrench_distribution.bag import command
-from wrench_distribution.bag.pipeline import Options, analyze_bag
+from wrench_distribution.bag.pipeline import analyze_bag, Options
 from wrench_distribution.bag.samples import csv_table, read_samples
 from wrench_distribution.bag.sync import StampSynchronizer
+from wrench_distribution.core import LoadDistributor
+from wrench_distribution.params import load_analyzer_config
 
 PARTS = ('manipulating', 'constraint', 'internal', 'invariant')
 COMP = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
@@ -298,8 +298,10 @@ def test_csv_stamps_are_exact_decimal_seconds(tmp_path):
 @given(st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=30),
        st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True))
 def test_csv_round_trips_any_stamp_and_double(stamps, value):
-    """Property: every int64 stamp comes back as exactly stamp / 1e9 s, every double as
-    itself (pyarrow's CSV writer, read back with Python's csv and Decimal)."""
+    """Property: every int64 stamp comes back as exactly stamp / 1e9 s, every double as itself.
+
+    pyarrow's CSV writer, read back with Python's csv and Decimal.
+    """
     import io
     table = pa.table({'stamp_ns': pa.array(stamps, pa.int64()),
                       'x': pa.array([value] * len(stamps), pa.float64())})
@@ -339,7 +341,7 @@ def check_csv_equals_parquet(out: Path) -> None:
 
 
 def reference_rule(n, tol, age, stream, recv, stamp, wrench):
-    """The analyzer node's ``_on_ft`` rule, transcribed message by message."""
+    """Apply the analyzer node's ``_on_ft`` rule, transcribed message by message."""
     fresh, stamps, raw, out = [False] * n, [0] * n, np.zeros((n, 6)), []
     for i, r, s, w in zip(stream, recv, stamp, wrench):
         if not np.isfinite(w).all():
@@ -391,8 +393,10 @@ def test_sync_equals_the_node_rule_on_irregular_streams(seed):
 
 
 def test_sqlite_fast_read_equals_rosbags_order(tmp_path, monkeypatch):
-    """Reading the sqlite3 file directly gives rosbags' messages in rosbags' order,
-    also with equal receive times and messages missing."""
+    """Reading the sqlite3 file directly gives rosbags' messages in rosbags' order.
+
+    Also with equal receive times and messages missing.
+    """
     from wrench_distribution.bag.reader import BagReader
     sc = F.make_scenario(50, seed=9)
     bw = F.BagWriter(tmp_path / 'bag', 'sqlite3')
@@ -402,8 +406,8 @@ def test_sqlite_fast_read_equals_rosbags_order(tmp_path, monkeypatch):
             if rng.random() < 0.1:
                 continue
             recv = int(ns) + (0 if i < 2 else int(rng.integers(0, 3_000_000)))  # ties
-            bw.add(f'/{e}/ft_sensor', F.WS, recv, F.wrench_msg(int(ns), f'{e}_ft',
-                                                                   sc.readings[j, i]))
+            bw.add(f'/{e}/ft_sensor', F.WS, recv,
+                   F.wrench_msg(int(ns), f'{e}_ft', sc.readings[j, i]))
     bag = bw.close()
     topics = [f'/{e}/ft_sensor' for e in F.EFFECTORS]
 
@@ -427,8 +431,10 @@ def test_sqlite_fast_read_equals_rosbags_order(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize('storage', ['sqlite3', 'mcap'])
 def test_every_commanded_element_is_read_back_by_analyze_bag(tmp_path, storage):
-    """Issue 9 offline: F/T readings of commands that prescribe every basis element (sensor
-    offsets, signs and tool weights included) give back the prescription, sample by sample."""
+    """Issue 9 offline: F/T readings of commands give back the prescription, sample by sample.
+
+    The commands prescribe every basis element (sensor offsets, signs and tool weights included).
+    """
     import dataclasses
     k = 60
     sc = F.make_scenario(k)

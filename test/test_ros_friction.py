@@ -1,5 +1,8 @@
-"""Friction in the nodes over real DDS: auto mode, hold/zero when infeasible, check-mode
-diagnostics and markers, and the analyzer's per-effector friction topic."""
+"""Friction in the nodes over real DDS.
+
+Auto mode, hold/zero when infeasible, check-mode diagnostics and markers, and the analyzer's
+per-effector friction topic.
+"""
 import time
 
 import numpy as np
@@ -7,13 +10,12 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 
-from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
-from geometry_msgs.msg import WrenchStamped  # noqa: E402
+from geometry_msgs.msg import WrenchStamped  # noqa: E402, I100 (after the skip)
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from visualization_msgs.msg import MarkerArray  # noqa: E402
 
-from ros_harness import (NodeProcess, TestClient, diag_messages, diag_values,  # noqa: E402
-                         domain_id_for, stamped_wrench)
+from ros_harness import (diag_messages, diag_values, domain_id_for, NodeProcess,  # noqa: E402
+                         stamped_wrench, TestClient)
 from test_ros_distributor import Rig  # noqa: E402
 from wrench_distribution.core import quaternion_to_matrix  # noqa: E402
 

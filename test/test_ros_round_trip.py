@@ -1,5 +1,7 @@
-"""Issue 9 through the nodes: the distributor's commands, fed unchanged over DDS to the analyzer
-as its F/T inputs, are read back as the prescribed internal load, element by element."""
+"""Issue 9 through the nodes: the prescribed internal load is read back, element by element.
+
+The distributor's commands are fed unchanged over DDS to the analyzer as its F/T inputs.
+"""
 import math
 import time
 
@@ -8,7 +10,7 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 
-from geometry_msgs.msg import WrenchStamped  # noqa: E402
+from geometry_msgs.msg import WrenchStamped  # noqa: E402, I100 (after the skip)
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 from ros_harness import domain_id_for, NodeProcess, stamped_wrench, TestClient  # noqa: E402

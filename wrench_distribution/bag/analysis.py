@@ -12,13 +12,17 @@ from typing import Any
 import numpy as np
 
 from . import quaternions as Q
-from .columns import QUANTITIES, empty_shape
+from .columns import empty_shape, QUANTITIES
 from .errors import BagError
+
 
 @dataclass
 class ChunkResult:
-    """Analysis of k samples: the stamps and one array per :data:`.columns.QUANTITIES`
-    entry (leading sample axis), also readable as attributes (``chunk.internal_load``)."""
+    """Analysis of k samples.
+
+    The stamps and one array per :data:`.columns.QUANTITIES` entry (leading sample axis), also
+    readable as attributes (``chunk.internal_load``).
+    """
 
     stamp_ns: np.ndarray
     values: dict

@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import sys
 from pathlib import Path
+import sys
 
 from .errors import BagError
 

@@ -39,7 +39,7 @@ def _basis(results: Sequence[BagResult]) -> dict[str, str]:
 
 
 def index_row(r: BagResult) -> dict:
-    """The index row of one bag (None where a failed bag has no value)."""
+    """Return the index row of one bag (None where a failed bag has no value)."""
     row: dict = {'bag': r.bag, 'out': r.out, 'error': r.error}
     s = r.summary
     if s is None:
@@ -56,8 +56,11 @@ def index_row(r: BagResult) -> dict:
 
 
 def index_table(results: Sequence[BagResult]) -> pa.Table:
-    """One row per bag: path, duration, samples, drops per cause, largest |internal load|
-    per basis element and of its norm, regimes seen, error."""
+    """Return the index table, one row per bag.
+
+    Columns: path, duration, samples, drops per cause, largest |internal load| per basis element
+    and of its norm, regimes seen, error.
+    """
     basis = _basis(results)
     fields = _fixed_fields()
     at = [f.name for f in fields].index('internal_load_norm_max')
@@ -78,7 +81,7 @@ def _num(x: Optional[float], fmt: str = '.6g') -> str:
 
 
 def format_index(results: Sequence[BagResult]) -> str:
-    """The printed table: one line per bag, or its error."""
+    """Return the printed table: one line per bag, or its error."""
     width = max([len(r.bag) for r in results] + [3])
     lines = [f"{'bag':<{width}}  {'samples':>9} {'span [s]':>10} {'dropped':>8} "
              f"{'max resid':>10} {'|lambda| max':>12}  regimes"]

@@ -11,11 +11,11 @@ error; it never stops the others.
 from __future__ import annotations
 
 import dataclasses
-import os
-import uuid
 from dataclasses import dataclass
+import os
 from pathlib import Path
 from typing import Any, Optional
+import uuid
 
 from .errors import BagError
 from .progress import Progress
@@ -27,7 +27,7 @@ def find_bags(root: Path) -> list[Path]:
 
 
 def is_bag(path: Path) -> bool:
-    """True when ``path`` is one rosbag2 bag directory."""
+    """Return True when ``path`` is one rosbag2 bag directory."""
     return (Path(path) / 'metadata.yaml').is_file()
 
 
@@ -71,16 +71,19 @@ def usable_cores() -> int:
 
 
 def local_cluster(workers: int) -> Any:
-    """A Dask cluster of ``workers`` single-threaded processes on the loopback
-    interface, without the dashboard (nothing listens beyond this machine)."""
+    """Start a Dask cluster of ``workers`` single-threaded processes on the loopback interface.
+
+    Without the dashboard (nothing listens beyond this machine).
+    """
     from distributed import LocalCluster
     return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                         host='127.0.0.1', dashboard_address=None)
 
 
 def connect(scheduler: Optional[str], workers: int) -> tuple[Any, Any]:
-    """``(client, cluster or None)`` for ``--scheduler`` (None and ``local``: a local
-    cluster of ``workers`` processes, closed with the client).
+    """Return ``(client, cluster or None)`` for ``--scheduler``.
+
+    None and ``local``: a local cluster of ``workers`` processes, closed with the client.
 
     :raises BagError: when the scheduler cannot be reached.
     """
@@ -108,8 +111,9 @@ def analyze_directory(root: Path, config: Any, out_dir: Path, options: Any, *,
                       scheduler: Optional[str] = None, jobs: Optional[int] = None,
                       show_progress: bool = False, config_name: str = '',
                       client: Any = None) -> list[BagResult]:
-    """Analyse every bag under ``root`` into ``out_dir/<relative path>``, and write
-    ``out_dir/index.parquet`` (:mod:`.index`).
+    """Analyse every bag under ``root`` into ``out_dir/<relative path>``.
+
+    Also write ``out_dir/index.parquet`` (:mod:`.index`).
 
     :param config: ``AnalyzerConfig``, already validated.
     :param scheduler: Dask scheduler address, ``local`` or None (see :func:`connect`).
@@ -166,7 +170,7 @@ def _run(client: Any, bags: list[Path], root: Path, out_dir: Path, config: Any,
 
 
 def _result(future: Any, bag: str, out: str) -> BagResult:
-    """The task's result, or a row naming why the task itself failed (worker died...)."""
+    """Return the task's result, or a row naming why the task itself failed (worker died...)."""
     if future.status == 'finished':
         return future.result()
     try:
@@ -174,4 +178,3 @@ def _result(future: Any, bag: str, out: str) -> BagResult:
     except Exception as exc:  # noqa: BLE001 -- e.g. cancelled: still one row
         err = exc
     return BagResult(bag, out, error=f'task failed: {type(err).__name__}: {err}')
-

@@ -1,9 +1,9 @@
 """Offline analysis of one bag: read, synchronise, analyse, write outputs."""
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
+import time
 from typing import Any, Optional
 
 import numpy as np
@@ -11,10 +11,10 @@ import numpy as np
 from . import plotjuggler, plots, summary as summary_mod
 from .analysis import ChunkAnalyzer
 from .errors import BagError
-from .poses import StaticPoses, read_pose_array, read_tf
+from .poses import read_pose_array, read_tf, StaticPoses
 from .progress import Progress
-from .reader import WRENCH_STAMPED, BagReader
-from .samples import SamplesWriter, package_version
+from .reader import BagReader, WRENCH_STAMPED
+from .samples import package_version, SamplesWriter
 from .sync import StampSynchronizer
 
 #: F/T messages per chunk: bounds memory (about 200 bytes per message in flight)
@@ -154,7 +154,7 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
 
 def _samples_writer(out_dir: Path, bag_path: Path, config: Any, options: Options,
                     config_name: str) -> SamplesWriter:
-    """The writer of ``samples.parquet`` (and ``samples.csv``), with its metadata."""
+    """Return the writer of ``samples.parquet`` (and ``samples.csv``), with its metadata."""
     return SamplesWriter(out_dir, list(config.effectors), csv=options.csv, info={
         'package_version': package_version(), 'bag': str(bag_path),
         'storage': storage_of(bag_path), 'output_frame': config.output_frame,
@@ -162,8 +162,10 @@ def _samples_writer(out_dir: Path, bag_path: Path, config: Any, options: Options
 
 
 def _analyse_chunks(chunks, sync, poses, analyzer, samples, sinks, progress, clock) -> None:
-    """Synchronise, analyse and write every chunk; ``sinks`` (summary, plot buffer)
-    receive each analysed chunk."""
+    """Synchronise, analyse and write every chunk.
+
+    ``sinks`` (summary, plot buffer) receive each analysed chunk.
+    """
     builder = sinks[0]
     while True:
         clock.start()

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from pathlib import Path
 import sys
 import time
-from pathlib import Path
 
 import rclpy
 from rclpy.node import Node
@@ -25,7 +25,7 @@ from .reader import BagReader
 
 
 def message_class(msgtype: str):
-    """rclpy message class of ``pkg/msg/Name``, or None when not installed."""
+    """Return the rclpy message class of ``pkg/msg/Name``, or None when not installed."""
     pkg, _, name = msgtype.rpartition('/')
     try:
         return getattr(importlib.import_module(pkg.replace('/', '.')), name)

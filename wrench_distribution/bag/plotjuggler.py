@@ -6,9 +6,9 @@ reload the referenced ``samples.csv``), or load ``samples.csv`` by hand with
 """
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Sequence
+import xml.etree.ElementTree as ET
 
 _COLORS = ['#1f77b4', '#d62728', '#1ac938', '#ff7f0e', '#f14cc1', '#9467bd',
            '#17becf', '#bcbd22']

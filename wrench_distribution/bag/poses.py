@@ -13,7 +13,7 @@ import numpy as np
 
 from . import quaternions as Q
 from .errors import BagError
-from .reader import POSE_ARRAY, TF_MESSAGE, BagReader
+from .reader import BagReader, POSE_ARRAY, TF_MESSAGE
 
 
 class StaticPoses:

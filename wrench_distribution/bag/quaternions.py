@@ -5,7 +5,7 @@ import numpy as np
 
 
 def normalize(q: np.ndarray) -> np.ndarray:
-    """Unit quaternions (..., 4)."""
+    """Return unit quaternions (..., 4)."""
     q = np.asarray(q, dtype=float)
     return q / np.linalg.norm(q, axis=-1, keepdims=True)
 

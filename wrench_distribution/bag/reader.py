@@ -15,7 +15,7 @@ from typing import Iterator, Optional, Sequence
 
 import numpy as np
 from rosbags.highlevel import AnyReader
-from rosbags.typesys import Stores, get_typestore
+from rosbags.typesys import get_typestore, Stores
 
 from .cdr import decode_wrench_stamped
 from .errors import BagError
@@ -55,15 +55,18 @@ _KEY, _TIME, _RAW = (operator.itemgetter(j) for j in range(3))
 
 
 def _conn_id(row: tuple) -> int:
-    """Connection id of a rosbags ``(connection, t, raw)`` row."""
+    """Return the connection id of a rosbags ``(connection, t, raw)`` row."""
     return row[0].id
 
 
 @contextlib.contextmanager
 def _gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a chunk's rows are built: the collector would
-    walk the hundreds of thousands of live tuples again and again (it doubled the read
-    time on a 4M-message mcap bag); they hold no cycles and are freed by refcount."""
+    """Pause cyclic garbage collection while a chunk's rows are built.
+
+    The collector would walk the hundreds of thousands of live tuples again and again (it
+    doubled the read time on a 4M-message mcap bag); they hold no cycles and are freed by
+    refcount.
+    """
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -117,7 +120,7 @@ class BagReader:
 
     @property
     def message_count(self) -> int:
-        """Number of messages announced by the bag's metadata."""
+        """Return the number of messages announced by the bag's metadata."""
         return int(self._reader.message_count)
 
     def count(self, topics: Sequence[str]) -> int:

@@ -11,8 +11,8 @@ which PlotJuggler's CSV loader takes as its time axis.
 """
 from __future__ import annotations
 
-import json
 from concurrent.futures import Future, ThreadPoolExecutor
+import json
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -22,7 +22,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from .analysis import ChunkResult
-from .columns import STAMP, columns
+from .columns import columns, STAMP
 
 #: key of the JSON document in the Parquet file metadata
 METADATA_KEY = b'wrench_distribution'
@@ -54,7 +54,7 @@ def schema(effectors: Sequence[str], basis_names: Sequence[str], basis_units: Se
 
 def chunk_table(chunk: ChunkResult, sch: pa.Schema, buffer: Optional[np.ndarray] = None
                 ) -> pa.Table:
-    """The rows of one chunk as a table of schema ``sch``.
+    """Return the rows of one chunk as a table of schema ``sch``.
 
     :param buffer: (columns, >= k) float64 scratch to hold the columns; the table
         refers to it, so it may be reused once the table has been written.
@@ -76,8 +76,10 @@ def chunk_table(chunk: ChunkResult, sch: pa.Schema, buffer: Optional[np.ndarray]
 
 
 def _transpose_into(out: np.ndarray, x: np.ndarray, rows: int = 2048) -> None:
-    """``out[:] = x.T`` by blocks of ``rows`` samples, which stay in cache (a plain
-    transposed copy of a large array is several times slower)."""
+    """Set ``out[:] = x.T`` by blocks of ``rows`` samples, which stay in cache.
+
+    A plain transposed copy of a large array is several times slower.
+    """
     for a in range(0, len(x), rows):
         out[:, a:a + rows] = x[a:a + rows].T
 
@@ -165,7 +167,7 @@ class SamplesWriter:
         self.rows += len(chunk)
 
     def _write_table(self, table: pa.Table) -> None:
-        """Runs in the writer thread (pyarrow releases the GIL while it encodes)."""
+        """Write one table; run in the writer thread (pyarrow releases the GIL while it encodes)."""
         self._parquet.write_table(table, row_group_size=table.num_rows)
         if self._csv is not None:
             self._csv.write_table(csv_table(table))

@@ -107,7 +107,7 @@ class SummaryBuilder:
     def build(self, *, bag: str, storage: str, pose_source: str, counters: Any,
               basis_names: Sequence[str], basis_units: Sequence[str], regimes: dict,
               distributors_built: int, config: str, topics: Sequence[str]) -> dict:
-        """The content of ``summary.json``."""
+        """Return the content of ``summary.json``."""
         lam = self._lam.as_dicts() if self._lam else [{'count': 0}] * len(basis_names)
         units = list(basis_units) + ['N'] * (len(basis_names) - len(basis_units))
         per_eff = {}
@@ -157,7 +157,7 @@ def _time(x: Any) -> str:
 
 
 def format_table(summary: dict) -> str:
-    """The summary as a plain-text table."""
+    """Return the summary as a plain-text table."""
     ts = summary['time_span']
     d = summary['dropped']
     lines = [

@@ -120,8 +120,11 @@ class StampSynchronizer:
 
     def _slow(self, stream, recv_ns, stamp_ns, wrench, finite, start: int, stop: int
               ) -> tuple[np.ndarray, np.ndarray, int]:
-        """The message-by-message rule on ``[start, stop)``; stops early once the slots
-        are empty again after a sample. Returns the samples and the messages used."""
+        """Apply the message-by-message rule on ``[start, stop)``.
+
+        Stop early once the slots are empty again after a sample. Return the samples and the
+        messages used.
+        """
         n, tol, age = self.n, self.tolerance_ns, self.max_age_ns
         fresh, slot_stamp, slot_wrench = self._fresh, self._stamp, self._wrench
         out_stamp: list[int] = []

@@ -10,7 +10,7 @@ import numpy as np
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 from wrench_distribution.core.friction import (
-    STATUSES, FrictionCheck, FrictionInfeasibleError, FrictionModel, FrictionOptions,
+    FrictionCheck, FrictionInfeasibleError, FrictionModel, FrictionOptions, STATUSES,
 )
 from wrench_distribution.params import contact_friction_fields
 from wrench_distribution.ros.diagnostics import ERROR, OK, WARN
@@ -44,7 +44,7 @@ class FrictionStage:
         self.active = mode != 'off' and (points or cones)
 
     def model(self, distributor) -> FrictionModel:
-        """The friction model of a solver (built on first use).
+        """Return the friction model of a solver (built on first use).
 
         :param distributor: the current ``LoadDistributor``.
         :return: its model.
@@ -53,7 +53,6 @@ class FrictionStage:
             self._model = FrictionModel(distributor, self.options)
             self._for = distributor
         return self._model
-
 
     def apply(self, distributor, wrench: np.ndarray, lam, out: np.ndarray,
               object_frame: bool) -> Optional[np.ndarray]:
@@ -96,7 +95,7 @@ class FrictionStage:
         return self.last_good
 
     def condition(self) -> Optional[Tuple[int, str]]:
-        """The diagnostic condition of the last sample: WARN near the limit, ERROR outside.
+        """Return the diagnostic condition of the last sample: WARN near the limit, ERROR outside.
 
         :return: ``(level, message)`` or None when all is well or nothing was checked.
         """
@@ -149,7 +148,7 @@ def utilisation_color(status: str, utilisation: float) -> Tuple[float, float, fl
 
 
 def friction_message(check: FrictionCheck, names) -> Float64MultiArray:
-    """The analyzer's per-effector friction topic: rows ``[utilisation, normal force, code]``.
+    """Return the analyzer's per-effector friction topic: rows ``[utilisation, normal force, code]``.
 
     Utilisation is -1 where undefined (pulling, no coefficient); the code indexes
     :data:`~wrench_distribution.core.friction.STATUSES`. Never NaN.
