@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 import bag_fixtures as F
-from ros_harness import domain_id_for
+from ros_harness import domain_id_for, script
 from wrench_distribution.bag.pipeline import analyze_bag, Options
 from wrench_distribution.params import load_analyzer_config
 
@@ -93,13 +93,6 @@ def ros_env() -> dict:
     return env
 
 
-def analyzer_executable() -> str:
-    path = Path(sys.executable).parent / 'analyzer'
-    if not path.exists():
-        pytest.skip('console script "analyzer" is not installed in this environment')
-    return str(path)
-
-
 class Processes:
     """Subprocesses of one test; all of them are stopped in teardown."""
 
@@ -151,7 +144,7 @@ def read_offline(out: Path) -> tuple[list[str], np.ndarray, list[int]]:
 
 @pytest.mark.parametrize('poses', ['static', 'topic'])
 def test_live_replay_equals_offline(tmp_path, procs, poses):
-    analyzer = analyzer_executable()
+    analyzer = script('analyzer')  # wherever it is installed (venv, colcon, PATH)
     env = ros_env()
     sc = F.make_scenario(SAMPLES, seed=7)
     # one F/T message lost, so that the synchronisation rule matters
