@@ -541,15 +541,13 @@ def read_ros_params_yaml(path_or_dict: Any, node_name: str) -> dict:
     """
     if isinstance(path_or_dict, Mapping):
         data = path_or_dict
-    else:
-        import yaml
+    else:  # bounded safe loading: size, depth, aliases, number magnitudes
+        from wrench_distribution.core.errors import InvalidInputError
+        from wrench_distribution.core.safe_load import load_document
         try:
-            with open(os.fspath(path_or_dict), 'r', encoding='utf-8') as f:
-                data = yaml.safe_load(f)
-        except OSError as e:
-            raise ConfigError(f'cannot read parameter file {path_or_dict}: {e}') from None
-        except yaml.YAMLError as e:
-            raise ConfigError(f'parameter file {path_or_dict} is not valid YAML: {e}') from None
+            data = load_document(os.fspath(path_or_dict), 'parameter file')
+        except InvalidInputError as e:
+            raise ConfigError(str(e)) from None
     if not isinstance(data, Mapping):
         raise ConfigError('parameter file: expected a mapping of node names to '
                           '{ros__parameters: ...}')
