@@ -262,7 +262,7 @@ class DistributorNode(Node):
         self._timed_out = False
         self._publish(out, msg.header.stamp)
         self._diag.count('commands_published')
-        if self._publish_markers:
+        if self._publish_markers and self._limit_state is None:
             mono = time.monotonic()
             if mono - self._last_marker >= self._marker_period:
                 self._last_marker = mono

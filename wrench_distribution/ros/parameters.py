@@ -70,9 +70,14 @@ def declare_from_specs(node: Node, specs: Sequence[ParamSpec]) -> Dict[str, obje
         desc = descriptor_for(spec)
         default = spec.default
         if isinstance(default, list) and not default:
-            node.declare_parameter(spec.name, _TYPES[spec.type][1], desc)
-            if node.get_parameter_or(spec.name).type_ == Parameter.Type.NOT_SET:
+            writable = descriptor_for(spec)
+            writable.read_only = False  # to set the typed [] once; restored just below
+            node.declare_parameter(spec.name, _TYPES[spec.type][1], writable)
+            try:
+                node.get_parameter(spec.name)
+            except ParameterUninitializedException:  # not overridden: a typed []
                 node.set_parameters([typed_parameter(spec, [])])
+            node.set_descriptor(spec.name, desc)
         else:
             node.declare_parameter(spec.name, default, desc)
         values[spec.name] = read_value(node, spec)
