@@ -388,3 +388,9 @@ def test_analyzer_counts_every_drop_and_never_goes_backwards(client):
     out = proc.output()
     assert 'dropped inputs: left:' in out and 'unsynchronised' in out
     assert 'Traceback' not in out
+
+
+def test_unknown_parameters_are_named_without_private_rclpy_state(client):
+    with NodeProcess('distributor', dict(BASE, no_such_limit=1.0), DOMAIN) as proc:
+        Dist(client)
+    assert 'ignoring unknown parameter(s): no_such_limit' in proc.output()

@@ -14,6 +14,8 @@ import numpy as np
 POLICIES = ('hold', 'zero', 'scale')
 #: Relative margin kept below a limit when scaling, so rounding never lands above it.
 SCALE_MARGIN = 1e-9
+#: Below this magnitude, squared norms of six values cannot overflow.
+_SQUARE_SAFE = 1e150
 
 
 def _row_norms(block: np.ndarray) -> np.ndarray:
@@ -83,12 +85,22 @@ class CommandLimits:
             return None
         return Violation('; '.join(parts), scale * (1.0 - SCALE_MARGIN))
 
+    def __post_init__(self) -> None:
+        self._force_sq = np.asarray(self.force, float) ** 2
+        self._torque_sq = np.asarray(self.torque, float) ** 2
+
     def check_commands(self, commands: np.ndarray) -> Optional[Violation]:
         """Check the (n, 6) commands against the per-effector force and torque limits.
 
         :param commands: finite (n, 6) array.
         :return: None when inside, else the violation (figures of every effector over).
         """
+        if np.abs(commands).max() < _SQUARE_SAFE:  # fast path: squares cannot overflow
+            f = commands[:, :3]
+            t = commands[:, 3:]
+            if ((np.einsum('ij,ij->i', f, f) <= self._force_sq).all()
+                    and (np.einsum('ij,ij->i', t, t) <= self._torque_sq).all()):
+                return None
         fn = _row_norms(commands[:, :3])
         tn = _row_norms(commands[:, 3:])
         flim = np.asarray(self.force, float)
