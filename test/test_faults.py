@@ -254,6 +254,10 @@ def test_parameters_tell_what_is_in_force(client):
         got = get_parameters(client, 'wrench_distributor', ['internal_load', 'command_topics'])
         # an empty array is a real, typed value (8: PARAMETER_DOUBLE_ARRAY, 9: STRING_ARRAY)
         assert got['internal_load'] == (8, []) and got['command_topics'] == (9, [])
+        # every declared parameter has a value (ros2 param dump lists them all)
+        from wrench_distribution.params import DISTRIBUTOR_PARAMS
+        every = get_parameters(client, 'wrench_distributor', [p.name for p in DISTRIBUTOR_PARAMS])
+        assert len(every) == len(DISTRIBUTOR_PARAMS) and all(t != 0 for t, _ in every.values())
         res = client.set_parameters('wrench_distributor', [  # still read-only
             Parameter('command_topics', Parameter.Type.STRING_ARRAY, ['a', 'b'])])
         assert not res[0].successful
@@ -394,3 +398,36 @@ def test_unknown_parameters_are_named_without_private_rclpy_state(client):
     with NodeProcess('distributor', dict(BASE, no_such_limit=1.0), DOMAIN) as proc:
         Dist(client)
     assert 'ignoring unknown parameter(s): no_such_limit' in proc.output()
+
+
+def test_contact_poses_far_out_are_refused(client):
+    from geometry_msgs.msg import Pose, PoseArray
+    params = dict(BASE, contact_source='topic')
+    del params['contact_positions'], params['contact_orientations']
+    with NodeProcess('distributor', params, DOMAIN) as proc:
+        pose_pub = client.publisher(PoseArray, 'contact_poses')
+        assert client.wait_matched(publishers=[pose_pub])
+
+        def poses(far: float) -> PoseArray:
+            pa = PoseArray()
+            pa.header.frame_id = 'object'
+            for (x, y, z), (qx, qy, qz, qw) in zip(POSITIONS, QUATS):
+                p = Pose()
+                p.position.x, p.position.y, p.position.z = x, y if y < 0 else far, z
+                p.orientation.x, p.orientation.y = qx, qy
+                p.orientation.z, p.orientation.w = qz, qw
+                pa.poses.append(p)
+            return pa
+        diag = client.collect(DiagnosticArray, '/diagnostics')
+        diag.clear()
+        pose_pub.publish(poses(1e200))
+        assert client.spin_until(lambda: any(
+            st.name.endswith(': contacts') and level_of(st) == 2 and 'out of range' in st.message
+            for a in diag for st in a.status), 4.0), proc.output()
+        pose_pub.publish(poses(0.3))  # recovery
+        client.spin_for(0.3)
+        d = Dist(client)
+        np.testing.assert_allclose(resultant(d.send([0, 0, 20, 0, 0, 0])), [0, 0, 20, 0, 0, 0],
+                                   atol=1e-9)
+    out = proc.output()
+    assert 'RuntimeWarning' not in out and 'Traceback' not in out

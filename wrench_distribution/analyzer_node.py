@@ -15,7 +15,6 @@ from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray
 
@@ -27,8 +26,8 @@ from wrench_distribution.ros.contacts import DistributorCache
 from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
                                                  make_wrench_stamped, stamp_to_ns)
 from wrench_distribution.ros.diagnostics import (ERROR, OK, STALE, WARN, DiagnosticsState,
-                                                SimClockMonitor)
-from wrench_distribution.ros.parameters import (checked_changes, coerce_empty_arrays,
+                                                SimClockMonitor, start_steady_timers)
+from wrench_distribution.ros.parameters import (add_parameter_callbacks, checked_changes,
                                                 declare_and_validate)
 from wrench_distribution.ros.qos import qos_from_name
 from wrench_distribution.ros.runner import run_node
@@ -83,23 +82,9 @@ class AnalyzerNode(Node):
         self._future_ns = int(cfg['max_future'] * 1e9)
         self._last_out_ns: Optional[int] = None
         self._clock = self.get_clock()
-        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._sim_clock = SimClockMonitor()
         depth = cfg['qos_depth']
-        out_qos = qos_from_name(cfg['output_qos'], depth)
-        out_frames = [self._object_frame] * n if self._use_object_frame else contact_frames
-        man_topics = cfg['manipulating_topics'] or [f'{e}/wrench_manipulating' for e in effs]
-        con_topics = cfg['constraint_topics'] or [f'{e}/wrench_constraint' for e in effs]
-        self._man_pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in man_topics]
-        self._con_pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in con_topics]
-        self._man_msgs = [make_wrench_stamped(f) for f in out_frames]
-        self._con_msgs = [make_wrench_stamped(f) for f in out_frames]
-        self._obj_pub = self.create_publisher(WrenchStamped, cfg['object_wrench_topic'], out_qos)
-        self._obj_msg = make_wrench_stamped(self._object_frame)
-        self._il_pub = self.create_publisher(Float64MultiArray, cfg['internal_load_topic'],
-                                             out_qos)
-        self._il_msg = make_internal_load_msg([])
-        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._create_outputs(cfg, effs, contact_frames)
         self._contacts = ContactInput(self, cfg, self._cache, self._diag, self._on_rebuild)
         if self._cache.distributor is not None:
             self._on_rebuild()
@@ -113,17 +98,30 @@ class AnalyzerNode(Node):
         ft_topics = cfg['ft_topics'] or [f'{e}/ft_sensor' for e in effs]
         for i, t in enumerate(ft_topics):
             self.create_subscription(WrenchStamped, t, self._make_cb(i), in_qos)
-        # diagnostics and the drop summary run on the steady clock (see the distributor)
-        self.create_timer(cfg['diagnostics_period'], self._publish_diagnostics,
-                          clock=self._steady)
-        self.create_timer(cfg['summary_period'], self._log_drop_summary, clock=self._steady)
-        if hasattr(self, 'add_pre_set_parameters_callback'):  # rclpy >= Iron
-            self.add_pre_set_parameters_callback(
-                lambda ps: coerce_empty_arrays(ps, _SPECS))
-        self.add_on_set_parameters_callback(self._on_set_parameters)
+        start_steady_timers(self, cfg['diagnostics_period'], self._publish_diagnostics,
+                            cfg['summary_period'], self._log_drop_summary)
+        add_parameter_callbacks(self, _SPECS, self._on_set_parameters)
         self.get_logger().info(f'analysing {", ".join(ft_topics)} (contacts from '
                                f'{cfg["contact_source"]}, outputs in the '
                                f'{cfg["output_frame"]} frame)')
+
+    def _create_outputs(self, cfg: dict, effs: List[str], contact_frames: List[str]) -> None:
+        """Publishers and reusable messages of every output."""
+        out_qos = qos_from_name(cfg['output_qos'], cfg['qos_depth'])
+        out_frames = ([self._object_frame] * len(effs) if self._use_object_frame
+                      else contact_frames)
+        man_topics = cfg['manipulating_topics'] or [f'{e}/wrench_manipulating' for e in effs]
+        con_topics = cfg['constraint_topics'] or [f'{e}/wrench_constraint' for e in effs]
+        self._man_pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in man_topics]
+        self._con_pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in con_topics]
+        self._man_msgs = [make_wrench_stamped(f) for f in out_frames]
+        self._con_msgs = [make_wrench_stamped(f) for f in out_frames]
+        self._obj_pub = self.create_publisher(WrenchStamped, cfg['object_wrench_topic'], out_qos)
+        self._obj_msg = make_wrench_stamped(self._object_frame)
+        self._il_pub = self.create_publisher(Float64MultiArray, cfg['internal_load_topic'],
+                                             out_qos)
+        self._il_msg = make_internal_load_msg([])
+        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
 
     @staticmethod
     def _sensor_models(cfg: dict) -> list:

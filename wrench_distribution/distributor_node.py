@@ -15,7 +15,6 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from std_msgs.msg import Float64MultiArray
@@ -30,9 +29,9 @@ from wrench_distribution.ros.contacts import DistributorCache
 from wrench_distribution.ros.conversions import (fill_wrench, make_wrench_stamped,
                                                  parse_internal_load_msg, stamp_to_ns)
 from wrench_distribution.ros.diagnostics import (ERROR, OK, STALE, DiagnosticsState,
-                                                SimClockMonitor)
+                                                SimClockMonitor, start_steady_timers)
 from wrench_distribution.ros.markers import wrench_markers
-from wrench_distribution.ros.parameters import (checked_changes, coerce_empty_arrays,
+from wrench_distribution.ros.parameters import (add_parameter_callbacks, checked_changes,
                                                 declare_and_validate, typed_parameter)
 from wrench_distribution.ros.prescription import InternalLoadPrescription
 from wrench_distribution.ros.qos import qos_from_name, reliable_qos
@@ -100,17 +99,7 @@ class DistributorNode(Node):
         self._cache = DistributorCache(effs, cfg['contact_types'] or ['rigid'] * self._n, obj,
                                        opts, cfg['contact_pose_tolerance'])
         depth = cfg['qos_depth']
-        out_qos = qos_from_name(cfg['output_qos'], depth)
-        topics = cfg['command_topics'] or [f'{e}/wrench_command' for e in effs]
-        self._pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in topics]
-        self._msgs = [make_wrench_stamped(self._object_frame if self._use_object_frame else f)
-                      for f in contact_frames]
-        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
-        self._marker_pub = self.create_publisher(MarkerArray, '~/markers', 1)
-        self._marker_period = cfg['markers_period']
-        self._last_marker = 0.0
-        self._publish_markers = cfg['publish_markers']
-        self._marker_scale = cfg['marker_scale']
+        topics = self._create_outputs(cfg, effs, contact_frames)
         self._timeout_ns = int(cfg['input_timeout'] * 1e9)
         self._future_ns = int(cfg['max_future'] * 1e9)
         self._on_timeout = cfg['on_timeout']
@@ -118,7 +107,6 @@ class DistributorNode(Node):
         self._last_input_ros_ns = 0  # node clock
         self._timed_out = False
         self._clock = self.get_clock()
-        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._sim_clock = SimClockMonitor()
         # resolve a parameter prescription against the first solver
         self._contacts = ContactInput(self, cfg, self._cache, self._diag, self._on_rebuild)
@@ -133,18 +121,29 @@ class DistributorNode(Node):
                                  self._on_internal_load, reliable_qos(10))
         # watchdog, diagnostics and the drop summary run on the steady clock: they keep
         # running under use_sim_time when no /clock arrives
-        self.create_timer(1.0 / cfg['watchdog_rate'], self._on_watchdog, clock=self._steady)
-        self.create_timer(cfg['diagnostics_period'], self._publish_diagnostics,
-                          clock=self._steady)
-        self.create_timer(cfg['summary_period'], self._log_drop_summary, clock=self._steady)
-        if hasattr(self, 'add_pre_set_parameters_callback'):  # rclpy >= Iron
-            self.add_pre_set_parameters_callback(
-                lambda ps: coerce_empty_arrays(ps, _SPECS))
-        self.add_on_set_parameters_callback(self._on_set_parameters)
+        steady = start_steady_timers(self, cfg['diagnostics_period'], self._publish_diagnostics,
+                                     cfg['summary_period'], self._log_drop_summary)
+        self.create_timer(1.0 / cfg['watchdog_rate'], self._on_watchdog, clock=steady)
+        add_parameter_callbacks(self, _SPECS, self._on_set_parameters)
         self.get_logger().info(
             f'distributing to {", ".join(effs)} on {", ".join(topics)} '
             f'(commands in the {cfg["command_frame"]} frame, contacts from '
             f'{cfg["contact_source"]})')
+
+    def _create_outputs(self, cfg: dict, effs: List[str], contact_frames: List[str]) -> list:
+        """Command, diagnostics and marker publishers; return the command topics."""
+        out_qos = qos_from_name(cfg['output_qos'], cfg['qos_depth'])
+        topics = cfg['command_topics'] or [f'{e}/wrench_command' for e in effs]
+        self._pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in topics]
+        self._msgs = [make_wrench_stamped(self._object_frame if self._use_object_frame else f)
+                      for f in contact_frames]
+        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._marker_pub = self.create_publisher(MarkerArray, '~/markers', 1)
+        self._marker_period = cfg['markers_period']
+        self._last_marker = 0.0
+        self._publish_markers = cfg['publish_markers']
+        self._marker_scale = cfg['marker_scale']
+        return topics
 
     # -- internal load --------------------------------------------------------------
     def _internal_problem(self, dist, lam: Optional[np.ndarray]) -> Optional[str]:

@@ -238,6 +238,26 @@ class SimClockMonitor:
                       f'{frozen * 1e-9:.1f} s (paused?); the watchdog runs on the steady clock')
 
 
+def start_steady_timers(node, diagnostics_period: float, publish, summary_period: float,
+                        summarise):
+    """Diagnostics and drop-summary timers on the steady clock.
+
+    They keep running under ``use_sim_time`` when no ``/clock`` arrives.
+
+    :param node: the rclpy node.
+    :param diagnostics_period: seconds between diagnostics.
+    :param publish: diagnostics callback.
+    :param summary_period: seconds between drop summaries.
+    :param summarise: summary callback.
+    :return: the steady ``Clock`` (for more timers).
+    """
+    from rclpy.clock import Clock, ClockType
+    steady = Clock(clock_type=ClockType.STEADY_TIME)
+    node.create_timer(diagnostics_period, publish, clock=steady)
+    node.create_timer(summary_period, summarise, clock=steady)
+    return steady
+
+
 def _concern_of(key: str) -> str:
     if key.startswith('dropped.'):
         cause = key.rsplit('.', 1)[-1]

@@ -221,3 +221,15 @@ def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> d
     if unknown:
         node.get_logger().warning(f'ignoring unknown parameter(s): {", ".join(unknown)}')
     return validate_params(kind, values)
+
+
+def add_parameter_callbacks(node: Node, specs: Mapping[str, ParamSpec], on_set) -> None:
+    """Register the node's on-set callback, and on rclpy >= Iron the empty-array retyping.
+
+    :param node: the node.
+    :param specs: schema by name.
+    :param on_set: the on-set callback (validates and applies).
+    """
+    if hasattr(node, 'add_pre_set_parameters_callback'):  # rclpy >= Iron
+        node.add_pre_set_parameters_callback(lambda ps: coerce_empty_arrays(ps, specs))
+    node.add_on_set_parameters_callback(on_set)
