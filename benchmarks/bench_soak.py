@@ -92,8 +92,12 @@ def rss_slope(samples: list, skip_s: float = 60.0) -> float:
     return float(np.polyfit(pts[:, 0] / 60.0, pts[:, 1], 1)[0])
 
 
-def run(minutes: float, rate: float, settle: float, domain: int, rss_period: float) -> dict:
+def run(minutes: float, rate: float, settle: float, domain: int, rss_period: float,
+        target: str = 'distributor') -> dict:
     """Run the soak once.
+
+    ``target`` ``relay`` runs the bare rclpy relay of ``bench_relay.py`` instead of the
+    distributor: the same soak on the same machine tells what the machine itself loses.
 
     :return: ``{'minutes': [...], 'rss': [...], 'rss_slope_kb_per_min': float, ...}``.
     """
@@ -108,8 +112,12 @@ def run(minutes: float, rate: float, settle: float, domain: int, rss_period: flo
     common = ['--rate', str(rate), '--duration', str(duration), '--settle', str(settle)]
     sink_out, src_out = os.path.join(tmp, 'sink.json'), os.path.join(tmp, 'src.json')
     load0 = os.getloadavg()[0]
-    dist = subprocess.Popen([exe, '--ros-args', '--params-file', pf, '--log-level', 'warn'],
-                            env=env)
+    if target == 'relay':
+        dist = subprocess.Popen(relay_py + ['--role', 'relay', '--relay-executor', 'single'],
+                                env=env)
+    else:
+        dist = subprocess.Popen([exe, '--ros-args', '--params-file', pf, '--log-level',
+                                 'warn'], env=env)
     rss = []
     try:
         sink = subprocess.Popen(relay_py + ['--role', 'sink', '--out', sink_out] + common,
@@ -153,11 +161,12 @@ def main(argv=None) -> int:
     ap.add_argument('--rate', type=float, default=500.0)
     ap.add_argument('--settle', type=float, default=3.0)
     ap.add_argument('--rss-period', type=float, default=5.0)
+    ap.add_argument('--target', choices=['distributor', 'relay'], default='distributor')
     args = ap.parse_args(argv)
     res = run(args.minutes, args.rate, args.settle, int(os.environ.get('ROS_DOMAIN_ID', '77')),
-              args.rss_period)
-    print(f"rate {res['rate']:.0f} Hz, 4 effectors, {args.minutes:g} min: sent {res['sent']}, "
-          f"lost {res['lost']}; distributor RSS {res['rss'][1][1] if len(res['rss']) > 1 else 0}"
+              args.rss_period, args.target)
+    print(f"{args.target}: rate {res['rate']:.0f} Hz, 4 effectors, {args.minutes:g} min: sent {res['sent']}, "
+          f"lost {res['lost']}; RSS {res['rss'][1][1] if len(res['rss']) > 1 else 0}"
           f" -> {max((r for _, r in res['rss'][-3:]), default=0)} kB, slope after minute 1: "
           f"{res['rss_slope_kb_per_min']:.1f} kB/min; load avg {res['load_start']} -> "
           f"{res['load_end']}")
