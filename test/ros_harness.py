@@ -19,7 +19,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def domain_id_for(module_name: str = '', offset: int = 0) -> int:
-    """The ROS domain id of this test run: the one place every test takes it from.
+    """Return the ROS domain id of this test run: the one place every test takes it from.
 
     ``ROS_DOMAIN_ID`` of the environment (``make test`` sets it; default 57); tests run one
     after the other in a pytest process and stop every process they start, so one domain
@@ -48,20 +48,74 @@ def ros_env(domain_id: int) -> Dict[str, str]:
     return env
 
 
-def script(name: str) -> str:
-    """Path of a console script next to the running interpreter.
+PACKAGE = 'wrench_distribution'
 
-    :param name: ``distributor`` or ``analyzer``.
-    :return: the executable path.
+
+def _ament_prefixes() -> List[str]:
+    """Install prefixes that hold this package, from ament_index_python or AMENT_PREFIX_PATH.
+
+    :return: prefixes, the ament index's first (empty when neither knows the package).
     """
-    cand = os.path.join(os.path.dirname(sys.executable), name)
-    if os.path.exists(cand):
-        return cand
+    prefixes = []
+    try:
+        from ament_index_python.packages import get_package_prefix
+        prefixes.append(get_package_prefix(PACKAGE))
+    except Exception:  # not installed, or the package is not in the index
+        pass
+    for prefix in os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep):
+        if prefix and prefix not in prefixes:
+            prefixes.append(prefix)
+    return prefixes
+
+
+def _own_prefix() -> Optional[str]:
+    """Install prefix of the imported package when it lives in ``<prefix>/lib/python*/``.
+
+    :return: the prefix, or None (a source tree or an editable install).
+    """
+    import wrench_distribution
+    parts = os.path.abspath(wrench_distribution.__file__).split(os.sep)
+    for i in range(len(parts) - 1, 0, -1):
+        if parts[i].startswith('python') and parts[i - 1] == 'lib':
+            return os.sep.join(parts[:i - 1]) or os.sep
+    return None
+
+
+def script_candidates(name: str) -> List[str]:
+    """Where a console script may be, in the order :func:`script` tries them.
+
+    ``lib/wrench_distribution`` of the prefix the imported package was installed in (a
+    colcon install, so ``colcon test`` runs the scripts it built); next to the running
+    interpreter (a venv or ``pip install``); ``lib/wrench_distribution`` of every ament
+    prefix (found via ``ament_index_python`` or ``AMENT_PREFIX_PATH``); then ``PATH``.
+
+    :param name: console script name, e.g. ``distributor``.
+    :return: candidate paths (not checked for existence).
+    """
+    own = _own_prefix()
+    cands = [os.path.join(own, 'lib', PACKAGE, name)] if own else []
+    cands.append(os.path.join(os.path.dirname(sys.executable), name))
+    cands += [os.path.join(p, 'lib', PACKAGE, name) for p in _ament_prefixes()]
     found = shutil.which(name)
-    if not found:
-        raise FileNotFoundError(f'console script {name!r} not found; run '
-                                'pip install --no-deps --no-build-isolation -e .')
-    return found
+    if found:
+        cands.append(found)
+    return cands
+
+
+def script(name: str) -> str:
+    """Path of an installed console script of this package.
+
+    :param name: ``distributor``, ``analyzer``, ``wrench-distribution``, ...
+    :return: the executable path.
+    :raises FileNotFoundError: naming every place looked at.
+    """
+    cands = script_candidates(name)
+    for cand in cands:
+        if os.path.isfile(cand) and os.access(cand, os.X_OK):
+            return cand
+    raise FileNotFoundError(f'console script {name!r} not found in: {", ".join(cands)}; run '
+                            "'pip install --no-deps --no-build-isolation -e .' or source a "
+                            'colcon install (install/setup.bash)')
 
 
 class NodeProcess:
@@ -281,7 +335,7 @@ def diag_values(arrays: list, name_contains: str) -> dict:
 
 
 def stamped_wrench(values, stamp_ns: int, frame: str = ''):
-    """A ``WrenchStamped`` with the given values, stamp (ns) and frame id.
+    """Build a ``WrenchStamped`` with the given values, stamp (ns) and frame id.
 
     :param values: ``[fx, fy, fz, tx, ty, tz]``.
     :param stamp_ns: header stamp in nanoseconds.

@@ -15,9 +15,9 @@ import subprocess
 import sys
 import time
 
+from hypothesis import given, HealthCheck, settings, strategies as st
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings, strategies as st
 
 from wrench_distribution import cli
 from wrench_distribution import params as P

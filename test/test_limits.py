@@ -2,9 +2,9 @@
 import os
 import warnings
 
-import numpy as np
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
+import numpy as np
 
 from wrench_distribution import params as P
 from wrench_distribution.core.limits import CommandLimits, scaled_inside

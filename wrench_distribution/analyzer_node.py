@@ -88,12 +88,9 @@ class AnalyzerNode(Node):
         self._contacts = ContactInput(self, cfg, self._cache, self._diag, self._on_rebuild)
         if self._cache.distributor is not None:
             self._on_rebuild()
-        self._sensor_tf = None
         if cfg['contact_source'] == 'tf' and cfg['sensor_frames']:
-            self._sensor_frames = cfg['sensor_frames']
-            self._contact_frames = contact_frames
-            self._sensor_tf = self._contacts.tf
-            self.create_timer(0.5, self._on_sensor_tf)
+            self._contacts.track_sensor_frames(contact_frames, cfg['sensor_frames'],
+                                               self._on_sensor_poses)
         in_qos = qos_from_name(cfg['input_qos'], depth)
         ft_topics = cfg['ft_topics'] or [f'{e}/ft_sensor' for e in effs]
         for i, t in enumerate(ft_topics):
@@ -141,12 +138,7 @@ class AnalyzerNode(Node):
         self._g_contact = np.einsum('nji,j->ni', rot, self._gravity)
         self._il_msg = make_internal_load_msg(dist.basis_names)
 
-    def _on_sensor_tf(self) -> None:
-        try:
-            pos, quat = self._sensor_tf.lookup_pairs(self._contact_frames, self._sensor_frames)
-        except LookupError as e:
-            self._diag.problem('tf_failures', str(e))
-            return
+    def _on_sensor_poses(self, pos: np.ndarray, quat: np.ndarray) -> None:
         old = self._sensors
         self._sensors = [SensorModel(position=tuple(p), orientation=tuple(q), sign=s.sign,
                                      tool_mass=s.tool_mass, tool_com=s.tool_com)
@@ -218,6 +210,7 @@ class AnalyzerNode(Node):
                                      f'{(self._last_out_ns - hi) * 1e-9:.6f} s before (or at) '
                                      'the last published one; dropped (outputs never go '
                                      'backwards)', WARN)
+        self._contacts.at_stamp(hi)
         reason = self._contacts.ready(now)
         if reason is not None:
             return self._drop_sample('no_contacts', f'no analysis: {reason}', ERROR,

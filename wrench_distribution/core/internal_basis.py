@@ -15,16 +15,20 @@ physical meaning and a unit, built from the contact geometry alone:
 - ``warp(a,b,c,d)`` [N]: forces along the contacts' best-fit plane normal with the unique
   weights on four contacts that cancel force and moment (the mode a set of feet on a
   plane has and pair squeezes cannot express).
-- ``balanced_<component>(a)``: the projection on the null space of a unit component,
-  used only where the named elements above do not span it (coincident contacts).
+- ``balanced_<component>(a)``: the projection on the null space of a unit component in
+  ``a``'s contact frame, used only where the named elements above do not span it well.
 
-Candidates are taken in that order and kept when independent of the ones already kept
-(relative residual above ``BASIS_TOLERANCE`` in a unit-consistent metric), until the
-null space of ``G`` is spanned.
+Candidates come in a fixed order (docs/theory.md, section 6) and are kept when their part
+independent of the ones already kept is at least ``BASIS_TOLERANCE`` of their size in the
+metric ``diag(I, I / l^2)``, until the null space of ``G`` is spanned. The threshold is what
+keeps the basis well conditioned: the coordinates of a physical load stay of its size.
+Pairs are generated lazily from a few hub contacts, so that large contact sets need about
+``12 n`` candidates.
 """
+import re
 from dataclasses import dataclass
-from itertools import combinations
-from typing import List, Tuple
+from itertools import chain, islice
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -33,6 +37,9 @@ from .options import BASIS_TOLERANCE
 COMPONENTS = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
 #: Elements whose sign flips when the two contacts in the name are swapped.
 ORDER_ODD = ('bend_v', 'shear_v')
+PAIR_KINDS = ('squeeze', 'twist', 'bend_u', 'bend_v', 'shear_u', 'shear_v')
+_HANDLE = re.compile(r'^\s*([a-z_]+)\s*\(([^()]*)\)\s*$')
+Candidate = Tuple[str, str, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,31 @@ class InternalBasis:
     matrix: np.ndarray
     names: Tuple[str, ...]
     units: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """What the candidates are built from.
+
+    :param positions: contact positions (n, 3), object frame.
+    :param rigid: (n,) rigid-contact mask.
+    :param names: contact names.
+    :param axis: unit reference axis (3,).
+    :param length: characteristic length of the contact set.
+    :param rotations: contact frame rotations (n, 3, 3).
+    """
+
+    positions: np.ndarray
+    rigid: np.ndarray
+    names: Sequence[str]
+    axis: np.ndarray
+    length: float
+    rotations: np.ndarray
+
+    @property
+    def n(self) -> int:
+        """Number of contacts."""
+        return len(self.names)
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -65,131 +97,252 @@ def _perpendicular(e: np.ndarray, axis: np.ndarray, frame: np.ndarray) -> Tuple[
     return u, _cross(e, u)
 
 
-def _line(e, axis: np.ndarray, frame: np.ndarray) -> np.ndarray:
-    """Direction of a pair: the line joining it, or for coincident contacts a frame axis."""
-    if e is not None:
-        return e
-    return frame[:, 0] if _norm(_cross(frame[:, 0], axis)) > 1e-6 else frame[:, 1]
+def _pair_line(geometry: Geometry, i: int, j: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Unit direction of pair ``(i, j)`` and the vector joining it; coincident: a frame axis."""
+    delta = geometry.positions[j] - geometry.positions[i]
+    distance = _norm(delta)
+    if distance > 1e-9 * geometry.length:
+        return delta / distance, delta
+    frame = geometry.rotations[i]
+    axis = frame[:, 0] if _norm(_cross(frame[:, 0], geometry.axis)) > 1e-6 else frame[:, 1]
+    return axis, delta
 
 
-def named_candidates(positions, rigid, names, axis, length, rotations) -> List[Tuple[str, str, np.ndarray]]:
-    """Every named element of the families above, in the selection order."""
-    n = len(names)
-    out = []
-    lines = {}
-    for i, j in combinations(range(n), 2):
-        delta = positions[j] - positions[i]
-        distance = _norm(delta)
-        lines[i, j] = (delta / distance if distance > 1e-9 * length else None, delta)
-    for (i, j), (e, _) in lines.items():
-        e = _line(e, axis, rotations[i])
-        v = np.zeros(6 * n)
+def pair_vector(geometry: Geometry, kind: str, i: int, j: int) -> Optional[np.ndarray]:
+    """The stacked (6n,) wrench of one pair element, or None if the pair cannot have it.
+
+    :param geometry: the contact set.
+    :param kind: one of :data:`PAIR_KINDS`.
+    :param i: first contact index.
+    :param j: second contact index.
+    :return: the wrench applied by the effectors, object axes about each contact.
+    """
+    rigid = geometry.rigid
+    e, delta = _pair_line(geometry, i, j)
+    v = np.zeros(6 * geometry.n)
+    if kind == 'squeeze':
         v[6 * i:6 * i + 3], v[6 * j:6 * j + 3] = e, -e
-        out.append((f'squeeze({names[i]},{names[j]})', 'N', v))
-    torque_pairs = [(i, j) for (i, j) in lines if rigid[i] and rigid[j]]
-    for (i, j) in torque_pairs:
-        e = _line(lines[i, j][0], axis, rotations[i])
-        u, w = _perpendicular(e, axis, rotations[i])
-        for kind, direction in (('twist', e), ('bend_u', u), ('bend_v', w)):
-            v = np.zeros(6 * n)
-            v[6 * i + 3:6 * i + 6], v[6 * j + 3:6 * j + 6] = direction, -direction
-            out.append((f'{kind}({names[i]},{names[j]})', 'N*m', v))
-    for (i, j), (e, delta) in lines.items():
-        if not (rigid[i] or rigid[j] or e is None):
-            continue
-        e = _line(e, axis, rotations[i])
-        u, w = _perpendicular(e, axis, rotations[i])
-        for kind, direction in (('shear_u', u), ('shear_v', w)):
-            v = np.zeros(6 * n)
-            v[6 * i:6 * i + 3], v[6 * j:6 * j + 3] = direction, -direction
-            couple = _cross(delta, direction)  # torque the contacts must add
-            holders = [k for k in (i, j) if rigid[k]]
-            for k in holders:
-                v[6 * k + 3:6 * k + 6] = couple / len(holders)
-            out.append((f'{kind}({names[i]},{names[j]})', 'N', v))
-    out.extend(_warp_candidates(positions, names, axis, length))
-    return out
+        return v
+    u, w = _perpendicular(e, geometry.axis, geometry.rotations[i])
+    if kind in ('twist', 'bend_u', 'bend_v'):
+        if not (rigid[i] and rigid[j]):
+            return None
+        direction = {'twist': e, 'bend_u': u, 'bend_v': w}[kind]
+        v[6 * i + 3:6 * i + 6], v[6 * j + 3:6 * j + 6] = direction, -direction
+        return v
+    coincident = _norm(delta) <= 1e-9 * geometry.length
+    if not (rigid[i] or rigid[j] or coincident):
+        return None
+    direction = u if kind == 'shear_u' else w
+    v[6 * i:6 * i + 3], v[6 * j:6 * j + 3] = direction, -direction
+    holders = [k for k in (i, j) if rigid[k]]
+    for k in holders:
+        v[6 * k + 3:6 * k + 6] = _cross(delta, direction) / len(holders)  # cancels the couple
+    return v
 
 
-def _warp_candidates(positions, names, axis, length):
-    n = len(names)
-    if n < 4:
-        return []
-    centred = positions - positions.mean(axis=0)
+def _hub_pairs(n: int, hubs: int) -> Iterator[Tuple[int, int]]:
+    """Pairs ``(i, j)``, ``i < j``, whose ``i`` is one of the first ``hubs`` contacts, by ``j``."""
+    return ((i, j) for j in range(1, n) for i in range(min(j, hubs)))
+
+
+def _family(geometry: Geometry, kinds: Sequence[str], hubs: int) -> Iterator[Candidate]:
+    names = geometry.names
+    for i, j in _hub_pairs(geometry.n, hubs):
+        for kind in kinds:
+            vector = pair_vector(geometry, kind, i, j)
+            if vector is not None:
+                unit = 'N*m' if kind in ('twist', 'bend_u', 'bend_v') else 'N'
+                yield f'{kind}({names[i]},{names[j]})', unit, vector
+
+
+def named_candidates(geometry: Geometry) -> Iterator[Candidate]:
+    """Every named element of the families above, lazily, in the selection order.
+
+    Squeezes of every pair with one of the first six contacts (all pairs up to seven contacts;
+    beyond, a framework braced to six hubs spans the force null space of contacts in general
+    position), torque modes and shears with one hub (the pair modes of a star span every
+    wrench at the other contact), then warps. About ``12 n`` candidates in all.
+    """
+    return chain(
+        _family(geometry, ('squeeze',), 6),
+        _family(geometry, ('twist', 'bend_u', 'bend_v'), 1),
+        _family(geometry, ('shear_u', 'shear_v'), 1),
+        _warp_candidates(geometry),
+    )
+
+
+def _warp_weights(in_plane: np.ndarray, subset: Sequence[int], length: float) -> Optional[np.ndarray]:
+    system = np.vstack([np.ones(4), in_plane[list(subset)].T])
+    _, singular, vt4 = np.linalg.svd(system)
+    if singular[-1] < 1e-9 * max(length, 1e-300):
+        return None
+    weights = vt4[-1] if vt4[-1][-1] > 0 else -vt4[-1]
+    return weights / np.abs(weights).max()
+
+
+def _plane(geometry: Geometry) -> Tuple[np.ndarray, np.ndarray]:
+    centred = geometry.positions - geometry.positions.mean(axis=0)
     _, _, vt = np.linalg.svd(centred)
-    normal = vt[2] if np.dot(vt[2], axis) >= 0 else -vt[2]
-    in_plane = centred @ vt[:2].T
+    normal = vt[2] if np.dot(vt[2], geometry.axis) >= 0 else -vt[2]
+    return normal, centred @ vt[:2].T
+
+
+def warp_vector(geometry: Geometry, subset: Sequence[int]) -> Optional[np.ndarray]:
+    """The stacked wrench of ``warp`` on four contacts, or None when they are degenerate.
+
+    :param geometry: the contact set.
+    :param subset: four contact indices.
+    :return: (6n,) wrench or None.
+    """
+    normal, in_plane = _plane(geometry)
+    weights = _warp_weights(in_plane, subset, geometry.length)
+    return None if weights is None else _warp_stack(geometry.n, subset, weights, normal)
+
+
+def _warp_stack(n: int, subset: Sequence[int], weights: np.ndarray, normal: np.ndarray) -> np.ndarray:
+    v = np.zeros(6 * n)
+    for weight, index in zip(weights, subset):
+        v[6 * index:6 * index + 3] = weight * normal
+    return v
+
+
+def _warp_candidates(geometry: Geometry) -> Iterator[Candidate]:
+    names = geometry.names
+    if geometry.n < 4:
+        return
+    normal, in_plane = _plane(geometry)
+    for k in range(3, geometry.n):
+        subset = (0, 1, 2, k)
+        weights = _warp_weights(in_plane, subset, geometry.length)
+        if weights is not None:
+            yield f'warp({",".join(names[i] for i in subset)})', 'N', _warp_stack(geometry.n, subset, weights, normal)
+
+
+def _fallback(null_projector: np.ndarray, active: np.ndarray, rotations: np.ndarray) -> List[Candidate]:
+    """Unit components in the contact frames (so they turn with the object), projected on N(G)."""
+    blocks = np.zeros((active.size, active.size))
+    for contact, rotation in enumerate(rotations):
+        blocks[6 * contact:6 * contact + 3, 6 * contact:6 * contact + 3] = rotation
+        blocks[6 * contact + 3:6 * contact + 6, 6 * contact + 3:6 * contact + 6] = rotation
+    indices = np.flatnonzero(active)
+    projected = null_projector @ blocks[:, indices]
     out = []
-    for k in range(3, n):
-        subset = [0, 1, 2, k]
-        system = np.vstack([np.ones(4), in_plane[subset].T])
-        _, singular, vt4 = np.linalg.svd(system)
-        if singular[-1] < 1e-9 * max(length, 1e-300):
-            continue
-        weights = vt4[-1] if vt4[-1][-1] > 0 else -vt4[-1]
-        weights = weights / np.abs(weights).max()
-        v = np.zeros(6 * n)
-        for weight, index in zip(weights, subset):
-            v[6 * index:6 * index + 3] = weight * normal
-        label = ','.join(names[i] for i in subset)
-        out.append((f'warp({label})', 'N', v))
+    for column, index in enumerate(indices):
+        contact, component = divmod(int(index), 6)
+        out.append((f'balanced_{COMPONENTS[component]}({contact})', 'N' if component < 3 else 'N*m',
+                    projected[:, column]))
     return out
+
+
+def handle_vector(geometry: Geometry, key: str) -> Optional[np.ndarray]:
+    """The stacked wrench of a named handle such as ``squeeze(left,right)``, in either order.
+
+    :param geometry: the contact set.
+    :param key: the handle name.
+    :return: (6n,) wrench, or None for an unknown name.
+    """
+    match = _HANDLE.match(key)
+    if not match:
+        return None
+    kind = match.group(1)
+    members = [m.strip() for m in match.group(2).split(',')]
+    index = {name: k for k, name in enumerate(geometry.names)}
+    if any(m not in index for m in members) or len(set(members)) != len(members):
+        return None
+    ids = [index[m] for m in members]
+    if kind == 'warp' and len(ids) == 4:
+        return warp_vector(geometry, ids)
+    if kind not in PAIR_KINDS or len(ids) != 2:
+        return None
+    i, j = sorted(ids)
+    vector = pair_vector(geometry, kind, i, j)
+    if vector is not None and ids[0] > ids[1] and kind in ORDER_ODD:
+        vector = -vector
+    return vector
 
 
 def build_internal_basis(
-    candidates: List[Tuple[str, str, np.ndarray]],
+    candidates: Iterable[Candidate],
     null_projector: np.ndarray,
     active: np.ndarray,
-    length: float,
+    metric: np.ndarray,
     dimension: int,
+    rotations: np.ndarray,
 ) -> InternalBasis:
     """Select the named basis of the null space of ``G`` from ordered candidates.
 
-    Greedy in the candidates' order, in blocks: each block is projected off the kept
-    vectors with one matrix product, then scanned in order.
+    Greedy in the candidates' order, in blocks: each block is projected off the kept vectors
+    with matrix products, then scanned in order.
 
-    :param candidates: ``(name, unit, vector)`` from :func:`named_candidates`.
+    :param candidates: ``(name, unit, vector)`` in selection order (may be lazy).
     :param null_projector: projector (6n, 6n) on the null space of ``G``.
     :param active: (6n,) mask of the components contacts can apply.
-    :param length: characteristic length of the contact set (unit-consistent metric).
+    :param metric: (6n,) diagonal metric ``diag(I, I / l^2)`` on the active components.
     :param dimension: dimension of the null space of ``G``.
+    :param rotations: (n, 3, 3) contact frames (axes of the ``balanced_*`` fallbacks).
     :return: the basis.
     """
     size = active.size
-    metric = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / length ** 2)], size // 6) * active
-    fallback = []
-    for index in np.flatnonzero(active):
-        unit = np.zeros(size)
-        unit[index] = 1.0
-        name = f'balanced_{COMPONENTS[index % 6]}({index // 6})'
-        fallback.append((name, 'N' if index % 6 < 3 else 'N*m', null_projector @ unit))
-    ordered = list(candidates) + fallback
+    fallbacks = _fallback(null_projector, active, rotations)
+    ordered = chain(candidates, fallbacks)
     orthonormal = np.zeros((size, dimension))
-    kept = []
-    count = 0
-    block = 256
-    for start in range(0, len(ordered), block):
-        if count == dimension:
+    kept: List[Candidate] = []
+    while len(kept) < dimension:
+        chunk = list(islice(ordered, 256))
+        if not chunk:
             break
-        chunk = ordered[start:start + block]
-        vectors = np.column_stack([vector for _, _, vector in chunk])
-        norms = np.sqrt(np.einsum('ij,i,ij->j', vectors, metric, vectors))
-        first = count
-        residuals = vectors - orthonormal[:, :count] @ (orthonormal[:, :count].T @ (metric[:, None] * vectors))
-        for j, (name, unit, vector) in enumerate(chunk):
-            if count == dimension:
-                break
-            if norms[j] == 0.0:
-                continue
-            residual = residuals[:, j]
-            if count > first:
-                added = orthonormal[:, first:count]
-                residual = residual - added @ (added.T @ (metric * residual))
-            residual_norm = np.sqrt(residual @ (metric * residual))
-            if residual_norm <= BASIS_TOLERANCE * norms[j]:
-                continue
-            orthonormal[:, count] = residual / residual_norm
-            count += 1
-            kept.append((name, unit, vector))
+        _scan(chunk, orthonormal, kept, metric, dimension)
+    if len(kept) < dimension:
+        _complete(fallbacks, orthonormal, kept, metric, dimension)
     matrix = np.column_stack([v for _, _, v in kept]) if kept else np.zeros((size, 0))
     return InternalBasis(matrix, tuple(n for n, _, _ in kept), tuple(u for _, u, _ in kept))
+
+
+def _scan(chunk: List[Candidate], orthonormal: np.ndarray, kept: List[Candidate], metric: np.ndarray,
+          dimension: int) -> None:
+    """Keep, in order, the candidates of one block whose independent part is large enough."""
+    # named elements are exact null vectors; the fallbacks are already projected
+    vectors = np.column_stack([vector for _, _, vector in chunk])
+    norms = np.sqrt(np.einsum('ij,i,ij->j', vectors, metric, vectors))
+    count = first = len(kept)
+    residuals = vectors - orthonormal[:, :count] @ (orthonormal[:, :count].T @ (metric[:, None] * vectors))
+    for j, (name, unit, vector) in enumerate(chunk):
+        if count == dimension:
+            break
+        if norms[j] == 0.0:
+            continue
+        residual = residuals[:, j]
+        if count > first:
+            added = orthonormal[:, first:count]
+            residual = residual - added @ (added.T @ (metric * residual))
+        residual_norm = np.sqrt(residual @ (metric * residual))
+        if residual_norm <= BASIS_TOLERANCE * norms[j]:
+            continue
+        orthonormal[:, count] = residual / residual_norm
+        count += 1
+        kept.append((name, unit, vector))
+
+
+def _complete(pool: List[Candidate], orthonormal: np.ndarray, kept: List[Candidate], metric: np.ndarray,
+              dimension: int) -> None:
+    """Span what is left with the most independent fallbacks, one at a time (pivoted).
+
+    Each is kept as its part orthogonal to the elements before it, so that a fallback never
+    nearly repeats them (the basis stays well conditioned)."""
+    vectors = np.column_stack([vector for _, _, vector in pool])
+    norms = np.sqrt(np.einsum('ij,i,ij->j', vectors, metric, vectors))
+    count = len(kept)
+    residuals = vectors - orthonormal[:, :count] @ (orthonormal[:, :count].T @ (metric[:, None] * vectors))
+    while len(kept) < dimension:
+        sizes = np.sqrt(np.maximum(np.einsum('ij,i,ij->j', residuals, metric, residuals), 0.0))
+        ratio = np.where(norms > 0, sizes / np.where(norms > 0, norms, 1.0), 0.0)
+        best = int(np.argmax(ratio))
+        if sizes[best] <= 1e-12 * norms.max():
+            return
+        direction = residuals[:, best] / sizes[best]
+        orthonormal[:, len(kept)] = direction
+        name, unit, _ = pool[best]
+        # the part independent of the elements kept so far, at the size of the unit component
+        kept.append((name, unit, direction * norms[best]))
+        residuals -= np.outer(direction, direction @ (metric[:, None] * residuals))

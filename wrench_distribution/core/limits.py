@@ -4,8 +4,8 @@ Pure numpy. Every check is overflow-safe: norms of finite inputs are taken with
 ``math.hypot`` (or after scaling by the largest entry), so 1.7e308 gives a figure and a
 refusal, never an overflow warning.
 """
-import math
 from dataclasses import dataclass
+import math
 from typing import Optional, Sequence, Tuple
 
 import numpy as np
@@ -133,7 +133,7 @@ class CommandLimits:
         return None
 
     def within(self, commands: np.ndarray) -> bool:
-        """True when every command is inside its force and torque limit.
+        """Tell whether every command is inside its force and torque limit.
 
         :param commands: (n, 6) array.
         :return: the verdict (False for NaN or Inf).

@@ -2,98 +2,82 @@
 
 For one contact configuration everything is linear in the resultant ``h_o``, so the
 constructor builds, once, the closed-form parametrized pseudo-inverse ``G_M+`` (eq. 81,
-generalised below), the named internal-load basis and the maps that span ``N_m``.
-Per sample the work is a few small matrix products. The derivation of every step is in
-docs/theory.md; equation numbers refer to the paper.
+generalised in docs/theory.md, section 2). The named internal-load basis, the linear
+read-out of the analysis and the manipulating set ``N_m`` are built when first needed (or by
+:meth:`LoadDistributor.prepare`). Per sample the work is a few small matrix products.
 
-Generalisation used throughout (docs/theory.md, section 3): with positive virtual masses
-``m_i`` and contact inertias ``J_i*``, eq. 81 is the weighted pseudo-inverse
-``M* G^T (G M* G^T)^-1``; writing it about the virtual centre of mass ``c~ = sum m_i r_i / n``
-(equal to the centre of mass when eq. 53 holds) keeps it block-diagonal, and
-``J_i* = w_i (s / (1 - s) (J_f + K) + K)`` with a regulariser ``K`` that is zero unless the
-force inertia ``J_f`` is (nearly) singular gives, with ``A = J_f + K`` and ``B = s J_f + K``::
-
-    f_i = m_i / n f_o - (1 - s) m_i S(d_i) A^-1 t~        (eqs. 113-114)
-    t_i = w_i B A^-1 t~                                    (eq. 115)
-
-with ``d_i = r_i - c~`` and ``t~ = t_o - c~ x f_o``. It is continuous in ``s`` up to ``s = 1``
-and equals eq. 81 whenever the paper's conditions hold.
+Synthesis is ``h = G_M+ h_o + E lambda`` (eq. 79, ``Z = -E``); analysis reads
+``lambda = E^+ (h - G_M+ G h)`` (eq. 80 expressed in the named basis ``E``), a fixed linear
+map of the measured wrenches, so that ``analyze(synthesize(h_o, lambda)) = lambda`` for every
+element, resultant, torque share and regime (docs/theory.md, section 5).
 """
 import math
-import re
+from dataclasses import dataclass
 from functools import cached_property
 from typing import List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
+import scipy.linalg
 
 from .contacts import Contact, ObjectModel
 from .errors import InvalidInputError, UnrealisableWrenchError
-from .internal_basis import ORDER_ODD, build_internal_basis, named_candidates
-from .options import (
-    COLLINEAR_RATIO, DIRECTION_TOLERANCE, HULL_TOLERANCE, RESIDUAL_TOLERANCE,
-    MASS_FLOOR, TORQUE_REGULARISATION, DistributionOptions,
+from .grasp import (
+    grasp_matrix, grasp_rank, manipulating_maps, null_projector, pseudo_inverse, reference_length,
+    rotation_blocks, virtual_inertia, wrench_scale,
 )
+from .internal_basis import Geometry, build_internal_basis, handle_vector, named_candidates
+from .invariant import invariant_part
+from .options import GAIN_LIMIT, HULL_TOLERANCE, MASS_FLOOR, RESIDUAL_TOLERANCE, DistributionOptions
 from .results import Analysis, BatchAnalysis, BatchSynthesis, Regime, Synthesis
-from .spatial import skew
 from .validation import check_names, finite_array
-from .virtual_masses import full_masses, reduced_masses
-
-_HANDLE = re.compile(r'^\s*([a-z_]+)\s*\(([^()]*)\)\s*$')
+from .virtual_masses import blended_masses, reduced_masses
 
 InternalLoad = Union[None, Sequence[float], np.ndarray, Mapping[str, float]]
+_COMPONENTS = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
 
 
-def _symmetric_pinv(matrix: np.ndarray) -> np.ndarray:
-    values, vectors = np.linalg.eigh(matrix)
-    largest = np.abs(values).max()
-    if largest == 0.0:
-        return np.zeros_like(matrix)
-    inverse = np.where(np.abs(values) > 1e-12 * largest, 1.0 / np.where(values == 0, 1, values), 0.0)
-    return (vectors * inverse) @ vectors.T
+@dataclass(frozen=True)
+class InternalSpace:
+    """The named basis ``E`` of ``N(G)``.
+
+    :param names: element names.
+    :param units: ``'N'`` or ``'N*m'`` per element.
+    :param basis: ``E`` (6n, m), object axes about each contact.
+    :param basis_contact: ``E`` in the contact frames.
+    """
+
+    names: Tuple[str, ...]
+    units: Tuple[str, ...]
+    basis: np.ndarray
+    basis_contact: np.ndarray
 
 
-def _point_inertia(masses: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """``sum m_i S(d_i) S(d_i)^T`` (eq. 62 summed)."""
-    squared = np.einsum('i,ij,ij->', masses, offsets, offsets)
-    return squared * np.eye(3) - np.einsum('i,ij,ik->jk', masses, offsets, offsets)
+@dataclass(frozen=True)
+class ReadOut:
+    """The linear maps built on ``E``.
+
+    :param coordinates: ``C`` (m, 6n) with ``C E = I``: coordinates of an element of ``N(G)``.
+    :param gram: ``E^T W0 E`` in the metric ``W0 = diag(I, I / l^2)``.
+    :param analysis: (6n, 12 + 24n + m) fused read-out of contact-frame measurements.
+    """
+
+    coordinates: np.ndarray
+    gram: np.ndarray
+    analysis: np.ndarray
 
 
-class _InternalSpace:
-    """Lazily built: named basis, its coordinates map and the N_m projection tensors."""
+@dataclass(frozen=True)
+class ManipulatingSet:
+    """The admissible manipulating distributions ``h_m,p + K(h_o) sigma``, ``|sigma| <= 1``.
 
-    span_count = 0
+    :param particular: (6n, 6) canonical ``h_m,p`` map (forces only, canonical masses).
+    :param maps: (d, 6n, 6) maps ``h_o -> k_a``.
+    :param metric: (6n,) the metric ``W = M*^-1`` of the canonical masses.
+    """
 
-
-class _VirtualInertia:
-    """Virtual centre of mass, force inertia ``J_f`` (eq. 54) and its regularised inverse."""
-
-    def __init__(self, masses: np.ndarray, r: np.ndarray, rigid: np.ndarray, spread: float) -> None:
-        n = masses.size
-        self.masses = masses
-        self.com = masses @ r / n
-        self.offsets = r - self.com
-        self.j_force = j_force = _point_inertia(masses, self.offsets)
-        k = np.trace(j_force) / 2.0
-        self.length = np.sqrt(k / n) if k > 0 else (spread if spread > 0 else 1.0)
-        self.regulariser = np.zeros((3, 3))
-        self.collinear = False
-        if rigid.any():
-            # K = k g(J_f / k): a contact-torque inertia only where J_f is (nearly) singular,
-            # continuous as a matrix function of J_f (docs/theory.md, section 4).
-            # the reference is the larger of k and the unweighted spread: a floored virtual
-            # mass must not make the regulariser (and the transition) arbitrarily steep
-            spread2 = float(np.sum((r - r.mean(axis=0)) ** 2))
-            k_ref = max(k, spread2) if max(k, spread2) > 0 else n * self.length ** 2
-            values, vectors = np.linalg.eigh(j_force)
-            ramp = TORQUE_REGULARISATION * np.clip(1.0 - values / (k_ref * COLLINEAR_RATIO), 0, None) ** 2
-            self.regulariser = k_ref * (vectors * ramp) @ vectors.T
-            self.collinear = bool(ramp.max() > 0)
-        self.a_pinv = _symmetric_pinv(j_force + self.regulariser)
-        # Forces act on rotations through J_f only: drop the directions where J_f vanishes to
-        # rounding (exactly collinear contacts), so that A^-1 there cannot amplify round-off.
-        f_values, f_vectors = np.linalg.eigh(j_force)
-        f_range = (f_vectors * (f_values > 1e-12 * max(k, 1e-300))) @ f_vectors.T
-        self.force_pinv = f_range @ self.a_pinv @ f_range
+    particular: np.ndarray
+    maps: np.ndarray
+    metric: np.ndarray
 
 
 class LoadDistributor:
@@ -106,12 +90,8 @@ class LoadDistributor:
     :raises InvalidInputError: on bad contacts or options.
     """
 
-    def __init__(
-        self,
-        contacts: Sequence[Contact],
-        object_model: Optional[ObjectModel] = None,
-        options: Optional[DistributionOptions] = None,
-    ) -> None:
+    def __init__(self, contacts: Sequence[Contact], object_model: Optional[ObjectModel] = None,
+                 options: Optional[DistributionOptions] = None) -> None:
         contacts = tuple(contacts)
         if not contacts or not all(isinstance(c, Contact) for c in contacts):
             raise InvalidInputError('at least one contact is required, each a Contact')
@@ -121,115 +101,70 @@ class LoadDistributor:
         self.options = options if options is not None else DistributionOptions()
         self.names = [c.name for c in contacts]
         self.n = n = len(contacts)
+        self.rigid = np.array([c.type == 'rigid' for c in contacts])
+        #: (6n,) mask of the wrench components the contacts can apply.
+        self.active_components = np.repeat(np.c_[np.ones((n, 1), bool), self.rigid[:, None]], 3, axis=1).reshape(-1)
         self._rotations = np.array([c.rotation for c in contacts])
-        positions = np.array([c.position for c in contacts])
-        rigid = np.array([c.type == 'rigid' for c in contacts])
-        self._rigid = rigid
-        active = np.ones((n, 6), bool)
-        active[:, 3:] = rigid[:, None]
-        self._active = active.reshape(-1)
-        r = positions - np.array(self.object_model.com)
+        self._positions = np.array([c.position for c in contacts])
+        com = np.array(self.object_model.com)
+        self._r = self._positions - com
+        #: Length of the contact set used by unit-consistent norms (independent of virtual masses).
+        self.reference_length = reference_length(self._positions, com)
+        self.grasp_matrix = grasp_matrix(self._r, self.rigid)
+        self._rotation_blocks = rotation_blocks(self._rotations) * self.active_components[:, None]
+        reasons, details = self._build_synthesis()
+        self._build_checks(reasons, details)
 
-        masses, method, reasons = self._virtual_masses(r, self.options.virtual_masses)
+    # -- construction -------------------------------------------------------------------------
+    def _build_synthesis(self) -> Tuple[list, dict]:
+        masses, method, reasons = self._virtual_masses(self._r, self.options.virtual_masses)
         self.virtual_masses = masses
+        self._method = method
         share = self.options.torque_share
-        if not rigid.any() and share > 0:
+        if not self.rigid.any() and share > 0:
             reasons.append('torque_share_without_rigid_contacts')
             share = 0.0
-        weights = self._torque_weights(rigid)
-        # The analysis metric W and N_m come from the canonical masses of the paper's
-        # particular solution h_m,p (section VI-E), whatever masses the synthesis uses, so
-        # that the internal-load state does not depend on that choice.
+        self._weights = self._torque_weights()
+        # W, N_m and h_m,p come from the canonical masses of the paper's particular solution
+        # (section VI-E), whatever masses the synthesis uses (docs/theory.md, section 5).
         canonical_masses = masses if isinstance(self.options.virtual_masses, str) else \
-            self._virtual_masses(r, 'auto')[0]
-        spread = np.sqrt(np.mean(np.sum(r * r, axis=1)))
-        canonical = _VirtualInertia(canonical_masses, r, rigid, spread)
-        inertia = canonical if canonical_masses is masses else _VirtualInertia(masses, r, rigid, spread)
+            self._virtual_masses(self._r, 'auto')[0]
+        spread = float(np.sqrt(np.mean(np.sum(self._r * self._r, axis=1))))
+        self._canonical = virtual_inertia(canonical_masses, self._r, self.rigid, spread)
+        inertia = self._canonical if canonical_masses is masses else \
+            virtual_inertia(masses, self._r, self.rigid, spread)
         self.virtual_com = inertia.com + np.array(self.object_model.com)
-        self.characteristic_length = length = canonical.length
-        c_virtual, d, j_force = inertia.com, inertia.offsets, inertia.j_force
-        regulariser, a_pinv, force_pinv = inertia.regulariser, inertia.a_pinv, inertia.force_pinv
+        self.characteristic_length = self._canonical.length
         if inertia.collinear and share < 1.0:
             reasons.append('collinear_contacts')
-        b_mat = share * j_force + regulariser
-
-        grasp = np.zeros((6, 6 * n))
-        for i in range(n):
-            grasp[:3, 6 * i:6 * i + 3] = np.eye(3)
-            grasp[3:, 6 * i:6 * i + 3] = skew(r[i])
-            if rigid[i]:
-                grasp[3:, 6 * i + 3:6 * i + 6] = np.eye(3)
-        self.grasp_matrix = grasp
-        scaled = grasp.copy()
-        scaled[3:, :] /= length
-        scaled[:, np.tile(np.r_[np.zeros(3, bool), np.ones(3, bool)], n)] *= length
-        singular = np.linalg.svd(scaled, compute_uv=False)
-        rank = int(np.sum(singular > 1e-9 * singular.max()))
-        if rank < 6:
-            reasons.append('rank_deficient_grasp')
-
-        to_virtual = np.eye(6)
-        to_virtual[3:, :3] = -skew(c_virtual)
-        core = np.zeros((6 * n, 6))
-        for i in range(n):
-            core[6 * i:6 * i + 3, :3] = masses[i] / n * np.eye(3)
-            core[6 * i:6 * i + 3, 3:] = -(1.0 - share) * masses[i] * skew(d[i]) @ force_pinv
-            if rigid[i]:
-                core[6 * i + 3:6 * i + 6, 3:] = weights[i] * b_mat @ a_pinv
         #: The parametrized pseudo-inverse G_M+ (6n x 6), object-frame axes, about each contact.
-        self.pseudo_inverse = core @ to_virtual
-        rotation_blocks = np.zeros((6 * n, 6 * n))
-        for i, rotation in enumerate(self._rotations):
-            rotation_blocks[6 * i:6 * i + 3, 6 * i:6 * i + 3] = rotation
-            rotation_blocks[6 * i + 3:6 * i + 6, 6 * i + 3:6 * i + 6] = rotation
-        self._rotation_blocks = rotation_blocks * self._active[:, None]  # contact -> object
-        self._pseudo_inverse_contact = rotation_blocks.T @ self.pseudo_inverse
-        # Resultants G cannot produce: the complement of its range, in the scaled metric
-        # (empty whenever G has full rank, i.e. always with a rigid contact).
-        u_range = np.linalg.svd(scaled)[0]
-        self._unreachable = u_range[:, rank:] @ u_range[:, rank:].T if rank < 6 else None
+        self.pseudo_inverse = pseudo_inverse(inertia, share, self._weights, self.rigid)
+        self._pseudo_inverse_contact = self._rotation_blocks.T @ self.pseudo_inverse
+        return reasons, {}
 
-        metric = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / length ** 2)], n) / np.repeat(canonical_masses, 6)
-        self._metric = metric * self._active
-        # Everything the internal-load basis and the analysis need, built on first use
-        # (a control loop that only synthesizes never pays for it).
-        self._lazy = (positions, canonical, weights, int(self._active.sum()) - rank, rotation_blocks)
-        self.regime = Regime.from_reasons(reasons, method)
+    def _build_checks(self, reasons: list, details: dict) -> None:
+        n, length = self.n, self.reference_length
+        self.rank = grasp_rank(self._positions, self.rigid, length)
+        if self.rank < 6:
+            reasons.append('rank_deficient_grasp')
+        #: Dimension of the null space of G: the number of internal-load basis elements.
+        self.internal_dimension = int(self.active_components.sum()) - self.rank
+        scale_in = wrench_scale(1, length)
+        scaled = (wrench_scale(n, length)[:, None] * self.pseudo_inverse) / scale_in[None, :]
+        # resultants are checked with the lever of the centre of mass included, so that the
+        # rounding of large commands far from it does not read as a missing torque
+        self._check_scale = wrench_scale(1, length + float(np.linalg.norm(self._r.mean(axis=0))))
+        #: Largest command per unit resultant in the unit-consistent metric (1 for a good grasp).
+        self.gain = float(np.linalg.svd(scaled, compute_uv=False)[0])
+        if self.gain > GAIN_LIMIT:
+            reasons.append('ill_conditioned_grasp')
+            details['ill_conditioned_grasp'] = f'command gain {self.gain:.4g} (limit {GAIN_LIMIT:g})'
+        scale = self._check_scale
+        error = scale[:, None] * (self.grasp_matrix @ self.pseudo_inverse - np.eye(6)) / scale[None, :]
+        # G G_M+ = I on every resultant G can produce; where it is not, the check runs per sample
+        self._reproduction = error if np.abs(error).max() > 1e-9 else None
+        self.regime = Regime.from_reasons(reasons, self._method, details)
 
-    @cached_property
-    def _internal(self) -> '_InternalSpace':
-        positions, canonical, weights, dimension, rotation_blocks = self._lazy
-        axis = np.array(self.options.basis_reference_axis)
-        length = self.characteristic_length
-        space = _InternalSpace()
-        space.null_projector = self._weighted_null_projector(self.grasp_matrix, self._metric)
-        candidates = named_candidates(positions, self._rigid, self.names, axis, length, self._rotations)
-        basis = build_internal_basis(candidates, space.null_projector, self._active, length, dimension)
-        space.basis, space.names, space.units = basis.matrix, list(basis.names), list(basis.units)
-        # balanced_* fallbacks are named by contact index; give them the contact's name
-        space.names = [re.sub(r'\((\d+)\)$', lambda m: f'({self.names[int(m.group(1))]})', name)
-                       for name in space.names]
-        space.candidates = {name: vector for name, _, vector in candidates}
-        weighted = space.basis.T * self._metric
-        space.coordinates = (np.linalg.solve(weighted @ space.basis, weighted) if space.basis.shape[1]
-                             else np.zeros((0, 6 * self.n)))
-        space.basis_contact = rotation_blocks.T @ space.basis
-        space.maps = self._span_maps(canonical, weights, self._rigid, length, space.null_projector)
-        space.metric = self._metric
-        self._prepare_analysis(space)
-        return space
-
-    @property
-    def basis_names(self) -> List[str]:
-        """Names of the internal-load basis elements (docs/theory.md, section 6)."""
-        return self._internal.names
-
-    @property
-    def basis_units(self) -> List[str]:
-        """Unit of each basis element, ``'N'`` or ``'N*m'``."""
-        return self._internal.units
-
-    # -- construction helpers -------------------------------------------------------------
     def _virtual_masses(self, r: np.ndarray, choice) -> Tuple[np.ndarray, str, list]:
         n = self.n
         if not isinstance(choice, str):
@@ -241,29 +176,26 @@ class LoadDistributor:
             low = masses.min() < MASS_FLOOR
             return masses, 'explicit virtual masses', (
                 ['explicit_masses_off_com'] if off else []) + (['com_outside_hull'] if low else [])
-        reasons = []
         model = self.object_model
-        if choice in ('auto', 'full') and model.mass is not None and model.inertia is not None:
-            masses = full_masses(r, np.zeros(3), model.mass, model.inertia_matrix,
-                                 self.options.torque_share)
-            if masses is not None:
-                return masses, 'eq. 59', []
-            if choice == 'full':
-                raise InvalidInputError(
-                    'virtual_masses=full: eq. 59 has no positive solution for these contacts '
-                    '(it needs at least 10 contacts around the centre of mass and torque_share < 1); '
-                    'use reduced or auto')
-            reasons.append('full_inertia_unavailable')
-        elif choice == 'full':
+        if choice == 'full' and (model.mass is None or model.inertia is None):
             raise InvalidInputError('virtual_masses=full needs the object mass and inertia')
-        masses, off_affine, outside = reduced_masses(r, np.zeros(3))
-        if off_affine:
-            reasons.append('com_off_affine_hull')
-        if outside:
-            reasons.append('com_outside_hull')
-        return masses, 'eq. 64', reasons
+        reduced, off_affine, outside = reduced_masses(r, np.zeros(3))
+        reasons = (['com_off_affine_hull'] if off_affine else []) + (['com_outside_hull'] if outside else [])
+        if choice == 'reduced' or model.mass is None or model.inertia is None:
+            return reduced, 'eq. 64', reasons
+        masses, weight = blended_masses(r, model.mass, model.inertia_matrix, self.options.torque_share, reduced)
+        if weight == 1.0:
+            return masses, 'eq. 59', []
+        if choice == 'full' and weight == 0.0:
+            raise InvalidInputError(
+                'virtual_masses=full: eq. 59 has no positive solution for these contacts '
+                '(it needs at least 10 contacts around the centre of mass and torque_share < 1); '
+                'use reduced or auto')
+        method = 'eq. 64' if weight == 0.0 else f'eqs. 59 and 64 blended ({weight:.3g} of eq. 59)'
+        return masses, method, reasons + ['full_inertia_unavailable']
 
-    def _torque_weights(self, rigid: np.ndarray) -> np.ndarray:
+    def _torque_weights(self) -> np.ndarray:
+        rigid = self.rigid
         weights = np.zeros(self.n)
         if not rigid.any():
             return weights
@@ -278,82 +210,114 @@ class LoadDistributor:
                 raise InvalidInputError('torque_weights must give a positive weight to a rigid contact')
         return weights / weights.sum()
 
-    def _weighted_null_projector(self, grasp: np.ndarray, metric: np.ndarray) -> np.ndarray:
-        """W-orthogonal projector on the null space of ``G`` over the active components."""
-        active = self._active
-        g = grasp[:, active]
-        inverse_metric = 1.0 / metric[active]
-        gram = (g * inverse_metric) @ g.T
-        projector = np.eye(active.sum()) - (inverse_metric[:, None] * g.T) @ np.linalg.pinv(gram) @ g
-        full = np.zeros((active.size, active.size))
-        full[np.ix_(active, active)] = projector
-        return full
+    @cached_property
+    def _norm_metric(self) -> np.ndarray:
+        """``diag(I, I / l^2)`` on the active components (virtual masses play no part)."""
+        return wrench_scale(self.n, self.reference_length) ** 2 * self.active_components
 
-    def _span_maps(self, inertia: '_VirtualInertia', weights, rigid, length, null_projector) -> np.ndarray:
-        """Linear maps ``h_o -> k_j`` whose images span ``N_m`` (eqs. 72-73).
+    @cached_property
+    def _internal(self) -> InternalSpace:
+        metric = self._norm_metric
+        projector = null_projector(self.grasp_matrix, np.where(metric > 0, metric, 1.0), self.active_components)
+        basis = build_internal_basis(named_candidates(self._geometry), projector, self.active_components,
+                                     metric, self.internal_dimension, self._rotations)
+        names = tuple(self._contact_names(name) for name in basis.names)
+        return InternalSpace(names, basis.units, basis.matrix, self._rotation_blocks.T @ basis.matrix)
 
-        Columns: one torque-share direction per rigid contact (moving torque between that
-        contact and the force field, the freedom of eq. 65), and one direction per virtual
-        mass redistribution that keeps eqs. 51 and 53 (the null space of R in eq. 64).
+    @cached_property
+    def _readout(self) -> ReadOut:
+        e, metric = self._internal.basis, self._norm_metric
+        gram = (e.T * metric) @ e
+        coordinates = scipy.linalg.cho_solve(scipy.linalg.cho_factor(gram), e.T * metric) \
+            if e.shape[1] else np.zeros((0, 6 * self.n))
+        return ReadOut(coordinates, gram, self._analysis_matrix(coordinates))
+
+    @cached_property
+    def _geometry(self) -> Geometry:
+        return Geometry(self._positions, self.rigid, self.names, np.array(self.options.basis_reference_axis),
+                        self.reference_length, self._rotations)
+
+    def _contact_names(self, name: str) -> str:
+        """``balanced_<c>(3)`` -> ``balanced_<c>(<name of contact 3>)``."""
+        if name.startswith('balanced_'):
+            head, index = name[:-1].split('(')
+            return f'{head}({self.names[int(index)]})'
+        return name
+
+    def _analysis_matrix(self, coordinates: np.ndarray) -> np.ndarray:
+        """Fused read-out: contact-frame measurements (k, 6n) @ this -> every analysis output."""
+        to_object, to_contact = self._rotation_blocks, self._rotation_blocks
+        resultant = self.grasp_matrix @ to_object                      # (6, 6n)
+        manipulating = self.pseudo_inverse @ resultant                 # h_m (object axes)
+        constraint = manipulating - to_object                          # h_c = h_m - h (eq. 80)
+        error = (self.grasp_matrix @ self.pseudo_inverse - np.eye(6)) @ resultant  # G h_m - h_o
+        return np.hstack([resultant.T, manipulating.T, constraint.T, manipulating.T @ to_contact,
+                          constraint.T @ to_contact, -constraint.T @ coordinates.T, error.T])
+
+    @cached_property
+    def _manipulating_set(self) -> ManipulatingSet:
+        canonical = self._canonical
+        metric = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / canonical.length ** 2)], self.n) \
+            / np.repeat(canonical.masses, 6) * self.active_components
+        projector = null_projector(self.grasp_matrix, np.where(metric > 0, metric, 1.0), self.active_components)
+        particular = pseudo_inverse(canonical, 0.0, self._weights, self.rigid)
+        maps = manipulating_maps(canonical, self._weights, self.rigid, projector)
+        return ManipulatingSet(particular, maps, metric)
+
+    def prepare(self) -> 'LoadDistributor':
+        """Build the internal-load basis, the read-out and ``N_m`` now (else on first use).
+
+        :return: self.
         """
-        n = self.n
-        masses, d, a_pinv, regulariser = inertia.masses, inertia.offsets, inertia.a_pinv, inertia.regulariser
-        a_mat = inertia.j_force + regulariser
-        to_virtual = np.eye(6)
-        to_virtual[3:, :3] = -skew(inertia.com)
-        maps = []
-        for i in np.flatnonzero(rigid):
-            core = np.zeros((6 * n, 6))
-            for j in range(n):
-                core[6 * j:6 * j + 3, 3:] = masses[j] * skew(d[j]) @ a_pinv
-                if rigid[j]:
-                    core[6 * j + 3:6 * j + 6, 3:] -= weights[j] * regulariser @ a_pinv
-            core[6 * i + 3:6 * i + 6, 3:] += a_mat @ a_pinv
-            maps.append(core)
-        # Mass directions are taken at the paper's particular solution h_m,p (forces only,
-        # s = 0, section VI-E), so that N_m does not depend on the configured torque share.
-        constraints = np.vstack([np.ones(n) / np.sqrt(n), d.T / length])
-        _, singular, vt = np.linalg.svd(constraints)
-        rank = int(np.sum(singular > 1e-9 * singular.max()))
-        for delta in vt[rank:]:
-            d_inertia = _point_inertia(delta, d)
-            d_alpha = -a_pinv @ d_inertia @ a_pinv
-            core = np.zeros((6 * n, 6))
-            for j in range(n):
-                core[6 * j:6 * j + 3, :3] = delta[j] / n * np.eye(3)
-                core[6 * j:6 * j + 3, 3:] = -delta[j] * skew(d[j]) @ a_pinv - masses[j] * skew(d[j]) @ d_alpha
-                if rigid[j]:
-                    core[6 * j + 3:6 * j + 6, 3:] = weights[j] * regulariser @ d_alpha
-            maps.append(core)
-        if not maps:
-            return np.zeros((0, 6 * n, 6))
-        return null_projector @ np.array(maps) @ to_virtual
+        _ = self._internal, self._readout, self._manipulating_set
+        return self
 
-    # -- conversions ------------------------------------------------------------------------
-    def _to_contact_frames(self, stacked: np.ndarray) -> np.ndarray:
-        """(k, 6n) object-frame axes -> (k, n, 6) contact frames."""
-        return (stacked @ self._rotation_blocks).reshape(-1, self.n, 6)
+    # -- the basis -----------------------------------------------------------------------------
+    @property
+    def basis_ready(self) -> bool:
+        """Whether the named basis has been built (by an internal load, an analysis or :meth:`prepare`)."""
+        return '_internal' in self.__dict__
 
-    def _scaled_norm(self, stacked: np.ndarray) -> np.ndarray:
-        """Unit-consistent norm ``sqrt(|f|^2 + |t / l|^2)`` over the last axis (6 or 6n)."""
-        scale = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / self.characteristic_length)],
-                        stacked.shape[-1] // 6)
-        return np.sqrt(np.sum((stacked * scale) ** 2, axis=-1))
+    @property
+    def basis_names(self) -> List[str]:
+        """Names of the internal-load basis elements (docs/theory.md, section 6)."""
+        return list(self._internal.names)
 
-    def _unreachable_part(self, wrenches: np.ndarray) -> np.ndarray:
-        """Relative size of the part of each resultant outside the range of ``G`` (k,)."""
-        if self._unreachable is None:
-            return np.zeros(wrenches.shape[0])
-        scaled = wrenches * np.r_[np.ones(3), np.full(3, 1.0 / self.characteristic_length)]
-        outside = np.linalg.norm(scaled @ self._unreachable.T, axis=1)
-        return outside / np.maximum(np.linalg.norm(scaled, axis=1), 1e-300)
+    @property
+    def basis_units(self) -> List[str]:
+        """Unit of each basis element, ``'N'`` or ``'N*m'``."""
+        return list(self._internal.units)
+
+    @property
+    def basis_matrix(self) -> np.ndarray:
+        """``E`` (6n, m): the applied wrenches of each element, object axes about each contact."""
+        return self._internal.basis
+
+    @property
+    def basis_condition(self) -> float:
+        """Condition number of ``E`` with each element scaled to unit size in the metric
+        ``diag(I, I / l^2)``: 1 for orthogonal elements, large when elements nearly repeat."""
+        if not self.internal_dimension:
+            return 1.0
+        gram = self._readout.gram
+        scale = 1.0 / np.sqrt(np.diag(gram))
+        values = np.linalg.eigvalsh(gram * scale[:, None] * scale[None, :])
+        return float(np.sqrt(values.max() / values.min()))
+
+    def manipulating_directions(self, wrench) -> np.ndarray:
+        """Columns ``K(h_o)`` spanning ``N_m`` for one resultant, scaled to the admissible ball.
+
+        :param wrench: resultant (6,), object frame about the CoM.
+        :return: (6n, d) array.
+        """
+        wrench = finite_array(wrench, (6,), 'wrench')
+        return np.einsum('aij,j->ia', self._manipulating_set.maps, wrench)
 
     def internal_load_from_handles(self, handles: Mapping[str, float]) -> np.ndarray:
         """Coordinates, in :attr:`basis_names`, of physical internal-load handles.
 
-        Any element of the candidate families works, also one not selected for the basis
-        (e.g. ``squeeze(a,c)`` on five feet); the order of the two contacts in a name does
-        not matter.
+        Any element of the families works, also one not selected for the basis (e.g.
+        ``squeeze(a,c)`` on five feet); the order of the two contacts in a name does not matter.
 
         :param handles: mapping like ``{'squeeze(left,right)': 20.0}`` (N or N*m).
         :return: internal-load vector (m,).
@@ -362,42 +326,50 @@ class LoadDistributor:
         values = np.zeros(len(self.basis_names))
         for key, value in handles.items():
             amount = float(finite_array(value, (), f'internal load {key!r}'))
-            vector = self._handle_vector(str(key))
-            values += amount * (self._internal.coordinates @ vector)
+            values += amount * (self._readout.coordinates @ self._handle_vector(str(key)))
         return values
 
     def _handle_vector(self, key: str) -> np.ndarray:
-        match = _HANDLE.match(key)
-        if match:
-            kind = match.group(1)
-            members = [m.strip() for m in match.group(2).split(',')]
-            name = f'{kind}({",".join(members)})'
-            candidates = self._internal.candidates
-            if name in candidates:
-                return candidates[name]
-            if len(members) == 2:
-                swapped = f'{kind}({members[1]},{members[0]})'
-                if swapped in candidates:
-                    sign = -1.0 if kind in ORDER_ODD else 1.0
-                    return sign * candidates[swapped]
-        raise InvalidInputError(
-            f'unknown internal-load handle {key!r}; this grasp accepts e.g. '
-            + ', '.join(self.basis_names)
-        )
+        if key in self._internal.names:
+            return self._internal.basis[:, self._internal.names.index(key)]
+        vector = handle_vector(self._geometry, key)
+        if vector is None:
+            raise InvalidInputError(f'unknown internal-load handle {key!r}; this grasp accepts e.g. '
+                                    + ', '.join(self.basis_names))
+        return vector
 
-    def _internal_vector(self, internal_load: InternalLoad, count: int) -> np.ndarray:
-        m = len(self.basis_names)
+    def _internal_vector(self, internal_load: InternalLoad, count: int) -> Optional[np.ndarray]:
+        """(count, m) coordinates, or None for no internal load (the basis is then not built)."""
         if internal_load is None:
-            return np.zeros((count, m))
+            return None
         if isinstance(internal_load, Mapping):
-            return np.broadcast_to(self.internal_load_from_handles(internal_load), (count, m))
-        values = np.asarray(internal_load, dtype=float)
-        if values.ndim == 1:
-            values = finite_array(values, (m,), f'internal_load ({m} values: {", ".join(self.basis_names)})')
+            return np.broadcast_to(self.internal_load_from_handles(internal_load), (count, self.internal_dimension))
+        m = len(self.basis_names)
+        try:
+            ndim = np.ndim(internal_load)
+        except ValueError:
+            raise InvalidInputError(f'internal_load must be {m} numbers ({", ".join(self.basis_names)})') from None
+        if ndim <= 1:
+            values = finite_array(internal_load, (m,), f'internal_load ({m} values: {", ".join(self.basis_names)})')
             return np.broadcast_to(values, (count, m))
-        return finite_array(values, (count, m), 'internal_load')
+        return finite_array(internal_load, (count, m), 'internal_load')
 
-    # -- synthesis ---------------------------------------------------------------------------
+    # -- synthesis -----------------------------------------------------------------------------
+    def _kernel(self, wrenches: np.ndarray, lam: Optional[np.ndarray], object_frame: bool) -> np.ndarray:
+        """The one synthesis product: ``G_M+ h_o + E lambda`` for (6,) or (k, 6) resultants."""
+        stacked = wrenches @ (self.pseudo_inverse if object_frame else self._pseudo_inverse_contact).T
+        if lam is not None:
+            stacked = stacked + lam @ (self._internal.basis if object_frame else self._internal.basis_contact).T
+        return stacked
+
+    def _unreproduced(self, wrenches: np.ndarray) -> np.ndarray:
+        """Relative part of each resultant (k, 6) that ``G G_M+`` does not reproduce (k,)."""
+        if self._reproduction is None:
+            return np.zeros(wrenches.shape[0])
+        scaled = wrenches * self._check_scale
+        outside = np.linalg.norm(scaled @ self._reproduction.T, axis=1)
+        return outside / np.maximum(np.linalg.norm(scaled, axis=1), 1e-300)
+
     def synthesize_batch(self, wrenches, internal_load: InternalLoad = None) -> BatchSynthesis:
         """Wrench commands for k desired resultants (eq. 79 with ``lambda_m = 0``).
 
@@ -409,8 +381,8 @@ class LoadDistributor:
         """
         wrenches = finite_array(wrenches, (-1, 6), 'wrenches')
         lam = self._internal_vector(internal_load, wrenches.shape[0])
-        stacked = wrenches @ self.pseudo_inverse.T + lam @ self._internal.basis.T
-        realisable = self._unreachable_part(wrenches) <= RESIDUAL_TOLERANCE
+        stacked = self._kernel(wrenches, lam, True)
+        realisable = self._unreproduced(wrenches) <= RESIDUAL_TOLERANCE
         stacked[~realisable] = 0.0
         resultant = stacked @ self.grasp_matrix.T
         return BatchSynthesis(
@@ -432,18 +404,18 @@ class LoadDistributor:
         :param wrench: desired resultant (6,), object frame about the centre of mass.
         :param internal: None or the (6n,) result of :meth:`internal_wrench` for the same frame.
         :param object_frame: commands in object-frame axes instead of the contact frames.
-        :param check_finite: reject NaN and Inf (as ``scipy.linalg`` does); pass False only
-            when the caller has checked the six values already.
+        :param check_finite: reject NaN and Inf (as ``scipy.linalg`` does); pass
+            False only when the caller has checked the six values already.
         :return: (n, 6) commands.
         :raises InvalidInputError: for NaN, Inf or a wrong length.
         :raises UnrealisableWrenchError: when no contact wrenches produce ``wrench``.
         """
         if type(wrench) is not np.ndarray or wrench.shape != (6,):
             wrench = finite_array(wrench, (6,), 'wrench')
-        stacked = (self.pseudo_inverse if object_frame else self._pseudo_inverse_contact) @ wrench
+        stacked = self._kernel(wrench, None, object_frame)
         if check_finite and not math.isfinite(stacked.sum()):
             finite_array(wrench, (6,), 'wrench')  # raises with the precise message
-        if self._unreachable is not None and self._unreachable_part(wrench[None])[0] > RESIDUAL_TOLERANCE:
+        if self._reproduction is not None and self._unreproduced(wrench[None])[0] > RESIDUAL_TOLERANCE:
             raise UnrealisableWrenchError(self._unrealisable_message(wrench))
         if internal is not None:
             stacked = stacked + internal
@@ -456,99 +428,87 @@ class LoadDistributor:
         :param object_frame: in object-frame axes instead of the contact frames.
         :return: (6n,) array.
         """
-        basis = self._internal.basis if object_frame else self._internal.basis_contact
-        return basis @ self._internal_vector(internal_load, 1)[0]
+        lam = self._internal_vector(internal_load, 1)
+        if lam is None:
+            return np.zeros(6 * self.n)
+        return (self._internal.basis if object_frame else self._internal.basis_contact) @ lam[0]
 
     def synthesize(self, wrench, internal_load: InternalLoad = None) -> Synthesis:
         """Wrench commands for one desired resultant.
 
         :param wrench: ``[fx, fy, fz, tx, ty, tz]``, object frame about the centre of mass.
         :param internal_load: None, (m,) coordinates in :attr:`basis_names`, or handles.
-        :return: the commands.
+        :return: the commands, with the invariant part of the prescription (computed on access).
         :raises UnrealisableWrenchError: when no contact wrenches produce ``wrench``.
         """
         wrench = finite_array(wrench, (6,), 'wrench')
         lam = self._internal_vector(internal_load, 1)
-        if self._unreachable_part(wrench[None])[0] > RESIDUAL_TOLERANCE:
+        if self._unreproduced(wrench[None])[0] > RESIDUAL_TOLERANCE:
             raise UnrealisableWrenchError(self._unrealisable_message(wrench))
-        manipulating = self.pseudo_inverse @ wrench
-        internal = self._internal.basis @ lam[0]
-        stacked = manipulating + internal
+        manipulating = self._kernel(wrench, None, True)
+        stacked = self._kernel(wrench, None if lam is None else lam[0], True)
+        if not np.all(np.isfinite(stacked)):
+            raise InvalidInputError('the commands overflow: the wrench or the internal load is too large')
         resultant = self.grasp_matrix @ stacked
         return Synthesis(
             wrench_contact=(stacked @ self._rotation_blocks).reshape(self.n, 6),
             wrench_object=stacked.reshape(self.n, 6),
             manipulating_object=manipulating.reshape(self.n, 6),
-            internal_object=internal.reshape(self.n, 6),
+            internal_object=(stacked - manipulating).reshape(self.n, 6),
             resultant=resultant,
             residual=float(np.abs(resultant - wrench).max()),
-            internal_load=lam[0].copy(),
+            internal_load=np.zeros(self.internal_dimension) if lam is None else lam[0].copy(),
             regime=self.regime,
+            invariant_source=self.invariant_batch,
         )
 
     def _unrealisable_message(self, wrench: np.ndarray) -> str:
-        scale = np.r_[np.ones(3), np.full(3, 1.0 / self.characteristic_length)]
-        missing = (self._unreachable @ (wrench * scale)) / scale
-        detail = ', '.join(f'{c}={e:.6g}' for c, e in zip(('fx', 'fy', 'fz', 'tx', 'ty', 'tz'), missing)
+        scale = self._check_scale
+        missing = (self._reproduction @ (wrench * scale)) / scale
+        detail = ', '.join(f'{c}={-e:.6g}' for c, e in zip(_COMPONENTS, missing)
                            if abs(e) > 1e-9 * np.abs(wrench).max())
         return (f'the wrench {np.round(wrench, 9).tolist()} cannot be produced by contacts '
                 f'{", ".join(self.names)} ({", ".join(c.type for c in self.contacts)}): the part '
-                f'they cannot produce is {detail}. Point contacts on one line cannot produce a '
-                f'torque about that line.')
+                f'they cannot produce is {detail}. Point contacts on one line (to within '
+                f'{self.reference_length:.3g} x 1e-6) cannot produce a torque about that line.')
 
-    # -- analysis ----------------------------------------------------------------------------
-    @staticmethod
-    def _prepare_analysis(space: '_InternalSpace') -> None:
-        """Precompute the tensors of the N_m projection (5.2) so that a batch is matmuls."""
-        maps = space.maps  # (d, 6n, 6): h_o -> k_a
-        d, size = maps.shape[0], maps.shape[1]
-        space.span_count = d
-        if d == 0:
-            return
-        weighted = maps * space.metric[None, :, None]
-        # k_a^T W h_c = h_o^T (maps_a^T W) h_c
-        space.span_dual = np.transpose(weighted, (0, 2, 1)).reshape(d * 6, size)
-        # Gram_ab = h_o^T (maps_a^T W maps_b) h_o
-        gram = space.span_dual @ np.transpose(maps, (1, 0, 2)).reshape(size, d * 6)  # (a i, b j)
-        space.span_gram = gram.reshape(d, 6, d, 6).transpose(0, 2, 1, 3).reshape(d * d * 6, 6)
-        # sum_a z_a maps_a h_o = (z (x) h_o) @ this
-        space.span_flat = np.transpose(maps, (0, 2, 1)).reshape(d * 6, size)
-        space.chunk = max(256, int(2 ** 22 // max(d * d * 6 + 4 * size, 1)))
+    # -- analysis ------------------------------------------------------------------------------
+    def _to_contact_frames(self, stacked: np.ndarray) -> np.ndarray:
+        """(k, 6n) object-frame axes -> (k, n, 6) contact frames."""
+        return (stacked @ self._rotation_blocks).reshape(-1, self.n, 6)
 
     def analyze_batch(self, measured) -> BatchAnalysis:
         """Decompose k sets of measured contact wrenches (section VII-B, eq. 80).
 
-        ``h_m`` is the configured synthesis of the measured resultant, ``h_c = h_m - h``; the
-        internal-load wrench is the part of ``h_c`` W-orthogonal to ``N_m`` (the same for
-        every admissible ``h_m``), and ``lambda_c`` its coordinates in the named basis,
-        positive when the effectors apply the named load (a squeeze presses together).
-        Torques reported at point contacts are ignored.
+        ``h_m = G_M+ G h`` is the configured synthesis of the measured resultant and
+        ``h_c = h_m - h``; ``internal_load`` is ``lambda = -C h_c``, the coordinates of the
+        measured internal load in the named basis (a linear map of the measurements), and
+        ``internal_*`` its wrench ``E lambda = -h_c``, applied by the effectors.
+        ``invariant_*`` (the paper's eq. 78 state, section 5.3 of docs/theory.md) are
+        computed on first access. Torques reported at point contacts are ignored.
 
         :param measured: (k, n, 6) wrenches applied to the object, contact frames about the
             contact points.
         :return: the decomposition.
         """
         measured = finite_array(measured, (-1, self.n, 6), 'measured wrenches')
-        count = measured.shape[0]
-        applied = measured.reshape(count, -1) @ self._rotation_blocks.T
-        resultant = applied @ self.grasp_matrix.T
-        manipulating = resultant @ self.pseudo_inverse.T
-        constraint = manipulating - applied
-        space = self._internal
-        internal = constraint if space.span_count == 0 else self._remove_manipulating_span(
-            space, resultant, manipulating, constraint)
-        error = manipulating @ self.grasp_matrix.T - resultant
+        count, size = measured.shape[0], 6 * self.n
+        out = measured.reshape(count, size) @ self._readout.analysis
+        parts = [out[:, 6 + size * k:6 + size * (k + 1)] for k in range(4)]
+        constraint_object, constraint_contact = parts[1], parts[3]
+        norm2 = (constraint_object * constraint_object) @ self._norm_metric
         return BatchAnalysis(
-            resultant=resultant,
-            manipulating_contact=self._to_contact_frames(manipulating),
-            constraint_contact=self._to_contact_frames(constraint),
-            internal_contact=self._to_contact_frames(internal),
-            manipulating_object=manipulating.reshape(count, self.n, 6),
-            constraint_object=constraint.reshape(count, self.n, 6),
-            internal_object=internal.reshape(count, self.n, 6),
-            internal_load=-(internal @ space.coordinates.T),
-            internal_load_norm=np.sqrt(0.5 * np.einsum('ki,i,ki->k', internal, self._metric, internal)),
-            residual=np.abs(error).max(axis=1),
+            resultant=out[:, :6],
+            manipulating_contact=parts[2].reshape(count, self.n, 6),
+            constraint_contact=constraint_contact.reshape(count, self.n, 6),
+            internal_contact=np.negative(constraint_contact).reshape(count, self.n, 6),
+            manipulating_object=parts[0].reshape(count, self.n, 6),
+            constraint_object=constraint_object.reshape(count, self.n, 6),
+            internal_object=np.negative(constraint_object).reshape(count, self.n, 6),
+            internal_load=out[:, 6 + 4 * size:-6],
+            internal_load_norm=np.sqrt(0.5 * norm2),
+            residual=np.abs(out[:, -6:]).max(axis=1),
+            invariant_source=self.invariant_batch,
         )
 
     def analyze(self, measured) -> Analysis:
@@ -561,24 +521,17 @@ class LoadDistributor:
         measured = finite_array(measured, (self.n, 6), 'measured wrenches')
         return self.analyze_batch(measured[None]).sample(0)
 
-    def _remove_manipulating_span(self, space, resultant, manipulating, constraint) -> np.ndarray:
-        """Project ``h_c`` W-orthogonally off ``N_m(h_o)`` (5.2), in memory-bounded chunks."""
-        out = np.empty_like(constraint)
-        d = space.span_count
-        step = space.chunk
-        for start in range(0, resultant.shape[0], step):
-            h_o = resultant[start:start + step]
-            k = h_o.shape[0]
-            dual = np.einsum('kai,ki->ka', (constraint[start:start + step] @ space.span_dual.T).reshape(k, d, 6), h_o)
-            gram = np.einsum('kabi,ki->kab', (h_o @ space.span_gram.T).reshape(k, d, d, 6), h_o)
-            # Tikhonov-damped projection: directions whose size falls below DIRECTION_TOLERANCE
-            # of |h_m|_W (t_o -> 0) fade out continuously instead of dividing by ~0.
-            scale = np.einsum('ki,i,ki->k', manipulating[start:start + step], self._metric,
-                              manipulating[start:start + step])
-            trace = np.trace(gram, axis1=1, axis2=2)
-            # the 1e-12 trace term keeps exactly dependent directions (coincident contacts) solvable
-            gram[:, np.arange(d), np.arange(d)] += ((DIRECTION_TOLERANCE ** 2) * scale + 1e-12 * trace)[:, None] + 1e-300
-            z = np.linalg.solve(gram, dual[:, :, None])[:, :, 0]
-            correction = (z[:, :, None] * h_o[:, None, :]).reshape(k, d * 6) @ space.span_flat
-            out[start:start + step] = constraint[start:start + step] - correction
-        return out
+    def invariant_batch(self, wrench_object) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The invariant internal-load state of applied wrenches (docs/theory.md, section 5.3).
+
+        :param wrench_object: (k, n, 6) applied wrenches, object axes about each contact.
+        :return: ``(invariant_object, invariant_contact, invariant_norm)``, shapes (k, n, 6),
+            (k, n, 6), (k,).
+        """
+        applied = finite_array(wrench_object, (-1, self.n, 6), 'wrenches').reshape(-1, 6 * self.n)
+        applied = applied * self.active_components
+        space = self._manipulating_set
+        resultant = applied @ self.grasp_matrix.T
+        invariant = invariant_part(applied, resultant, space.particular, space.maps, space.metric)
+        norm = np.sqrt(0.5 * np.einsum('ki,i,ki->k', invariant, self._norm_metric, invariant))
+        return invariant.reshape(-1, self.n, 6), self._to_contact_frames(invariant), norm

@@ -22,10 +22,14 @@ COLLINEAR_RATIO = 1e-2
 TORQUE_REGULARISATION = 1e-3
 #: Relative residual of ``G h - h_o`` above which a wrench is unrealisable.
 RESIDUAL_TOLERANCE = 1e-6
-#: Relative size below which a manipulating-space direction fades out (t_o -> 0), smoothly.
-DIRECTION_TOLERANCE = 1e-8
-#: Relative residual below which a named basis candidate is dependent on earlier ones.
-BASIS_TOLERANCE = 1e-3
+#: Part of a named basis candidate, relative to its size, that must be independent of the
+#: elements kept before it (keeps the coordinates of a physical load of its own size).
+BASIS_TOLERANCE = 0.6
+#: Command gain (largest command per unit resultant, unit-consistent) above which a grasp is
+#: reported as ill-conditioned.
+GAIN_LIMIT = 5.0
+#: Singular-value ratio (unit-consistent) below which the grasp matrix loses rank.
+RANK_TOLERANCE = 1e-6
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,7 @@ def _common(distributor: LoadDistributor) -> Dict[str, Any]:
     return {
         'virtual_masses': dict(zip(distributor.names, distributor.virtual_masses.tolist())),
         'regime': _regime(distributor.regime),
+        'gain': distributor.gain,
     }
 
 
@@ -125,7 +126,11 @@ def synthesis_document(distributor: LoadDistributor, synthesis: Synthesis) -> Di
             'wrench_object': synthesis.wrench_object[i].tolist(),
             'manipulating_object': synthesis.manipulating_object[i].tolist(),
             'internal_object': synthesis.internal_object[i].tolist(),
+            'invariant_object': synthesis.invariant_object[i].tolist(),
+            'along_manipulating_object': synthesis.along_manipulating_object[i].tolist(),
         }
+    along = synthesis.along_manipulating_object.reshape(-1)
+    scale = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / distributor.reference_length)], distributor.n)
     return {
         'contacts': contacts,
         'resultant': synthesis.resultant.tolist(),
@@ -133,7 +138,9 @@ def synthesis_document(distributor: LoadDistributor, synthesis: Synthesis) -> Di
         'internal_load': {
             'basis': distributor.basis_names, 'units': distributor.basis_units,
             'values': synthesis.internal_load.tolist(),
+            'along_manipulating_norm': float(np.sqrt(0.5 * np.sum((along * scale) ** 2))),
         },
+        'invariant_norm': synthesis.invariant_norm,
         **_common(distributor),
     }
 
@@ -149,7 +156,7 @@ def analysis_document(distributor: LoadDistributor, analysis: Analysis) -> Dict[
     for i, name in enumerate(distributor.names):
         contacts[name] = {
             part + suffix: getattr(analysis, f'{part}_{frame}')[i].tolist()
-            for part in ('manipulating', 'constraint', 'internal')
+            for part in ('manipulating', 'constraint', 'internal', 'invariant')
             for suffix, frame in (('', 'contact'), ('_object', 'object'))
         }
     return {
@@ -161,6 +168,7 @@ def analysis_document(distributor: LoadDistributor, analysis: Analysis) -> Dict[
             'values': analysis.internal_load.tolist(),
             'norm': analysis.internal_load_norm, 'norm_unit': 'N',
         },
+        'invariant_norm': analysis.invariant_norm,
         **_common(distributor),
     }
 

@@ -1,6 +1,7 @@
 """Result records of synthesis and analysis, and the regime report."""
-from dataclasses import dataclass
-from typing import Tuple
+from dataclasses import dataclass, field, fields
+from functools import cached_property
+from typing import Callable, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -29,7 +30,14 @@ REASONS = {
         'range can be produced'
     ),
     'torque_share_without_rigid_contacts': 'torque_share > 0 but no contact is rigid; it was set to 0',
+    'ill_conditioned_grasp': (
+        'the commands are large compared with the resultant (contacts close together, or the '
+        'centre of mass far from them): small errors in the resultant become large commands'
+    ),
 }
+
+#: ``(k, n, 6) applied wrenches -> (invariant_object, invariant_contact, invariant_norm)``.
+InvariantSource = Callable[..., Tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -46,22 +54,59 @@ class Regime:
     message: str
 
     @staticmethod
-    def from_reasons(reasons, method: str) -> 'Regime':
+    def from_reasons(reasons, method: str, details: Optional[Mapping[str, str]] = None) -> 'Regime':
         """Build the report from reason codes.
 
         :param reasons: iterable of reason codes.
         :param method: how the virtual masses were obtained.
+        :param details: figures per reason code, appended to its sentence.
         :return: the regime.
         """
         reasons = tuple(dict.fromkeys(reasons))
         if not reasons:
             return Regime('paper', (), f'Theorem 2, closed form eq. 81 with virtual masses from {method}')
-        return Regime('extension', reasons, '; '.join(REASONS[r] for r in reasons))
+        details = details or {}
+        return Regime('extension', reasons, '; '.join(
+            REASONS[r] + (f' ({details[r]})' if r in details else '') for r in reasons))
+
+
+class _Invariant:
+    """Mixin: the invariant fields, computed once on first access from ``invariant_source``."""
+
+    invariant_source: Optional[InvariantSource]
+
+    @cached_property
+    def _invariant(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        applied = self._applied_object()
+        single = applied.ndim == 2
+        result = self.invariant_source(applied[None] if single else applied)
+        return tuple(part[0] for part in result) if single else result
+
+    @property
+    def invariant_object(self) -> np.ndarray:
+        """Invariant internal load (eq. 78, docs/theory.md 5.3), object axes about each contact."""
+        return self._invariant[0]
+
+    @property
+    def invariant_contact(self) -> np.ndarray:
+        """Invariant internal load in the contact frames."""
+        return self._invariant[1]
+
+    @property
+    def invariant_norm(self):
+        """Magnitude of the invariant load in newtons (same norm as ``internal_load_norm``)."""
+        value = self._invariant[2]
+        return float(value) if np.ndim(value) == 0 else value
 
 
 @dataclass(frozen=True)
-class Synthesis:
-    """Wrench commands for one desired resultant (see docs/core_api.md)."""
+class Synthesis(_Invariant):
+    """Wrench commands for one desired resultant (see docs/core_api.md).
+
+    ``invariant_*`` is the part of the commands no admissible manipulating distribution
+    explains; ``along_manipulating_object`` the part of the prescribed internal load that falls
+    along ``N_m`` for this resultant (it reads as manipulating, not as internal, eq. 78).
+    """
 
     wrench_contact: np.ndarray
     wrench_object: np.ndarray
@@ -71,6 +116,15 @@ class Synthesis:
     residual: float
     internal_load: np.ndarray
     regime: Regime
+    invariant_source: Optional[InvariantSource] = field(default=None, repr=False, compare=False)
+
+    def _applied_object(self) -> np.ndarray:
+        return self.wrench_object
+
+    @property
+    def along_manipulating_object(self) -> np.ndarray:
+        """Part of the prescribed internal wrench along ``N_m(h_o)`` (n, 6), object axes."""
+        return self.internal_object - self.invariant_object
 
 
 @dataclass(frozen=True)
@@ -85,8 +139,12 @@ class BatchSynthesis:
 
 
 @dataclass(frozen=True)
-class Analysis:
-    """Decomposition of measured contact wrenches (eq. 80) and the internal-load state."""
+class Analysis(_Invariant):
+    """Decomposition of measured contact wrenches (eq. 80) and the internal-load state.
+
+    ``internal_*`` and ``internal_load`` are the linear read-out in the named basis (the wrench
+    ``E lambda`` applied by the effectors); ``invariant_*`` the paper's eq. 78 state.
+    """
 
     resultant: np.ndarray
     manipulating_contact: np.ndarray
@@ -98,10 +156,14 @@ class Analysis:
     internal_load: np.ndarray
     internal_load_norm: float
     residual: float
+    invariant_source: Optional[InvariantSource] = field(default=None, repr=False, compare=False)
+
+    def _applied_object(self) -> np.ndarray:
+        return self.manipulating_object + self.internal_object
 
 
 @dataclass(frozen=True)
-class BatchAnalysis:
+class BatchAnalysis(_Invariant):
     """Analysis of k samples: the fields of :class:`Analysis` with a leading sample axis."""
 
     resultant: np.ndarray
@@ -114,6 +176,10 @@ class BatchAnalysis:
     internal_load: np.ndarray
     internal_load_norm: np.ndarray
     residual: np.ndarray
+    invariant_source: Optional[InvariantSource] = field(default=None, repr=False, compare=False)
+
+    def _applied_object(self) -> np.ndarray:
+        return self.manipulating_object + self.internal_object
 
     def sample(self, index: int) -> Analysis:
         """One sample as an :class:`Analysis`.
@@ -121,7 +187,7 @@ class BatchAnalysis:
         :param index: sample index.
         :return: the analysis of that sample.
         """
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != 'invariant_source'}
         return Analysis(**{
-            name: (float(value[index]) if value.ndim == 1 else value[index])
-            for name, value in self.__dict__.items()
-        })
+            name: (float(value[index]) if value.ndim == 1 else value[index]) for name, value in values.items()
+        }, invariant_source=self.invariant_source)

@@ -5,6 +5,10 @@ import numpy as np
 
 from .errors import InvalidInputError
 
+#: Largest magnitude accepted for any input number: far beyond any physical wrench or length,
+#: small enough that squares and products of inputs stay finite in float64.
+MAX_MAGNITUDE = 1e100
+
 
 def finite_array(value, shape: Tuple[int, ...], what: str) -> np.ndarray:
     """Convert ``value`` to a float array of exactly ``shape`` with finite entries.
@@ -13,11 +17,12 @@ def finite_array(value, shape: Tuple[int, ...], what: str) -> np.ndarray:
     :param shape: the required shape; ``-1`` matches any length on that axis.
     :param what: name used in the error message.
     :return: a new float64 array.
-    :raises InvalidInputError: on a wrong shape, a non-number, NaN or Inf.
+    :raises InvalidInputError: on a wrong shape, a non-number, NaN or Inf, or a magnitude above
+        :data:`MAX_MAGNITUDE`.
     """
     try:
         array = np.array(value, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InvalidInputError(f'{what} must be numbers, got {value!r}') from None
     if array.ndim != len(shape) or any(
         want not in (-1, got) for want, got in zip(shape, array.shape)
@@ -28,6 +33,9 @@ def finite_array(value, shape: Tuple[int, ...], what: str) -> np.ndarray:
         )
     if not np.all(np.isfinite(array)):
         raise InvalidInputError(f'{what} contains NaN or Inf')
+    if array.size and np.abs(array).max() > MAX_MAGNITUDE:
+        raise InvalidInputError(f'{what} has a value of magnitude {np.abs(array).max():.3g}, '
+                                f'beyond the supported {MAX_MAGNITUDE:g}')
     return array
 
 

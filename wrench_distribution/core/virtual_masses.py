@@ -82,26 +82,28 @@ def reduced_masses(positions: np.ndarray, com: np.ndarray) -> Tuple[np.ndarray, 
     return masses, off_affine, damped
 
 
-def full_masses(
-    positions: np.ndarray, com: np.ndarray, mass: float, inertia: np.ndarray, torque_share: float
-) -> Optional[np.ndarray]:
-    """Minimum-norm solution of eq. 59 when it exists, else None.
+def blended_masses(
+    positions: np.ndarray, mass: float, inertia: np.ndarray, torque_share: float, reduced: np.ndarray
+) -> Tuple[np.ndarray, float]:
+    """Eq. 59 masses where they are admissible, blended continuously into eq. 64's.
 
-    Matches mass, centre of mass and the share ``1 - torque_share`` of the inertia that
-    the forces must carry (``J_f = (1 - s) J_o``), so that ``M_o*`` is proportional to the
-    physical ``M_o``.
+    Eq. 59 matches mass, centre of mass and the share ``1 - torque_share`` of the inertia the
+    forces must carry (``J_f = (1 - s) J_o``), so that ``M_o*`` is proportional to ``M_o``. Its
+    minimum-norm solution is used with weight ``w = clip((m_min - MASS_FLOOR) / MASS_FLOOR, 0, 1)``
+    (times the same ramp on its relative residual), and eq. 64's masses with ``1 - w``: the
+    switch between the two equations is continuous in the contact positions.
 
-    :param positions: contact positions (n, 3).
-    :param com: centre of mass (3,).
+    :param positions: contact positions relative to the centre of mass (n, 3).
     :param mass: object mass.
     :param inertia: inertia about the centre of mass (3, 3).
-    :param torque_share: the torque share ``s`` in [0, 1).
-    :return: positive masses (n,) normalised to mean 1, or None.
+    :param torque_share: the torque share ``s`` in [0, 1].
+    :param reduced: eq. 64 masses (mean 1).
+    :return: masses (mean 1, all at least MASS_FLOOR) and the weight ``w`` of eq. 59.
     """
     n = positions.shape[0]
     if n < 10 or torque_share >= 1.0:
-        return None
-    x, y, z = (positions - com).T
+        return reduced, 0.0
+    x, y, z = positions.T
     rows = np.vstack([
         np.ones(n),
         y * y + z * z, x * x + z * z, x * x + y * y, -x * y, -x * z, -y * z,  # eq. 63
@@ -110,8 +112,10 @@ def full_masses(
     j = inertia * (1.0 - torque_share)
     target = np.array([mass, j[0, 0], j[1, 1], j[2, 2], j[0, 1], j[0, 2], j[1, 2], 0.0, 0.0, 0.0])
     solution, *_ = np.linalg.lstsq(rows, target, rcond=None)
-    scale = np.abs(target).max()
-    if np.abs(rows @ solution - target).max() > HULL_TOLERANCE * scale:
-        return None
-    solution = solution * n / solution.sum()
-    return solution if np.all(solution >= MASS_FLOOR) else None
+    residual = np.abs(rows @ solution - target).max() / np.abs(target).max()
+    if solution.sum() <= 0:
+        return reduced, 0.0
+    full = solution * n / solution.sum()
+    weight = float(np.clip((full.min() - MASS_FLOOR) / MASS_FLOOR, 0.0, 1.0)
+                   * np.clip(2.0 - residual / HULL_TOLERANCE, 0.0, 1.0))
+    return weight * full + (1.0 - weight) * reduced, weight

@@ -31,7 +31,7 @@ LOG_THROTTLE_S = 2.0
 
 
 def severity(levels: Sequence[int]) -> int:
-    """The level a set of levels makes: ERROR if any is ERROR, else the highest.
+    """Return the level a set of levels makes: ERROR if any is ERROR, else the highest.
 
     :param levels: diagnostic levels.
     :return: the level (OK when empty).
@@ -134,7 +134,7 @@ class DiagnosticsState:
         self.problem(f'dropped.{source}.{cause}', message, level, concern)
 
     def drop_summary(self) -> Optional[str]:
-        """The drops since the last call, as one line (None when there were none).
+        """Return the drops since the last call, as one line (None when there were none).
 
         :return: e.g. ``dropped inputs: left: unsynchronised 100; right: stale 2``.
         """
@@ -175,7 +175,7 @@ class DiagnosticsState:
                                        if _concern_of(k) == concern) or 'none'
             statuses.append(self._status(f'{self.hardware_id}: {concern}', level, msg, kv))
         level = severity(levels)
-        kv = {k: v for k, v in sorted(self.counters.items())}
+        kv = dict(sorted(self.counters.items()))
         kv.update(values or {})
         kv['level_by_concern'] = ', '.join(f'{c}={_LEVEL_NAMES[lv]}'
                                            for c, lv in zip(self.concerns, levels))

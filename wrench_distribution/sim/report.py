@@ -299,16 +299,23 @@ def plot(s: Mapping, path: Path, title: str) -> None:
         starts = np.array([w for w, _ in schedule])
         cmd = np.array([levels[int(np.searchsorted(starts, x + 1e-9, side='right'))]
                         for x in t])
+        # N*m elements on their own axis (right), so a 1 N*m twist is visible beside 40 N
+        torque_ax = ax.twinx() if 'N*m' in dist.basis_units else None
+        colours = iter(plt.rcParams['axes.prop_cycle'].by_key()['color'] * 3)
         for j, name in enumerate(dist.basis_names):
             if np.abs(cmd[:, j]).max() > 1e-9 or np.abs(np.nanmean(lam[:, j])) > 0.5:
-                line, = ax.plot(t, lam[:, j], lw=0.8, label=f'{name} recovered')
-                ax.plot(t, cmd[:, j], ls='--', color=line.get_color(), lw=2,
-                        label=f'{name} commanded')
+                target = torque_ax if dist.basis_units[j] == 'N*m' else ax
+                colour = next(colours)
+                target.plot(t, lam[:, j], lw=0.8, color=colour, label=f'{name} recovered')
+                target.plot(t, cmd[:, j], ls='--', color=colour, lw=2, label=f'{name} commanded')
+        if torque_ax is not None:
+            torque_ax.set_ylabel('internal torque [N*m] (right axis)')
+            torque_ax.legend(loc='upper right', fontsize=7)
         others = [j for j in range(lam.shape[1]) if np.abs(cmd[:, j]).max() <= 1e-9]
         if others:
             ax.plot(t, np.linalg.norm(lam[:, others], axis=1), color='k', lw=0.6,
                     label='norm of the other elements (commanded 0)')
-    ax.set_ylabel('internal load [N, N*m]')
+    ax.set_ylabel('internal force [N] (left axis)')
     ax.set_title('Internal load: commanded (dashed) and recovered by the analyzer (solid)')
     ax.legend(loc='upper left', fontsize=7, ncol=2)
     ax = axes[2]
@@ -323,7 +330,7 @@ def plot(s: Mapping, path: Path, title: str) -> None:
                  'measured by the analyzer (solid)')
     ax.legend(loc='upper right', fontsize=7, ncol=3)
     fig.suptitle(title)
-    fig.subplots_adjust(left=0.1, right=0.97, top=0.92, bottom=0.06, hspace=0.3)
+    fig.subplots_adjust(left=0.1, right=0.9, top=0.92, bottom=0.06, hspace=0.3)
     fig.savefig(path, dpi=90)
     plt.close(fig)
 

@@ -1,0 +1,286 @@
+"""Geometry of one contact configuration: grasp matrix, virtual inertia, ``G_M+`` and ``N_m``.
+
+Pure functions of the contact set and the options, used once per configuration by
+:class:`~wrench_distribution.core.load_distributor.LoadDistributor`. Equation numbers refer
+to the paper; section numbers to docs/theory.md.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from .options import COLLINEAR_RATIO, RANK_TOLERANCE, TORQUE_REGULARISATION
+from .spatial import skew
+
+#: Relative eigenvalue below which a direction of an inertia counts as absent (the square of
+#: the unit-consistent rank tolerance of the grasp matrix, so both agree).
+EIGEN_CUTOFF = RANK_TOLERANCE ** 2
+
+
+def grasp_matrix(r: np.ndarray, rigid: np.ndarray) -> np.ndarray:
+    """``G`` (eqs. 13, 14): stacked contact wrenches -> resultant about the reference point.
+
+    :param r: (n, 3) contact positions relative to the reference point (the CoM).
+    :param rigid: (n,) rigid-contact mask (point contacts transmit no torque).
+    :return: (6, 6n) matrix, object axes.
+    """
+    n = r.shape[0]
+    grasp = np.zeros((6, 6 * n))
+    for i in range(n):
+        grasp[:3, 6 * i:6 * i + 3] = np.eye(3)
+        grasp[3:, 6 * i:6 * i + 3] = skew(r[i])
+        if rigid[i]:
+            grasp[3:, 6 * i + 3:6 * i + 6] = np.eye(3)
+    return grasp
+
+
+def rotation_blocks(rotations: np.ndarray) -> np.ndarray:
+    """Block-diagonal (6n, 6n) matrix turning stacked contact-frame wrenches into object axes.
+
+    :param rotations: (n, 3, 3) contact frame orientations in the object frame.
+    :return: the matrix.
+    """
+    n = rotations.shape[0]
+    blocks = np.zeros((6 * n, 6 * n))
+    for i, rotation in enumerate(rotations):
+        blocks[6 * i:6 * i + 3, 6 * i:6 * i + 3] = rotation
+        blocks[6 * i + 3:6 * i + 6, 6 * i + 3:6 * i + 6] = rotation
+    return blocks
+
+
+def wrench_scale(n: int, length: float) -> np.ndarray:
+    """Unit-consistent scale ``[1, 1, 1, 1/l, 1/l, 1/l]`` repeated for ``n`` wrenches.
+
+    :param n: number of stacked wrenches.
+    :param length: characteristic length ``l``.
+    :return: (6n,) array.
+    """
+    return np.tile(np.r_[np.ones(3), np.full(3, 1.0 / length)], n)
+
+
+def reference_length(positions: np.ndarray, com: np.ndarray) -> float:
+    """A length of the contact set that does not depend on virtual masses.
+
+    ``hypot(s, 1e-3 d)`` with ``s`` the RMS distance of the contacts from their centroid and
+    ``d`` the centroid's distance from the centre of mass: the contacts' own spread, kept
+    continuous and non-zero as the contacts come together; 1 (in the user's unit) when there
+    is no length at all.
+
+    :param positions: (n, 3) contact positions.
+    :param com: (3,) centre of mass.
+    :return: the length.
+    """
+    centred = positions - positions.mean(axis=0)
+    spread = float(np.sqrt(np.mean(np.sum(centred * centred, axis=1))))
+    length = float(np.hypot(spread, 1e-3 * np.linalg.norm(positions.mean(axis=0) - com)))
+    return length if length > 0.0 else 1.0
+
+
+def grasp_rank(positions: np.ndarray, rigid: np.ndarray, length: float) -> int:
+    """Rank of ``G`` decided on the contacts' own geometry (not their distance to the CoM).
+
+    :param positions: (n, 3) contact positions.
+    :param rigid: (n,) rigid-contact mask.
+    :param length: :func:`reference_length` of the set.
+    :return: 6 with a rigid contact, else the unit-consistent rank about the centroid.
+    """
+    if rigid.any():
+        return 6
+    centred = (positions - positions.mean(axis=0)) / length
+    scaled = grasp_matrix(centred, rigid)
+    singular = np.linalg.svd(scaled, compute_uv=False)
+    return int(np.sum(singular > RANK_TOLERANCE * singular.max()))
+
+
+def symmetric_pinv(matrix: np.ndarray, scale: float) -> np.ndarray:
+    """Pseudo-inverse of a symmetric PSD matrix, eigenvalues below ``EIGEN_CUTOFF * scale`` dropped.
+
+    :param matrix: (3, 3) symmetric matrix.
+    :param scale: reference size of its eigenvalues.
+    :return: the pseudo-inverse.
+    """
+    values, vectors = np.linalg.eigh(matrix)
+    keep = values > EIGEN_CUTOFF * scale
+    inverse = np.where(keep, 1.0 / np.where(keep, values, 1.0), 0.0)
+    return (vectors * inverse) @ vectors.T
+
+
+def point_inertia(masses: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """``sum m_i S(d_i) S(d_i)^T`` (eq. 62 summed).
+
+    :param masses: (n,) masses (or mass increments).
+    :param offsets: (n, 3) positions relative to the reference point.
+    :return: (3, 3) inertia.
+    """
+    squared = np.einsum('i,ij,ij->', masses, offsets, offsets)
+    return squared * np.eye(3) - np.einsum('i,ij,ik->jk', masses, offsets, offsets)
+
+
+@dataclass(frozen=True)
+class VirtualInertia:
+    """Virtual centre of mass, force inertia ``J_f`` (eq. 54) and its regularised inverses.
+
+    Build with :func:`virtual_inertia`.
+    """
+
+    masses: np.ndarray
+    com: np.ndarray
+    offsets: np.ndarray
+    j_force: np.ndarray
+    length: float
+    regulariser: np.ndarray
+    collinear: bool
+    a_pinv: np.ndarray
+    force_pinv: np.ndarray
+
+
+def virtual_inertia(masses: np.ndarray, r: np.ndarray, rigid: np.ndarray, spread: float) -> VirtualInertia:
+    """The virtual inertia of a contact set (docs/theory.md, sections 2 and 4.2).
+
+    :param masses: (n,) virtual masses, mean 1.
+    :param r: (n, 3) contact positions relative to the CoM.
+    :param rigid: (n,) rigid-contact mask.
+    :param spread: fallback length when the masses give none.
+    :return: the inertia record.
+    """
+    n = masses.size
+    com = masses @ r / n
+    offsets = r - com
+    offsets -= masses @ offsets / n  # sum m_i d_i = 0 to rounding of d, not of r (far CoM)
+    j_force = point_inertia(masses, offsets)
+    k = np.trace(j_force) / 2.0
+    length = float(np.sqrt(k / n)) if k > 0 else (spread if spread > 0 else 1.0)
+    regulariser = np.zeros((3, 3))
+    collinear = False
+    spread2 = float(np.sum((r - r.mean(axis=0)) ** 2))
+    k_ref = max(k, spread2) if max(k, spread2) > 0 else n * length ** 2
+    if rigid.any():
+        # K = k g(J_f / k): a contact-torque inertia only where J_f is (nearly) singular,
+        # continuous as a matrix function of J_f (docs/theory.md, section 4.2); the reference
+        # is the larger of k and the unweighted spread so a floored mass cannot make it steep.
+        values, vectors = np.linalg.eigh(j_force)
+        ramp = TORQUE_REGULARISATION * np.clip(1.0 - values / (k_ref * COLLINEAR_RATIO), 0, None) ** 2
+        regulariser = k_ref * (vectors * ramp) @ vectors.T
+        collinear = bool(ramp.max() > 0)
+    a_pinv = symmetric_pinv(j_force + regulariser, k_ref)
+    # Forces act on rotations through J_f only: drop the directions where J_f vanishes (exactly
+    # collinear contacts) so that A^-1 cannot amplify round-off there.
+    f_values, f_vectors = np.linalg.eigh(j_force)
+    f_range = (f_vectors * (f_values > EIGEN_CUTOFF * k_ref)) @ f_vectors.T
+    return VirtualInertia(masses, com, offsets, j_force, length, regulariser, collinear,
+                          a_pinv, f_range @ a_pinv @ f_range)
+
+
+def to_virtual_com(com: np.ndarray) -> np.ndarray:
+    """(6, 6) map of a resultant about the CoM to one about the virtual CoM ``c~``.
+
+    :param com: ``c~`` relative to the CoM.
+    :return: the matrix.
+    """
+    shift = np.eye(6)
+    shift[3:, :3] = -skew(com)
+    return shift
+
+
+def pseudo_inverse(inertia: VirtualInertia, share: float, weights: np.ndarray, rigid: np.ndarray) -> np.ndarray:
+    """``G_M+`` (eq. 81 generalised, eqs. 2.2-2.3 of docs/theory.md), (6n, 6).
+
+    :param inertia: the virtual inertia.
+    :param share: torque share ``s`` in [0, 1].
+    :param weights: (n,) torque weights of the rigid contacts, summing to 1.
+    :param rigid: (n,) rigid-contact mask.
+    :return: object axes, about each contact.
+    """
+    n = inertia.masses.size
+    masses, d = inertia.masses, inertia.offsets
+    b_mat = share * inertia.j_force + inertia.regulariser
+    core = np.zeros((6 * n, 6))
+    for i in range(n):
+        core[6 * i:6 * i + 3, :3] = masses[i] / n * np.eye(3)
+        core[6 * i:6 * i + 3, 3:] = -(1.0 - share) * masses[i] * skew(d[i]) @ inertia.force_pinv
+        if rigid[i]:
+            core[6 * i + 3:6 * i + 6, 3:] = weights[i] * b_mat @ inertia.a_pinv
+    return core @ to_virtual_com(inertia.com)
+
+
+def null_projector(grasp: np.ndarray, metric: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """Projector on the null space of ``G`` over the active components, orthogonal in ``metric``.
+
+    :param grasp: (6, 6n) grasp matrix.
+    :param metric: (6n,) positive diagonal metric on the active components.
+    :param active: (6n,) active-component mask.
+    :return: (6n, 6n) projector, zero on inactive components.
+    """
+    g = grasp[:, active]
+    inverse_metric = 1.0 / metric[active]
+    gram = (g * inverse_metric) @ g.T
+    projector = np.eye(int(active.sum())) - (inverse_metric[:, None] * g.T) @ np.linalg.pinv(gram) @ g
+    full = np.zeros((active.size, active.size))
+    full[np.ix_(active, active)] = projector
+    return full
+
+
+def _force_arms(masses: np.ndarray, offsets: np.ndarray, a_pinv: np.ndarray) -> np.ndarray:
+    """(n, 3, 3) blocks ``m_j S(d_j) A^-1``."""
+    return np.einsum('j,jab,bc->jac', masses, np.array([skew(d) for d in offsets]), a_pinv)
+
+
+def _torque_share_maps(inertia: VirtualInertia, weights: np.ndarray, rigid: np.ndarray) -> list:
+    n = inertia.masses.size
+    base = np.zeros((6 * n, 6))
+    arms = _force_arms(inertia.masses, inertia.offsets, inertia.a_pinv)
+    for j in range(n):
+        base[6 * j:6 * j + 3, 3:] = arms[j]
+        if rigid[j]:
+            base[6 * j + 3:6 * j + 6, 3:] = -weights[j] * inertia.regulariser @ inertia.a_pinv
+    share = (inertia.j_force + inertia.regulariser) @ inertia.a_pinv
+    maps = []
+    for i in np.flatnonzero(rigid):
+        core = base.copy()
+        core[6 * i + 3:6 * i + 6, 3:] += share
+        maps.append(core)
+    return maps
+
+
+def _mass_maps(inertia: VirtualInertia, weights: np.ndarray, rigid: np.ndarray) -> list:
+    n = inertia.masses.size
+    masses, d, a_pinv, regulariser = inertia.masses, inertia.offsets, inertia.a_pinv, inertia.regulariser
+    constraints = np.vstack([np.ones(n) / np.sqrt(n), d.T / inertia.length])
+    _, singular, vt = np.linalg.svd(constraints)
+    rank = int(np.sum(singular > 1e-9 * singular.max()))
+    # a unit step along a mass direction moves the masses by at most min(m), so the ball of
+    # radius 1 keeps every mass positive (to first order, section 5)
+    deltas = vt[rank:] * masses.min()
+    if deltas.shape[0] == 0:
+        return []
+    skews = np.array([skew(v) for v in d])                                   # (n, 3, 3)
+    d_alpha = -np.einsum('ab,kbc,cd->kad', a_pinv, np.array([point_inertia(v, d) for v in deltas]), a_pinv)
+    arms = np.einsum('j,jab->jab', masses, skews)                           # m_j S(d_j)
+    maps = np.zeros((deltas.shape[0], n, 6, 6))
+    maps[:, :, :3, :3] = np.einsum('kj,ab->kjab', deltas / n, np.eye(3))
+    maps[:, :, :3, 3:] = (-np.einsum('kj,jab,bc->kjac', deltas, skews, a_pinv)
+                          - np.einsum('jab,kbc->kjac', arms, d_alpha))
+    torque = np.einsum('j,ab,kbc->kjac', weights * rigid, regulariser, d_alpha)
+    maps[:, :, 3:, 3:] = torque
+    return list(maps.reshape(deltas.shape[0], 6 * n, 6))
+
+
+def manipulating_maps(inertia: VirtualInertia, weights: np.ndarray, rigid: np.ndarray,
+                      projector: np.ndarray) -> np.ndarray:
+    """Linear maps ``h_o -> k_a`` whose images span ``N_m`` (eqs. 65, 72-73), scaled to the ball.
+
+    One torque-share direction per rigid contact (a full share of ``t~`` moved to that
+    contact's torque: eq. 65 bounds the shares by 1), and one direction per virtual-mass
+    redistribution keeping eqs. 51 and 53 (the null space of R in eq. 64), taken at the
+    paper's particular solution ``h_m,p``.
+
+    :param inertia: canonical virtual inertia.
+    :param weights: torque weights.
+    :param rigid: rigid-contact mask.
+    :param projector: projector on ``N(G)``.
+    :return: (d, 6n, 6) maps about the CoM.
+    """
+    maps = _torque_share_maps(inertia, weights, rigid) + _mass_maps(inertia, weights, rigid)
+    n = inertia.masses.size
+    if not maps:
+        return np.zeros((0, 6 * n, 6))
+    return projector @ np.array(maps) @ to_virtual_com(inertia.com)
