@@ -10,23 +10,23 @@ import math
 import sys
 from typing import List, Optional
 
-import numpy as np
 from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
+import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray
 
 from wrench_distribution.core import SensorModel, WrenchDistributionError
-from wrench_distribution.params import (ANALYZER_PARAMS, ConfigError, build_core_objects,
+from wrench_distribution.params import (ANALYZER_PARAMS, build_core_objects, ConfigError,
                                         validate_params)
 from wrench_distribution.ros.contact_input import ContactInput
 from wrench_distribution.ros.contacts import DistributorCache
 from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
                                                  make_wrench_stamped, stamp_to_ns)
-from wrench_distribution.ros.diagnostics import (ERROR, OK, STALE, WARN, DiagnosticsState,
-                                                SimClockMonitor, start_steady_timers)
+from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,
+                                                 STALE, start_steady_timers, WARN)
 from wrench_distribution.ros.parameters import (add_parameter_callbacks, checked_changes,
                                                 declare_and_validate)
 from wrench_distribution.ros.qos import qos_from_name
@@ -103,7 +103,7 @@ class AnalyzerNode(Node):
                                f'{cfg["output_frame"]} frame)')
 
     def _create_outputs(self, cfg: dict, effs: List[str], contact_frames: List[str]) -> None:
-        """Publishers and reusable messages of every output."""
+        """Create the publishers and reusable messages of every output."""
         out_qos = qos_from_name(cfg['output_qos'], cfg['qos_depth'])
         out_frames = ([self._object_frame] * len(effs) if self._use_object_frame
                       else contact_frames)
@@ -134,7 +134,7 @@ class AnalyzerNode(Node):
     def _on_rebuild(self) -> None:
         dist = self._cache.distributor
         # gravity in each contact frame: R_i^T g (R_i: contact orientation in the object)
-        rot = np.stack([c_rot for c_rot in _rotations(self._cache.quaternions)])
+        rot = np.stack(list(_rotations(self._cache.quaternions)))
         self._g_contact = np.einsum('nji,j->ni', rot, self._gravity)
         self._il_msg = make_internal_load_msg(dist.basis_names)
 
@@ -196,7 +196,7 @@ class AnalyzerNode(Node):
             k = stamps.index(lo)
             self._diag.drop(self._names[k], 'unsynchronised',
                             f'F/T streams out of sync: skew {self._last_skew_s * 1e3:.1f} ms > '
-                            f'sync_tolerance; dropped the reading of \'{self._names[k]}\'',
+                            f"sync_tolerance; dropped the reading of '{self._names[k]}'",
                             WARN, legacy_key='skew_drops')
             self._fresh[k] = False
             return

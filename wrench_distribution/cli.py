@@ -47,7 +47,7 @@ def _basis(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand.
+    """Build the argument parser with every subcommand.
 
     :return: the parser.
     """

@@ -11,9 +11,9 @@ import sys
 import time
 from typing import List, Optional
 
-import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
+import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -22,14 +22,14 @@ from visualization_msgs.msg import MarkerArray
 
 from wrench_distribution.core import UnrealisableWrenchError, WrenchDistributionError
 from wrench_distribution.core.limits import CommandLimits
-from wrench_distribution.params import (DISTRIBUTOR_PARAMS, ConfigError, build_core_objects,
+from wrench_distribution.params import (build_core_objects, ConfigError, DISTRIBUTOR_PARAMS,
                                         parse_handles, per_effector_limits, validate_params)
 from wrench_distribution.ros.contact_input import ContactInput
 from wrench_distribution.ros.contacts import DistributorCache
 from wrench_distribution.ros.conversions import (fill_wrench, make_wrench_stamped,
                                                  parse_internal_load_msg, stamp_to_ns)
-from wrench_distribution.ros.diagnostics import (ERROR, OK, STALE, DiagnosticsState,
-                                                SimClockMonitor, start_steady_timers)
+from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,
+                                                 STALE, start_steady_timers)
 from wrench_distribution.ros.markers import wrench_markers
 from wrench_distribution.ros.parameters import (add_parameter_callbacks, checked_changes,
                                                 declare_and_validate, typed_parameter)
@@ -44,7 +44,7 @@ _IL_PARAMS = ('internal_load', 'internal_load_handles')
 
 
 def limits_from(cfg: dict) -> CommandLimits:
-    """The command limits of a validated configuration.
+    """Return the command limits of a validated configuration.
 
     :param cfg: validated distributor parameters.
     :return: the limits.

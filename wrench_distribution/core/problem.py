@@ -174,7 +174,7 @@ def analysis_document(distributor: LoadDistributor, analysis: Analysis) -> Dict[
 
 
 def measured_matrix(distributor: LoadDistributor, measured: Any) -> np.ndarray:
-    """The ``measured`` mapping ``{name: [6 numbers]}`` as an (n, 6) array in contact order.
+    """Return the ``measured`` mapping ``{name: [6 numbers]}`` as an (n, 6) contact-order array.
 
     :param distributor: gives the contact names and order.
     :param measured: the mapping from the problem document.

@@ -7,7 +7,7 @@ from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from wrench_distribution.params import ConfigError, ParamSpec, check_param_value, validate_params
+from wrench_distribution.params import check_param_value, ConfigError, ParamSpec, validate_params
 
 _TYPES = {
     'string': (ParameterType.PARAMETER_STRING, Parameter.Type.STRING),
@@ -42,7 +42,7 @@ def descriptor_for(spec: ParamSpec) -> ParameterDescriptor:
 
 
 def typed_parameter(spec: ParamSpec, value: object) -> Parameter:
-    """A ``Parameter`` of the spec's declared type (also for an empty array).
+    """Make a ``Parameter`` of the spec's declared type (also for an empty array).
 
     :param spec: the parameter spec.
     :param value: the Python value.
@@ -85,7 +85,7 @@ def declare_from_specs(node: Node, specs: Sequence[ParamSpec]) -> Dict[str, obje
 
 
 def read_value(node: Node, spec: ParamSpec) -> object:
-    """Current value of a declared parameter (arrays as lists).
+    """Return the current value of a declared parameter (arrays as lists).
 
     :param node: the node.
     :param spec: the parameter spec.
