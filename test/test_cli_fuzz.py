@@ -139,6 +139,7 @@ def _hostile_files(d):
     files['bad utf-8'] = b'contacts: [{name: "\xff\xfe", position: [0, 0, 0]}]\n'
     files['400-digit integer'] = ('contacts: [{name: l, position: [0, 1, 0]}, {name: r, '
                                   f'position: [0, -1, {"9" * 400}]}}]\nwrench: [0, 0, 1, 0, 0, 0]')
+    files['5000-digit integer'] = f'contacts: [{{name: l, position: [0, 1, {"9" * 5000}]}}]'
     files['1e200 coordinate'] = ('contacts: [{name: l, position: [0, 1e200, 0]}, {name: r, '
                                  'position: [0, -1, 0]}]\nwrench: [0, 0, 1, 0, 0, 0]')
     files['5000 contacts'] = yaml.safe_dump({'contacts': [

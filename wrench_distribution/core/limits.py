@@ -113,7 +113,7 @@ class CommandLimits:
                  for i in np.flatnonzero(over_f)]
         parts += [f"torque of '{self.names[i]}' {tn[i]:.6g} N m > limit {tlim[i]:.6g} N m"
                   for i in np.flatnonzero(over_t)]
-        with np.errstate(divide='ignore'):
+        with np.errstate(divide='ignore', over='ignore'):  # tiny norms: ratios of inf
             scale = float(min(np.min(flim / fn), np.min(tlim / tn)))
         return Violation('; '.join(parts), scale * (1.0 - SCALE_MARGIN))
 

@@ -78,15 +78,15 @@ def check_tree(value: Any, path: str = '', budget: Optional[list] = None, depth:
         value = number
     if isinstance(value, int):
         if abs(value) > MAX_ABS:
-            raise InvalidInputError(f'{_where(path)}: the integer ({len(str(abs(value)))} '
-                                    f'digits) is out of range; accepted: |x| <= {MAX_ABS:g}')
+            raise InvalidInputError(f'{_where(path)}: the integer (about '
+                                    f'{int(value.bit_length() * 0.30103) + 1} digits) is out of range; accepted: magnitude <= {MAX_ABS:g}')
         return
     if isinstance(value, float):
         if not math.isfinite(value):
             raise InvalidInputError(f'{_where(path)}: NaN or Inf ({value!r}) is not accepted')
         if abs(value) > MAX_ABS:
             raise InvalidInputError(f'{_where(path)}: {value!r} is out of range; accepted: '
-                                    f'|x| <= {MAX_ABS:g}')
+                                    f'magnitude <= {MAX_ABS:g}')
         return
     if isinstance(value, dict):
         for k, v in value.items():
@@ -121,6 +121,8 @@ def load_text(text: str, what: str) -> Any:
         raise InvalidInputError(f'{what} is not valid YAML or JSON: {first[:300]}') from None
     except RecursionError:
         raise InvalidInputError(f'{what}: nesting too deep') from None
+    except (ValueError, OverflowError) as e:  # e.g. an integer beyond Python's digit limit
+        raise InvalidInputError(f'{what}: a value cannot be read ({e})') from None
     finally:
         loader.dispose()
     try:
