@@ -78,8 +78,9 @@ def check_tree(value: Any, path: str = '', budget: Optional[list] = None, depth:
         value = number
     if isinstance(value, int):
         if abs(value) > MAX_ABS:
-            raise InvalidInputError(f'{_where(path)}: the integer (about '
-                                    f'{int(value.bit_length() * 0.30103) + 1} digits) is out of range; accepted: magnitude <= {MAX_ABS:g}')
+            digits = int(value.bit_length() * 0.30103) + 1
+            raise InvalidInputError(f'{_where(path)}: the integer (about {digits} digits) is out '
+                                    f'of range; accepted: magnitude <= {MAX_ABS:g}')
         return
     if isinstance(value, float):
         if not math.isfinite(value):
