@@ -30,6 +30,7 @@ test-core: $(STAMP)
 
 demo: $(STAMP)
 	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.demo
+	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.demo --scenario three_finger_hand --friction compare --duration 3
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_core.py

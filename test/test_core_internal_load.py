@@ -3,10 +3,10 @@
 Every expectation is an invariant or an independent computation: round trips, linearity,
 the paper's N_c projection computed here with numpy, statics of a squeeze, continuity.
 """
+from hypothesis import assume, given, HealthCheck, settings
+from hypothesis import strategies as st
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
 
 from core_cases import dual_arm
 from wrench_distribution.core import (
@@ -20,7 +20,7 @@ LAYOUTS = ['general', 'collinear', 'coplanar', 'duplicate', 'near_collinear', 'n
 
 @st.composite
 def grasps(draw, min_contacts=2, max_contacts=8):
-    """A random grasp including the degenerate layouts, any types, any torque share."""
+    """Draw a random grasp, degenerate layouts included, any types, any torque share."""
     n = draw(st.integers(min_contacts, max_contacts))
     rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
     layout = draw(st.sampled_from(LAYOUTS))

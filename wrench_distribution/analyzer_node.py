@@ -27,13 +27,14 @@ from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load
                                                  make_wrench_stamped, stamp_to_ns)
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,
                                                  STALE, start_steady_timers, WARN)
+from wrench_distribution.ros.friction import friction_message, FrictionStage
 from wrench_distribution.ros.parameters import (add_parameter_callbacks, checked_changes,
                                                 declare_and_validate)
 from wrench_distribution.ros.qos import qos_from_name
 from wrench_distribution.ros.runner import run_node
 
 _SPECS = {s.name: s for s in ANALYZER_PARAMS}
-_CONCERNS = ('input', 'contacts', 'solver', 'clock')
+_CONCERNS = ('input', 'contacts', 'solver', 'clock', 'friction')
 
 
 def _group(xs, width: int, n: int, default) -> list:
@@ -71,6 +72,10 @@ class AnalyzerNode(Node):
         self._ft_frames = cfg['ft_frames'] or [''] * n
         self._cache = DistributorCache(effs, cfg['contact_types'] or ['rigid'] * n, obj, opts,
                                        cfg['contact_pose_tolerance'])
+        self._friction = FrictionStage(cfg, 'check')
+        self._cache.contact_extras = self._friction.extras
+        self._friction_pub = self.create_publisher(Float64MultiArray, cfg['friction_topic'], 10) \
+            if cfg['friction_topic'] and self._friction.active else None
         self._g_contact = np.zeros((n, 3))
         self._raw = np.zeros((n, 6))
         self._stamp_ns: List[Optional[int]] = [None] * n
@@ -223,7 +228,7 @@ class AnalyzerNode(Node):
         except WrenchDistributionError as e:
             return self._drop_sample('rejected', f'no analysis: {e}', ERROR, 'rejected',
                                      'solver')
-        self._publish_analysis(an, stamps.index(hi), hi)
+        self._publish_analysis(an, stamps.index(hi), hi, measured)
 
     def _drop_sample(self, cause: str, why: str, level: int, legacy_key: Optional[str] = None,
                      concern: str = 'input') -> None:
@@ -232,7 +237,7 @@ class AnalyzerNode(Node):
             self._diag.drop(name, cause, why, level, concern,
                             legacy_key if k == 0 else None)
 
-    def _publish_analysis(self, an, newest: int, hi: int) -> None:
+    def _publish_analysis(self, an, newest: int, hi: int, measured: np.ndarray) -> None:
         if self._use_object_frame:
             man, con = an.manipulating_object, an.constraint_object
         else:
@@ -258,6 +263,10 @@ class AnalyzerNode(Node):
         self._il_msg.data = lam.tolist()
         self._il_pub.publish(self._il_msg)
         self._last_out_ns = hi
+        if self._friction.active:
+            self._friction.check = self._friction.model(self._cache.distributor).check(measured)
+            if self._friction_pub is not None:
+                self._friction_pub.publish(friction_message(self._friction.check, self._names))
         self._diag.count('samples_published')
 
     # -- diagnostics (steady clock) ------------------------------------------------------
@@ -300,6 +309,10 @@ class AnalyzerNode(Node):
             values['regime'] = dist.regime.name
             values['regime_reasons'] = ', '.join(dist.regime.reasons)
             values['basis'] = ';'.join(dist.basis_names)
+        friction = self._friction.condition() if self._friction.active else None
+        if friction is not None:
+            cond['friction'].append(friction)
+        values.update(self._friction.values())
         self._diag_pub.publish(self._diag.build(now.to_msg(), cond, values))
 
     def _log_drop_summary(self) -> None:

@@ -8,8 +8,10 @@ import sys
 from typing import List, Optional
 
 from .core.errors import WrenchDistributionError
+from .core.friction import FrictionModel, FrictionOptions, add_friction
 from .core.problem import (
-    analysis_document, build_distributor, measured_matrix, read_problem, synthesis_document, to_json,
+    analysis_document, build_distributor, friction_options, measured_matrix, read_problem,
+    synthesis_document, to_json,
 )
 from .core.validation import finite_vector
 
@@ -20,8 +22,18 @@ def _synthesize(args: argparse.Namespace) -> int:
     if 'wrench' not in document:
         raise WrenchDistributionError('synthesize needs "wrench": [fx, fy, fz, tx, ty, tz]')
     wrench = finite_vector(document['wrench'], 6, 'wrench')
+    options = friction_options(document)
+    model = FrictionModel(distributor, options) if options.mode != 'off' else None
+    added = None
+    if model is not None and options.mode == 'auto':
+        prescribed = distributor.synthesize(wrench, internal_load).internal_load
+        added = model.apply(wrench, prescribed).added
+        internal_load = prescribed + added
     synthesis = distributor.synthesize(wrench, internal_load)
-    print(to_json(synthesis_document(distributor, synthesis)))
+    output = synthesis_document(distributor, synthesis)
+    if model is not None:
+        add_friction(output, model, model.check(synthesis.wrench_contact), added)
+    print(to_json(output))
     return 0
 
 
@@ -30,8 +42,14 @@ def _analyze(args: argparse.Namespace) -> int:
     distributor, _ = build_distributor(document)
     if 'measured' not in document:
         raise WrenchDistributionError('analyze needs "measured": {contact: [fx, fy, fz, tx, ty, tz]}')
-    analysis = distributor.analyze(measured_matrix(distributor, document['measured']))
-    print(to_json(analysis_document(distributor, analysis)))
+    measured = measured_matrix(distributor, document['measured'])
+    analysis = distributor.analyze(measured)
+    output = analysis_document(distributor, analysis)
+    options = friction_options(document)
+    if options.mode != 'off':
+        model = FrictionModel(distributor, FrictionOptions(mode='check', margin=options.margin))
+        add_friction(output, model, model.check(measured), None)
+    print(to_json(output))
     return 0
 
 

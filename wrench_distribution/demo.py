@@ -51,6 +51,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument('--rate', type=float, default=None,
                    help='publish (control) rate of the simulator in Hz (default: the scenario '
                         'file, 200); a divisor of its physics rate')
+    p.add_argument('--friction', choices=['check', 'auto', 'compare'], default=None,
+                   help='the distributor\'s friction_mode (default: the scenario file); compare: '
+                        'run twice with no squeeze, prescription alone then auto, and compare')
+    p.add_argument('--squeeze', type=float, default=None,
+                   help='replace every scheduled internal-load value by this one (N or N*m)')
+    p.add_argument('--move-duration', type=float, default=None,
+                   help='duration of the controller\'s move in s (default: the scenario file)')
     p.add_argument('--no-plot', action='store_true', help='skip the PNG')
     p.add_argument('--timeout', type=float, default=None,
                    help='wall-clock limit in seconds (default 60 + 4 x duration)')
@@ -129,6 +136,8 @@ def main(argv=None) -> int:
     :return: exit code: 0 on success, 1 when the loop did not run, 2 on bad options
     """
     args = parse_args(argv)
+    if args.friction == 'compare':
+        return compare_friction(list(sys.argv[1:] if argv is None else argv), args)
     try:
         path = scenario_file(args.scenario)
         sections = run_sections(load_sections(str(path)), args.duration,
@@ -137,12 +146,20 @@ def main(argv=None) -> int:
             if not 1.0 <= args.rate <= float(sections['object_sim']['physics_rate']):
                 raise ValueError('--rate must be between 1 Hz and the physics rate')
             sections['object_sim']['publish_rate'] = float(args.rate)
+        if args.friction is not None:
+            sections['wrench_distributor']['friction_mode'] = args.friction
+        if args.move_duration is not None:
+            sections['object_controller']['move_duration'] = float(args.move_duration)
+        if args.squeeze is not None:
+            _set_schedule(sections['object_controller'], args.squeeze)
     except (ValueError, OSError) as e:
         print(f'demo: {e}', file=sys.stderr)
         return 2
     name = path.stem.replace('demo_', '')
     tag = name + ('_' + args.baseline if args.baseline else '') + (
-        '_zero' if args.internal_load == 'zero' else '')
+        '_zero' if args.internal_load == 'zero' else '') + (
+        f'_squeeze{args.squeeze:g}' if args.squeeze is not None else '') + (
+        f'_friction_{args.friction}' if args.friction else '')
     out = Path(args.out) / tag
     if out.exists():
         shutil.rmtree(out)
@@ -206,7 +223,9 @@ def main(argv=None) -> int:
         topics = {'desired_wrench': WrenchStamped, 'internal_load': Float64MultiArray,
                   'contact_poses': PoseArray, 'object_pose': PoseStamped,
                   'object_twist': TwistStamped, 'measured/internal_load': Float64MultiArray,
-                  'measured/object_wrench': WrenchStamped, '/diagnostics': DiagnosticArray}
+                  'measured/object_wrench': WrenchStamped, '/diagnostics': DiagnosticArray,
+                  'contact_slip': Float64MultiArray, 'measured/friction': Float64MultiArray,
+                  'friction/internal_load_added': Float64MultiArray}
         for e in effectors:
             topics[f'{e}/ft_sensor'] = WrenchStamped
             topics[f'{e}/wrench_command'] = WrenchStamped
@@ -307,6 +326,49 @@ def main(argv=None) -> int:
         print(f'demo: nothing recorded on {", ".join(missing)}', file=sys.stderr)
         ok = False
     return 0 if ok else 1
+
+
+def _set_schedule(controller: dict, value: float) -> None:
+    """Give every scheduled internal-load handle the same value."""
+    from .sim.object_controller import parse_schedule
+    controller['internal_load_schedule'] = [
+        f'{when:.6g}: ' + ', '.join(f'{k}={value:g}' for k in handles)
+        for when, handles in parse_schedule(controller.get('internal_load_schedule', []))]
+
+
+def compare_friction(argv: list, args: argparse.Namespace) -> int:
+    """Run a scenario twice with a light squeeze: the prescription alone, then friction auto.
+
+    :param argv: the command line (``--friction compare`` is replaced for each run).
+    :param args: its parsed options.
+    :return: 0 when both runs completed, else the first failing run's code
+    """
+    base = []
+    skip = False
+    for item in argv:
+        if skip:
+            skip = False
+        elif item == '--friction':
+            skip = True
+        elif not item.startswith('--friction='):
+            base.append(item)
+    if args.move_duration is None:
+        base += ['--move-duration', '0.6']  # a brisk lift: the squeeze must follow it
+    if args.squeeze is None:
+        base += ['--squeeze', '0.5']  # too light to hold the ball by friction alone
+    runs = []
+    for mode in ('check', 'auto'):
+        code = main(base + ['--friction', mode])
+        if code != 0:
+            return code
+        runs.append(Path(args.out) / f'*_friction_{mode}')
+    runs = [sorted(Path(args.out).glob(r.name), key=lambda p: p.stat().st_mtime)[-1] for r in runs]
+    from .sim.friction_report import compare
+    name = scenario_file(args.scenario).stem.replace('demo_', '')
+    text = compare(runs[0], runs[1], Path(args.out) / f'{name}_friction_compare.png')
+    print()
+    print(text)
+    return 0
 
 
 if __name__ == '__main__':

@@ -26,10 +26,12 @@ from wrench_distribution.params import (build_core_objects, ConfigError, DISTRIB
                                         parse_handles, per_effector_limits, validate_params)
 from wrench_distribution.ros.contact_input import ContactInput
 from wrench_distribution.ros.contacts import DistributorCache
-from wrench_distribution.ros.conversions import (fill_wrench, make_wrench_stamped,
-                                                 parse_internal_load_msg, stamp_to_ns)
+from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
+                                                 make_wrench_stamped, parse_internal_load_msg,
+                                                 stamp_to_ns)
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,
                                                  STALE, start_steady_timers)
+from wrench_distribution.ros.friction import FrictionStage
 from wrench_distribution.ros.markers import wrench_markers
 from wrench_distribution.ros.parameters import (add_parameter_callbacks, checked_changes,
                                                 declare_and_validate, typed_parameter)
@@ -39,7 +41,7 @@ from wrench_distribution.ros.runner import run_node
 
 _ZERO6 = [0.0] * 6
 _SPECS = {s.name: s for s in DISTRIBUTOR_PARAMS}
-_CONCERNS = ('input', 'contacts', 'internal load', 'solver', 'limits', 'clock')
+_CONCERNS = ('input', 'contacts', 'internal load', 'solver', 'limits', 'clock', 'friction')
 _IL_PARAMS = ('internal_load', 'internal_load_handles')
 
 
@@ -98,6 +100,11 @@ class DistributorNode(Node):
         self._syncing = False
         self._cache = DistributorCache(effs, cfg['contact_types'] or ['rigid'] * self._n, obj,
                                        opts, cfg['contact_pose_tolerance'])
+        self._friction = FrictionStage(cfg, cfg['friction_mode'])
+        self._cache.contact_extras = self._friction.extras
+        self._friction_pub = self.create_publisher(
+            Float64MultiArray, cfg['friction_load_topic'], 10) if (
+                cfg['friction_load_topic'] and cfg['friction_mode'] == 'auto') else None
         depth = cfg['qos_depth']
         topics = self._create_outputs(cfg, effs, contact_frames)
         self._timeout_ns = int(cfg['input_timeout'] * 1e9)
@@ -286,6 +293,10 @@ class DistributorNode(Node):
         except WrenchDistributionError as e:
             cause = 'unrealisable' if isinstance(e, UnrealisableWrenchError) else 'rejected'
             return self._drop(cause, f'no command: {e}', cause, 'solver')
+        if self._friction.active:
+            out = self._friction_step(w, out)
+            if out is None:
+                return None
         if self._negate:
             out = -out
         if not np.isfinite(out).all():
@@ -334,14 +345,33 @@ class DistributorNode(Node):
             fill_wrench(m.wrench, row)
             pub.publish(m)
 
+    def _friction_step(self, w: np.ndarray, out: np.ndarray) -> Optional[np.ndarray]:
+        """Friction check / auto load (ros/friction.py); the fallback when infeasible."""
+        dist = self._cache.distributor
+        result = self._friction.apply(dist, w, self._lambda, out, self._use_object_frame)
+        if result is None:
+            self._diag.problem('friction_infeasible', f'friction: {self._friction.infeasible}',
+                               ERROR, 'friction')
+            return self._friction.fallback()
+        if self._friction_pub is not None and self._friction.added is not None:
+            msg = make_internal_load_msg(dist.basis_names)
+            msg.data = self._friction.added.tolist()
+            self._friction_pub.publish(msg)
+        return result
+
     def _publish_marker(self, stamp, vals) -> None:
+        lam = self._lambda
+        added = self._friction.added
+        if added is not None and lam is not None and self._friction.options.mode == 'auto':
+            lam = lam + added
         try:
-            syn = self._cache.distributor.synthesize(vals, self._lambda)
+            syn = self._cache.distributor.synthesize(vals, lam)
         except WrenchDistributionError:
             return
         self._marker_pub.publish(wrench_markers(
             self._object_frame, stamp, self._cache.positions, syn.wrench_object, vals,
-            self._cfg['object_com'], self._marker_scale, self._cache.names))
+            self._cfg['object_com'], self._marker_scale, self._cache.names,
+            colors=self._friction.colors()))
 
     def _drop(self, cause: str, why: str, legacy_key: str, concern: str = 'input') -> None:
         self._diag.drop('desired_wrench', cause, why, ERROR, concern, legacy_key)
@@ -395,6 +425,9 @@ class DistributorNode(Node):
         clock = self._sim_clock.problem()
         if clock is not None:
             cond['clock'].append(clock)
+        friction = self._friction.condition() if self._friction.active else None
+        if friction is not None:
+            cond['friction'].append(friction)
         return cond
 
     def _publish_diagnostics(self) -> None:
@@ -427,6 +460,7 @@ class DistributorNode(Node):
                                  'prescription': self._prescription.describe()},
                'clock': {'use_sim_time': values['use_sim_time'],
                          'node_clock_s': f'{now.nanoseconds * 1e-9:.3f}'}}
+        values.update(self._friction.values())
         self._diag_pub.publish(self._diag.build(now.to_msg(), cond, values, per))
 
     # -- runtime parameters --------------------------------------------------------------

@@ -142,6 +142,16 @@ _COMMON = [
     _p('basis_reference_axis', DOUBLE_ARRAY, [0.0, 0.0, 1.0],
        'Reference axis that fixes the internal-load basis orientation.',
        constraints='3 finite numbers, not all zero'),
+    _p('friction_coefficients', DOUBLE_ARRAY, [],
+       'Coulomb friction coefficient per effector; 0: no friction cone; empty: none.',
+       constraints='one finite number >= 0 per effector, or empty'),
+    _p('contact_normals', DOUBLE_ARRAY, [],
+       'Direction in which each effector pushes on the object, in its contact frame '
+       '[x,y,z per effector]; empty: +z for all.',
+       constraints='3 numbers per effector, not all zero, or empty'),
+    _p('friction_margin', DOUBLE, 0.1,
+       'Friction utilisation above 1 - margin is near the limit (WARN); auto mode keeps '
+       'every contact at or below it.', minimum=0.0, maximum=0.95),
     _p('diagnostics_period', DOUBLE, 1.0,
        'Period of /diagnostics messages (s).', minimum=0.01),
     _p('input_qos', STRING, 'sensor_data',
@@ -192,6 +202,16 @@ DISTRIBUTOR_PARAMS: tuple = tuple(_COMMON + [
        accepted=('zero', 'stop'), read_only=False),
     _p('watchdog_rate', DOUBLE, 20.0, 'Watchdog check rate (Hz).', minimum=1.0,
        maximum=1000.0),
+    _p('friction_mode', STRING, 'check',
+       'Friction cones: off, check (diagnostics and markers) or auto (add the internal load '
+       'that keeps every contact inside its cone).', accepted=('off', 'check', 'auto')),
+    _p('on_friction_infeasible', STRING, 'hold',
+       'What auto mode does when no internal load keeps the contacts inside their cones: '
+       'hold (republish the last commands that did) or zero (publish zero wrenches).',
+       accepted=('hold', 'zero')),
+    _p('friction_load_topic', STRING, 'friction/internal_load_added',
+       'Internal load added by auto mode (Float64MultiArray, layout label names the basis); '
+       'empty: not published.', constraints='a topic name, or empty'),
     _p('publish_markers', BOOL, True, 'Publish RViz markers on ~/markers.', read_only=False),
     _p('marker_scale', DOUBLE, 0.01, 'Marker arrow length per newton (m/N).',
        minimum=0.0, read_only=False),
@@ -271,6 +291,10 @@ ANALYZER_PARAMS: tuple = tuple(_COMMON + [
        'Expected header.frame_id of each F/T topic; a reading in another frame is dropped '
        'and counted (cause "frame"); empty (or an empty entry): not checked.',
        constraints='one frame id (or empty string) per effector, or empty'),
+    _p('friction_topic', STRING, 'measured/friction',
+       'Per-effector friction state (Float64MultiArray, n x 3: utilisation (-1 where '
+       'undefined), normal force (N), status code); empty: not published.',
+       constraints='a topic name, or empty'),
     _p('internal_load_topic', STRING, 'measured/internal_load',
        'Internal-load coordinates (Float64MultiArray, layout label names the basis). Not '
        '`internal_load`: that is the distributor\'s prescription input, and both nodes often '
@@ -445,6 +469,7 @@ def _cross_check(kind: str, v: dict) -> None:
                   allow_empty=v['virtual_masses'] != 'explicit',
                   spec=idx['virtual_mass_values'])
     _per_effector(v, 'torque_weights', n, 1, spec=idx['torque_weights'])
+    _check_friction(v, n, idx)
     for name, width in (('object_com', 3), ('basis_reference_axis', 3)):
         if len(v[name]) != width:
             raise ConfigError(f"parameter '{name}': expected {width} numbers, got {v[name]!r}")
@@ -514,6 +539,19 @@ def per_effector_limits(values: Sequence[float], n: int) -> list:
     :return: n limits.
     """
     return list(values) * n if len(values) == 1 else list(values)
+
+
+def _check_friction(v: dict, n: int, idx: dict) -> None:
+    _per_effector(v, 'friction_coefficients', n, 1, spec=idx['friction_coefficients'])
+    _per_effector(v, 'contact_normals', n, 3, spec=idx['contact_normals'])
+    if any(not (_finite(m) and m >= 0) for m in v['friction_coefficients']):
+        raise ConfigError(f"parameter 'friction_coefficients': got {v['friction_coefficients']!r}; "
+                          'accepted: one finite number >= 0 per effector (0: none)')
+    normals = v['contact_normals']
+    for i in range(0, len(normals), 3):
+        if math.sqrt(sum(x * x for x in normals[i:i + 3])) < 1e-9:
+            raise ConfigError(f"parameter 'contact_normals': normal of '{v['effectors'][i // 3]}' "
+                              'is zero; accepted: 3 numbers per effector, not all zero')
 
 
 def validate_distributor_params(values: Mapping[str, Any], **kw) -> dict:
@@ -667,6 +705,20 @@ def _per_eff_topics(values: Sequence[str], effs: Sequence[str], suffix: str) -> 
     return list(values) if values else [f'{e}/{suffix}' for e in effs]
 
 
+def contact_friction_fields(v: dict) -> list:
+    """Per-effector ``Contact`` keyword arguments from ``friction_coefficients`` and
+    ``contact_normals`` (0 or empty: no friction; empty normals: +z).
+
+    :param v: validated parameters.
+    :return: one ``{'friction': mu or None, 'normal': (x, y, z)}`` per effector.
+    """
+    n = len(v['effectors'])
+    mu = list(v.get('friction_coefficients') or [0.0] * n)
+    normals = _group(v.get('contact_normals') or [0.0, 0.0, 1.0] * n, 3)
+    return [{'friction': float(m) if m > 0 else None, 'normal': tuple(nv)}
+            for m, nv in zip(mu, normals)]
+
+
 def build_core_objects(v: dict) -> tuple:
     """Build core ``Contact`` list (or None), ``ObjectModel`` and ``DistributionOptions``.
 
@@ -681,8 +733,9 @@ def build_core_objects(v: dict) -> tuple:
     if v['contact_positions']:
         pos = _group(v['contact_positions'], 3)
         ori = _group(v['contact_orientations'], 4) or [(0.0, 0.0, 0.0, 1.0)] * n
-        contacts = [Contact(name=e, type=t, position=p, orientation=q)
-                    for e, t, p, q in zip(effs, types, pos, ori)]
+        extras = contact_friction_fields(v)
+        contacts = [Contact(name=e, type=t, position=p, orientation=q, **x)
+                    for e, t, p, q, x in zip(effs, types, pos, ori, extras)]
     inertia = None
     iv = v['object_inertia']
     if len(iv) == 9:

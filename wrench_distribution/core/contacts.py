@@ -19,12 +19,18 @@ class Contact:
     :param type: ``'rigid'`` (force and torque, eq. 14) or ``'point'`` (force only, eq. 13).
     :param position: contact point in the object frame.
     :param orientation: contact frame orientation in the object frame, ``[qx, qy, qz, qw]``.
+    :param friction: Coulomb coefficient ``mu`` of the contact, or None (no friction cone:
+        rigid contacts are then unconstrained, point contacts only unilateral).
+    :param normal: direction in which the effector pushes on the object, in the contact
+        frame (normalised; default the contact frame's +z).
     """
 
     name: str
     type: str = 'rigid'
     position: Sequence[float] = (0.0, 0.0, 0.0)
     orientation: Sequence[float] = (0.0, 0.0, 0.0, 1.0)
+    friction: Optional[float] = None
+    normal: Sequence[float] = (0.0, 0.0, 1.0)
 
     def __post_init__(self) -> None:
         if self.type not in CONTACT_TYPES:
@@ -38,6 +44,16 @@ class Contact:
         quaternion = finite_vector(self.orientation, 4, f'contact {self.name!r} orientation')
         quaternion_to_matrix(quaternion)  # rejects a zero quaternion
         object.__setattr__(self, 'orientation', tuple(quaternion))
+        if self.friction is not None:
+            mu = float(finite_array(self.friction, (), f'contact {self.name!r} friction'))
+            if mu <= 0:
+                raise InvalidInputError(f'contact {self.name!r}: friction must be positive, got {mu}')
+            object.__setattr__(self, 'friction', mu)
+        normal = finite_vector(self.normal, 3, f'contact {self.name!r} normal')
+        length = float(np.linalg.norm(normal))
+        if length < 1e-9:
+            raise InvalidInputError(f'contact {self.name!r}: normal must be a non-zero vector')
+        object.__setattr__(self, 'normal', tuple(normal / length))
 
     @property
     def rotation(self) -> np.ndarray:

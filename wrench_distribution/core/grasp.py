@@ -58,7 +58,7 @@ def wrench_scale(n: int, length: float) -> np.ndarray:
 
 
 def reference_length(positions: np.ndarray, com: np.ndarray) -> float:
-    """A length of the contact set that does not depend on virtual masses.
+    """Return a length of the contact set that does not depend on virtual masses.
 
     ``hypot(s, 1e-3 d)`` with ``s`` the RMS distance of the contacts from their centroid and
     ``d`` the centroid's distance from the centre of mass: the contacts' own spread, kept
@@ -134,7 +134,7 @@ class VirtualInertia:
 
 
 def virtual_inertia(masses: np.ndarray, r: np.ndarray, rigid: np.ndarray, spread: float) -> VirtualInertia:
-    """The virtual inertia of a contact set (docs/theory.md, sections 2 and 4.2).
+    """Build the virtual inertia of a contact set (docs/theory.md, sections 2 and 4.2).
 
     :param masses: (n,) virtual masses, mean 1.
     :param r: (n, 3) contact positions relative to the CoM.

@@ -7,6 +7,7 @@ import numpy as np
 
 from .contacts import Contact, ObjectModel
 from .errors import InvalidInputError
+from .friction import FrictionOptions
 from .load_distributor import LoadDistributor
 from .options import DistributionOptions
 from .results import Analysis, Regime, Synthesis
@@ -14,6 +15,8 @@ from .safe_load import load_document
 from .validation import finite_vector
 
 OPTION_KEYS = ('torque_share', 'virtual_masses', 'torque_weights', 'internal_load', 'basis_reference_axis')
+#: Option keys handled outside DistributionOptions (see :func:`friction_options`).
+EXTRA_OPTION_KEYS = ('friction',)
 
 
 #: Most contacts a problem file may name (the cost grows with the cube of the count).
@@ -54,13 +57,15 @@ def _contacts(contacts_doc: Any) -> list:
         raise InvalidInputError(f'"contacts" has {len(contacts_doc)} entries; at most {MAX_CONTACTS} accepted')
     contacts = []
     for index, entry in enumerate(contacts_doc):
-        entry = _mapping(entry, f'contacts[{index}]', ('name', 'type', 'position', 'orientation'))
+        entry = _mapping(entry, f'contacts[{index}]',
+                         ('name', 'type', 'position', 'orientation', 'friction', 'normal'))
         if 'name' not in entry or 'position' not in entry:
             raise InvalidInputError(f'contacts[{index}] needs "name" and "position"')
         try:
             contacts.append(Contact(
                 name=entry['name'], type=entry.get('type', 'rigid'), position=entry['position'],
                 orientation=entry.get('orientation', (0.0, 0.0, 0.0, 1.0)),
+                friction=entry.get('friction'), normal=entry.get('normal', (0.0, 0.0, 1.0)),
             ))
         except InvalidInputError as error:
             raise InvalidInputError(f'contacts[{index}]: {error}') from None
@@ -78,7 +83,7 @@ def build_distributor(document: Mapping[str, Any]) -> Tuple[LoadDistributor, Any
     """
     contacts = _contacts(document.get('contacts'))
     object_doc = _mapping(document.get('object'), '"object"', ('com', 'mass', 'inertia'))
-    options_doc = _mapping(document.get('options'), '"options"', OPTION_KEYS)
+    options_doc = _mapping(document.get('options'), '"options"', OPTION_KEYS + EXTRA_OPTION_KEYS)
     kwargs = {k: options_doc[k] for k in OPTION_KEYS if k in options_doc and k != 'internal_load'}
     for key in ('virtual_masses', 'torque_weights'):
         value = kwargs.get(key)
@@ -98,6 +103,17 @@ def build_distributor(document: Mapping[str, Any]) -> Tuple[LoadDistributor, Any
     except (TypeError, ValueError, OverflowError, np.linalg.LinAlgError) as error:
         raise InvalidInputError(f'invalid "object" or "options": {error}') from None
     return distributor, options_doc.get('internal_load')
+
+
+def friction_options(document: Mapping[str, Any]) -> FrictionOptions:
+    """The ``options.friction`` of a problem document (default: check, margin 0.1).
+
+    :param document: the problem document.
+    :return: the friction options.
+    :raises InvalidInputError: on bad keys or values.
+    """
+    options_doc = document.get('options') or {}
+    return FrictionOptions.from_mapping(options_doc.get('friction') if isinstance(options_doc, Mapping) else None)
 
 
 def _regime(regime: Regime) -> Dict[str, Any]:

@@ -16,12 +16,12 @@ def finite_array(value, shape: Tuple[int, ...], what: str) -> np.ndarray:
     :param value: anything ``numpy.asarray`` accepts.
     :param shape: the required shape; ``-1`` matches any length on that axis.
     :param what: name used in the error message.
-    :return: a new float64 array.
+    :return: a float64 array (``value`` itself when it already is one: do not modify it).
     :raises InvalidInputError: on a wrong shape, a non-number, NaN or Inf, or a magnitude above
         :data:`MAX_MAGNITUDE`.
     """
     try:
-        array = np.array(value, dtype=float)
+        array = np.asarray(value, dtype=float)
     except (TypeError, ValueError, OverflowError):
         raise InvalidInputError(f'{what} must be numbers, got {value!r}') from None
     if array.ndim != len(shape) or any(
@@ -31,11 +31,14 @@ def finite_array(value, shape: Tuple[int, ...], what: str) -> np.ndarray:
         raise InvalidInputError(
             f'{what} must have shape {expected}, got {"x".join(map(str, array.shape)) or "a scalar"}'
         )
-    if not np.all(np.isfinite(array)):
-        raise InvalidInputError(f'{what} contains NaN or Inf')
-    if array.size and np.abs(array).max() > MAX_MAGNITUDE:
-        raise InvalidInputError(f'{what} has a value of magnitude {np.abs(array).max():.3g}, '
-                                f'beyond the supported {MAX_MAGNITUDE:g}')
+    if array.size:
+        # one pass each: NaN propagates through max and min, Inf exceeds the bound
+        largest = max(float(array.max()), -float(array.min()))
+        if not largest <= MAX_MAGNITUDE:
+            if not np.all(np.isfinite(array)):
+                raise InvalidInputError(f'{what} contains NaN or Inf')
+            raise InvalidInputError(f'{what} has a value of magnitude {largest:.3g}, '
+                                    f'beyond the supported {MAX_MAGNITUDE:g}')
     return array
 
 

@@ -5,7 +5,7 @@ invariance (section V-B) makes the choice of ``m_o*`` immaterial, and with ``n =
 is the paper's ``m_o* = 4`` of example IX-C.
 """
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Tuple
 
 import numpy as np
 

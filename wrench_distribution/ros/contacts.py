@@ -28,6 +28,8 @@ class DistributorCache:
         self.quaternions: Optional[np.ndarray] = None
         self.distributor: Optional[LoadDistributor] = None
         self.builds = 0
+        #: Extra ``Contact`` keyword arguments per effector (friction, normal), or None.
+        self.contact_extras: Optional[list] = None
 
     def same_poses(self, positions: np.ndarray, quaternions: np.ndarray) -> bool:
         """Whether poses equal the cached ones within the tolerance.
@@ -71,8 +73,7 @@ class DistributorCache:
         if options is None and self.same_poses(positions, quaternions):
             return False
         opts = self.options if options is None else options
-        contacts = [Contact(name=n, type=t, position=tuple(p), orientation=tuple(q))
-                    for n, t, p, q in zip(self.names, self.types, positions, quaternions)]
+        contacts = self._contacts(positions, quaternions)
         try:
             with np.errstate(over='raise', invalid='raise'):  # overflow refuses these poses
                 dist = LoadDistributor(contacts, self.object_model, opts)
@@ -92,7 +93,10 @@ class DistributorCache:
         :return: the solver.
         :raises ValueError: when the core rejects the options.
         """
-        contacts = [Contact(name=n, type=t, position=tuple(p), orientation=tuple(q))
-                    for n, t, p, q in zip(self.names, self.types, self.positions,
-                                          self.quaternions)]
-        return LoadDistributor(contacts, self.object_model, options)
+        return LoadDistributor(self._contacts(self.positions, self.quaternions),
+                               self.object_model, options)
+
+    def _contacts(self, positions, quaternions) -> list:
+        extras = self.contact_extras or [{}] * len(self.names)
+        return [Contact(name=n, type=t, position=tuple(p), orientation=tuple(q), **x)
+                for n, t, p, q, x in zip(self.names, self.types, positions, quaternions, extras)]

@@ -28,7 +28,8 @@ def _arrow(frame: str, stamp, ns: str, mid: int, start, force, scale: float,
 
 
 def wrench_markers(frame: str, stamp, positions, wrenches_object, resultant: Sequence[float],
-                   com: Sequence[float], scale: float, names: Sequence[str]) -> MarkerArray:
+                   com: Sequence[float], scale: float, names: Sequence[str],
+                   colors=None) -> MarkerArray:
     """Arrows for the effector forces (at the contacts) and the resultant (at the CoM).
 
     :param frame: object frame id.
@@ -39,11 +40,14 @@ def wrench_markers(frame: str, stamp, positions, wrenches_object, resultant: Seq
     :param com: centre of mass (3,).
     :param scale: metres per newton.
     :param names: effector names (marker namespaces).
+    :param colors: ``(r, g, b)`` per effector arrow (e.g. by friction utilisation), or None
+        for the default blue.
     :return: the marker array.
     """
     arr = MarkerArray()
-    ms = [_arrow(frame, stamp, 'effector_force', i, p, w[:3], scale, (0.1, 0.4, 1.0))
-          for i, (p, w) in enumerate(zip(positions, wrenches_object))]
+    colors = colors or [(0.1, 0.4, 1.0)] * len(names)
+    ms = [_arrow(frame, stamp, 'effector_force', i, p, w[:3], scale, rgb)
+          for i, (p, w, rgb) in enumerate(zip(positions, wrenches_object, colors))]
     ms.append(_arrow(frame, stamp, 'resultant_force', 0, com, resultant[:3], scale,
                      (1.0, 0.3, 0.1)))
     for i, (name, p) in enumerate(zip(names, positions)):

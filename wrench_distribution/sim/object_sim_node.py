@@ -26,6 +26,7 @@ from geometry_msgs.msg import Point, Pose, PoseArray, PoseStamped, TwistStamped,
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from visualization_msgs.msg import Marker, MarkerArray
 
 from .node_params import declare_and_read
@@ -81,6 +82,8 @@ class ObjectSimNode(Node):
         self.marker_pub = self.create_publisher(MarkerArray, '~/markers', 1)
         self.ft_pubs = [self.create_publisher(WrenchStamped, f'{e}/ft_sensor', reliable)
                         for e in self.effectors]
+        self.slip_pub = self.create_publisher(Float64MultiArray, 'contact_slip', reliable) \
+            if np.isfinite(self.sim.mu).any() else None
         for i, e in enumerate(self.effectors):
             self.create_subscription(WrenchStamped, f'{e}/wrench_command',
                                      lambda msg, i=i: self._on_command(i, msg), reliable)
@@ -161,6 +164,8 @@ class ObjectSimNode(Node):
             f, tq = msg.wrench.force, msg.wrench.torque
             f.x, f.y, f.z, tq.x, tq.y, tq.z = (float(v) for v in r)
             pub.publish(msg)
+        if self.slip_pub is not None:
+            self.slip_pub.publish(self.slip_message())
         if t >= self.next_contacts or not self.started:
             self.contacts_msg.header.stamp = stamp
             self.contacts_pub.publish(self.contacts_msg)
@@ -168,6 +173,20 @@ class ObjectSimNode(Node):
         if t >= self.next_markers and self.extra['marker_rate'] > 0:
             self.marker_pub.publish(self.markers(stamp, applied))
             self.next_markers = t + 1.0 / self.extra['marker_rate']
+
+    def slip_message(self) -> Float64MultiArray:
+        """Per effector: distance slid along the object (m), time lifted off (s), and 1 once
+        it has slid off the object.
+
+        :return: n x 3 array, first dimension labelled with the effector names.
+        """
+        msg = Float64MultiArray()
+        msg.layout.dim = [
+            MultiArrayDimension(label=';'.join(self.effectors), size=self.n, stride=3 * self.n),
+            MultiArrayDimension(label='slip_distance_m;lifted_time_s;lost', size=3, stride=3)]
+        msg.data = np.column_stack([self.sim.slip_distance, self.sim.lifted_time,
+                                    self.sim.lost]).reshape(-1).astype(float).tolist()
+        return msg
 
     def markers(self, stamp: Time, applied: np.ndarray) -> MarkerArray:
         """Object, effectors and the force each transmits (1 cm per newton), world frame.

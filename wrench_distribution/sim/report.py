@@ -11,6 +11,8 @@ import numpy as np
 from .object_controller import PoseController, parse_schedule
 from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
 
+from .friction_report import TOPICS as FRICTION_TOPICS
+from .friction_report import format_friction, friction_summary
 from .rotations import log_so3
 from .scenarios import inertia_matrix
 
@@ -34,7 +36,7 @@ def _stamp(h) -> float:
 
 #: Topics the summary and the plot use.
 SUMMARY_TOPICS = ('object_pose', 'desired_wrench', 'measured/internal_load',
-                  'measured/object_wrench')
+                  'measured/object_wrench') + FRICTION_TOPICS
 
 
 def read_bag(path: Path, topics=SUMMARY_TOPICS) -> dict:
@@ -209,6 +211,9 @@ def summarize(series: Mapping[str, Series], sections: Mapping, duration: float) 
                 'force_max_N': float(np.linalg.norm(diff[:, :3], axis=1).max()),
             }
         out['_resultant'] = (resultant.t, resultant.v, desired.t, desired.v)
+    friction = friction_summary(series, start)
+    if friction is not None:
+        out['friction'] = {k: v for k, v in friction.items() if not k.startswith('_')}
     return out
 
 
@@ -268,6 +273,8 @@ def format_summary(s: Mapping, title: str) -> str:
                      f"(max {rr['force_max_N']:.3f} N), torque RMS {rr['torque_rms_Nm']:.4f} N*m")
     else:
         lines.append('Resultant residual: no matching desired/measured wrenches recorded')
+    if s.get('friction'):
+        lines += format_friction(s['friction'])
     return '\n'.join(lines)
 
 

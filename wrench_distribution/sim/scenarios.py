@@ -27,7 +27,8 @@ NODES = ('object_sim', 'object_controller', 'wrench_distributor', 'wrench_analyz
 
 #: Parameters that must be equal in every section that sets them.
 SHARED = ('object_frame', 'effectors', 'contact_types', 'contact_positions',
-          'contact_orientations', 'object_com', 'object_mass')
+          'contact_orientations', 'object_com', 'object_mass', 'friction_coefficients',
+          'contact_normals')
 
 #: Simulator parameters and defaults (see docs/simulator.md).
 SIM_DEFAULTS: dict = {
@@ -37,6 +38,8 @@ SIM_DEFAULTS: dict = {
     'contact_types': [],
     'contact_positions': [],
     'contact_orientations': [],
+    'friction_coefficients': [],
+    'contact_normals': [],
     'object_mass': 1.0,
     'object_inertia': [0.01, 0.01, 0.01],
     'object_com': [0.0, 0.0, 0.0],
@@ -195,7 +198,19 @@ def build_sim(params: Mapping) -> HeldObjectSim:
         compliance=GraspCompliance(p['grasp_stiffness'], p['grasp_damping'],
                                    p['grasp_rot_stiffness'], p['grasp_rot_damping']),
         gravity=p['gravity'], position=p['initial_position'],
-        orientation=p['initial_orientation'])
+        orientation=p['initial_orientation'],
+        friction=_friction(p['friction_coefficients'], n),
+        normals=_per_effector(p['contact_normals'], n, 3, [0, 0, 1]))
+
+
+def _friction(values, n: int):
+    """Per-effector Coulomb coefficients (<= 0 or empty: none), NaN where none."""
+    v = np.asarray(values, dtype=float).ravel()
+    if v.size == 0:
+        return None
+    if v.size != n:
+        raise ValueError(f'friction_coefficients: expected {n} numbers, got {v.size}')
+    return np.where(v > 0, v, np.nan)
 
 
 def sensor_models(params: Mapping) -> list:

@@ -20,6 +20,10 @@ from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from
 from .rotations import cross, exp_so3, log_so3
 
 
+#: A fingertip whose spring anchor has slid this far (m) from its contact has lost the object.
+LOSS_DISTANCE = 0.02
+
+
 class HeldObjectSim:
     """Fixed-step simulation of the object and its effector bodies.
 
@@ -35,13 +39,17 @@ class HeldObjectSim:
     :param gravity: world gravity vector, m/s^2.
     :param position: initial world position of the object-frame origin.
     :param orientation: initial world orientation of the object frame, ``[qx, qy, qz, qw]``.
+    :param friction: Coulomb coefficient per effector, NaN (or None for all) for none; point
+        contacts with one are unilateral and slip outside their cone (docs/simulator.md).
+    :param normals: (n, 3) direction in which each effector pushes, in its contact frame
+        (default +z).
     """
 
     def __init__(self, mass: float, inertia, com, contact_types: Sequence[str],
                  contact_positions, contact_orientations, effector_mass: float = 0.5,
                  effector_inertia: float = 2e-3, compliance: GraspCompliance = GraspCompliance(),
                  gravity=(0.0, 0.0, -9.81), position=(0.0, 0.0, 0.0),
-                 orientation=(0.0, 0.0, 0.0, 1.0)) -> None:
+                 orientation=(0.0, 0.0, 0.0, 1.0), friction=None, normals=None) -> None:
         self.com = np.asarray(com, dtype=float).reshape(3)
         self.rigid = np.array([t == 'rigid' for t in contact_types])
         self.r = np.asarray(contact_positions, dtype=float).reshape(-1, 3)
@@ -61,6 +69,22 @@ class HeldObjectSim:
         self.eff_vel = np.zeros((self.n, 3))
         self.eff_omega = np.zeros((self.n, 3))
         self.last_grasp = np.zeros((self.n, 6))
+        mu = np.full(self.n, np.nan) if friction is None else np.asarray(
+            friction, float).reshape(self.n)
+        #: Coulomb coefficient per contact (NaN: none); only point contacts slip.
+        self.mu = np.where(self.rigid, np.nan, mu)
+        normals = np.tile([0.0, 0.0, 1.0], (self.n, 1)) if normals is None else np.asarray(
+            normals, float).reshape(self.n, 3)
+        self.normals = normals / np.linalg.norm(normals, axis=1, keepdims=True)
+        #: Where each sliding contact's spring is anchored, object frame, relative to its contact.
+        self.slip = np.zeros((self.n, 3))
+        #: Rate of change of :attr:`slip` (object frame): the damper acts relative to the anchor.
+        self.slip_rate = np.zeros((self.n, 3))
+        #: Distance each contact has slid along the object, m, and time it has been lifted, s.
+        self.slip_distance = np.zeros(self.n)
+        self.lifted_time = np.zeros(self.n)
+        #: Contacts that slid off the object (:data:`LOSS_DISTANCE`): they transmit nothing.
+        self.lost = np.zeros(self.n, dtype=bool)
 
     # --- kinematics -------------------------------------------------------------
     def object_frame_pose(self) -> tuple[np.ndarray, np.ndarray]:
@@ -109,8 +133,76 @@ class HeldObjectSim:
         """
         p_c, r_c, v_c, w_c = self.contact_state()
         eff_rot = np.where(self.rigid[:, None, None], self.eff_rot, r_c)
-        return grasp_wrenches(self.compliance, self.rigid, self.eff_pos, eff_rot,
-                              self.eff_vel, self.eff_omega, p_c, r_c, v_c, w_c)
+        world = grasp_wrenches(self.compliance, self.rigid, self.eff_pos, eff_rot,
+                               self.eff_vel, self.eff_omega, self.anchors(p_c), r_c,
+                               v_c + self.slip_rate @ self.body.rotation.T, w_c)
+        return self._coulomb(world, p_c, r_c, v_c, None)
+
+    def anchors(self, p_c: np.ndarray) -> np.ndarray:
+        """World points the grasp springs pull on: the contacts, moved by their slip.
+
+        :param p_c: (n, 3) world contact points.
+        :return: (n, 3)
+        """
+        return p_c + self.slip @ self.body.rotation.T
+
+    def _coulomb(self, world: np.ndarray, p_c: np.ndarray, r_c: np.ndarray, v_c: np.ndarray,
+                 dt) -> np.ndarray:
+        """Cap the forces of point contacts with friction to their cones (lift: no force).
+
+        With ``dt`` given, the spring anchors slide so that the spring keeps only the force
+        the cone allows (an elasto-plastic Coulomb contact), and the slip is accounted.
+
+        :param world: (n, 6) spring wrenches, world axes.
+        :param p_c: (n, 3) world contact points.
+        :param r_c: (n, 3, 3) world contact frames.
+        :param v_c: (n, 3) world velocities of the contact points.
+        :param dt: the step, or None to leave the state alone.
+        :return: (n, 6) transmitted wrenches.
+        """
+        world = world.copy()
+        for i in np.flatnonzero(~np.isnan(self.mu)):
+            if self.lost[i]:
+                world[i] = 0.0
+                continue
+            normal = r_c[i] @ self.normals[i]
+            force = world[i, :3]
+            f_n = float(normal @ force)
+            tangential = force - f_n * normal
+            size = float(np.linalg.norm(tangential))
+            if dt is not None:
+                self.slip_rate[i] = 0.0
+            if f_n <= 0.0:
+                world[i, :3] = 0.0
+                if dt is not None:
+                    # lifted off: the spring re-engages where the fingertip is now
+                    self.lifted_time[i] += dt
+                    stretch = self.eff_pos[i] - (p_c[i] + self.body.rotation @ self.slip[i])
+                    move = stretch - (normal @ stretch) * normal
+                    self._slide(i, move, normal, v_c[i])
+            elif size > self.mu[i] * f_n:
+                direction = tangential / size
+                world[i, :3] = f_n * normal + direction * (self.mu[i] * f_n)
+                if dt is not None:
+                    # the anchor slides until the spring alone carries mu f_n tangentially
+                    anchor = (p_c[i] + self.body.rotation @ self.slip[i])
+                    stretch = self.eff_pos[i] - anchor
+                    stretch_t = stretch - (normal @ stretch) * normal
+                    length = float(np.linalg.norm(stretch_t))
+                    allowed = self.mu[i] * f_n / self.compliance.stiffness
+                    move = stretch_t * (1.0 - allowed / length) if length > allowed else 0.0 * stretch_t
+                    self._slide(i, move, normal, v_c[i])
+        if dt is not None:
+            self.lost |= np.linalg.norm(self.slip, axis=1) > LOSS_DISTANCE
+        return world
+
+    def _slide(self, i: int, move: np.ndarray, normal: np.ndarray, v_c: np.ndarray) -> None:
+        """Move contact ``i``'s anchor by ``move`` (world axes); while it slides the anchor
+        travels with the fingertip, so the damper sees no tangential relative velocity."""
+        self.slip[i] += self.body.rotation.T @ move
+        relative = self.eff_vel[i] - v_c
+        self.slip_rate[i] = self.body.rotation.T @ (relative - (normal @ relative) * normal)
+        self.slip_distance[i] += float(np.linalg.norm(move))
 
     def transmitted(self) -> np.ndarray:
         """Wrench each effector applies to the object, in the effector frame about its point.
@@ -141,7 +233,9 @@ class HeldObjectSim:
         p_c, r_c, v_c, w_c = self.contact_state()
         frames = np.where(self.rigid[:, None, None], self.eff_rot, r_c)
         world = grasp_wrenches(self.compliance, self.rigid, self.eff_pos, frames,
-                               self.eff_vel, self.eff_omega, p_c, r_c, v_c, w_c)
+                               self.eff_vel, self.eff_omega, self.anchors(p_c), r_c,
+                               v_c + self.slip_rate @ self.body.rotation.T, w_c)
+        world = self._coulomb(world, p_c, r_c, v_c, dt)
         self.last_grasp = world
         cmd_f = np.einsum('nij,nj->ni', frames, commands[:, :3])
         cmd_t = np.einsum('nij,nj->ni', frames, commands[:, 3:])
@@ -208,7 +302,7 @@ class HeldObjectSim:
             (self.eff_vel ** 2).sum())
         kinetic += 0.5 * self.effector_inertia * float((self.eff_omega[self.rigid] ** 2).sum())
         angle = log_so3(self.eff_rot @ np.swapaxes(r_c, -1, -2))[self.rigid]
-        elastic = 0.5 * c.stiffness * float(((self.eff_pos - p_c) ** 2).sum())
+        elastic = 0.5 * c.stiffness * float(((self.eff_pos - self.anchors(p_c)) ** 2).sum())
         elastic += 0.5 * c.rot_stiffness * float((angle ** 2).sum())
         potential = -self.body.mass * float(self.gravity @ self.body.position)
         return kinetic + elastic + potential

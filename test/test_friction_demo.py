@@ -1,0 +1,39 @@
+"""The demo's friction comparison, end to end over DDS: the lightly squeezed grasp slips,
+the same grasp with ``friction_mode: auto`` holds, and the added squeeze follows the force
+the motion needs."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ros_harness import domain_id_for
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_prescription_alone_slips_and_auto_holds(tmp_path):
+    env = dict(os.environ)
+    env.update({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1',
+                'ROS_DOMAIN_ID': str(domain_id_for()), 'MPLBACKEND': 'Agg'})
+    cmd = [sys.executable, '-m', 'wrench_distribution.demo', '--scenario', 'three_finger_hand',
+           '--friction', 'compare', '--duration', '2.5', '--rate', '100', '--timeout', '100',
+           '--out', str(tmp_path)]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    check, auto = (json.loads((tmp_path / f'three_finger_hand_squeeze0.5_friction_{m}' / 'summary.json')
+                              .read_text()) for m in ('check', 'auto'))
+    slipped, held = check['friction'], auto['friction']
+    # 0.5 N per pair gives each fingertip 0.87 N of normal force: mu N = 0.43 N < W/3 = 0.98 N
+    assert slipped['slipped'] and max(slipped['slip_m'].values()) > 5e-3
+    assert check['tracking']['final_position_error_mm'] > 50.0
+    assert not held['slipped'] and max(held['slip_m'].values()) < 1e-3
+    assert auto['tracking']['final_position_error_mm'] < 5.0
+    assert held['added_squeeze']['min_sum'] > 0
+    assert held['added_squeeze']['correlation_with_desired_force'] > 0.9
+    assert 'Friction: the same grasp' in proc.stdout
+    assert (tmp_path / 'three_finger_hand_friction_compare.png').stat().st_size > 10_000
