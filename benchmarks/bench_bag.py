@@ -7,18 +7,30 @@ Writes a bag of N synchronised samples from 4 F/T sensors (4 N messages,
 * ``read+deserialise``: the same plus ``typestore.deserialize_cdr`` of every message,
   i.e. what any rosbags script has to do before it can look at a wrench;
 * ``analyze-bag``: the whole offline analysis (read, decode, synchronise, analyse,
-  write ``samples.csv``, summary, plots, layout), with the time per stage (``csv`` is
-  the time the main process waits for the CSV writer process).
+  write ``samples.parquet`` (and ``samples.csv`` with ``--csv``), summary, plots,
+  layout), with the time per stage.
+
+With ``--bags N``, it instead times a directory of N copies of one bag (of
+``--samples`` samples): analysed one after the other in this process
+(``analyze_bag``), then as one Dask task per bag on a local cluster of 1 and of
+``--workers`` worker processes (cluster start-up included).
+
+The machine's load average (``os.getloadavg``) is printed before and after, since
+the figures are only comparable within one run.
 
 Usage::
 
     .venv/bin/python benchmarks/bench_bag.py [--samples 1000000] [--storage sqlite3|mcap]
-        [--workdir DIR] [--keep] [--json OUT]
+        [--csv] [--workdir DIR] [--bag EXISTING_BAG] [--keep] [--profile OUT.prof]
+        [--json OUT]
+    .venv/bin/python benchmarks/bench_bag.py --bags 8 --samples 100000 [--workers 2]
 """
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -102,6 +114,57 @@ def time_read(bag: Path, deserialise: bool) -> tuple[float, int]:
     return time.perf_counter() - t, count
 
 
+def report(args, out: Path, n: int, read_s: float, deser_s: float, full_s: float,
+           stages: dict, loads: tuple) -> dict:
+    """Print the ratios, the output sizes and the load; return the figures."""
+    load_before, load_after = loads
+    sizes = {p.name: p.stat().st_size / 1e6 for p in out.glob('samples.*')}
+    result = {'samples': args.samples, 'effectors': 4, 'messages': n,
+              'storage': args.storage, 'read_s': read_s, 'read_deserialise_s': deser_s,
+              'analyze_s': full_s, 'stages_s': stages, 'output_MB': sizes,
+              'ratio_vs_read_deserialise': full_s / deser_s,
+              'ratio_vs_read': full_s / read_s,
+              'loadavg_before': load_before, 'loadavg_after': load_after}
+    print(f'ratio analyze / (read+deserialise) = {full_s / deser_s:.2f} '
+          '(target <= 1.0, aim 0.5)')
+    print(f'ratio analyze / read               = {full_s / read_s:.2f}')
+    print('outputs ' + ', '.join(f'{k} {v:.0f} MB' for k, v in sorted(sizes.items())))
+    print('load average (1, 5, 15 min) before: '
+          + ' '.join(f'{x:.2f}' for x in load_before)
+          + ', after: ' + ' '.join(f'{x:.2f}' for x in load_after))
+    return result
+
+
+def bench_directory(args, work: Path) -> int:
+    """Sequential analysis of N bags against Dask tasks on local clusters."""
+    from wrench_distribution.bag.parallel import analyze_directory
+    root = work / 'fleet'
+    write_bag(root / 'bag000', args.samples, args.storage)
+    for j in range(1, args.bags):
+        shutil.copytree(root / 'bag000', root / f'bag{j:03d}')
+    cfg_path = work / 'params.yaml'
+    cfg_path.write_text(yaml.safe_dump(params()))
+    config = load_analyzer_config(cfg_path)
+    print(f'{args.bags} bags x {args.samples} samples x 4 effectors ({args.storage}); '
+          f'load average before: {os.getloadavg()[0]:.2f}', flush=True)
+    t = time.perf_counter()
+    for bag in sorted(root.iterdir()):
+        analyze_bag(bag, config, work / 'seq' / bag.name, Options(plots=False))
+    seq_s = time.perf_counter() - t
+    print(f'sequential, this process      {seq_s:8.2f} s', flush=True)
+    for workers in sorted({1, args.workers}):
+        t = time.perf_counter()
+        results = analyze_directory(root, config, work / f'dask{workers}', Options(plots=False),
+                                    jobs=workers)
+        dask_s = time.perf_counter() - t
+        assert all(r.error is None for r in results), [r.error for r in results]
+        print(f'Dask, {workers} worker process(es)  {dask_s:8.2f} s  '
+              f'(sequential / Dask = {seq_s / dask_s:.2f})', flush=True)
+    print(f'load average after: {os.getloadavg()[0]:.2f}; usable cores: '
+          f'{len(os.sched_getaffinity(0))}')
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--samples', type=int, default=1_000_000)
@@ -109,15 +172,33 @@ def main() -> int:
     parser.add_argument('--workdir', type=Path, default=None)
     parser.add_argument('--keep', action='store_true', help='keep the bag and outputs')
     parser.add_argument('--json', type=Path, default=None, help='write the figures here')
+    parser.add_argument('--csv', action='store_true', help='also write samples.csv')
+    parser.add_argument('--bag', type=Path, default=None,
+                        help='reuse a bag written by an earlier run (--keep); --samples '
+                             'and --storage must match it')
+    parser.add_argument('--profile', type=Path, default=None,
+                        help='write a cProfile of analyze-bag here (slows it down)')
+    parser.add_argument('--bags', type=int, default=0,
+                        help='time a directory of this many bags on Dask instead')
+    parser.add_argument('--workers', type=int, default=2,
+                        help='worker processes of the local cluster (with --bags)')
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix='bench_bag_', dir=args.workdir))
+    if args.bags:
+        try:
+            return bench_directory(args, work)
+        finally:
+            if not args.keep:
+                shutil.rmtree(work, ignore_errors=True)
     try:
-        bag = work / f'bag_{args.storage}'
-        t = time.perf_counter()
-        write_bag(bag, args.samples, args.storage)
-        print(f'wrote {args.samples} samples x 4 effectors ({args.storage}, '
-              f'{sum(p.stat().st_size for p in bag.iterdir()) / 1e6:.0f} MB) '
-              f'in {time.perf_counter() - t:.1f} s', flush=True)
+        bag = args.bag or work / f'bag_{args.storage}'
+        if args.bag is None:
+            t = time.perf_counter()
+            write_bag(bag, args.samples, args.storage)
+            print(f'wrote {args.samples} samples x 4 effectors ({args.storage}, '
+                  f'{sum(p.stat().st_size for p in bag.iterdir()) / 1e6:.0f} MB) '
+                  f'in {time.perf_counter() - t:.1f} s', flush=True)
+        load_before = os.getloadavg()
         cfg_path = work / 'params.yaml'
         cfg_path.write_text(yaml.safe_dump(params()))
         config = load_analyzer_config(cfg_path)
@@ -129,23 +210,23 @@ def main() -> int:
         print(f'read+deserialise   {deser_s:8.2f} s  {args.samples / deser_s:10.0f} samples/s',
               flush=True)
         stages: dict = {}
+        profiler = cProfile.Profile() if args.profile else None
         t = time.perf_counter()
-        summary = analyze_bag(bag, config, work / 'out', Options(timings=stages))
+        if profiler:
+            profiler.enable()
+        summary = analyze_bag(bag, config, work / 'out', Options(timings=stages, csv=args.csv))
         full_s = time.perf_counter() - t
+        if profiler:
+            profiler.disable()
+            profiler.dump_stats(args.profile)
+        load_after = os.getloadavg()
         assert summary['samples'] == args.samples, summary['samples']
         print(f'analyze-bag        {full_s:8.2f} s  {args.samples / full_s:10.0f} samples/s',
               flush=True)
         for stage, sec in stages.items():
             print(f'   {stage:<20} {sec:8.2f} s')
-        csv_mb = (work / 'out' / 'samples.csv').stat().st_size / 1e6
-        result = {'samples': args.samples, 'effectors': 4, 'messages': n,
-                  'storage': args.storage, 'read_s': read_s, 'read_deserialise_s': deser_s,
-                  'analyze_s': full_s, 'stages_s': stages, 'csv_MB': csv_mb,
-                  'ratio_vs_read_deserialise': full_s / deser_s,
-                  'ratio_vs_read': full_s / read_s}
-        print(f'ratio analyze / (read+deserialise) = {full_s / deser_s:.2f} (target <= 1.5)')
-        print(f'ratio analyze / read               = {full_s / read_s:.2f}')
-        print(f'samples.csv {csv_mb:.0f} MB')
+        result = report(args, work / 'out', n, read_s, deser_s, full_s, stages,
+                        (load_before, load_after))
         if args.json:
             args.json.write_text(json.dumps(result, indent=2) + '\n')
     finally:

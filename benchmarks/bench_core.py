@@ -19,20 +19,21 @@ Per contact count n (2 ... 64) and contact type (rigid, point) it measures, per 
 
 Every figure is the median over repetitions of (loop time / samples), measured with
 ``time.perf_counter`` after a warm-up; the per-sample methods (a)-(d) are measured interleaved
-(one loop of each in turn, repeated) so that their ratios survive changes of machine load. Ratios and the growth exponent of time versus n (least
-squares on log-log between n = 4 and 64) are printed after the table. Figures depend on the
-machine; compare ratios measured in one run, not absolute times across machines.
+(one loop of each in turn, repeated) so that their ratios survive changes of machine load.
+Ratios and the growth exponent of time versus n (least squares on log-log between n = 4 and
+64) are printed after the table. Figures depend on the machine; compare ratios measured in
+one run, not absolute times across machines.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import platform
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Callable, Dict, List, Sequence, Tuple
 
 _THREAD_VARS = ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS')
@@ -71,13 +72,13 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from wrench_distribution.core import baselines  # noqa: E402
 from wrench_distribution.core import (  # noqa: E402
     Contact,
     DistributionOptions,
     LoadDistributor,
     ObjectModel,
 )
-from wrench_distribution.core import baselines  # noqa: E402
 
 SIZES = (2, 3, 4, 6, 8, 16, 32, 64)
 TYPES = ('rigid', 'point')
@@ -108,7 +109,7 @@ def blas_summary() -> str:
         simd = config.get('SIMD Extensions', {})
         found = ', '.join(simd.get('found', [])[:6])
         return (f"{blas.get('name')} {blas.get('version')} (numpy.show_config; threadpoolctl not "
-                f"installed), SIMD: {found}")
+                f'installed), SIMD: {found}')
     except (TypeError, AttributeError):
         return 'unknown (numpy.show_config(mode="dicts") unavailable)'
 
@@ -230,7 +231,7 @@ def per_sample(fns: Dict[str, Tuple[Callable[[int], object], int, float]], reps:
 
 def batch_rate(fn: Callable[[np.ndarray], object], data: np.ndarray, reps: int,
                budget: float) -> Tuple[float, int]:
-    """Samples per second of a batch call (median over repetitions, after a warm-up).
+    """Measure the samples per second of a batch call (median over repetitions, after a warm-up).
 
     The batch size is ``len(data)`` unless one call would take longer than ``budget``
     seconds, judged from a 256-sample warm-up; then it is reduced (at least 256).
@@ -345,7 +346,7 @@ def summary(results: Dict[Tuple[str, int], Dict[str, float]], sizes: Sequence[in
                   f"a cached pinv matvec (the floor) is {row['cached'] / row['pinv_cached']:.0f}x "
                   f'faster than cached synthesis')
             rate = row['analyze_rate']
-            print(f"- {kind}, n=4: analyze_batch {rate:,.0f} samples/s (target >= 1,000,000/s: "
+            print(f'- {kind}, n=4: analyze_batch {rate:,.0f} samples/s (target >= 1,000,000/s: '
                   f"{'met' if rate >= 1_000_000 else 'NOT met'}); synthesize_batch "
                   f"{row['synth_rate']:,.0f} samples/s")
     grow = [n for n in sizes if 4 <= n <= 64]

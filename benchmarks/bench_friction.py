@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import statistics
 import sys
 import time
-from pathlib import Path
 
 for _var in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'):
     os.environ.setdefault(_var, '1')
@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 
 from wrench_distribution.core import LoadDistributor  # noqa: E402
 from wrench_distribution.core.friction import (  # noqa: E402
-    FrictionInfeasibleError, FrictionModel, FrictionOptions, _ConeProgram,
+    _ConeProgram, FrictionInfeasibleError, FrictionModel, FrictionOptions,
 )
 from wrench_distribution.core.friction_reference import random_grasp, reference_solve  # noqa: E402
 

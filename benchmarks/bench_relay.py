@@ -1,4 +1,4 @@
-"""Distributor node vs a bare rclpy relay, side by side, over real DDS.
+r"""Distributor node vs a bare rclpy relay, side by side, over real DDS.
 
 One ``WrenchStamped`` in, four out (4 effectors); source, relay (or distributor) and
 sink run in separate processes. For each rate, the relay and the distributor are run
@@ -8,7 +8,7 @@ latency from the input's header stamp to the arrival of the last of its four out
 
 Usage::
 
-    ROS_DOMAIN_ID=77 .venv/bin/python benchmarks/bench_relay.py --rates 500 1000 \\
+    ROS_DOMAIN_ID=77 .venv/bin/python benchmarks/bench_relay.py --rates 500 1000 \
         --duration 10 --markdown
 
 DDS discovery stays on loopback (the script sets ``ROS_AUTOMATIC_DISCOVERY_RANGE`` and

@@ -24,7 +24,7 @@ def sphere_positions() -> np.ndarray:
 
 
 def sphere(torque_share: float = 0.0) -> LoadDistributor:
-    """The IX-C problem with rigid contacts (frames aligned with the object frame)."""
+    """Build the IX-C problem with rigid contacts (frames aligned with the object frame)."""
     contacts = [Contact(f'c{i + 1}', 'rigid', p) for i, p in enumerate(sphere_positions())]
     return LoadDistributor(contacts, ObjectModel(), DistributionOptions(torque_share=torque_share))
 

@@ -178,7 +178,7 @@ def test_directory_with_a_bad_bag(tmp_path, capsys, scenario, cfg):
     code, err = run_cli(capsys, tmp_path / 'bags', '--config', cfg, '--out', tmp_path / 'o',
                         '--jobs', '1')
     assert_error(code, err, '1 of 2 bags failed', 'bad')
-    assert (tmp_path / 'o' / 'good' / 'samples.csv').exists()
+    assert (tmp_path / 'o' / 'good' / 'samples.parquet').exists()
 
 
 def test_process_exit_status_and_no_traceback(tmp_path, scenario, cfg):
@@ -190,3 +190,24 @@ def test_process_exit_status_and_no_traceback(tmp_path, scenario, cfg):
          '--out', str(tmp_path / 'o')], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.startswith('error: ') and 'Traceback' not in proc.stderr
+
+
+def test_missing_pyarrow_or_dask_is_one_error_line(tmp_path, capsys, scenario, cfg, monkeypatch):
+    """Without pyarrow (or, for a directory, without Dask): one line saying what to install."""
+    import builtins
+    real_import = builtins.__import__
+    missing = set()
+
+    def fake_import(name, *args, **kwargs):
+        if name.split('.')[0] in missing:
+            raise ImportError(f'No module named {name!r}')
+        return real_import(name, *args, **kwargs)
+    monkeypatch.setattr(builtins, '__import__', fake_import)
+    F.write_scenario_bag(tmp_path / 'bags' / 'one', scenario, 'sqlite3')
+    missing.add('distributed')
+    code, err = run_cli(capsys, tmp_path / 'bags', '--config', cfg, '--out', tmp_path / 'o')
+    assert_error(code, err, 'Dask', 'pip install dask distributed')
+    missing.add('pyarrow')
+    code, err = run_cli(capsys, tmp_path / 'bags' / 'one', '--config', cfg,
+                        '--out', tmp_path / 'o')
+    assert_error(code, err, 'pyarrow', 'pip install pyarrow')

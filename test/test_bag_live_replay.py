@@ -2,7 +2,6 @@
 gives the same samples as ``analyze-bag`` on the same bag and parameter file."""
 from __future__ import annotations
 
-import csv
 import json
 import os
 import signal
@@ -13,6 +12,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -140,10 +140,10 @@ def wait_for_line(path: Path, text: str, timeout: float, proc: subprocess.Popen)
 
 
 def read_offline(out: Path) -> tuple[list[str], np.ndarray, list[int]]:
-    with open(out / 'samples.csv', newline='') as f:
-        rows = list(csv.reader(f))
-    stamps = [int(r[0].replace('.', '')) for r in rows[1:]]
-    return rows[0], np.array([[float(v) for v in r] for r in rows[1:]]), stamps
+    """Column names, values (the stamp column as float) and the int64 ns stamps."""
+    table = pq.read_table(out / 'samples.parquet')
+    values = np.column_stack([c.to_numpy().astype(float) for c in table.columns])
+    return table.column_names, values, table.column('stamp_ns').to_pylist()
 
 
 @pytest.mark.parametrize('poses', ['static', 'topic'])

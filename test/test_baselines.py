@@ -8,10 +8,10 @@ obtains by summing rounded numbers get a slightly looser tolerance, stated where
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+import numpy as np
+import pytest
 
 from wrench_distribution.core import baselines as bl
 

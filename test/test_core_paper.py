@@ -8,7 +8,7 @@ one in the last digit from the exact 0.78947 and -0.36346).
 import numpy as np
 import pytest
 
-from core_cases import SPHERE_WRENCHES, sphere, sphere_positions
+from core_cases import sphere, sphere_positions, SPHERE_WRENCHES
 from wrench_distribution.core import Contact, DistributionOptions, LoadDistributor, ObjectModel
 
 ATOL = 1.5e-3

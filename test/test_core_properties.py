@@ -4,14 +4,14 @@ Every expectation is an invariant: the resultant is reproduced, results do not d
 the unit of length, on a rotation of the object frame or on its origin, the internal-load
 state does not depend on the admissible manipulating distribution, and round trips close.
 """
+from hypothesis import assume, given, HealthCheck, settings
+from hypothesis import strategies as st
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
 
 from wrench_distribution.core import (
-    Contact, DistributionOptions, InvalidInputError, LoadDistributor, ObjectModel,
-    UnrealisableWrenchError, WrenchDistributionError, matrix_to_quaternion, quaternion_to_matrix,
+    Contact, DistributionOptions, InvalidInputError, LoadDistributor, matrix_to_quaternion, ObjectModel,
+    quaternion_to_matrix, UnrealisableWrenchError, WrenchDistributionError,
 )
 
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -19,7 +19,7 @@ SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 @st.composite
 def problems(draw, min_contacts=2, max_contacts=8, share=None):
-    """A random grasp: positions, types, frames, centre of mass, options and a wrench."""
+    """Draw a random grasp: positions, types, frames, centre of mass, options and a wrench."""
     n = draw(st.integers(min_contacts, max_contacts))
     seed = draw(st.integers(0, 2 ** 32 - 1))
     rng = np.random.default_rng(seed)
@@ -82,7 +82,7 @@ def similarity(rng):
 
 
 def transformed(contacts, model, options, rotation, shift, scale):
-    """The same physical grasp described in a rotated, shifted and rescaled object frame."""
+    """Describe the same physical grasp in a rotated, shifted and rescaled object frame."""
     moved = [Contact(c.name, c.type, scale * (rotation @ np.array(c.position)) + shift,
                      matrix_to_quaternion(rotation @ c.rotation)) for c in contacts]
     new_model = ObjectModel(com=scale * (rotation @ np.array(model.com)) + shift)

@@ -1,11 +1,11 @@
 """Frames, wrench transport and the sensor model, checked against hand derivations."""
-import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+import numpy as np
+import pytest
 
 from wrench_distribution.core import (
-    InvalidInputError, SensorModel, inverse_pose, matrix_to_quaternion, quaternion_to_matrix, skew,
+    InvalidInputError, inverse_pose, matrix_to_quaternion, quaternion_to_matrix, SensorModel, skew,
     transform_wrench,
 )
 

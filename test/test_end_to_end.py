@@ -7,10 +7,10 @@ squeezes, sensor noise levels), never from the code under test.
 """
 import json
 import os
+from pathlib import Path
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
@@ -44,7 +44,7 @@ def run_demo(tmp_path: Path, offset: int, *args: str) -> dict:
 
 
 def tolerance(params: dict, unit: str) -> float:
-    """Allowed error of a phase mean: three standard deviations of one sensor sample.
+    """Return the allowed error of a phase mean: three standard deviations of one sensor sample.
 
     The short runs of these tests put the evaluation windows close to the accelerations of
     the move, where the effector bodies' own inertia (centripetal terms included, the

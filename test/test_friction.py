@@ -5,19 +5,19 @@ reproduced, load in N(G), frame and unit invariance) and from an independent sol
 (Kelley cutting planes on HiGHS, ``core/friction_reference.py``).
 """
 import json
+from pathlib import Path
 import subprocess
 import sys
-from pathlib import Path
 
+from hypothesis import assume, given, HealthCheck, settings
+from hypothesis import strategies as st
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
-from wrench_distribution.core import Contact, InvalidInputError, LoadDistributor, ObjectModel
+from wrench_distribution.core import Contact, InvalidInputError, LoadDistributor
 from wrench_distribution.core.friction import (
-    FrictionInfeasibleError, FrictionModel, FrictionOptions, check_forces,
+    check_forces, FrictionInfeasibleError, FrictionModel, FrictionOptions,
 )
 from wrench_distribution.core.friction_reference import random_grasp, reference_solve
 
@@ -37,7 +37,7 @@ def three_fingers(mu=0.8, radius=0.04):
 
 
 def resultant(distributor, commands):
-    """sum of contact wrenches about the centre of mass, written out independently."""
+    """Sum the contact wrenches about the centre of mass, written out independently."""
     total = np.zeros(6)
     com = np.array(distributor.object_model.com)
     for contact, wrench in zip(distributor.contacts, commands):

@@ -1,11 +1,13 @@
-"""The demo's friction comparison, end to end over DDS: the lightly squeezed grasp slips,
-the same grasp with ``friction_mode: auto`` holds, and the added squeeze follows the force
-the motion needs."""
+"""The demo's friction comparison, end to end over DDS.
+
+The lightly squeezed grasp slips, the same grasp with ``friction_mode: auto`` holds, and the
+added squeeze follows the force the motion needs.
+"""
 import json
 import os
+from pathlib import Path
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 

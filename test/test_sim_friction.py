@@ -3,11 +3,11 @@ import numpy as np
 import pytest
 
 from wrench_distribution.sim.grasp import GraspCompliance
-from wrench_distribution.sim.simulator import LOSS_DISTANCE, HeldObjectSim
+from wrench_distribution.sim.simulator import HeldObjectSim, LOSS_DISTANCE
 
 
 def pinched(mu=0.5):
-    """A fixed block pinched at x = +-0.05 m by two fingertips, contact z along the push."""
+    """Build a fixed block pinched at x = +-0.05 m by two fingertips, contact z along the push."""
     down = (0.0, np.sqrt(0.5), 0.0, np.sqrt(0.5))   # contact z = object -x
     up = (0.0, -np.sqrt(0.5), 0.0, np.sqrt(0.5))    # contact z = object +x
     return HeldObjectSim(1.0, np.eye(3) * 1e-3, (0, 0, 0), ['point', 'point'],

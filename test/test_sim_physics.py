@@ -284,8 +284,11 @@ def test_scenario_file_is_consistent_and_valid(name):
 
 @pytest.mark.parametrize('name', SCENARIO_NAMES)
 def test_core_distribution_holds_each_scenario_still(name):
-    """With the core's exact distribution of the weight plus the scheduled squeeze, the
-    object does not move and each grasp spring carries exactly its command."""
+    """Hold each scenario still with the core's exact distribution.
+
+    With the core's exact distribution of the weight plus the scheduled squeeze, the object
+    does not move and each grasp spring carries exactly its command.
+    """
     from wrench_distribution.core import Contact, LoadDistributor, ObjectModel
     from wrench_distribution.sim import scenarios
     from wrench_distribution.sim.object_controller import parse_schedule

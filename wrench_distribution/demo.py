@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import yaml
 
-from .sim.scenarios import SCENARIOS, load_sections, scenario_file
+from .sim.scenarios import load_sections, scenario_file, SCENARIOS
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 ROS_ENV = {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1'}
@@ -45,19 +45,19 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument('--baseline', choices=['moore_penrose'], default=None,
                    help='replace the distributor by a baseline (pinv(G)) for comparison')
     p.add_argument('--internal-load', choices=['scheduled', 'zero'], default='scheduled',
-                   help='prescribe the scenario\'s squeeze schedule, or zero internal load')
+                   help="prescribe the scenario's squeeze schedule, or zero internal load")
     p.add_argument('--domain-id', type=int, default=None,
                    help='ROS_DOMAIN_ID (default: the environment, else derived from the pid)')
     p.add_argument('--rate', type=float, default=None,
                    help='publish (control) rate of the simulator in Hz (default: the scenario '
                         'file, 200); a divisor of its physics rate')
     p.add_argument('--friction', choices=['check', 'auto', 'compare'], default=None,
-                   help='the distributor\'s friction_mode (default: the scenario file); compare: '
+                   help="the distributor's friction_mode (default: the scenario file); compare: "
                         'run twice with no squeeze, prescription alone then auto, and compare')
     p.add_argument('--squeeze', type=float, default=None,
                    help='replace every scheduled internal-load value by this one (N or N*m)')
     p.add_argument('--move-duration', type=float, default=None,
-                   help='duration of the controller\'s move in s (default: the scenario file)')
+                   help="duration of the controller's move in s (default: the scenario file)")
     p.add_argument('--no-plot', action='store_true', help='skip the PNG')
     p.add_argument('--timeout', type=float, default=None,
                    help='wall-clock limit in seconds (default 60 + 4 x duration)')
@@ -65,7 +65,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def run_sections(sections: dict, duration: float | None, zero_internal: bool) -> dict:
-    """The parameter sections of this run.
+    """Return the parameter sections of this run.
 
     With a duration other than the file's, the controller's times after the fixture
     release are stretched by ``(duration - release) / (nominal - release)`` so that the
@@ -103,7 +103,7 @@ def run_sections(sections: dict, duration: float | None, zero_internal: bool) ->
 
 
 def _executable(script: str, module: str) -> list:
-    """The console script next to this Python if installed, else ``python -m module``."""
+    """Return the console script next to this Python if installed, else ``python -m module``."""
     candidate = Path(sys.executable).parent / script
     if candidate.exists():
         return [str(candidate)]

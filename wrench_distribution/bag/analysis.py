@@ -12,23 +12,22 @@ from typing import Any
 import numpy as np
 
 from . import quaternions as Q
+from .columns import QUANTITIES, empty_shape
 from .errors import BagError
-
-PARTS = ('manipulating', 'constraint', 'internal')
-
 
 @dataclass
 class ChunkResult:
-    """Analysis of k samples (arrays with a leading sample axis)."""
+    """Analysis of k samples: the stamps and one array per :data:`.columns.QUANTITIES`
+    entry (leading sample axis), also readable as attributes (``chunk.internal_load``)."""
 
     stamp_ns: np.ndarray
-    manipulating: np.ndarray
-    constraint: np.ndarray
-    internal: np.ndarray
-    resultant: np.ndarray
-    internal_load: np.ndarray
-    internal_load_norm: np.ndarray
-    residual: np.ndarray
+    values: dict
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        try:
+            return self.__dict__['values'][name]
+        except KeyError:
+            raise AttributeError(name) from None
 
     def __len__(self) -> int:
         return len(self.stamp_ns)
@@ -119,29 +118,23 @@ class ChunkAnalyzer:
         :param poses: contact poses (k, n, 7) in the object frame.
         """
         k, n = measured.shape[:2]
-        outs: dict[str, list] = {p: [] for p in PARTS}
-        res, lam, lam_norm, resid = [], [], [], []
-        suffix = '_contact' if self.frame == 'contact' else '_object'
+        outs: dict[str, list] = {q.name: [] for q in QUANTITIES}
+        sources = {q.name: q.source.format(frame=self.frame) for q in QUANTITIES}
         for a, b, dist, pose in (self._runs(poses) if k else []):
             contact = np.empty((b - a, n, 6))
             for i, sensor in enumerate(self.config.sensors):
                 g_contact = Q.rotate(Q.conjugate(pose[i, 3:]), self.gravity)
                 contact[:, i] = sensor.to_contact(measured[a:b, i], g_contact)
             batch = dist.analyze_batch(contact)
-            for part in PARTS:
-                outs[part].append(getattr(batch, part + suffix))
-            res.append(batch.resultant)
-            lam.append(batch.internal_load)
-            lam_norm.append(batch.internal_load_norm)
-            resid.append(batch.residual)
+            for name, source in sources.items():
+                outs[name].append(getattr(batch, source))
         m = len(self.basis_names)
+        values = {q.name: _join(outs[q.name], empty_shape(q, n, m)) for q in QUANTITIES}
+        return ChunkResult(stamp_ns=np.asarray(stamp_ns, np.int64), values=values)
 
-        def cat(xs, shape):
-            return np.concatenate(xs) if xs else np.empty(shape)
-        return ChunkResult(
-            stamp_ns=np.asarray(stamp_ns, np.int64),
-            manipulating=cat(outs['manipulating'], (0, n, 6)),
-            constraint=cat(outs['constraint'], (0, n, 6)),
-            internal=cat(outs['internal'], (0, n, 6)),
-            resultant=cat(res, (0, 6)), internal_load=cat(lam, (0, m)),
-            internal_load_norm=cat(lam_norm, (0,)), residual=cat(resid, (0,)))
+
+def _join(parts: list, empty: tuple) -> np.ndarray:
+    """Concatenate along the sample axis (without a copy for a single part)."""
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.empty(empty)

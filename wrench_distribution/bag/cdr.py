@@ -58,14 +58,20 @@ def decode_wrench_stamped(
     wrenches = np.empty((k, 6), dtype=np.float64)
     if k == 0:
         return stamps, wrenches
-    sizes = np.fromiter((len(p) for p in payloads), dtype=np.int64, count=k)
-    fast = np.fromiter((p[:2] == _CDR_LE for p in payloads), dtype=bool, count=k)
+    sizes = np.fromiter(map(len, payloads), dtype=np.int64, count=k)
+    data = np.frombuffer(b''.join(payloads), dtype=np.uint8)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    fast = np.zeros(k, dtype=bool)
+    enough = sizes >= 2
+    fast[enough] = ((data[starts[enough]] == _CDR_LE[0])
+                    & (data[starts[enough] + 1] == _CDR_LE[1]))
     if np.any(sizes[fast] < _MIN_SIZE):
         raise BagError(f'corrupt message on {topic}: payload too short for a WrenchStamped')
+    if fast.all() and np.all(sizes == sizes[0]):  # the common case: no gather
+        return _decode_group(data.reshape(k, int(sizes[0])), topic)
     for size in np.unique(sizes[fast]):
         rows = np.flatnonzero(fast & (sizes == size))
-        blob = b''.join([payloads[i] for i in rows])
-        buf = np.frombuffer(blob, dtype=np.uint8).reshape(len(rows), int(size))
+        buf = data[starts[rows, None] + np.arange(int(size))[None, :]]
         stamps[rows], wrenches[rows] = _decode_group(buf, topic)
     for i in np.flatnonzero(~fast):
         stamp, wrench = fallback(payloads[i])

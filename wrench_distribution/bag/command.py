@@ -2,12 +2,15 @@
 
 ``wrench-distribution analyze-bag BAG --config PARAMS.yaml --out DIR`` analyses a
 rosbag2 bag (sqlite3 or mcap) offline, without ROS, with the analyzer node's
-parameter file. BAG may also be a directory of bags, analysed in parallel.
-User errors print one ``error: ...`` line on stderr and return 2.
+parameter file. BAG may also be a directory of bags, one Dask task per bag (on this
+machine's cores, or on an existing cluster with ``--scheduler``).
+User errors print one ``error: ...`` line on stderr and return 2; so does a directory
+run in which any bag failed (after every other bag was analysed).
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -32,7 +35,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--chunk', type=int, default=None,
                         help='F/T messages read per chunk (bounds memory)')
     parser.add_argument('--jobs', type=int, default=None,
-                        help='parallel workers for a directory of bags (default: cores)')
+                        help='worker processes of the local Dask cluster for a directory of '
+                             'bags (default: cores)')
+    parser.add_argument('--scheduler', default=None, metavar='ADDRESS',
+                        help='directory of bags: Dask scheduler to send one task per bag to '
+                             '(e.g. tcp://10.0.0.5:8786), or "local" to start a local cluster '
+                             '(default: a local cluster of --jobs processes)')
+    parser.add_argument('--csv', action='store_true',
+                        help='also write samples.csv (samples.parquet is always written)')
     parser.add_argument('--no-plots', action='store_true', help='skip the PNG plots')
     progress = parser.add_mutually_exclusive_group()
     progress.add_argument('--progress', dest='progress', action='store_true', default=None,
@@ -51,6 +61,11 @@ def _error(message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     """Run ``analyze-bag``; 0 on success, 2 on a user error (message on stderr)."""
     from wrench_distribution.params import ConfigError, load_analyzer_config
+    try:
+        import pyarrow  # noqa: F401 -- samples.parquet
+    except ImportError as err:
+        return _error(f'analyze-bag writes Parquet with pyarrow, which is not installed '
+                      f'({err}); pip install pyarrow')
 
     from . import parallel
     from .pipeline import DEFAULT_CHUNK, Options, analyze_bag
@@ -62,9 +77,12 @@ def run(args: argparse.Namespace) -> int:
         return _error('--chunk must be a positive number of messages')
     if args.jobs is not None and args.jobs < 1:
         return _error('--jobs must be at least 1')
+    if args.jobs is not None and args.scheduler not in (None, 'local'):
+        return _error('--jobs sizes a local cluster; a remote cluster has the workers '
+                      'it was started with')
     options = Options(namespace=args.namespace, contact_source=args.contact_source,
                       chunk=chunk, plots=not args.no_plots, progress=show,
-                      node_name=args.node_name)
+                      node_name=args.node_name, csv=args.csv)
     try:
         if not args.config.is_file():
             raise BagError(f'parameter file not found: {args.config}')
@@ -72,23 +90,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.bag.exists():
             raise BagError(f'bag not found: {args.bag}')
         if args.bag.is_dir() and not parallel.is_bag(args.bag) and parallel.find_bags(args.bag):
-            results = parallel.analyze_directory(args.bag, args.config, args.out, options,
-                                                 jobs=args.jobs, show_progress=show)
-            index = [{'bag': b, 'out': str(args.out / Path(b).relative_to(args.bag)),
-                      'error': e, 'samples': s['samples'] if s else None}
-                     for b, s, e in results]
-            try:
-                args.out.mkdir(parents=True, exist_ok=True)
-                (args.out / 'index.json').write_text(json.dumps(index, indent=2) + '\n')
-            except OSError as err:
-                raise BagError(f'cannot write {args.out / "index.json"}: {err}') from None
-            _print(json.dumps({b: s if s else {'error': e} for b, s, e in results}, indent=2)
-                   if args.json else parallel.format_index(results))
-            failed = [r for r in results if r[2]]
-            if failed:
-                return _error(f'{len(failed)} of {len(results)} bags failed '
-                              f'(first: {failed[0][0]}: {failed[0][2]})')
-            return 0
+            return _directory(args, config, options, show)
         summary = analyze_bag(args.bag, config, args.out, options, config_name=str(args.config))
     except (BagError, ConfigError) as err:
         return _error(str(err))
@@ -97,6 +99,25 @@ def run(args: argparse.Namespace) -> int:
     except MemoryError:
         return _error('out of memory; use a smaller --chunk')
     return _print(json.dumps(summary, indent=2) if args.json else format_table(summary))
+
+
+def _directory(args: argparse.Namespace, config, options, show: bool) -> int:
+    """Every bag under ``args.bag``: one folder each, ``index.parquet``, the table.
+
+    :raises BagError: when the index cannot be written or the scheduler reached.
+    """
+    from . import index, parallel
+    results = parallel.analyze_directory(
+        args.bag, config, args.out, options, scheduler=args.scheduler, jobs=args.jobs,
+        show_progress=show, config_name=str(args.config))
+    path = args.out / 'index.parquet'
+    _print(json.dumps([dataclasses.asdict(r) for r in results], indent=2)
+           if args.json else index.format_index(results))
+    failed = [r for r in results if r.error]
+    if failed:
+        return _error(f'{len(failed)} of {len(results)} bags failed '
+                      f'(first: {failed[0].bag}: {failed[0].error}); see {path}')
+    return 0
 
 
 def _print(text: str) -> int:

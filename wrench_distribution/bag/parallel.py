@@ -1,13 +1,24 @@
-"""Directory mode: every bag under a directory, analysed in parallel on the local cores."""
+"""Directory mode: every bag under a directory, one Dask task per bag.
+
+The same code path serves every scheduler: :func:`analyze_directory` submits
+:func:`analyze_one` once per bag to a ``distributed.Client`` and collects the
+results as they finish. The client connects to an existing cluster
+(``--scheduler tcp://host:8786``) or to a local cluster of worker processes that it
+starts on the loopback interface (``--scheduler local``, and the default, with
+``--jobs`` workers). A bag that fails, or whose worker dies, gives a row with its
+error; it never stops the others.
+"""
 from __future__ import annotations
 
-import multiprocessing
+import dataclasses
 import os
-import sys
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from .errors import BagError
+from .progress import Progress
 
 
 def find_bags(root: Path) -> list[Path]:
@@ -20,70 +31,147 @@ def is_bag(path: Path) -> bool:
     return (Path(path) / 'metadata.yaml').is_file()
 
 
-def _worker(job: tuple) -> tuple[str, dict | None, str | None]:
-    bag, out, config_path, options = job
+@dataclass
+class BagResult:
+    """Outcome of one bag: its summary, or the error that stopped it."""
+
+    bag: str
+    out: str
+    summary: Optional[dict] = None
+    error: Optional[str] = None
+
+
+def analyze_one(bag: str, out: str, params: dict, options: Any,
+                config_name: str = '') -> BagResult:
+    """Analyse one bag into ``out`` (runs on a worker); never raises.
+
+    :param params: the analyzer's validated parameters (``AnalyzerConfig.params``),
+        so that a worker needs the bag and the output directory, not the config file.
+    """
     from wrench_distribution.params import ConfigError, load_analyzer_config
 
     from .pipeline import analyze_bag
     try:
-        config = load_analyzer_config(config_path, options.node_name)
-        return str(bag), analyze_bag(Path(bag), config, Path(out), options,
-                                     config_name=str(config_path)), None
+        config = load_analyzer_config(params, options.node_name)
+        summary = analyze_bag(Path(bag), config, Path(out), options, config_name=config_name)
+        return BagResult(bag, out, summary=summary)
     except (BagError, ConfigError) as err:
-        return str(bag), None, str(err)
+        return BagResult(bag, out, error=str(err))
+    except MemoryError:
+        return BagResult(bag, out, error='out of memory; use a smaller --chunk')
     except Exception as err:  # noqa: BLE001 -- reported per bag, never a traceback
-        return str(bag), None, f'internal error: {type(err).__name__}: {err}'
+        return BagResult(bag, out, error=f'internal error: {type(err).__name__}: {err}')
 
 
-def analyze_directory(root: Path, config_path: Path, out_dir: Path, options: Any,
-                      jobs: int | None = None, show_progress: bool = False
-                      ) -> list[tuple[str, dict | None, str | None]]:
-    """Analyse every bag under ``root`` into ``out_dir/<relative path>``.
+def usable_cores() -> int:
+    """Cores this process may run on."""
+    if hasattr(os, 'sched_getaffinity'):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
-    :param jobs: worker processes; default: the number of usable cores.
-    :returns: ``(bag, summary or None, error or None)`` per bag, in path order.
+
+def local_cluster(workers: int) -> Any:
+    """A Dask cluster of ``workers`` single-threaded processes on the loopback
+    interface, without the dashboard (nothing listens beyond this machine)."""
+    from distributed import LocalCluster
+    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                        host='127.0.0.1', dashboard_address=None)
+
+
+def connect(scheduler: Optional[str], workers: int) -> tuple[Any, Any]:
+    """``(client, cluster or None)`` for ``--scheduler`` (None and ``local``: a local
+    cluster of ``workers`` processes, closed with the client).
+
+    :raises BagError: when the scheduler cannot be reached.
     """
+    try:
+        import distributed
+    except ImportError as err:
+        raise BagError(f'a directory of bags runs on Dask, which is not installed ({err}); '
+                       'pip install dask distributed') from None
+    cluster = None
+    try:
+        if scheduler in (None, 'local'):
+            cluster = local_cluster(workers)
+            return distributed.Client(cluster), cluster
+        # waits up to dask's distributed.comm.timeouts.connect (30 s by default)
+        return distributed.Client(scheduler), None
+    except Exception as err:  # noqa: BLE001 -- OSError, timeouts, bad address: one line
+        if cluster is not None:
+            cluster.close()
+        where = 'a local Dask cluster' if cluster is not None or scheduler in (None, 'local') \
+            else f'the Dask scheduler {scheduler}'
+        raise BagError(f'cannot reach {where}: {type(err).__name__}: {err}') from None
+
+
+def analyze_directory(root: Path, config: Any, out_dir: Path, options: Any, *,
+                      scheduler: Optional[str] = None, jobs: Optional[int] = None,
+                      show_progress: bool = False, config_name: str = '',
+                      client: Any = None) -> list[BagResult]:
+    """Analyse every bag under ``root`` into ``out_dir/<relative path>``, and write
+    ``out_dir/index.parquet`` (:mod:`.index`).
+
+    :param config: ``AnalyzerConfig``, already validated.
+    :param scheduler: Dask scheduler address, ``local`` or None (see :func:`connect`).
+    :param jobs: worker processes of a local cluster (default: usable cores).
+    :param client: an existing ``distributed.Client`` to use instead.
+    :returns: one :class:`BagResult` per bag, in path order.
+    """
+    root = Path(root).resolve()
     bags = find_bags(root)
     if not bags:
         raise BagError(f'{root} is neither a bag (no metadata.yaml) nor a directory of bags')
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()
-    jobs = max(1, min(jobs or cores or 1, len(bags)))
-    options.progress = False
-    work = [(b, Path(out_dir) / b.relative_to(root), config_path, options) for b in bags]
-    results = []
-    if jobs == 1:
-        for job in work:
-            results.append(_worker(job))
-            _tick(len(results), len(work), show_progress)
-    else:
-        ctx = multiprocessing.get_context('spawn')
-        with ctx.Pool(jobs) as pool:
-            for res in pool.imap_unordered(_worker, work):
-                results.append(res)
-                _tick(len(results), len(work), show_progress)
-    if show_progress:
-        sys.stderr.write('\n')
-    order = {str(b): i for i, b in enumerate(bags)}
-    return sorted(results, key=lambda r: order[r[0]])
+    out_dir = Path(out_dir).resolve()
+    options = dataclasses.replace(options, progress=False)  # bars from workers would mix
+    jobs = max(1, min(jobs or usable_cores(), len(bags)))
+    own = client is None
+    cluster = None
+    if own:
+        client, cluster = connect(scheduler, jobs)
+    try:
+        results = _run(client, bags, root, out_dir, config, options, config_name,
+                       Progress(len(bags), 'bags', enabled=show_progress, unit='bags',
+                                interval=0.0))
+    finally:
+        if own:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    from .index import write_index
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_index(out_dir / 'index.parquet', results)
+    except OSError as err:
+        raise BagError(f'cannot write {out_dir / "index.parquet"}: {err}') from None
+    return results
 
 
-def _tick(done: int, total: int, show: bool) -> None:
-    if show:
-        sys.stderr.write(f'\ranalysed {done}/{total} bags')
-        sys.stderr.flush()
+def _run(client: Any, bags: list[Path], root: Path, out_dir: Path, config: Any,
+         options: Any, config_name: str, progress: Progress) -> list[BagResult]:
+    from distributed import as_completed
+    outs = {str(b): str(out_dir / b.relative_to(root)) for b in bags}
+    run = uuid.uuid4().hex[:12]  # task keys unique on a cluster shared by several runs
+    futures = {client.submit(analyze_one, str(b), outs[str(b)], config.params, options,
+                             config_name, key=f'analyze-bag-{run}-{i}-{b.name}'): str(b)
+               for i, b in enumerate(bags)}
+    results: dict[str, BagResult] = {}
+    try:
+        for future in as_completed(futures):
+            bag = futures[future]
+            results[bag] = _result(future, bag, outs[bag])
+            progress.update(1)
+    finally:
+        progress.close()
+    return [results[str(b)] for b in bags]
 
 
-def format_index(results: list[tuple[str, dict | None, str | None]]) -> str:
-    """One line per bag: samples, span, max residual, internal-load norm, or the error."""
-    width = max(len(r[0]) for r in results)
-    lines = [f"{'bag':<{width}}  {'samples':>9} {'span [s]':>10} {'max resid':>10} "
-             f"{'|lambda| mean':>13} {'|lambda| max':>12}"]
-    for bag, s, err in results:
-        if err:
-            lines.append(f'{bag:<{width}}  error: {err}')
-            continue
-        norm = s['internal_load_norm']
-        lines.append(f"{bag:<{width}}  {s['samples']:>9} {s['time_span']['duration']:>10.3f} "
-                     f"{s['max_resultant_residual']:>10.3g} {norm.get('mean', 0):>13.6g} "
-                     f"{norm.get('max', 0):>12.6g}")
-    return '\n'.join(lines)
+def _result(future: Any, bag: str, out: str) -> BagResult:
+    """The task's result, or a row naming why the task itself failed (worker died...)."""
+    if future.status == 'finished':
+        return future.result()
+    try:
+        err = future.exception()
+    except Exception as exc:  # noqa: BLE001 -- e.g. cancelled: still one row
+        err = exc
+    return BagResult(bag, out, error=f'task failed: {type(err).__name__}: {err}')
+

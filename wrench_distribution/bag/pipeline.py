@@ -14,13 +14,11 @@ from .errors import BagError
 from .poses import StaticPoses, read_pose_array, read_tf
 from .progress import Progress
 from .reader import WRENCH_STAMPED, BagReader
-from .samples_csv import SamplesCsv
+from .samples import SamplesWriter, package_version
 from .sync import StampSynchronizer
 
 #: F/T messages per chunk: bounds memory (about 200 bytes per message in flight)
 DEFAULT_CHUNK = 200_000
-#: bags with more F/T messages than this format their CSV in a second process
-BACKGROUND_CSV_MESSAGES = 100_000
 
 
 @dataclass
@@ -33,8 +31,7 @@ class Options:
     :param plots: write the PNG plots.
     :param progress: draw a progress bar on stderr.
     :param node_name: node whose section of the parameter file is used.
-    :param csv_process: format ``samples.csv`` in a second process; None: when the bag
-        has more than :data:`BACKGROUND_CSV_MESSAGES` F/T messages.
+    :param csv: also write ``samples.csv`` (``samples.parquet`` is always written).
     :param timings: if a dict, receives the seconds spent per stage (benchmarks).
     """
 
@@ -44,7 +41,7 @@ class Options:
     plots: bool = True
     progress: bool = False
     node_name: str = 'wrench_analyzer'
-    csv_process: Optional[bool] = None
+    csv: bool = False
     timings: Optional[dict] = None
 
 
@@ -116,48 +113,17 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
         analyzer = ChunkAnalyzer(config)
         builder = summary_mod.SummaryBuilder(names)
         buffer = plots.PlotBuffer()
-        background = (total > BACKGROUND_CSV_MESSAGES if options.csv_process is None
-                      else options.csv_process)
-        try:
-            csv = SamplesCsv(out_dir / 'samples.csv', names, background=background)
-        except OSError as err:
-            raise BagError(f'cannot write {out_dir / "samples.csv"}: {err}') from None
+        samples = _samples_writer(out_dir, bag_path, config, options, config_name)
         progress = Progress(total, bag_path.name, enabled=options.progress)
         clock = _StageClock(options.timings)
         try:
-            chunks = bag.wrench_chunks(topics, options.chunk)
-            while True:
-                clock.start()
-                chunk = next(chunks, None)
-                clock.stop('read_decode')
-                if chunk is None:
-                    break
-                stream, recv, stamp, wrench = chunk
-                progress.update(len(stream))
-                st, measured = sync.push(stream, recv, stamp, wrench)
-                clock.stop('synchronise')
-                if not len(st):
-                    continue
-                pose, valid = poses.at(st)
-                if not valid.all():
-                    builder.no_pose += int(np.count_nonzero(~valid))
-                    st, measured, pose = st[valid], measured[valid], pose[valid]
-                result = analyzer.analyze(st, measured, np.ascontiguousarray(pose))
-                clock.stop('analyse')
-                csv.write(result, analyzer.basis_names)
-                clock.stop('csv')
-                builder.add(result)
-                buffer.add(result)
-                clock.stop('summary')
-            sync.finish()
+            _analyse_chunks(bag.wrench_chunks(topics, options.chunk), sync, poses, analyzer,
+                            samples, (builder, buffer), progress, clock)
         finally:
             progress.close()
             clock.start()
-            try:
-                csv.close()
-            except OSError as err:
-                raise BagError(str(err)) from None
-            clock.stop('csv')
+            _close(samples)
+            clock.stop('write_samples')
         if builder.count == 0:
             raise BagError(
                 f'no synchronised sample in {bag_path}: {total} F/T messages, none matched '
@@ -170,7 +136,7 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
             counters=sync.counters, basis_names=analyzer.basis_names,
             basis_units=analyzer.basis_units, regimes=analyzer.regimes,
             distributors_built=analyzer.distributors_built, config=config_name, topics=topics)
-    summary['outputs'] = ['samples.csv', 'summary.json', 'plotjuggler_layout.xml']
+    summary['outputs'] = samples.names + ['summary.json', 'plotjuggler_layout.xml']
     clock.start()
     try:
         plotjuggler.write_layout(out_dir / 'plotjuggler_layout.xml', 'samples.csv', names,
@@ -184,6 +150,59 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
         raise BagError(f'cannot write the outputs in {out_dir}: {err}') from None
     clock.stop('plots_layout_json')
     return summary
+
+
+def _samples_writer(out_dir: Path, bag_path: Path, config: Any, options: Options,
+                    config_name: str) -> SamplesWriter:
+    """The writer of ``samples.parquet`` (and ``samples.csv``), with its metadata."""
+    return SamplesWriter(out_dir, list(config.effectors), csv=options.csv, info={
+        'package_version': package_version(), 'bag': str(bag_path),
+        'storage': storage_of(bag_path), 'output_frame': config.output_frame,
+        'config_file': config_name, 'parameters': config.params})
+
+
+def _analyse_chunks(chunks, sync, poses, analyzer, samples, sinks, progress, clock) -> None:
+    """Synchronise, analyse and write every chunk; ``sinks`` (summary, plot buffer)
+    receive each analysed chunk."""
+    builder = sinks[0]
+    while True:
+        clock.start()
+        chunk = next(chunks, None)
+        clock.stop('read_decode')
+        if chunk is None:
+            break
+        stream, recv, stamp, wrench = chunk
+        progress.update(len(stream))
+        st, measured = sync.push(stream, recv, stamp, wrench)
+        clock.stop('synchronise')
+        if not len(st):
+            continue
+        pose, valid = poses.at(st)
+        if not valid.all():
+            builder.no_pose += int(np.count_nonzero(~valid))
+            st, measured, pose = st[valid], measured[valid], pose[valid]
+        result = analyzer.analyze(st, measured, np.ascontiguousarray(pose))
+        clock.stop('analyse')
+        _write(samples, result, analyzer)
+        clock.stop('write_samples')
+        for sink in sinks:
+            sink.add(result)
+        clock.stop('summary')
+    sync.finish()
+
+
+def _write(samples: SamplesWriter, result, analyzer: ChunkAnalyzer) -> None:
+    try:
+        samples.write(result, analyzer.basis_names, analyzer.basis_units)
+    except OSError as err:
+        raise BagError(f'cannot write the samples in {samples.out_dir}: {err}') from None
+
+
+def _close(samples: SamplesWriter) -> None:
+    try:
+        samples.close()
+    except OSError as err:
+        raise BagError(f'cannot write the samples in {samples.out_dir}: {err}') from None
 
 
 class _StageClock:

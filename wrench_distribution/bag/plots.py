@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np
 
 from .analysis import ChunkResult
-from .samples_csv import COMPONENTS
+from .columns import COMPONENTS
 
 MAX_POINTS = 2000
 

@@ -10,10 +10,13 @@ class Progress:
     """Progress of ``total`` units, redrawn at most every ``interval`` seconds.
 
     :param enabled: draw anything at all (off for non-terminals and workers).
+    :param unit: what is counted (``msgs``, ``bags``).
     """
 
     def __init__(self, total: int, label: str, enabled: bool = True,
-                 stream: TextIO | None = None, interval: float = 0.2) -> None:
+                 stream: TextIO | None = None, interval: float = 0.2,
+                 unit: str = 'msgs') -> None:
+        self.unit = unit
         self.total = max(int(total), 1)
         self.label = label
         self.enabled = enabled
@@ -39,7 +42,8 @@ class Progress:
         rate = self.done / elapsed if elapsed > 0 else 0.0
         eta = (self.total - self.done) / rate if rate > 0 else 0.0
         self.stream.write(f'\r{self.label} [{bar}] {frac * 100:5.1f}% '
-                          f'{self.done}/{self.total} msgs, {elapsed:6.1f} s, eta {eta:5.0f} s')
+                          f'{self.done}/{self.total} {self.unit}, {elapsed:6.1f} s, '
+                          f'eta {eta:5.0f} s')
         self.stream.flush()
 
     def close(self) -> None:

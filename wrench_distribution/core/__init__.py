@@ -2,7 +2,7 @@
 
 See docs/core_api.md for the contract and docs/theory.md for the mathematics.
 """
-from .contacts import CONTACT_TYPES, Contact, ObjectModel
+from .contacts import Contact, CONTACT_TYPES, ObjectModel
 from .errors import InvalidInputError, UnrealisableWrenchError, WrenchDistributionError
 from .load_distributor import LoadDistributor
 from .options import DistributionOptions

@@ -94,7 +94,7 @@ def _check_wrench(h_o: ArrayLike) -> np.ndarray:
 
 
 def _column_index(types: Sequence[str]) -> np.ndarray:
-    """Indices into a flattened ``(n, 6)`` array of the entries present in the stacked vector.
+    """Index the entries of a flattened ``(n, 6)`` array present in the stacked vector.
 
     :param types: contact types.
     :return: integer array of length ``N`` (columns of ``G``, eqs. 13/14).
@@ -258,8 +258,7 @@ def _torque_inertias(torque_inertias: Optional[ArrayLike], n: int) -> np.ndarray
 
 
 def _virtual_body(r: np.ndarray, types: Tuple[str, ...], virtual_masses: ArrayLike,
-                  torque_inertias: Optional[ArrayLike]) -> Tuple[np.ndarray, np.ndarray, float,
-                                                                   np.ndarray]:
+                  torque_inertias: Optional[ArrayLike]) -> Tuple[np.ndarray, np.ndarray, float, np.ndarray]:
     """Virtual masses and inertias, with ``m_o*`` from eq. 5/51 and ``J_o*`` from eq. 6/52.
 
     :return: ``(m (n,), J (n, 3, 3), m_o, J_o (3, 3))``.
@@ -313,7 +312,7 @@ def erhart_hirche_eq4(r: ArrayLike, types: Sequence[str], h_o: ArrayLike,
 def corrected_eq81(r: ArrayLike, types: Sequence[str], h_o: ArrayLike,
                    virtual_masses: ArrayLike,
                    torque_inertias: Optional[ArrayLike] = None) -> np.ndarray:
-    """The paper's corrected ``G_M^+`` (eq. 81, derived in eqs. 109-116), as a plain reference.
+    """Compute the paper's corrected ``G_M^+`` (eq. 81, derived in eqs. 109-116), as a plain reference.
 
     Same arguments as :func:`erhart_hirche_eq4`; the only difference is the order
     ``m_i* S(r_i)^T [J_o*]^-1`` (eq. 114). It reproduces ``h_o`` exactly when the virtual

@@ -26,7 +26,7 @@ class Contact:
     """
 
     name: str
-    type: str = 'rigid'
+    type: str = 'rigid'  # noqa: A003 (public field name of the problem file and the API)
     position: Sequence[float] = (0.0, 0.0, 0.0)
     orientation: Sequence[float] = (0.0, 0.0, 0.0, 1.0)
     friction: Optional[float] = None

@@ -94,12 +94,12 @@ class FrictionCheck:
 
     @property
     def codes(self) -> np.ndarray:
-        """Status codes (index in :data:`STATUSES`) per contact."""
+        """Return the status code of each contact, its index in :data:`STATUSES`."""
         return np.array([STATUSES.index(s) for s in self.status], dtype=float)
 
     @property
     def worst(self) -> str:
-        """The most severe status over the contacts (pulling > slipping > near_limit > ok)."""
+        """Return the most severe status over the contacts (pulling > slipping > near_limit > ok)."""
         for status in ('pulling', 'slipping', 'near_limit'):
             if status in self.status:
                 return status
@@ -148,11 +148,11 @@ class FrictionModel:
 
     @property
     def active(self) -> bool:
-        """True when some contact has a cone or is unilateral and the mode is not ``off``."""
+        """Tell whether some contact has a cone or is unilateral and the mode is not ``off``."""
         return self.options.mode != 'off' and bool(self.unilateral.any())
 
     def check(self, wrenches) -> FrictionCheck:
-        """Normal force, utilisation and status of each contact.
+        """Check the normal force, utilisation and status of each contact.
 
         :param wrenches: (n, 6) wrenches applied to the object, contact frames.
         :return: the check.
@@ -162,7 +162,7 @@ class FrictionModel:
                             self.options.margin)
 
     def required_load(self, commands) -> np.ndarray:
-        """Internal load to add to ``commands`` (auto mode's optimisation).
+        """Compute the internal load to add to ``commands`` (auto mode's optimisation).
 
         :param commands: (n, 6) commands in the contact frames, manipulating part plus the
             prescribed internal load.
@@ -309,7 +309,7 @@ class _ConeProgram:
         return self._row_blocks
 
     def solve(self, forces: np.ndarray) -> np.ndarray:
-        """Added internal load for the (n, 3) contact forces of the commands.
+        """Compute the added internal load for the (n, 3) contact forces of the commands.
 
         :param forces: contact-frame forces of manipulating part plus prescribed load.
         :return: (m,) added load.

@@ -25,9 +25,9 @@ keeps the basis well conditioned: the coordinates of a physical load stay of its
 Pairs are generated lazily from a few hub contacts, so that large contact sets need about
 ``12 n`` candidates.
 """
-import re
 from dataclasses import dataclass
 from itertools import chain, islice
+import re
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -72,7 +72,7 @@ class Geometry:
 
     @property
     def n(self) -> int:
-        """Number of contacts."""
+        """Return the number of contacts."""
         return len(self.names)
 
 
@@ -86,8 +86,11 @@ def _norm(v: np.ndarray) -> float:
 
 
 def _perpendicular(e: np.ndarray, axis: np.ndarray, frame: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """``u = normalise(axis x e)``, ``v = e x u``; when ``e`` is parallel to ``axis`` the first
-    contact's frame axes stand in for ``axis`` (so that everything turns with the object)."""
+    """Return ``u = normalise(axis x e)`` and ``v = e x u``.
+
+    When ``e`` is parallel to ``axis`` the first contact's frame axes stand in for ``axis``
+    (so that everything turns with the object).
+    """
     u = _cross(axis, e)
     for fallback in (frame[:, 0], frame[:, 1]):
         if _norm(u) >= 1e-6:
@@ -98,7 +101,7 @@ def _perpendicular(e: np.ndarray, axis: np.ndarray, frame: np.ndarray) -> Tuple[
 
 
 def _pair_line(geometry: Geometry, i: int, j: int) -> Tuple[np.ndarray, np.ndarray]:
-    """Unit direction of pair ``(i, j)`` and the vector joining it; coincident: a frame axis."""
+    """Return the unit direction of pair ``(i, j)`` and the vector joining it; coincident: a frame axis."""
     delta = geometry.positions[j] - geometry.positions[i]
     distance = _norm(delta)
     if distance > 1e-9 * geometry.length:
@@ -109,7 +112,7 @@ def _pair_line(geometry: Geometry, i: int, j: int) -> Tuple[np.ndarray, np.ndarr
 
 
 def pair_vector(geometry: Geometry, kind: str, i: int, j: int) -> Optional[np.ndarray]:
-    """The stacked (6n,) wrench of one pair element, or None if the pair cannot have it.
+    """Return the stacked (6n,) wrench of one pair element, or None if the pair cannot have it.
 
     :param geometry: the contact set.
     :param kind: one of :data:`PAIR_KINDS`.
@@ -189,7 +192,7 @@ def _plane(geometry: Geometry) -> Tuple[np.ndarray, np.ndarray]:
 
 
 def warp_vector(geometry: Geometry, subset: Sequence[int]) -> Optional[np.ndarray]:
-    """The stacked wrench of ``warp`` on four contacts, or None when they are degenerate.
+    """Return the stacked wrench of ``warp`` on four contacts, or None when they are degenerate.
 
     :param geometry: the contact set.
     :param subset: four contact indices.
@@ -220,7 +223,7 @@ def _warp_candidates(geometry: Geometry) -> Iterator[Candidate]:
 
 
 def _fallback(null_projector: np.ndarray, active: np.ndarray, rotations: np.ndarray) -> List[Candidate]:
-    """Unit components in the contact frames (so they turn with the object), projected on N(G)."""
+    """Return unit components in the contact frames (so they turn with the object), projected on N(G)."""
     blocks = np.zeros((active.size, active.size))
     for contact, rotation in enumerate(rotations):
         blocks[6 * contact:6 * contact + 3, 6 * contact:6 * contact + 3] = rotation
@@ -236,7 +239,7 @@ def _fallback(null_projector: np.ndarray, active: np.ndarray, rotations: np.ndar
 
 
 def handle_vector(geometry: Geometry, key: str) -> Optional[np.ndarray]:
-    """The stacked wrench of a named handle such as ``squeeze(left,right)``, in either order.
+    """Return the stacked wrench of a named handle such as ``squeeze(left,right)``, in either order.
 
     :param geometry: the contact set.
     :param key: the handle name.
@@ -329,7 +332,8 @@ def _complete(pool: List[Candidate], orthonormal: np.ndarray, kept: List[Candida
     """Span what is left with the most independent fallbacks, one at a time (pivoted).
 
     Each is kept as its part orthogonal to the elements before it, so that a fallback never
-    nearly repeats them (the basis stays well conditioned)."""
+    nearly repeats them (the basis stays well conditioned).
+    """
     vectors = np.column_stack([vector for _, _, vector in pool])
     norms = np.sqrt(np.einsum('ij,i,ij->j', vectors, metric, vectors))
     count = len(kept)

@@ -11,9 +11,9 @@ Synthesis is ``h = G_M+ h_o + E lambda`` (eq. 79, ``Z = -E``); analysis reads
 map of the measured wrenches, so that ``analyze(synthesize(h_o, lambda)) = lambda`` for every
 element, resultant, torque share and regime (docs/theory.md, section 5).
 """
-import math
 from dataclasses import dataclass
 from functools import cached_property
+import math
 from typing import List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -25,9 +25,9 @@ from .grasp import (
     grasp_matrix, grasp_rank, manipulating_maps, null_projector, pseudo_inverse, reference_length,
     rotation_blocks, virtual_inertia, wrench_scale,
 )
-from .internal_basis import Geometry, build_internal_basis, handle_vector, named_candidates
+from .internal_basis import build_internal_basis, Geometry, handle_vector, named_candidates
 from .invariant import invariant_part
-from .options import GAIN_LIMIT, HULL_TOLERANCE, MASS_FLOOR, RESIDUAL_TOLERANCE, DistributionOptions
+from .options import DistributionOptions, GAIN_LIMIT, HULL_TOLERANCE, MASS_FLOOR, RESIDUAL_TOLERANCE
 from .results import Analysis, BatchAnalysis, BatchSynthesis, Regime, Synthesis
 from .validation import check_names, finite_array
 from .virtual_masses import blended_masses, reduced_masses
@@ -285,7 +285,7 @@ class LoadDistributor:
 
     @property
     def basis_units(self) -> List[str]:
-        """Unit of each basis element, ``'N'`` or ``'N*m'``."""
+        """Return the unit of each basis element, ``'N'`` or ``'N*m'``."""
         return list(self._internal.units)
 
     @property
@@ -295,8 +295,11 @@ class LoadDistributor:
 
     @property
     def basis_condition(self) -> float:
-        """Condition number of ``E`` with each element scaled to unit size in the metric
-        ``diag(I, I / l^2)``: 1 for orthogonal elements, large when elements nearly repeat."""
+        """Return the condition number of ``E``, each element scaled to unit size.
+
+        The metric is ``diag(I, I / l^2)``: 1 for orthogonal elements, large when elements
+        nearly repeat.
+        """
         if not self.internal_dimension:
             return 1.0
         gram = self._readout.gram
@@ -356,7 +359,7 @@ class LoadDistributor:
 
     # -- synthesis -----------------------------------------------------------------------------
     def _kernel(self, wrenches: np.ndarray, lam: Optional[np.ndarray], object_frame: bool) -> np.ndarray:
-        """The one synthesis product: ``G_M+ h_o + E lambda`` for (6,) or (k, 6) resultants."""
+        """Compute the one synthesis product: ``G_M+ h_o + E lambda`` for (6,) or (k, 6) resultants."""
         stacked = wrenches @ (self.pseudo_inverse if object_frame else self._pseudo_inverse_contact).T
         if lam is not None:
             stacked = stacked + lam @ (self._internal.basis if object_frame else self._internal.basis_contact).T
@@ -522,7 +525,7 @@ class LoadDistributor:
         return self.analyze_batch(measured[None]).sample(0)
 
     def invariant_batch(self, wrench_object) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The invariant internal-load state of applied wrenches (docs/theory.md, section 5.3).
+        """Compute the invariant internal-load state of applied wrenches (docs/theory.md, section 5.3).
 
         :param wrench_object: (k, n, 6) applied wrenches, object axes about each contact.
         :return: ``(invariant_object, invariant_contact, invariant_norm)``, shapes (k, n, 6),

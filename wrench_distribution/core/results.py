@@ -12,8 +12,8 @@ REASONS = {
         'virtual masses are those of its projection and the resultant is moved there'
     ),
     'com_outside_hull': (
-        'the centre of mass (or its projection) is outside the contacts\' convex hull, where eq. 64 '
-        'needs negative virtual masses; its offset beyond the contacts\' extent was damped and '
+        "the centre of mass (or its projection) is outside the contacts' convex hull, where eq. 64 "
+        "needs negative virtual masses; its offset beyond the contacts' extent was damped and "
         'the masses kept at least MASS_FLOOR, which moves the virtual centre of mass inside'
     ),
     'explicit_masses_off_com': 'the explicit virtual masses do not satisfy eq. 53',

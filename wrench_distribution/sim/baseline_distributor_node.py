@@ -11,16 +11,15 @@ from __future__ import annotations
 import os
 import sys
 
-import numpy as np
 from geometry_msgs.msg import PoseArray, WrenchStamped
+import numpy as np
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
-from ..core.baselines import moore_penrose
-from ..core.spatial import quaternion_to_matrix
 from .node_params import declare_and_read
 from .scenarios import BASELINE_DEFAULTS
-
+from ..core.baselines import moore_penrose
+from ..core.spatial import quaternion_to_matrix
 
 
 class BaselineDistributorNode(Node):

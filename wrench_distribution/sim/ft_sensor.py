@@ -56,7 +56,7 @@ class SimulatedFTSensors:
         return self.sign * (in_sensor - tool)
 
     def read(self, applied_contact: np.ndarray, gravity_contact: np.ndarray) -> np.ndarray:
-        """Readings with bias and noise.
+        """Return the readings, with bias and noise.
 
         :param applied_contact: see :meth:`ideal`.
         :param gravity_contact: see :meth:`ideal`.

@@ -1,5 +1,8 @@
-"""Object-level controller of the demo: PD on the object pose plus feed-forward, and a
-scripted internal-load schedule. Pure numpy; the ROS node is ``object_controller_node``."""
+"""Object-level controller of the demo.
+
+PD on the object pose plus feed-forward, and a scripted internal-load schedule. Pure numpy;
+the ROS node is ``object_controller_node``.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -7,8 +10,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..params import ConfigError
 from .rotations import cross, exp_so3, log_so3
+from ..params import ConfigError
 
 
 #: Controller parameters and defaults (see docs/simulator.md).
@@ -99,7 +102,7 @@ def parse_schedule(entries: Sequence[str]) -> list:
 
 
 def scheduled(schedule: list, t: float) -> dict:
-    """The handles in force at time ``t`` (the last entry at or before it).
+    """Return the handles in force at time ``t`` (the last entry at or before it).
 
     :param schedule: from :func:`parse_schedule`.
     :param t: time, s.
@@ -114,8 +117,10 @@ def scheduled(schedule: list, t: float) -> dict:
 
 @dataclass
 class PoseController:
-    """PD on the centre-of-mass position and the orientation, with acceleration and gravity
-    feed-forward, along a minimum-jerk move from the start pose.
+    """PD on the centre-of-mass position and the orientation, with feed-forward.
+
+    The feed-forward is acceleration and gravity, along a minimum-jerk move from the start
+    pose.
 
     Output: the wrench the effectors together must apply, in the object frame about the
     centre of mass: ``f = m (a_d + kp e_p + kd e_v - g)`` and

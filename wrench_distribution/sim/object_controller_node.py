@@ -12,15 +12,16 @@ from __future__ import annotations
 import os
 import sys
 
-import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
+import numpy as np
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
-from .node_params import declare_and_read
-from .object_controller import CONTROLLER_DEFAULTS, PoseController, parse_schedule, scheduled
 from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
+
+from .node_params import declare_and_read
+from .object_controller import CONTROLLER_DEFAULTS, parse_schedule, PoseController, scheduled
 from .scenarios import inertia_matrix
 
 

@@ -19,19 +19,20 @@ from __future__ import annotations
 import sys
 import time
 
-import numpy as np
-import rclpy
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Pose, PoseArray, PoseStamped, TwistStamped, WrenchStamped
+import numpy as np
+import rclpy
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from visualization_msgs.msg import Marker, MarkerArray
 
-from .node_params import declare_and_read
 from wrench_distribution.core.spatial import matrix_to_quaternion as quaternion_from_matrix
-from .scenarios import SIM_DEFAULTS, build_sensors, build_sim, sim_params
+
+from .node_params import declare_and_read
+from .scenarios import build_sensors, build_sim, SIM_DEFAULTS, sim_params
 
 #: Parameters of the node only (the rest of SIM_DEFAULTS describes the physics).
 EXTRA = ('wait_for_subscribers', 'contact_rate', 'marker_rate', 'lockstep', 'lockstep_timeout')
@@ -116,7 +117,7 @@ class ObjectSimNode(Node):
         self.received[i] = True
 
     def ready(self) -> bool:
-        """True once every effector has commanded and the F/T topics have their listeners.
+        """Tell whether every effector has commanded and the F/T topics have their listeners.
 
         :return: readiness
         """
@@ -175,8 +176,10 @@ class ObjectSimNode(Node):
             self.next_markers = t + 1.0 / self.extra['marker_rate']
 
     def slip_message(self) -> Float64MultiArray:
-        """Per effector: distance slid along the object (m), time lifted off (s), and 1 once
-        it has slid off the object.
+        """Build the slip state of the effectors as a message.
+
+        Per effector: distance slid along the object (m), time lifted off (s), and 1 once it
+        has slid off the object.
 
         :return: n x 3 array, first dimension labelled with the effector names.
         """

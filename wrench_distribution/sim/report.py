@@ -1,18 +1,18 @@
 """The demo's summary and plot, computed from the recorded bag (no ROS needed)."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
+import json
 from pathlib import Path
 from typing import Mapping
 
 import numpy as np
 
-from .object_controller import PoseController, parse_schedule
 from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
 
-from .friction_report import TOPICS as FRICTION_TOPICS
 from .friction_report import format_friction, friction_summary
+from .friction_report import TOPICS as FRICTION_TOPICS
+from .object_controller import parse_schedule, PoseController
 from .rotations import log_so3
 from .scenarios import inertia_matrix
 
@@ -225,7 +225,7 @@ def format_summary(s: Mapping, title: str) -> str:
     :return: text
     """
     lines = [title, '=' * len(title),
-             'The controller asks for the object\'s motion and for an internal load (e.g. a '
+             "The controller asks for the object's motion and for an internal load (e.g. a "
              'squeeze); the distributor',
              'turns both into one wrench command per effector; the simulated grasps transmit '
              'them; the analyzer, which',

@@ -71,7 +71,7 @@ class RigidBody:
         return np.concatenate([p, angular])
 
     def kinetic_energy(self) -> float:
-        """Translational plus rotational kinetic energy, J.
+        """Return the translational plus rotational kinetic energy, J.
 
         :return: energy
         """

@@ -14,10 +14,10 @@ from typing import Mapping
 import numpy as np
 import yaml
 
-from ..core.sensor_model import SensorModel
 from .ft_sensor import SimulatedFTSensors
 from .grasp import GraspCompliance
 from .simulator import HeldObjectSim
+from ..core.sensor_model import SensorModel
 
 SCENARIOS = ('dual_arm', 'three_finger_hand', 'quadruped_stance')
 
@@ -140,7 +140,7 @@ def check_consistency(sections: Mapping[str, Mapping]) -> list:
 
 
 def sim_params(params: Mapping) -> dict:
-    """Simulator parameters with defaults filled in.
+    """Return the simulator parameters with defaults filled in.
 
     :param params: the ``object_sim`` section (or a subset).
     :return: complete dict
@@ -181,7 +181,7 @@ def _per_effector(values, n: int, width: int, default) -> np.ndarray:
 
 
 def build_sim(params: Mapping) -> HeldObjectSim:
-    """The physics of a scenario.
+    """Build the physics of a scenario.
 
     :param params: ``object_sim`` parameters.
     :return: a simulator at its initial state
@@ -214,7 +214,7 @@ def _friction(values, n: int):
 
 
 def sensor_models(params: Mapping) -> list:
-    """The core :class:`SensorModel` of every effector, from the sensor parameters.
+    """Build the core :class:`SensorModel` of every effector, from the sensor parameters.
 
     The names match the analyzer's (``sensor_positions``, ``sensor_orientations``,
     ``sensor_signs``, ``tool_masses``, ``tool_coms``); empty arrays mean the defaults.
@@ -233,7 +233,7 @@ def sensor_models(params: Mapping) -> list:
 
 
 def build_sensors(params: Mapping) -> SimulatedFTSensors:
-    """Simulated sensors of a scenario.
+    """Build the simulated sensors of a scenario.
 
     :param params: ``object_sim`` parameters.
     :return: the sensors

@@ -13,10 +13,10 @@ from typing import Sequence
 
 import numpy as np
 
-from .grasp import GraspCompliance, grasp_wrenches
-from .rigid_object import RigidBody
 from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
 
+from .grasp import grasp_wrenches, GraspCompliance
+from .rigid_object import RigidBody
 from .rotations import cross, exp_so3, log_so3
 
 
@@ -197,8 +197,11 @@ class HeldObjectSim:
         return world
 
     def _slide(self, i: int, move: np.ndarray, normal: np.ndarray, v_c: np.ndarray) -> None:
-        """Move contact ``i``'s anchor by ``move`` (world axes); while it slides the anchor
-        travels with the fingertip, so the damper sees no tangential relative velocity."""
+        """Move contact ``i``'s anchor by ``move`` (world axes).
+
+        While it slides the anchor travels with the fingertip, so the damper sees no tangential
+        relative velocity.
+        """
         self.slip[i] += self.body.rotation.T @ move
         relative = self.eff_vel[i] - v_c
         self.slip_rate[i] = self.body.rotation.T @ (relative - (normal @ relative) * normal)
@@ -282,7 +285,7 @@ class HeldObjectSim:
 
     # --- invariants -------------------------------------------------------------
     def momentum(self) -> np.ndarray:
-        """Total linear and angular momentum (about the world origin) of object and effectors.
+        """Return the total linear and angular momentum of object and effectors, about the world origin.
 
         :return: (6,)
         """

@@ -1,0 +1,94 @@
+"""``index.parquet`` of a directory run: one row per bag, and the printed table."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .parallel import BagResult
+
+#: summary.json 'dropped' entry -> index column
+DROPS = (('unsynchronised_messages', 'dropped.unsynchronised'),
+         ('stale_messages', 'dropped.stale'),
+         ('rejected_nan_messages', 'dropped.rejected_nan'),
+         ('samples_without_contact_pose', 'dropped.no_contact_pose'))
+LAMBDA_MAX = 'internal_load_max_abs.'
+
+
+def _fixed_fields() -> list[pa.Field]:
+    def f(name, type_, unit=None):
+        return pa.field(name, type_, metadata={'unit': unit} if unit else None)
+    return ([f('bag', pa.string()), f('out', pa.string()), f('storage', pa.string()),
+             f('samples', pa.int64()), f('start', pa.float64(), 's'),
+             f('duration', pa.float64(), 's')]
+            + [f(col, pa.int64()) for _, col in DROPS]
+            + [f('max_resultant_residual', pa.float64(), 'N, N*m'),
+               f('internal_load_norm_max', pa.float64(), 'N'),
+               f('regimes', pa.list_(pa.string())), f('error', pa.string())])
+
+
+def _basis(results: Sequence[BagResult]) -> dict[str, str]:
+    """Basis element -> unit over every bag, in order of first appearance."""
+    out: dict[str, str] = {}
+    for r in results:
+        for name, stats in (r.summary or {}).get('internal_load', {}).items():
+            out.setdefault(name, stats.get('unit', ''))
+    return out
+
+
+def index_row(r: BagResult) -> dict:
+    """The index row of one bag (None where a failed bag has no value)."""
+    row: dict = {'bag': r.bag, 'out': r.out, 'error': r.error}
+    s = r.summary
+    if s is None:
+        return row
+    row.update(storage=s['storage'], samples=s['samples'], start=s['time_span']['start'],
+               duration=s['time_span']['duration'],
+               max_resultant_residual=s['max_resultant_residual'],
+               internal_load_norm_max=s['internal_load_norm'].get('max'),
+               regimes=sorted({g['name'] for g in s['regimes']}))
+    row.update({col: s['dropped'][key] for key, col in DROPS})
+    row.update({LAMBDA_MAX + name: st.get('max_abs')
+                for name, st in s['internal_load'].items()})
+    return row
+
+
+def index_table(results: Sequence[BagResult]) -> pa.Table:
+    """One row per bag: path, duration, samples, drops per cause, largest |internal load|
+    per basis element and of its norm, regimes seen, error."""
+    basis = _basis(results)
+    fields = _fixed_fields()
+    at = [f.name for f in fields].index('internal_load_norm_max')
+    fields[at:at] = [pa.field(LAMBDA_MAX + b, pa.float64(), metadata={'unit': u})
+                     for b, u in basis.items()]
+    sch = pa.schema(fields)
+    return pa.Table.from_pylist([index_row(r) for r in results], schema=sch)
+
+
+def write_index(path: Path, results: Sequence[BagResult]) -> Path:
+    """Write ``index.parquet``."""
+    pq.write_table(index_table(results), path)
+    return Path(path)
+
+
+def _num(x: Optional[float], fmt: str = '.6g') -> str:
+    return '-' if x is None else format(x, fmt)
+
+
+def format_index(results: Sequence[BagResult]) -> str:
+    """The printed table: one line per bag, or its error."""
+    width = max([len(r.bag) for r in results] + [3])
+    lines = [f"{'bag':<{width}}  {'samples':>9} {'span [s]':>10} {'dropped':>8} "
+             f"{'max resid':>10} {'|lambda| max':>12}  regimes"]
+    for r in results:
+        if r.error:
+            lines.append(f'{r.bag:<{width}}  error: {r.error}')
+            continue
+        row = index_row(r)
+        dropped = sum(row[col] for _, col in DROPS)
+        lines.append(f"{r.bag:<{width}}  {row['samples']:>9} {row['duration']:>10.3f} "
+                     f"{dropped:>8} {_num(row['max_resultant_residual'], '.3g'):>10} "
+                     f"{_num(row['internal_load_norm_max']):>12}  {','.join(row['regimes'])}")
+    return '\n'.join(lines)
