@@ -122,7 +122,7 @@ def test_analysis_returns_the_parts_and_rejects_bad_samples(client):
         # skewed stamps (50 ms apart > 5 ms tolerance)
         s2 = time.time_ns()
         sample([s2, s2 + 50_000_000])
-        assert wait_diag('out of sync')
+        assert wait_diag('out of sync'), (diag_messages(diag, 'wrench_analyzer')[-12:], proc.output())
         # a stale sample (stamps 5 s old > max_age 1 s)
         s3 = time.time_ns() - 5_000_000_000
         sample([s3, s3])

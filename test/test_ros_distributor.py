@@ -312,12 +312,19 @@ def test_sim_time_drives_the_watchdog(client):
         assert rig.send([0, 0, 5, 0, 0, 0]) is not None, proc.output()
         client.spin_for(0.5)  # late answers to the warm-up
         rig.clear()
-        # sim time stands still for 1 s of wall time: no timeout
+        # sim time stands still (a paused bag): the watchdog runs on the steady clock,
+        # so zero commands come anyway, stamped with the (frozen) sim time
         for _ in range(20):
             tick()
             client.spin_for(0.05)
-        assert rig.cmds['left'] == []
-        # sim time advances 1 s: zero commands stamped with sim time
+        assert client.spin_until(lambda: len(rig.cmds['left']) > 0, 2.0), proc.output()
+        zeros = rig.cmds['left']
+        assert all(np.all(wrench_to_array(m.wrench) == 0.0) for m in zeros)
+        assert all(m.header.stamp.sec == 100 for m in zeros)
+        # input again: commands again; then sim time advances: zeros stamped with sim time
+        assert rig.send([0, 0, 5, 0, 0, 0]) is not None
+        client.spin_for(0.2)
+        rig.clear()
         for _ in range(40):
             tick(25_000_000)
             client.spin_for(0.02)

@@ -10,28 +10,31 @@ import math
 import sys
 from typing import List, Optional
 
-import numpy as np
 from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
+import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray
 
 from wrench_distribution.core import SensorModel, WrenchDistributionError
-from wrench_distribution.params import (ANALYZER_PARAMS, ConfigError, build_core_objects,
+from wrench_distribution.params import (ANALYZER_PARAMS, build_core_objects, ConfigError,
                                         validate_params)
 from wrench_distribution.ros.contact_input import ContactInput
 from wrench_distribution.ros.contacts import DistributorCache
 from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
                                                  make_wrench_stamped, stamp_to_ns)
-from wrench_distribution.ros.diagnostics import ERROR, OK, STALE, WARN, DiagnosticsState
-from wrench_distribution.ros.friction import FrictionStage, friction_message
-from wrench_distribution.ros.parameters import checked_changes, declare_and_validate
+from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,
+                                                 STALE, start_steady_timers, WARN)
+from wrench_distribution.ros.friction import friction_message, FrictionStage
+from wrench_distribution.ros.parameters import (add_parameter_callbacks, checked_changes,
+                                                declare_and_validate)
 from wrench_distribution.ros.qos import qos_from_name
 from wrench_distribution.ros.runner import run_node
 
 _SPECS = {s.name: s for s in ANALYZER_PARAMS}
+_CONCERNS = ('input', 'contacts', 'solver', 'clock', 'friction')
 
 
 def _group(xs, width: int, n: int, default) -> list:
@@ -64,7 +67,9 @@ class AnalyzerNode(Node):
         self._gravity = np.asarray(cfg['gravity'], float)
         self._use_object_frame = cfg['output_frame'] == 'object'
         contact_frames = cfg['contact_frames'] or [f'{e}_contact' for e in effs]
-        self._diag = DiagnosticsState(f'{self.get_name()}: analysis', self.get_name())
+        self._diag = DiagnosticsState(f'{self.get_name()}: analysis', self.get_name(),
+                                      _CONCERNS, self.get_logger())
+        self._ft_frames = cfg['ft_frames'] or [''] * n
         self._cache = DistributorCache(effs, cfg['contact_types'] or ['rigid'] * n, obj, opts,
                                        cfg['contact_pose_tolerance'])
         self._friction = FrictionStage(cfg, 'check')
@@ -79,10 +84,34 @@ class AnalyzerNode(Node):
         self._last_skew_s: Optional[float] = None
         self._tol_ns = int(cfg['sync_tolerance'] * 1e9)
         self._max_age_ns = int(cfg['max_age'] * 1e9)
+        self._future_ns = int(cfg['max_future'] * 1e9)
+        self._last_out_ns: Optional[int] = None
         self._clock = self.get_clock()
+        self._sim_clock = SimClockMonitor()
         depth = cfg['qos_depth']
-        out_qos = qos_from_name(cfg['output_qos'], depth)
-        out_frames = [self._object_frame] * n if self._use_object_frame else contact_frames
+        self._create_outputs(cfg, effs, contact_frames)
+        self._contacts = ContactInput(self, cfg, self._cache, self._diag, self._on_rebuild)
+        if self._cache.distributor is not None:
+            self._on_rebuild()
+        if cfg['contact_source'] == 'tf' and cfg['sensor_frames']:
+            self._contacts.track_sensor_frames(contact_frames, cfg['sensor_frames'],
+                                               self._on_sensor_poses)
+        in_qos = qos_from_name(cfg['input_qos'], depth)
+        ft_topics = cfg['ft_topics'] or [f'{e}/ft_sensor' for e in effs]
+        for i, t in enumerate(ft_topics):
+            self.create_subscription(WrenchStamped, t, self._make_cb(i), in_qos)
+        start_steady_timers(self, cfg['diagnostics_period'], self._publish_diagnostics,
+                            cfg['summary_period'], self._log_drop_summary)
+        add_parameter_callbacks(self, _SPECS, self._on_set_parameters)
+        self.get_logger().info(f'analysing {", ".join(ft_topics)} (contacts from '
+                               f'{cfg["contact_source"]}, outputs in the '
+                               f'{cfg["output_frame"]} frame)')
+
+    def _create_outputs(self, cfg: dict, effs: List[str], contact_frames: List[str]) -> None:
+        """Create the publishers and reusable messages of every output."""
+        out_qos = qos_from_name(cfg['output_qos'], cfg['qos_depth'])
+        out_frames = ([self._object_frame] * len(effs) if self._use_object_frame
+                      else contact_frames)
         man_topics = cfg['manipulating_topics'] or [f'{e}/wrench_manipulating' for e in effs]
         con_topics = cfg['constraint_topics'] or [f'{e}/wrench_constraint' for e in effs]
         self._man_pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in man_topics]
@@ -95,21 +124,6 @@ class AnalyzerNode(Node):
                                              out_qos)
         self._il_msg = make_internal_load_msg([])
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
-        self._contacts = ContactInput(self, cfg, self._cache, self._diag, self._on_rebuild)
-        if self._cache.distributor is not None:
-            self._on_rebuild()
-        if cfg['contact_source'] == 'tf' and cfg['sensor_frames']:
-            self._contacts.track_sensor_frames(contact_frames, cfg['sensor_frames'],
-                                               self._on_sensor_poses)
-        in_qos = qos_from_name(cfg['input_qos'], depth)
-        ft_topics = cfg['ft_topics'] or [f'{e}/ft_sensor' for e in effs]
-        for i, t in enumerate(ft_topics):
-            self.create_subscription(WrenchStamped, t, self._make_cb(i), in_qos)
-        self.create_timer(cfg['diagnostics_period'], self._publish_diagnostics)
-        self.add_on_set_parameters_callback(self._on_set_parameters)
-        self.get_logger().info(f'analysing {", ".join(ft_topics)} (contacts from '
-                               f'{cfg["contact_source"]}, outputs in the '
-                               f'{cfg["output_frame"]} frame)')
 
     @staticmethod
     def _sensor_models(cfg: dict) -> list:
@@ -125,7 +139,7 @@ class AnalyzerNode(Node):
     def _on_rebuild(self) -> None:
         dist = self._cache.distributor
         # gravity in each contact frame: R_i^T g (R_i: contact orientation in the object)
-        rot = np.stack([c_rot for c_rot in _rotations(self._cache.quaternions)])
+        rot = np.stack(list(_rotations(self._cache.quaternions)))
         self._g_contact = np.einsum('nji,j->ni', rot, self._gravity)
         self._il_msg = make_internal_load_msg(dist.basis_names)
 
@@ -141,54 +155,89 @@ class AnalyzerNode(Node):
         return cb
 
     # -- the per-message path -----------------------------------------------------------
+    def _reading_problem(self, i: int, msg: WrenchStamped, vals) -> Optional[tuple]:
+        """``(cause, message)`` when a reading must be dropped, else None."""
+        name = self._names[i]
+        if not all(math.isfinite(v) for v in vals):
+            return 'nan', f"F/T reading of '{name}' contains NaN or Inf; dropped"
+        want = self._ft_frames[i]
+        if want and msg.header.frame_id != want:
+            return 'frame', (f"F/T reading of '{name}' is in frame '{msg.header.frame_id}', "
+                             f"expected '{want}' (ft_frames); dropped")
+        if self._future_ns > 0:
+            now = self._clock.now().nanoseconds
+            ahead = stamp_to_ns(msg.header.stamp) - now
+            if now > 0 and ahead > self._future_ns:
+                return 'future', (f"F/T reading of '{name}' is stamped {ahead * 1e-9:.3f} s "
+                                  'ahead of the node clock (> max_future); dropped')
+        return None
+
     def _on_ft(self, i: int, msg: WrenchStamped) -> None:
         f = msg.wrench.force
         t = msg.wrench.torque
         vals = (f.x, f.y, f.z, t.x, t.y, t.z)
-        if not all(math.isfinite(v) for v in vals):
-            why = f"F/T reading of '{self._names[i]}' contains NaN or Inf; sample dropped"
-            self._diag.problem('rejected_nan', why, ERROR)
-            self.get_logger().warning(why, throttle_duration_sec=2.0)
-            self._fresh[i] = False
+        bad = self._reading_problem(i, msg, vals)
+        if bad is not None:
+            self._diag.drop(self._names[i], bad[0], bad[1], ERROR,
+                            legacy_key='rejected_nan' if bad[0] == 'nan' else None)
             return
+        if self._fresh[i]:  # the previous reading never joined a sample
+            self._diag.drop(self._names[i], 'unsynchronised',
+                            f"F/T reading of '{self._names[i]}' replaced before the other "
+                            'streams delivered theirs (streams at different rates?)', WARN)
         self._raw[i] = vals
         self._stamps[i] = msg.header.stamp
         self._stamp_ns[i] = stamp_to_ns(msg.header.stamp)
         self._fresh[i] = True
-        if not all(self._fresh):
-            return
+        if all(self._fresh):
+            self._on_sample()
+
+    def _on_sample(self) -> None:
         stamps = self._stamp_ns
         lo = min(stamps)
         hi = max(stamps)
         self._last_skew_s = (hi - lo) * 1e-9
         if hi - lo > self._tol_ns:
             k = stamps.index(lo)
-            why = (f'F/T streams out of sync: skew {self._last_skew_s * 1e3:.1f} ms > '
-                   f'sync_tolerance; dropped the reading of \'{self._names[k]}\'')
-            self._diag.problem('skew_drops', why, WARN)
+            self._diag.drop(self._names[k], 'unsynchronised',
+                            f'F/T streams out of sync: skew {self._last_skew_s * 1e3:.1f} ms > '
+                            f"sync_tolerance; dropped the reading of '{self._names[k]}'",
+                            WARN, legacy_key='skew_drops')
             self._fresh[k] = False
             return
-        now = self._clock.now().nanoseconds
-        if self._max_age_ns > 0 and now - lo > self._max_age_ns:
-            why = (f'F/T sample is stale: {(now - lo) * 1e-9:.3f} s old > max_age; dropped')
-            self._diag.problem('stale_drops', why, WARN)
-            self._fresh = [False] * self._n
-            return
         self._fresh = [False] * self._n
+        now = self._clock.now().nanoseconds
+        if self._max_age_ns > 0 and now > 0 and now - lo > self._max_age_ns:
+            return self._drop_sample('stale', f'F/T sample is stale: {(now - lo) * 1e-9:.3f} s '
+                                     'old > max_age; dropped', WARN, 'stale_drops')
+        if self._last_out_ns is not None and hi <= self._last_out_ns:
+            return self._drop_sample('out_of_order', 'F/T sample stamped '
+                                     f'{(self._last_out_ns - hi) * 1e-9:.6f} s before (or at) '
+                                     'the last published one; dropped (outputs never go '
+                                     'backwards)', WARN)
         self._contacts.at_stamp(hi)
         reason = self._contacts.ready(now)
         if reason is not None:
-            self._diag.problem('no_contacts', f'no analysis: {reason}', ERROR)
-            self.get_logger().warning(f'no analysis: {reason}', throttle_duration_sec=2.0)
-            return
+            return self._drop_sample('no_contacts', f'no analysis: {reason}', ERROR,
+                                     'no_contacts', 'contacts')
         try:
             measured = np.stack([s.to_contact(self._raw[j], self._g_contact[j])
                                  for j, s in enumerate(self._sensors)])
-            an = self._cache.distributor.analyze(measured)
+            with np.errstate(all='ignore'):  # overflow ends as Inf, refused below
+                an = self._cache.distributor.analyze(measured)
         except WrenchDistributionError as e:
-            self._diag.problem('rejected', f'no analysis: {e}', ERROR)
-            self.get_logger().warning(f'no analysis: {e}', throttle_duration_sec=2.0)
-            return
+            return self._drop_sample('rejected', f'no analysis: {e}', ERROR, 'rejected',
+                                     'solver')
+        self._publish_analysis(an, stamps.index(hi), hi, measured)
+
+    def _drop_sample(self, cause: str, why: str, level: int, legacy_key: Optional[str] = None,
+                     concern: str = 'input') -> None:
+        """Count a dropped sample once per effector (each loses one reading)."""
+        for k, name in enumerate(self._names):
+            self._diag.drop(name, cause, why, level, concern,
+                            legacy_key if k == 0 else None)
+
+    def _publish_analysis(self, an, newest: int, hi: int, measured: np.ndarray) -> None:
         if self._use_object_frame:
             man, con = an.manipulating_object, an.constraint_object
         else:
@@ -197,9 +246,9 @@ class AnalyzerNode(Node):
         lam = an.internal_load
         if not (np.isfinite(man).all() and np.isfinite(con).all() and np.isfinite(res).all()
                 and np.isfinite(lam).all()):
-            self._diag.problem('rejected_nan', 'analysis returned NaN or Inf; no output', ERROR)
-            return
-        stamp = self._stamps[stamps.index(hi)]
+            return self._drop_sample('solver_nan', 'analysis returned NaN or Inf; no output',
+                                     ERROR, 'rejected_nan', 'solver')
+        stamp = self._stamps[newest]
         for m, row, pub in zip(self._man_msgs, man.tolist(), self._man_pubs):
             m.header.stamp = stamp
             fill_wrench(m.wrench, row)
@@ -213,37 +262,48 @@ class AnalyzerNode(Node):
         self._obj_pub.publish(self._obj_msg)
         self._il_msg.data = lam.tolist()
         self._il_pub.publish(self._il_msg)
+        self._last_out_ns = hi
         if self._friction.active:
             self._friction.check = self._friction.model(self._cache.distributor).check(measured)
             if self._friction_pub is not None:
                 self._friction_pub.publish(friction_message(self._friction.check, self._names))
         self._diag.count('samples_published')
 
-    # -- diagnostics --------------------------------------------------------------------
-    def _publish_diagnostics(self) -> None:
-        now = self._clock.now()
-        now_ns = now.nanoseconds
-        cond = []
+    # -- diagnostics (steady clock) ------------------------------------------------------
+    def _conditions(self, now_ns: int, values: dict) -> dict:
+        cond: dict = {c: [] for c in _CONCERNS}
         why = self._contacts.ready(now_ns)
         if why is not None:
-            cond.append((ERROR, why))
+            cond['contacts'].append((ERROR, why))
         missing = [n for n, s in zip(self._names, self._stamp_ns) if s is None]
         if missing:
-            cond.append((WARN, 'no F/T data yet from: ' + ', '.join(missing)))
-        values = {}
+            cond['input'].append((WARN, 'no F/T data yet from: ' + ', '.join(missing)))
         stale = []
         for name, s in zip(self._names, self._stamp_ns):
             if s is None:
                 continue
-            age = (now_ns - s) * 1e-9
-            values[f'age_s.{name}'] = f'{age:.4f}'
+            values[f'age_s.{name}'] = f'{(now_ns - s) * 1e-9:.4f}'
             if self._max_age_ns > 0 and now_ns - s > self._max_age_ns:
                 stale.append(name)
         if stale:
-            cond.append((STALE, 'stale F/T stream(s): ' + ', '.join(stale)
-                         + f' (older than max_age={self._max_age_ns * 1e-9:g} s)'))
+            cond['input'].append((STALE, 'stale F/T stream(s): ' + ', '.join(stale)
+                                  + f' (older than max_age={self._max_age_ns * 1e-9:g} s)'))
+        clock = self._sim_clock.problem()
+        if clock is not None:
+            cond['clock'].append(clock)
+        if not any(cond.values()) and not self._diag.counters.get('samples_published'):
+            cond['input'].append((OK, 'waiting for F/T samples'))
+        return cond
+
+    def _publish_diagnostics(self) -> None:
+        now = self._clock.now()
+        self._sim_clock.tick(now.nanoseconds, bool(self.get_parameter('use_sim_time').value))
+        values: dict = {}
+        cond = self._conditions(now.nanoseconds, values)
         if self._last_skew_s is not None:
             values['skew_s'] = f'{self._last_skew_s:.4f}'
+        if self._last_out_ns is not None:
+            values['last_output_stamp_s'] = f'{self._last_out_ns * 1e-9:.6f}'
         dist = self._cache.distributor
         if dist is not None:
             values['regime'] = dist.regime.name
@@ -251,11 +311,14 @@ class AnalyzerNode(Node):
             values['basis'] = ';'.join(dist.basis_names)
         friction = self._friction.condition() if self._friction.active else None
         if friction is not None:
-            cond.append(friction)
+            cond['friction'].append(friction)
         values.update(self._friction.values())
-        if not cond and not self._diag.counters.get('samples_published'):
-            cond.append((OK, 'waiting for F/T samples'))
         self._diag_pub.publish(self._diag.build(now.to_msg(), cond, values))
+
+    def _log_drop_summary(self) -> None:
+        line = self._diag.drop_summary()
+        if line is not None:
+            self.get_logger().warning(f'{line} (last {self._cfg["summary_period"]:g} s)')
 
     # -- runtime parameters --------------------------------------------------------------
     def _on_set_parameters(self, params) -> SetParametersResult:
@@ -280,6 +343,7 @@ class AnalyzerNode(Node):
         self._cfg = new
         self._tol_ns = int(new['sync_tolerance'] * 1e9)
         self._max_age_ns = int(new['max_age'] * 1e9)
+        self._future_ns = int(new['max_future'] * 1e9)
         self._contacts.timeout = new['contact_timeout']
         return SetParametersResult(successful=True)
 

@@ -65,7 +65,7 @@ def _basis(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand.
+    """Build the argument parser with every subcommand.
 
     :return: the parser.
     """
@@ -102,11 +102,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         return args.handler(args)
     except WrenchDistributionError as error:
-        if args.command == 'analyze-bag':
-            print(f'error: {error}', file=sys.stderr)
-        else:
-            print(to_json({'error': str(error)}))
-        return 2
+        message = str(error)
+    except (TypeError, ValueError, KeyError, OverflowError, RecursionError, MemoryError,
+            FloatingPointError) as error:  # a value the checks above did not foresee
+        message = f'invalid input: {type(error).__name__}: {error}'
+    message = ' '.join(message.split())[:2000]
+    if args.command == 'analyze-bag':
+        print(f'error: {message}', file=sys.stderr)
+    else:
+        print(to_json({'error': message}))
+    return 2
 
 
 if __name__ == '__main__':

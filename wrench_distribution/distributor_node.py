@@ -11,31 +11,51 @@ import sys
 import time
 from typing import List, Optional
 
-import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
+import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from std_msgs.msg import Float64MultiArray
 from visualization_msgs.msg import MarkerArray
 
 from wrench_distribution.core import UnrealisableWrenchError, WrenchDistributionError
-from wrench_distribution.params import (DISTRIBUTOR_PARAMS, ConfigError, build_core_objects,
-                                        parse_handles, validate_params)
+from wrench_distribution.core.limits import CommandLimits
+from wrench_distribution.params import (build_core_objects, ConfigError, DISTRIBUTOR_PARAMS,
+                                        parse_handles, per_effector_limits, validate_params)
 from wrench_distribution.ros.contact_input import ContactInput
 from wrench_distribution.ros.contacts import DistributorCache
 from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
-                                                 make_wrench_stamped, parse_internal_load_msg)
-from wrench_distribution.ros.diagnostics import ERROR, OK, STALE, WARN, DiagnosticsState
+                                                 make_wrench_stamped, parse_internal_load_msg,
+                                                 stamp_to_ns)
+from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,
+                                                 STALE, start_steady_timers)
 from wrench_distribution.ros.friction import FrictionStage
 from wrench_distribution.ros.markers import wrench_markers
-from wrench_distribution.ros.parameters import checked_changes, declare_and_validate
+from wrench_distribution.ros.parameters import (add_parameter_callbacks, checked_changes,
+                                                declare_and_validate, typed_parameter)
 from wrench_distribution.ros.prescription import InternalLoadPrescription
 from wrench_distribution.ros.qos import qos_from_name, reliable_qos
 from wrench_distribution.ros.runner import run_node
 
 _ZERO6 = [0.0] * 6
 _SPECS = {s.name: s for s in DISTRIBUTOR_PARAMS}
+_CONCERNS = ('input', 'contacts', 'internal load', 'solver', 'limits', 'clock', 'friction')
+_IL_PARAMS = ('internal_load', 'internal_load_handles')
+
+
+def limits_from(cfg: dict) -> CommandLimits:
+    """Return the command limits of a validated configuration.
+
+    :param cfg: validated distributor parameters.
+    :return: the limits.
+    """
+    n = len(cfg['effectors'])
+    return CommandLimits(list(cfg['effectors']), per_effector_limits(cfg['force_limits'], n),
+                         per_effector_limits(cfg['torque_limits'], n),
+                         cfg['desired_force_limit'], cfg['desired_torque_limit'],
+                         cfg['internal_load_limit'], cfg['on_limit'])
 
 
 class DistributorNode(Node):
@@ -60,8 +80,12 @@ class DistributorNode(Node):
         self._use_object_frame = cfg['command_frame'] == 'object'
         self._negate = cfg['command_sign'] == -1
         contact_frames = cfg['contact_frames'] or [f'{e}_contact' for e in effs]
-        self._diag = DiagnosticsState(f'{self.get_name()}: distribution', self.get_name())
+        self._diag = DiagnosticsState(f'{self.get_name()}: distribution', self.get_name(),
+                                      _CONCERNS, self.get_logger())
+        self._limits = limits_from(cfg)
         self._prescription = InternalLoadPrescription()
+        self._il_source = 'parameter' if cfg['internal_load'] or cfg[
+            'internal_load_handles'] else 'none'
         if cfg['internal_load']:
             self._prescription.set_coords(cfg['internal_load'])
         elif cfg['internal_load_handles']:
@@ -70,6 +94,10 @@ class DistributorNode(Node):
         self._lambda_error: Optional[str] = None
         self._internal: Optional[np.ndarray] = None
         self._w = np.zeros(6)
+        self._last_out: Optional[np.ndarray] = None
+        self._limit_state: Optional[str] = None
+        self._param_sync: List[Parameter] = []
+        self._syncing = False
         self._cache = DistributorCache(effs, cfg['contact_types'] or ['rigid'] * self._n, obj,
                                        opts, cfg['contact_pose_tolerance'])
         self._friction = FrictionStage(cfg, cfg['friction_mode'])
@@ -78,23 +106,15 @@ class DistributorNode(Node):
             Float64MultiArray, cfg['friction_load_topic'], 10) if (
                 cfg['friction_load_topic'] and cfg['friction_mode'] == 'auto') else None
         depth = cfg['qos_depth']
-        out_qos = qos_from_name(cfg['output_qos'], depth)
-        topics = cfg['command_topics'] or [f'{e}/wrench_command' for e in effs]
-        self._pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in topics]
-        self._msgs = [make_wrench_stamped(self._object_frame if self._use_object_frame else f)
-                      for f in contact_frames]
-        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
-        self._marker_pub = self.create_publisher(MarkerArray, '~/markers', 1)
-        self._marker_period = cfg['markers_period']
-        self._last_marker = 0.0
-        self._publish_markers = cfg['publish_markers']
-        self._marker_scale = cfg['marker_scale']
+        topics = self._create_outputs(cfg, effs, contact_frames)
         self._timeout_ns = int(cfg['input_timeout'] * 1e9)
+        self._future_ns = int(cfg['max_future'] * 1e9)
         self._on_timeout = cfg['on_timeout']
-        self._last_input_ns: Optional[int] = None
+        self._last_input_ns: Optional[int] = None  # steady clock
+        self._last_input_ros_ns = 0  # node clock
         self._timed_out = False
-        self._last_output_state = 'waiting for desired_wrench'
         self._clock = self.get_clock()
+        self._sim_clock = SimClockMonitor()
         # resolve a parameter prescription against the first solver
         self._contacts = ContactInput(self, cfg, self._cache, self._diag, self._on_rebuild)
         if self._cache.distributor is not None:
@@ -106,25 +126,64 @@ class DistributorNode(Node):
                                  qos_from_name(cfg['input_qos'], depth))
         self.create_subscription(Float64MultiArray, cfg['internal_load_topic'],
                                  self._on_internal_load, reliable_qos(10))
-        self.create_timer(1.0 / cfg['watchdog_rate'], self._on_watchdog)
-        self.create_timer(cfg['diagnostics_period'], self._publish_diagnostics)
-        self.add_on_set_parameters_callback(self._on_set_parameters)
+        # watchdog, diagnostics and the drop summary run on the steady clock: they keep
+        # running under use_sim_time when no /clock arrives
+        steady = start_steady_timers(self, cfg['diagnostics_period'], self._publish_diagnostics,
+                                     cfg['summary_period'], self._log_drop_summary)
+        self.create_timer(1.0 / cfg['watchdog_rate'], self._on_watchdog, clock=steady)
+        add_parameter_callbacks(self, _SPECS, self._on_set_parameters)
         self.get_logger().info(
             f'distributing to {", ".join(effs)} on {", ".join(topics)} '
             f'(commands in the {cfg["command_frame"]} frame, contacts from '
             f'{cfg["contact_source"]})')
 
+    def _create_outputs(self, cfg: dict, effs: List[str], contact_frames: List[str]) -> list:
+        """Command, diagnostics and marker publishers; return the command topics."""
+        out_qos = qos_from_name(cfg['output_qos'], cfg['qos_depth'])
+        topics = cfg['command_topics'] or [f'{e}/wrench_command' for e in effs]
+        self._pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in topics]
+        self._msgs = [make_wrench_stamped(self._object_frame if self._use_object_frame else f)
+                      for f in contact_frames]
+        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._marker_pub = self.create_publisher(MarkerArray, '~/markers', 1)
+        self._marker_period = cfg['markers_period']
+        self._last_marker = 0.0
+        self._publish_markers = cfg['publish_markers']
+        self._marker_scale = cfg['marker_scale']
+        return topics
+
     # -- internal load --------------------------------------------------------------
+    def _internal_problem(self, dist, lam: Optional[np.ndarray]) -> Optional[str]:
+        """Why a resolved internal load cannot be used (limit, or commands over a limit)."""
+        if lam is None:
+            return None
+        why = self._limits.check_internal_load(lam)
+        if why is not None:
+            return why
+        alone = dist.internal_wrench(lam, self._use_object_frame).reshape(self._n, 6)
+        v = self._limits.check_commands(alone)
+        return None if v is None else f'internal load alone exceeds the command limits: {v.text}'
+
+    def _resolve(self, prescription: InternalLoadPrescription, dist) -> Optional[np.ndarray]:
+        """Resolve a prescription and check it against the limits.
+
+        :raises ValueError: with the reason when it does not fit or is over a limit.
+        """
+        lam = prescription.resolve(dist)
+        why = self._internal_problem(dist, lam)
+        if why is not None:
+            raise ValueError(why)
+        return lam
+
     def _on_rebuild(self) -> None:
         dist = self._cache.distributor
         try:
-            self._lambda = self._prescription.resolve(dist)
+            self._lambda = self._resolve(self._prescription, dist)
             self._lambda_error = None
         except ValueError as e:
             self._lambda = None
-            self._lambda_error = f'internal load prescription does not fit the basis: {e}'
+            self._lambda_error = f'internal load prescription rejected: {e}'
             self._diag.problem('rejected_internal_load', self._lambda_error, ERROR)
-            self.get_logger().error(self._lambda_error, throttle_duration_sec=2.0)
         self._refresh_fast()
 
     def _refresh_fast(self) -> None:
@@ -147,18 +206,33 @@ class DistributorNode(Node):
             cand.set_handles(dict(zip(names, values.tolist())))
         else:
             cand.set_coords(values)
+        why = self._limits.check_internal_load(values)
+        if why is not None:
+            return self._reject_internal_load(f'internal_load message rejected: {why}')
         if dist is not None:
             try:
-                lam = cand.resolve(dist)
+                lam = self._resolve(cand, dist)
             except ValueError as e:
                 return self._reject_internal_load(f'internal_load message rejected: {e}')
             self._lambda, self._lambda_error = lam, None
         self._prescription = cand
+        self._il_source = 'topic'
         self._refresh_fast()
+        self._mirror_prescription(cand)
+
+    def _mirror_prescription(self, p: InternalLoadPrescription) -> None:
+        """Make the parameters show a prescription that came by topic."""
+        coords = p.coords.tolist() if p.kind == 'coords' else []
+        handles = [f'{k}={v!r}' for k, v in p.handles.items()] if p.kind == 'handles' else []
+        self._syncing = True
+        try:
+            self.set_parameters([typed_parameter(_SPECS['internal_load'], coords),
+                                 typed_parameter(_SPECS['internal_load_handles'], handles)])
+        finally:
+            self._syncing = False
 
     def _reject_internal_load(self, why: str) -> None:
-        self._diag.problem('rejected_internal_load', why, WARN)
-        self.get_logger().warning(why, throttle_duration_sec=2.0)
+        self._diag.problem('rejected_internal_load', why, ERROR)
 
     # -- the per-message path -----------------------------------------------------------
     def _on_wrench(self, msg: WrenchStamped) -> None:
@@ -169,53 +243,115 @@ class DistributorNode(Node):
         if not (math.isfinite(vals[0]) and math.isfinite(vals[1]) and math.isfinite(vals[2])
                 and math.isfinite(vals[3]) and math.isfinite(vals[4])
                 and math.isfinite(vals[5])):
-            return self._reject('rejected_nan', 'desired_wrench contains NaN or Inf', ERROR)
+            return self._drop('nan', 'desired_wrench contains NaN or Inf', 'rejected_nan')
         fid = msg.header.frame_id
         if fid and fid != self._object_frame:
-            return self._reject('rejected_frame', f"desired_wrench frame '{fid}' is not the "
-                                f"object frame '{self._object_frame}'", ERROR)
+            return self._drop('frame', f"desired_wrench frame '{fid}' is not the object "
+                              f"frame '{self._object_frame}'", 'rejected_frame')
         now = self._clock.now().nanoseconds
+        if self._future_ns > 0 and now > 0:
+            ahead = stamp_to_ns(msg.header.stamp) - now
+            if ahead > self._future_ns:
+                return self._drop('future', f'desired_wrench stamp is {ahead * 1e-9:.3f} s '
+                                  f'ahead of the node clock (> max_future)', 'rejected_future')
         why = self._contacts.ready(now)
         if why is not None:
-            return self._reject('no_contacts', f'no command: {why}', ERROR)
+            return self._drop('no_contacts', f'no command: {why}', 'no_contacts', 'contacts')
         if self._lambda_error is not None:
-            return self._reject('rejected_internal_load', self._lambda_error, ERROR)
+            return self._drop('internal_load', self._lambda_error, 'rejected_internal_load',
+                              'internal load')
+        out = self._commands(vals)
+        if out is None:
+            return
+        self._last_input_ns = time.monotonic_ns()
+        self._last_input_ros_ns = now
+        self._timed_out = False
+        self._publish(out, msg.header.stamp)
+        self._diag.count('commands_published')
+        if self._publish_markers and self._limit_state is None:
+            mono = time.monotonic()
+            if mono - self._last_marker >= self._marker_period:
+                self._last_marker = mono
+                self._publish_marker(msg.header.stamp, vals)
+
+    def _commands(self, vals) -> Optional[np.ndarray]:
+        """Commands for a finite desired wrench, inside every limit, or None (reported)."""
+        lim = self._limits
         w = self._w
         w[0], w[1], w[2], w[3], w[4], w[5] = vals
+        internal = self._internal
+        over = lim.check_desired(vals)
+        if over is not None and lim.policy == 'scale':
+            w *= over.scale  # the whole set scales: manipulating and internal parts alike
+            if internal is not None:
+                internal = internal * over.scale
+        elif over is not None:
+            return self._limit_hit(over.text, None)
         try:
             out = self._cache.distributor.wrench_commands(
-                w, self._internal, self._use_object_frame, check_finite=False)  # checked above
+                w, internal, self._use_object_frame, check_finite=False)  # checked above
         except WrenchDistributionError as e:
-            key = 'unrealisable' if isinstance(e, UnrealisableWrenchError) else 'rejected'
-            return self._reject(key, f'no command: {e}', ERROR)
+            cause = 'unrealisable' if isinstance(e, UnrealisableWrenchError) else 'rejected'
+            return self._drop(cause, f'no command: {e}', cause, 'solver')
         if self._friction.active:
             out = self._friction_step(w, out)
             if out is None:
-                return
+                return None
         if self._negate:
             out = -out
         if not np.isfinite(out).all():
-            return self._reject('rejected_nan', 'solver returned NaN or Inf; no command', ERROR)
-        self._last_input_ns = now
-        self._timed_out = False
-        stamp = msg.header.stamp
+            return self._drop('solver_nan', 'solver returned NaN or Inf; no command',
+                              'rejected_nan', 'solver')
+        v = lim.check_commands(out)
+        if v is None and over is None:
+            self._limit_state = None
+            self._last_out = out
+            return out
+        if v is not None and lim.policy != 'scale':
+            return self._limit_hit(v.text, None)
+        scale = over.scale if over is not None else 1.0
+        if v is not None:
+            out = out * v.scale
+            scale *= v.scale
+        text = '; '.join(x.text for x in (over, v) if x is not None)
+        return self._limit_hit(text, out, scale)
+
+    def _limit_hit(self, text: str, scaled: Optional[np.ndarray],
+                   scale: float = 1.0) -> Optional[np.ndarray]:
+        """Apply on_limit after a violation: report it (ERROR, figures) and say what was sent."""
+        policy = self._limits.policy
+        if policy == 'scale':
+            action = f'whole command set scaled by {scale:.6g}'
+            out = scaled
+        elif policy == 'zero':
+            action = 'zero wrenches published'
+            out = np.zeros((self._n, 6))
+        elif self._last_out is not None:
+            action = 'last valid commands held'
+            out = self._last_out
+        else:
+            action = 'no valid command yet: nothing published'
+            out = None
+        self._limit_state = f'{text} (on_limit={policy}: {action})'
+        self._diag.drop('desired_wrench', 'limit', f'limit exceeded: {self._limit_state}',
+                        ERROR, 'limits')
+        if out is not None and not self._limits.within(out):  # cannot happen; never publish
+            return None
+        return out
+
+    def _publish(self, out: np.ndarray, stamp) -> None:
         for m, row, pub in zip(self._msgs, out.tolist(), self._pubs):
             m.header.stamp = stamp
             fill_wrench(m.wrench, row)
             pub.publish(m)
-        self._diag.count('commands_published')
-        if self._publish_markers:
-            mono = time.monotonic()
-            if mono - self._last_marker >= self._marker_period:
-                self._last_marker = mono
-                self._publish_marker(stamp, vals)
 
     def _friction_step(self, w: np.ndarray, out: np.ndarray) -> Optional[np.ndarray]:
         """Friction check / auto load (ros/friction.py); the fallback when infeasible."""
         dist = self._cache.distributor
         result = self._friction.apply(dist, w, self._lambda, out, self._use_object_frame)
         if result is None:
-            self._reject('friction_infeasible', f'friction: {self._friction.infeasible}', ERROR)
+            self._diag.problem('friction_infeasible', f'friction: {self._friction.infeasible}',
+                               ERROR, 'friction')
             return self._friction.fallback()
         if self._friction_pub is not None and self._friction.added is not None:
             msg = make_internal_load_msg(dist.basis_names)
@@ -237,16 +373,19 @@ class DistributorNode(Node):
             self._cfg['object_com'], self._marker_scale, self._cache.names,
             colors=self._friction.colors()))
 
-    def _reject(self, key: str, why: str, level: int) -> None:
-        self._diag.problem(key, why, level)
-        self.get_logger().warning(why, throttle_duration_sec=2.0)
+    def _drop(self, cause: str, why: str, legacy_key: str, concern: str = 'input') -> None:
+        self._diag.drop('desired_wrench', cause, why, ERROR, concern, legacy_key)
 
-    # -- watchdog --------------------------------------------------------------------------
+    # -- watchdog (steady clock) ---------------------------------------------------------
     def _on_watchdog(self) -> None:
+        self._flush_param_sync()
+        now_ros = self._clock.now().nanoseconds
+        self._sim_clock.tick(now_ros, self._use_sim_time())
         if self._timeout_ns <= 0 or self._last_input_ns is None:
             return
-        now = self._clock.now()
-        if now.nanoseconds - self._last_input_ns <= self._timeout_ns:
+        # the steady clock always advances; the node clock also counts (a fast replay)
+        if (time.monotonic_ns() - self._last_input_ns <= self._timeout_ns
+                and now_ros - self._last_input_ros_ns <= self._timeout_ns):
             return
         if not self._timed_out:
             self._timed_out = True
@@ -256,36 +395,54 @@ class DistributorNode(Node):
                 + ('publishing zero wrenches' if self._on_timeout == 'zero'
                    else 'stopped publishing'))
         if self._on_timeout == 'zero':
-            stamp = now.to_msg()
-            for m, pub in zip(self._msgs, self._pubs):
-                m.header.stamp = stamp
-                fill_wrench(m.wrench, _ZERO6)
-                pub.publish(m)
+            self._publish(np.zeros((self._n, 6)), self._clock.now().to_msg())
+
+    def _use_sim_time(self) -> bool:
+        return bool(self.get_parameter('use_sim_time').value)
+
+    def _log_drop_summary(self) -> None:
+        line = self._diag.drop_summary()
+        if line is not None:
+            self.get_logger().warning(f'{line} (last {self._cfg["summary_period"]:g} s)')
 
     # -- diagnostics --------------------------------------------------------------------
-    def _publish_diagnostics(self) -> None:
-        now = self._clock.now()
-        cond = []
-        why = self._contacts.ready(now.nanoseconds)
+    def _conditions(self, now_ns: int) -> dict:
+        cond: dict = {c: [] for c in _CONCERNS}
+        why = self._contacts.ready(now_ns)
         if why is not None:
-            cond.append((ERROR, why))
+            cond['contacts'].append((ERROR, why))
         if self._lambda_error:
-            cond.append((ERROR, self._lambda_error))
+            cond['internal load'].append((ERROR, self._lambda_error))
         if self._timed_out:
-            cond.append((STALE, 'input timeout: ' + ('publishing zero wrenches'
-                                                     if self._on_timeout == 'zero'
-                                                     else 'stopped publishing')))
+            cond['input'].append((STALE, 'input timeout: ' + (
+                'publishing zero wrenches' if self._on_timeout == 'zero'
+                else 'stopped publishing')))
         elif self._last_input_ns is None:
-            cond.append((OK, 'waiting for desired_wrench'))
+            cond['input'].append((OK, 'waiting for desired_wrench'))
+        if self._limit_state is not None:
+            cond['limits'].append((ERROR, f'last desired wrench over a limit: '
+                                          f'{self._limit_state}'))
+        clock = self._sim_clock.problem()
+        if clock is not None:
+            cond['clock'].append(clock)
         friction = self._friction.condition() if self._friction.active else None
         if friction is not None:
-            cond.append(friction)
+            cond['friction'].append(friction)
+        return cond
+
+    def _publish_diagnostics(self) -> None:
+        now = self._clock.now()
+        cond = self._conditions(now.nanoseconds)
+        lim = self._limits
         values = {'state': 'timeout' if self._timed_out else
                   ('waiting' if self._last_input_ns is None else 'running'),
                   'on_timeout': self._on_timeout,
-                  'internal_load_prescription': self._prescription.describe()}
+                  'internal_load_prescription': self._prescription.describe(),
+                  'internal_load_source': self._il_source,
+                  'on_limit': lim.policy,
+                  'use_sim_time': str(self._use_sim_time()).lower()}
         if self._last_input_ns is not None:
-            values['input_age_s'] = f'{(now.nanoseconds - self._last_input_ns) * 1e-9:.3f}'
+            values['input_age_s'] = f'{(time.monotonic_ns() - self._last_input_ns) * 1e-9:.3f}'
         dist = self._cache.distributor
         if dist is not None:
             values['regime'] = dist.regime.name
@@ -294,23 +451,38 @@ class DistributorNode(Node):
             values['virtual_masses'] = ', '.join(f'{m:.6g}' for m in dist.virtual_masses)
             if self._lambda is not None:
                 values['internal_load'] = ', '.join(f'{x:.6g}' for x in self._lambda)
+        per = {'limits': {'force_limits': ', '.join(f'{x:g}' for x in lim.force),
+                          'torque_limits': ', '.join(f'{x:g}' for x in lim.torque),
+                          'desired_force_limit': f'{lim.desired_force:g}',
+                          'desired_torque_limit': f'{lim.desired_torque:g}',
+                          'internal_load_limit': f'{lim.internal_load:g}'},
+               'internal load': {'source': self._il_source,
+                                 'prescription': self._prescription.describe()},
+               'clock': {'use_sim_time': values['use_sim_time'],
+                         'node_clock_s': f'{now.nanoseconds * 1e-9:.3f}'}}
         values.update(self._friction.values())
-        self._diag_pub.publish(self._diag.build(now.to_msg(), cond, values))
+        self._diag_pub.publish(self._diag.build(now.to_msg(), cond, values, per))
 
     # -- runtime parameters --------------------------------------------------------------
     def _on_set_parameters(self, params) -> SetParametersResult:
         reason, new, touched = checked_changes(params, _SPECS, self._cfg)
         if reason is not None:
             return SetParametersResult(successful=False, reason=reason)
-        # the latest internal-load setting wins at runtime
-        if 'internal_load' in touched and new['internal_load']:
-            new['internal_load_handles'] = []
-        elif 'internal_load_handles' in touched and new['internal_load_handles']:
-            new['internal_load'] = []
+        if self._syncing:  # the parameters catching up with a topic prescription
+            self._cfg = new
+            return SetParametersResult(successful=True)
+        # the latest internal-load setting wins; clearing one clears the prescription
+        il = touched & set(_IL_PARAMS)
+        if il:
+            other = ({'internal_load_handles'} if 'internal_load' in il else
+                     {'internal_load'}) - il
+            for name in other:
+                new[name] = []
         try:
             validate_params('distributor', new)
+            limits = limits_from(new)
             prescription = self._prescription
-            if touched & {'internal_load', 'internal_load_handles'}:
+            if il:
                 prescription = InternalLoadPrescription()
                 if new['internal_load']:
                     prescription.set_coords(new['internal_load'])
@@ -322,25 +494,53 @@ class DistributorNode(Node):
                 _, _, options = build_core_objects(new)
                 if dist is not None:
                     dist = self._cache.try_options(options)
-            lam = prescription.resolve(dist) if dist is not None else None
+            old_limits, self._limits = self._limits, limits
+            try:
+                lam = self._resolve(prescription, dist) if dist is not None else None
+            finally:
+                self._limits = old_limits
         except ValueError as e:  # ConfigError and core errors
             return SetParametersResult(successful=False, reason=str(e))
-        # accepted: apply
+        self._apply(new, limits, prescription, options, dist, lam, il)
+        return SetParametersResult(successful=True)
+
+    def _apply(self, new, limits, prescription, options, dist, lam, il) -> None:
+        """Apply an accepted parameter change (all checks passed)."""
         if options is not None:
             self._cache.options = options
             if dist is not None:
                 self._cache.distributor = dist
+        self._limits = limits
         self._prescription = prescription
+        if il:
+            self._il_source = 'parameter' if prescription.kind != 'none' else 'none'
+            # the other internal-load parameter was cleared in our copy: show it
+            for name in {'internal_load', 'internal_load_handles'} - il:
+                if self._cfg[name]:
+                    self._param_sync.append(typed_parameter(_SPECS[name], []))
         if dist is not None:
             self._lambda, self._lambda_error = lam, None
         self._refresh_fast()
         self._cfg = new
         self._timeout_ns = int(new['input_timeout'] * 1e9)
+        self._future_ns = int(new['max_future'] * 1e9)
         self._on_timeout = new['on_timeout']
         self._publish_markers = new['publish_markers']
         self._marker_scale = new['marker_scale']
         self._contacts.timeout = new['contact_timeout']
-        return SetParametersResult(successful=True)
+        self._last_out = None if self._last_out is None or not limits.within(
+            self._last_out) else self._last_out
+
+    def _flush_param_sync(self) -> None:
+        """Set parameters queued by the on-set callback (it cannot set them itself)."""
+        if not self._param_sync:
+            return
+        pending, self._param_sync = self._param_sync, []
+        self._syncing = True
+        try:
+            self.set_parameters(pending)
+        finally:
+            self._syncing = False
 
 
 def main(args=None) -> int:

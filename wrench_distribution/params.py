@@ -161,7 +161,16 @@ _COMMON = [
        'QoS of the per-effector outputs.', accepted=('reliable', 'best_effort', 'sensor_data')),
     _p('qos_depth', INTEGER, 10, 'History depth of inputs and outputs.', minimum=1,
        maximum=1000),
+    _p('max_future', DOUBLE, 0.1,
+       'Input stamps further than this (s) ahead of the node clock are rejected and counted '
+       '(cause "future"); 0 disables.', minimum=0.0, read_only=False),
+    _p('summary_period', DOUBLE, 10.0,
+       'Period (s, steady clock) of the log line that sums up dropped inputs per cause; '
+       'nothing is logged while nothing is dropped.', minimum=0.1),
 ]
+
+#: Largest value any configured limit may take (keeps every product of limits finite).
+LIMIT_CEILING = 1e9
 
 DISTRIBUTOR_PARAMS: tuple = tuple(_COMMON + [
     _p('desired_wrench_topic', STRING, 'desired_wrench',
@@ -208,6 +217,32 @@ DISTRIBUTOR_PARAMS: tuple = tuple(_COMMON + [
        minimum=0.0, read_only=False),
     _p('markers_period', DOUBLE, 0.1, 'Minimum period between marker messages (s).',
        minimum=0.0),
+    _p('force_limits', DOUBLE_ARRAY, [1000.0],
+       'Largest force norm of one command (N): one value for every effector, or one per '
+       'effector. Never exceeded on a command topic.', read_only=False,
+       constraints=f'one or n numbers > 0 and <= {LIMIT_CEILING:g}'),
+    _p('torque_limits', DOUBLE_ARRAY, [200.0],
+       'Largest torque norm of one command (N m): one value for every effector, or one per '
+       'effector. Never exceeded on a command topic.', read_only=False,
+       constraints=f'one or n numbers > 0 and <= {LIMIT_CEILING:g}'),
+    _p('desired_force_limit', DOUBLE, 2000.0,
+       'Largest force norm of desired_wrench (N); beyond it on_limit applies.',
+       minimum=1e-9, maximum=LIMIT_CEILING, read_only=False,
+       constraints=f'a number > 0 and <= {LIMIT_CEILING:g}'),
+    _p('desired_torque_limit', DOUBLE, 400.0,
+       'Largest torque norm of desired_wrench (N m); beyond it on_limit applies.',
+       minimum=1e-9, maximum=LIMIT_CEILING, read_only=False,
+       constraints=f'a number > 0 and <= {LIMIT_CEILING:g}'),
+    _p('internal_load_limit', DOUBLE, 1000.0,
+       'Largest absolute internal-load coordinate (basis units, N or N m); a larger '
+       'prescription (parameter or topic) is refused and the previous one stays.',
+       minimum=1e-9, maximum=LIMIT_CEILING, read_only=False,
+       constraints=f'a number > 0 and <= {LIMIT_CEILING:g}'),
+    _p('on_limit', STRING, 'hold',
+       'What a desired wrench or command over its limit does: hold (publish the last valid '
+       'commands again), zero (publish zero wrenches) or scale (scale the whole command set '
+       'uniformly into the limits). Always an ERROR with the figures.',
+       accepted=('hold', 'zero', 'scale'), read_only=False),
 ])
 
 ANALYZER_PARAMS: tuple = tuple(_COMMON + [
@@ -252,13 +287,17 @@ ANALYZER_PARAMS: tuple = tuple(_COMMON + [
        constraints='one topic name per effector, or empty'),
     _p('object_wrench_topic', STRING, 'object_wrench',
        'Resultant on the object (object frame, about the CoM).', constraints='a topic name'),
+    _p('ft_frames', STRING_ARRAY, [],
+       'Expected header.frame_id of each F/T topic; a reading in another frame is dropped '
+       'and counted (cause "frame"); empty (or an empty entry): not checked.',
+       constraints='one frame id (or empty string) per effector, or empty'),
     _p('friction_topic', STRING, 'measured/friction',
        'Per-effector friction state (Float64MultiArray, n x 3: utilisation (-1 where '
        'undefined), normal force (N), status code); empty: not published.',
        constraints='a topic name, or empty'),
     _p('internal_load_topic', STRING, 'measured/internal_load',
        'Internal-load coordinates (Float64MultiArray, layout label names the basis). Not '
-       '"internal_load": that is the distributor\'s prescription input, and both nodes often '
+       '`internal_load`: that is the distributor\'s prescription input, and both nodes often '
        'share a namespace.',
        constraints='a topic name'),
 ])
@@ -453,11 +492,13 @@ def _cross_check(kind: str, v: dict) -> None:
         if v['internal_load'] and v['internal_load_handles']:
             raise ConfigError("parameters 'internal_load' and 'internal_load_handles': set "
                               'at most one of them')
+        _check_limits(v, n)
     else:
         for name, width in (('ft_topics', 1), ('sensor_positions', 3),
                             ('sensor_orientations', 4), ('sensor_frames', 1),
                             ('sensor_signs', 1), ('tool_masses', 1), ('tool_coms', 3),
-                            ('manipulating_topics', 1), ('constraint_topics', 1)):
+                            ('manipulating_topics', 1), ('constraint_topics', 1),
+                            ('ft_frames', 1)):
             _per_effector(v, name, n, width, spec=idx[name])
         if any(s not in (1, -1) for s in v['sensor_signs']):
             raise ConfigError(f"parameter 'sensor_signs': got {v['sensor_signs']!r}; "
@@ -470,6 +511,34 @@ def _cross_check(kind: str, v: dict) -> None:
         for i in range(0, len(q), 4):
             if math.sqrt(sum(x * x for x in q[i:i + 4])) < 1e-9:
                 raise ConfigError("parameter 'sensor_orientations': zero quaternion")
+
+
+def _check_limits(v: dict, n: int) -> None:
+    for name in ('force_limits', 'torque_limits'):
+        vals = v[name]
+        if len(vals) not in (1, n):
+            raise ConfigError(f"parameter '{name}': has {len(vals)} entries, expected 1 (every "
+                              f'effector) or {n} (one per effector)')
+        bad = [x for x in vals if not 0.0 < x <= LIMIT_CEILING]
+        if bad:
+            raise ConfigError(f"parameter '{name}': {bad[0]!r} is out of range; accepted: "
+                              f'numbers > 0 and <= {LIMIT_CEILING:g}')
+    lim = v['internal_load_limit']
+    big = [x for x in v['internal_load'] if abs(x) > lim]
+    big += [x for x in parse_handles(v['internal_load_handles']).values() if abs(x) > lim]
+    if big:
+        raise ConfigError(f"parameter 'internal_load': {big[0]:g} is over "
+                          f'internal_load_limit={lim:g}; accepted: |value| <= the limit')
+
+
+def per_effector_limits(values: Sequence[float], n: int) -> list:
+    """Expand a limit given once for every effector, or once per effector.
+
+    :param values: 1 or n limits.
+    :param n: number of effectors.
+    :return: n limits.
+    """
+    return list(values) * n if len(values) == 1 else list(values)
 
 
 def _check_friction(v: dict, n: int, idx: dict) -> None:
@@ -510,15 +579,13 @@ def read_ros_params_yaml(path_or_dict: Any, node_name: str) -> dict:
     """
     if isinstance(path_or_dict, Mapping):
         data = path_or_dict
-    else:
-        import yaml
+    else:  # bounded safe loading: size, depth, aliases, number magnitudes
+        from wrench_distribution.core.errors import InvalidInputError
+        from wrench_distribution.core.safe_load import load_document
         try:
-            with open(os.fspath(path_or_dict), 'r', encoding='utf-8') as f:
-                data = yaml.safe_load(f)
-        except OSError as e:
-            raise ConfigError(f'cannot read parameter file {path_or_dict}: {e}') from None
-        except yaml.YAMLError as e:
-            raise ConfigError(f'parameter file {path_or_dict} is not valid YAML: {e}') from None
+            data = load_document(os.fspath(path_or_dict), 'parameter file')
+        except InvalidInputError as e:
+            raise ConfigError(str(e)) from None
     if not isinstance(data, Mapping):
         raise ConfigError('parameter file: expected a mapping of node names to '
                           '{ros__parameters: ...}')
@@ -814,3 +881,41 @@ def ros_yaml_type_problems(kind: str, values: Mapping[str, Any]) -> list:
                     isinstance(v, int) and not isinstance(v, bool) for v in value):
                 out.append(f"'{name}': write every entry as an integer")
     return out
+
+
+def _default_text(spec: ParamSpec) -> str:
+    if isinstance(spec.default, bool):
+        return 'true' if spec.default else 'false'
+    return str(spec.default)
+
+
+def parameter_table(specs: Sequence[ParamSpec]) -> str:
+    """The README's Markdown table of some parameters (the README is checked against it).
+
+    :param specs: the parameters, in table order.
+    :return: the table, one line per parameter, with a trailing newline.
+    """
+    lines = ['| parameter | type | default | runtime | meaning (accepted values) |',
+             '|---|---|---|---|---|']
+    for s in specs:
+        lines.append(f'| `{s.name}` | {s.type.replace("_", " ")} | `{_default_text(s)}` | '
+                     f'{"no" if s.read_only else "yes"} | {s.description} '
+                     f'({s.constraint_text()}) |')
+    return '\n'.join(lines) + '\n'
+
+
+def readme_tables() -> dict:
+    """The three parameter tables of the README: both nodes, distributor only, analyzer only.
+
+    :return: ``{'common': str, 'distributor': str, 'analyzer': str}``.
+    """
+    common = {s.name for s in _COMMON}
+    return {'common': parameter_table(_COMMON),
+            'distributor': parameter_table([s for s in DISTRIBUTOR_PARAMS
+                                            if s.name not in common]),
+            'analyzer': parameter_table([s for s in ANALYZER_PARAMS if s.name not in common])}
+
+
+if __name__ == '__main__':  # python -m wrench_distribution.params: print the README tables
+    for _title, _table in readme_tables().items():
+        print(f'<!-- {_title} -->\n{_table}')

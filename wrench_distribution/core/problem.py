@@ -1,11 +1,9 @@
 """Problem files (YAML or JSON) for the command line: parsing and result documents."""
 import json
 import re
-from pathlib import Path
 from typing import Any, Dict, Mapping, Tuple
 
 import numpy as np
-import yaml
 
 from .contacts import Contact, ObjectModel
 from .errors import InvalidInputError
@@ -13,6 +11,7 @@ from .friction import FrictionOptions
 from .load_distributor import LoadDistributor
 from .options import DistributionOptions
 from .results import Analysis, Regime, Synthesis
+from .safe_load import load_document
 from .validation import finite_vector
 
 OPTION_KEYS = ('torque_share', 'virtual_masses', 'torque_weights', 'internal_load', 'basis_reference_axis')
@@ -20,24 +19,59 @@ OPTION_KEYS = ('torque_share', 'virtual_masses', 'torque_weights', 'internal_loa
 EXTRA_OPTION_KEYS = ('friction',)
 
 
+#: Most contacts a problem file may name (the cost grows with the cube of the count).
+MAX_CONTACTS = 64
+
+
 def read_problem(path: str) -> Dict[str, Any]:
-    """Read a problem document with ``yaml.safe_load`` (JSON is valid YAML).
+    """Read a problem document safely and within limits (JSON is valid YAML).
 
     :param path: file path.
     :return: the document, a mapping.
-    :raises InvalidInputError: when the file is missing, unreadable or not a mapping.
+    :raises InvalidInputError: when the file is missing, unreadable, too large, not UTF-8,
+        not YAML, breaks a size/depth/alias/number limit, or is not a mapping.
     """
-    try:
-        text = Path(path).read_text(encoding='utf-8')
-    except OSError as error:
-        raise InvalidInputError(f'cannot read problem file {path!r}: {error.strerror}') from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise InvalidInputError(f'problem file {path!r} is not valid YAML or JSON: {error}') from None
+    document = load_document(path, 'problem file')
     if not isinstance(document, Mapping):
         raise InvalidInputError(f'problem file {path!r} must contain a mapping with "contacts"')
     return dict(document)
+
+
+def _mapping(value: Any, what: str, keys: Tuple[str, ...]) -> Mapping:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(f'{what} must be a mapping with keys {", ".join(keys)}, '
+                                f'got {type(value).__name__}')
+    unknown = set(map(str, value)) - set(keys)
+    if unknown:
+        label = f'unknown {what.strip(chr(34))}' if what.startswith('"') else f'{what} has unknown keys'
+        raise InvalidInputError(f'{label}: {", ".join(sorted(unknown))}; accepted: {", ".join(keys)}')
+    return value
+
+
+def _contacts(contacts_doc: Any) -> list:
+    if not isinstance(contacts_doc, list) or not contacts_doc:
+        raise InvalidInputError('"contacts" must be a non-empty list of {name, type, position, orientation}')
+    if len(contacts_doc) > MAX_CONTACTS:
+        raise InvalidInputError(f'"contacts" has {len(contacts_doc)} entries; at most {MAX_CONTACTS} accepted')
+    contacts = []
+    for index, entry in enumerate(contacts_doc):
+        entry = _mapping(entry, f'contacts[{index}]',
+                         ('name', 'type', 'position', 'orientation', 'friction', 'normal'))
+        if 'name' not in entry or 'position' not in entry:
+            raise InvalidInputError(f'contacts[{index}] needs "name" and "position"')
+        try:
+            contacts.append(Contact(
+                name=entry['name'], type=entry.get('type', 'rigid'), position=entry['position'],
+                orientation=entry.get('orientation', (0.0, 0.0, 0.0, 1.0)),
+                friction=entry.get('friction'), normal=entry.get('normal', (0.0, 0.0, 1.0)),
+            ))
+        except InvalidInputError as error:
+            raise InvalidInputError(f'contacts[{index}]: {error}') from None
+        except (TypeError, ValueError, OverflowError) as error:
+            raise InvalidInputError(f'contacts[{index}]: invalid value ({error})') from None
+    return contacts
 
 
 def build_distributor(document: Mapping[str, Any]) -> Tuple[LoadDistributor, Any]:
@@ -47,40 +81,28 @@ def build_distributor(document: Mapping[str, Any]) -> Tuple[LoadDistributor, Any
     :return: the distributor and the raw ``internal_load`` option (or None).
     :raises InvalidInputError: naming the offending key.
     """
-    contacts_doc = document.get('contacts')
-    if not isinstance(contacts_doc, list) or not contacts_doc:
-        raise InvalidInputError('"contacts" must be a non-empty list of {name, type, position, orientation}')
-    contacts = []
-    for index, entry in enumerate(contacts_doc):
-        if not isinstance(entry, Mapping):
-            raise InvalidInputError(f'contacts[{index}] must be a mapping')
-        unknown = set(entry) - {'name', 'type', 'position', 'orientation', 'friction', 'normal'}
-        if unknown:
-            raise InvalidInputError(f'contacts[{index}] has unknown keys: {", ".join(sorted(unknown))}')
-        if 'name' not in entry or 'position' not in entry:
-            raise InvalidInputError(f'contacts[{index}] needs "name" and "position"')
-        contacts.append(Contact(
-            name=entry['name'], type=entry.get('type', 'rigid'), position=entry['position'],
-            orientation=entry.get('orientation', (0.0, 0.0, 0.0, 1.0)),
-            friction=entry.get('friction'), normal=entry.get('normal', (0.0, 0.0, 1.0)),
-        ))
-    object_doc = document.get('object') or {}
-    if not isinstance(object_doc, Mapping) or set(object_doc) - {'com', 'mass', 'inertia'}:
-        raise InvalidInputError('"object" must be a mapping with keys com, mass, inertia')
-    model = ObjectModel(
-        com=object_doc.get('com', (0.0, 0.0, 0.0)), mass=object_doc.get('mass'),
-        inertia=object_doc.get('inertia'),
-    )
-    options_doc = document.get('options') or {}
-    if not isinstance(options_doc, Mapping):
-        raise InvalidInputError('"options" must be a mapping')
-    unknown = set(options_doc) - set(OPTION_KEYS) - set(EXTRA_OPTION_KEYS)
-    if unknown:
-        raise InvalidInputError(
-            f'unknown options: {", ".join(sorted(unknown))}; accepted: '
-            f'{", ".join(OPTION_KEYS + EXTRA_OPTION_KEYS)}')
+    contacts = _contacts(document.get('contacts'))
+    object_doc = _mapping(document.get('object'), '"object"', ('com', 'mass', 'inertia'))
+    options_doc = _mapping(document.get('options'), '"options"', OPTION_KEYS + EXTRA_OPTION_KEYS)
     kwargs = {k: options_doc[k] for k in OPTION_KEYS if k in options_doc and k != 'internal_load'}
-    return LoadDistributor(contacts, model, DistributionOptions(**kwargs)), options_doc.get('internal_load')
+    for key in ('virtual_masses', 'torque_weights'):
+        value = kwargs.get(key)
+        if value is not None and not isinstance(value, (str, list)):
+            raise InvalidInputError(f'options.{key} must be a list (one number per contact)'
+                                    + (' or a name' if key == 'virtual_masses' else '')
+                                    + f', got {value!r:.40}')
+    try:
+        model = ObjectModel(
+            com=object_doc.get('com', (0.0, 0.0, 0.0)), mass=object_doc.get('mass'),
+            inertia=object_doc.get('inertia'),
+        )
+        options = DistributionOptions(**kwargs)
+        distributor = LoadDistributor(contacts, model, options)
+    except InvalidInputError:
+        raise
+    except (TypeError, ValueError, OverflowError, np.linalg.LinAlgError) as error:
+        raise InvalidInputError(f'invalid "object" or "options": {error}') from None
+    return distributor, options_doc.get('internal_load')
 
 
 def friction_options(document: Mapping[str, Any]) -> FrictionOptions:
@@ -168,7 +190,7 @@ def analysis_document(distributor: LoadDistributor, analysis: Analysis) -> Dict[
 
 
 def measured_matrix(distributor: LoadDistributor, measured: Any) -> np.ndarray:
-    """The ``measured`` mapping ``{name: [6 numbers]}`` as an (n, 6) array in contact order.
+    """Return the ``measured`` mapping ``{name: [6 numbers]}`` as an (n, 6) contact-order array.
 
     :param distributor: gives the contact names and order.
     :param measured: the mapping from the problem document.

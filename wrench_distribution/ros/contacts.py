@@ -4,6 +4,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from wrench_distribution.core import Contact, LoadDistributor
+from wrench_distribution.core.safe_load import MAX_ABS
 
 
 class DistributorCache:
@@ -62,6 +63,10 @@ class DistributorCache:
                              f'{", ".join(self.names)}), got {positions.shape[0]}')
         if not (np.all(np.isfinite(positions)) and np.all(np.isfinite(quaternions))):
             raise ValueError('contact poses contain NaN or Inf')
+        far = float(np.abs(positions).max(initial=0.0))
+        if far > MAX_ABS or float(np.abs(quaternions).max(initial=0.0)) > MAX_ABS:
+            raise ValueError(f'contact pose coordinate {far:.6g} is out of range (|x| <= '
+                             f'{MAX_ABS:g})')
         norms = np.linalg.norm(quaternions, axis=1)
         if np.any(norms < 1e-9):
             raise ValueError('contact orientation quaternion is zero')
@@ -69,7 +74,11 @@ class DistributorCache:
             return False
         opts = self.options if options is None else options
         contacts = self._contacts(positions, quaternions)
-        dist = LoadDistributor(contacts, self.object_model, opts)
+        try:
+            with np.errstate(over='raise', invalid='raise'):  # overflow refuses these poses
+                dist = LoadDistributor(contacts, self.object_model, opts)
+        except (FloatingPointError, np.linalg.LinAlgError) as e:
+            raise ValueError(f'the core cannot build a solver for these poses ({e})') from None
         self.distributor = dist
         self.options = opts
         self.positions = positions.copy()

@@ -7,7 +7,7 @@ from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from wrench_distribution.params import ConfigError, ParamSpec, check_param_value, validate_params
+from wrench_distribution.params import check_param_value, ConfigError, ParamSpec, validate_params
 
 _TYPES = {
     'string': (ParameterType.PARAMETER_STRING, Parameter.Type.STRING),
@@ -41,12 +41,25 @@ def descriptor_for(spec: ParamSpec) -> ParameterDescriptor:
     return d
 
 
+def typed_parameter(spec: ParamSpec, value: object) -> Parameter:
+    """Make a ``Parameter`` of the spec's declared type (also for an empty array).
+
+    :param spec: the parameter spec.
+    :param value: the Python value.
+    :return: the parameter.
+    """
+    return Parameter(spec.name, _TYPES[spec.type][1], list(value) if isinstance(
+        value, (list, tuple)) else value)
+
+
 def declare_from_specs(node: Node, specs: Sequence[ParamSpec]) -> Dict[str, object]:
     """Declare every parameter and return the values (defaults where not overridden).
 
-    Empty-array defaults are declared statically typed and uninitialised (an empty list
-    has no ROS type); they read back as ``[]``. Type mismatches in overrides raise
-    rclpy's ``InvalidParameterTypeException``, which the caller reports.
+    An empty list has no ROS type of its own (rclpy would infer a byte array), so an
+    empty-array default is declared with its static type and then set to a typed empty
+    array: ``ros2 param get`` and ``ros2 param dump`` show ``[]`` like any other value.
+    Type mismatches in overrides raise rclpy's ``InvalidParameterTypeException``, which
+    the caller reports.
 
     :param node: the node.
     :param specs: the parameter specs.
@@ -57,7 +70,14 @@ def declare_from_specs(node: Node, specs: Sequence[ParamSpec]) -> Dict[str, obje
         desc = descriptor_for(spec)
         default = spec.default
         if isinstance(default, list) and not default:
-            node.declare_parameter(spec.name, _TYPES[spec.type][1], desc)
+            writable = descriptor_for(spec)
+            writable.read_only = False  # to set the typed [] once; restored just below
+            node.declare_parameter(spec.name, _TYPES[spec.type][1], writable)
+            try:
+                node.get_parameter(spec.name)
+            except ParameterUninitializedException:  # not overridden: a typed []
+                node.set_parameters([typed_parameter(spec, [])])
+            node.set_descriptor(spec.name, desc)
         else:
             node.declare_parameter(spec.name, default, desc)
         values[spec.name] = read_value(node, spec)
@@ -65,16 +85,16 @@ def declare_from_specs(node: Node, specs: Sequence[ParamSpec]) -> Dict[str, obje
 
 
 def read_value(node: Node, spec: ParamSpec) -> object:
-    """Current value of a declared parameter (``[]`` for an uninitialised array).
+    """Return the current value of a declared parameter (arrays as lists).
 
     :param node: the node.
     :param spec: the parameter spec.
-    :return: the value as a Python object (arrays as lists).
+    :return: the value as a Python object.
     """
     try:
         v = node.get_parameter(spec.name).value
     except ParameterUninitializedException:
-        return [] if spec.type.endswith('_array') else spec.default
+        v = None
     if v is None:
         return [] if spec.type.endswith('_array') else spec.default
     if spec.type.endswith('_array'):
@@ -82,16 +102,68 @@ def read_value(node: Node, spec: ParamSpec) -> object:
     return v
 
 
-def unknown_overrides(node: Node, specs: Sequence[ParamSpec]) -> list:
+def coerce_empty_arrays(params: list, specs: Mapping[str, ParamSpec]) -> list:
+    """Pre-set callback body: an empty array of any type becomes the declared array type.
+
+    ``ros2 param set /node internal_load "[]"`` sends an empty array whose type the client
+    guessed; without this, rclpy refuses it as the wrong type.
+
+    :param params: the requested parameters.
+    :param specs: schema by name.
+    :return: the parameters, empty arrays retyped.
+    """
+    out = []
+    for p in params:
+        spec = specs.get(p.name)
+        v = p.value
+        if (spec is not None and spec.type.endswith('_array') and p.type_ != _TYPES[spec.type][1]
+                and isinstance(v, (list, tuple)) and len(v) == 0):
+            p = typed_parameter(spec, [])
+        out.append(p)
+    return out
+
+
+def ros_args_parameters(argv: Sequence[str], node_name: str) -> Dict[str, object]:
+    """Parameters given to a node on its command line (``--params-file``, ``-p``).
+
+    Read from the arguments themselves (rclpy keeps its overrides private).
+
+    :param argv: the process arguments.
+    :param node_name: node name (sections of parameter files are matched on it).
+    :return: name -> value (unreadable files and other nodes' sections are skipped).
+    """
+    import yaml
+    from wrench_distribution.params import read_ros_params_yaml
+    out: Dict[str, object] = {}
+    args = list(argv)
+    for i, a in enumerate(args[:-1]):
+        nxt = args[i + 1]
+        if a == '--params-file':
+            try:
+                out.update(read_ros_params_yaml(nxt, node_name))
+            except ConfigError:
+                continue
+        elif a in ('-p', '--param') and ':=' in nxt:
+            name, _, text = nxt.partition(':=')
+            try:
+                out[name] = yaml.safe_load(text)
+            except yaml.YAMLError:
+                out[name] = text
+    return out
+
+
+def unknown_overrides(node: Node, specs: Sequence[ParamSpec], argv: Sequence[str] = ()) -> list:
     """Names given to the node (params file, command line) that it does not declare.
 
     :param node: the node.
     :param specs: the declared specs.
-    :return: sorted unknown names (empty when rclpy hides its overrides).
+    :param argv: the process arguments (``sys.argv`` when empty).
+    :return: sorted unknown names.
     """
-    overrides = getattr(node, '_parameter_overrides', None) or {}
+    import sys
+    given = ros_args_parameters(list(argv) or sys.argv, node.get_name())
     known = {s.name for s in specs} | {'use_sim_time', 'start_type_description_service'}
-    return sorted(k for k in overrides if k not in known and not k.startswith('qos_overrides.'))
+    return sorted(k for k in given if k not in known and not k.startswith('qos_overrides.'))
 
 
 def param_value_of(p: Parameter) -> object:
@@ -149,3 +221,15 @@ def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> d
     if unknown:
         node.get_logger().warning(f'ignoring unknown parameter(s): {", ".join(unknown)}')
     return validate_params(kind, values)
+
+
+def add_parameter_callbacks(node: Node, specs: Mapping[str, ParamSpec], on_set) -> None:
+    """Register the node's on-set callback, and on rclpy >= Iron the empty-array retyping.
+
+    :param node: the node.
+    :param specs: schema by name.
+    :param on_set: the on-set callback (validates and applies).
+    """
+    if hasattr(node, 'add_pre_set_parameters_callback'):  # rclpy >= Iron
+        node.add_pre_set_parameters_callback(lambda ps: coerce_empty_arrays(ps, specs))
+    node.add_on_set_parameters_callback(on_set)
