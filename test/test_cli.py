@@ -1,8 +1,8 @@
 """The ``wrench-distribution`` command line: JSON in the documented shape, exit status 2 on errors."""
 import json
+from pathlib import Path
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -8,7 +8,7 @@ import sys
 from typing import List, Optional
 
 from .core.errors import WrenchDistributionError
-from .core.friction import FrictionModel, FrictionOptions, add_friction
+from .core.friction import add_friction, FrictionModel, FrictionOptions
 from .core.problem import (
     analysis_document, build_distributor, friction_options, measured_matrix, read_problem,
     synthesis_document, to_json,

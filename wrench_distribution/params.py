@@ -12,9 +12,9 @@ every effector".
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 import math
 import os
-from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
 __all__ = [
@@ -55,7 +55,7 @@ class ParamSpec:
     """
 
     name: str
-    type: str
+    type: str  # noqa: A003 (field name of the schema, read by the README generator)
     default: Any
     description: str
     accepted: Optional[tuple] = None
@@ -297,7 +297,7 @@ ANALYZER_PARAMS: tuple = tuple(_COMMON + [
        constraints='a topic name, or empty'),
     _p('internal_load_topic', STRING, 'measured/internal_load',
        'Internal-load coordinates (Float64MultiArray, layout label names the basis). Not '
-       '`internal_load`: that is the distributor\'s prescription input, and both nodes often '
+       "`internal_load`: that is the distributor's prescription input, and both nodes often "
        'share a namespace.',
        constraints='a topic name'),
 ])
@@ -478,7 +478,7 @@ def _cross_check(kind: str, v: dict) -> None:
                           '3 finite numbers, not all zero')
     if len(v['object_inertia']) not in (0, 6, 9):
         raise ConfigError("parameter 'object_inertia': expected 9 numbers (row-major), 6 "
-                          "([Ixx, Iyy, Izz, Ixy, Ixz, Iyz]) or none")
+                          '([Ixx, Iyy, Izz, Ixy, Ixz, Iyz]) or none')
     if any(w < 0 for w in v['torque_weights']):
         raise ConfigError("parameter 'torque_weights': must be >= 0")
     q = v['contact_orientations']
@@ -706,8 +706,10 @@ def _per_eff_topics(values: Sequence[str], effs: Sequence[str], suffix: str) -> 
 
 
 def contact_friction_fields(v: dict) -> list:
-    """Per-effector ``Contact`` keyword arguments from ``friction_coefficients`` and
-    ``contact_normals`` (0 or empty: no friction; empty normals: +z).
+    """Build the per-effector ``Contact`` keyword arguments of the friction parameters.
+
+    From ``friction_coefficients`` and ``contact_normals`` (0 or empty: no friction; empty
+    normals: +z).
 
     :param v: validated parameters.
     :return: one ``{'friction': mu or None, 'normal': (x, y, z)}`` per effector.
@@ -762,7 +764,7 @@ def _base_fields(v: dict) -> dict:
         raise
     except ValueError as e:  # core InvalidInputError
         raise ConfigError(f'invalid configuration: {e}') from None
-    return dict(params=v, effectors=list(effs),
+    return dict(params=v, effectors=list(effs),  # noqa: C408 (keyword names of the config)
                 contact_types=list(v['contact_types'] or ['rigid'] * len(effs)),
                 contact_source=v['contact_source'],
                 contact_frames=list(v['contact_frames'] or [f'{e}_contact' for e in effs]),
@@ -850,7 +852,6 @@ def specs_for(kind: str) -> tuple:
     return _SPECS[kind]
 
 
-
 def ros_yaml_type_problems(kind: str, values: Mapping[str, Any]) -> list:
     """Problems the ROS YAML parser (rcl) would have with these parameter values.
 
@@ -890,7 +891,7 @@ def _default_text(spec: ParamSpec) -> str:
 
 
 def parameter_table(specs: Sequence[ParamSpec]) -> str:
-    """The README's Markdown table of some parameters (the README is checked against it).
+    """Return the README's Markdown table of some parameters (the README is checked against it).
 
     :param specs: the parameters, in table order.
     :return: the table, one line per parameter, with a trailing newline.
@@ -905,7 +906,7 @@ def parameter_table(specs: Sequence[ParamSpec]) -> str:
 
 
 def readme_tables() -> dict:
-    """The three parameter tables of the README: both nodes, distributor only, analyzer only.
+    """Return the three parameter tables of the README: both nodes, distributor, analyzer.
 
     :return: ``{'common': str, 'distributor': str, 'analyzer': str}``.
     """

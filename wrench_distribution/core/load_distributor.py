@@ -139,6 +139,12 @@ class LoadDistributor:
             reasons.append('collinear_contacts')
         #: The parametrized pseudo-inverse G_M+ (6n x 6), object-frame axes, about each contact.
         self.pseudo_inverse = pseudo_inverse(inertia, share, self._weights, self.rigid)
+        if grasp_rank(self._positions, self.rigid, self.reference_length) == 6:
+            # iterative refinement: G G_M+ = I to rounding even where J_f is ill-conditioned
+            # (nearly collinear point contacts); a change of the order of that rounding
+            for _ in range(2):
+                self.pseudo_inverse = self.pseudo_inverse + self.pseudo_inverse @ (
+                    np.eye(6) - self.grasp_matrix @ self.pseudo_inverse)
         self._pseudo_inverse_contact = self._rotation_blocks.T @ self.pseudo_inverse
         return reasons, {}
 
@@ -228,8 +234,12 @@ class LoadDistributor:
     def _readout(self) -> ReadOut:
         e, metric = self._internal.basis, self._norm_metric
         gram = (e.T * metric) @ e
-        coordinates = scipy.linalg.cho_solve(scipy.linalg.cho_factor(gram), e.T * metric) \
-            if e.shape[1] else np.zeros((0, 6 * self.n))
+        if not e.shape[1]:
+            return ReadOut(np.zeros((0, 6 * self.n)), gram, self._analysis_matrix(np.zeros((0, 6 * self.n))))
+        # C = (E^T W0 E)^-1 E^T W0 through a QR of the scaled basis (no squared condition number)
+        root = np.sqrt(metric)
+        q, r = np.linalg.qr(e * root[:, None])
+        coordinates = scipy.linalg.solve_triangular(r, q.T) * root[None, :]
         return ReadOut(coordinates, gram, self._analysis_matrix(coordinates))
 
     @cached_property

@@ -106,7 +106,7 @@ def build_distributor(document: Mapping[str, Any]) -> Tuple[LoadDistributor, Any
 
 
 def friction_options(document: Mapping[str, Any]) -> FrictionOptions:
-    """The ``options.friction`` of a problem document (default: check, margin 0.1).
+    """Read the ``options.friction`` of a problem document (default: check, margin 0.1).
 
     :param document: the problem document.
     :return: the friction options.

@@ -1,8 +1,8 @@
 """Message <-> numpy conversion for wrenches, poses and Float64MultiArray."""
 from typing import Optional, Sequence
 
-import numpy as np
 from geometry_msgs.msg import Wrench, WrenchStamped
+import numpy as np
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 #: Separator of the basis names in the layout label of an internal-load array.

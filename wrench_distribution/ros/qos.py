@@ -1,6 +1,6 @@
 """QoS profiles by name, so that every topic's QoS is a parameter."""
-from rclpy.qos import (HistoryPolicy, QoSProfile, ReliabilityPolicy, DurabilityPolicy,
-                       qos_profile_sensor_data)
+from rclpy.qos import (DurabilityPolicy, HistoryPolicy, qos_profile_sensor_data, QoSProfile,
+                       ReliabilityPolicy)
 
 QOS_NAMES = ('sensor_data', 'reliable', 'best_effort')
 
