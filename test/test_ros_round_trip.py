@@ -11,10 +11,11 @@ import pytest
 rclpy = pytest.importorskip('rclpy')
 
 from geometry_msgs.msg import WrenchStamped  # noqa: E402, I100 (after the skip)
-from std_msgs.msg import Float64MultiArray  # noqa: E402
+from std_msgs.msg import Float64, Float64MultiArray  # noqa: E402
 
 from ros_harness import domain_id_for, NodeProcess, stamped_wrench, TestClient  # noqa: E402
 from wrench_distribution.core import Contact, DistributionOptions, LoadDistributor, ObjectModel  # noqa: E402
+from wrench_distribution.ros.conversions import wrench_to_array  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -50,6 +51,9 @@ def test_every_element_commanded_is_read_back_over_dds():
                 NodeProcess('analyzer', analyzer, DOMAIN) as ana_proc:
             desired = client.publisher(WrenchStamped, 'desired_wrench')
             readings = client.collect(Float64MultiArray, 'measured/internal_load')
+            internal = client.collect(WrenchStamped, 'left/wrench_internal')
+            norms = client.collect(Float64, 'measured/internal_load_norm')
+            invariant = client.collect(Float64, 'measured/invariant_norm')
             assert client.wait_matched(publishers=[desired], topics=['measured/internal_load']), \
                 dist_proc.output() + ana_proc.output()
             # zero, tiny and large resultant torques, in several directions
@@ -65,5 +69,13 @@ def test_every_element_commanded_is_read_back_over_dds():
             assert readings[0].layout.dim[0].label == ';'.join(grasp.basis_names)
             for message in readings:
                 np.testing.assert_allclose(message.data, lam, rtol=1e-9, atol=1e-9)
+            # the per-contact wrench of that load and its norm, under the core's names
+            expected = grasp.synthesize(np.zeros(6), lam)
+            assert client.spin_until(lambda: internal and norms and invariant, 5.0)
+            # with a zero resultant the commands are E lambda alone (contact frame)
+            np.testing.assert_allclose(wrench_to_array(internal[-1].wrench), expected.wrench_contact[0], atol=1e-9)
+            measured = grasp.analyze(expected.wrench_contact)
+            np.testing.assert_allclose(norms[-1].data, measured.internal_load_norm, rtol=1e-9)
+            assert all(np.isfinite(m.data) and m.data >= 0 for m in invariant)
     finally:
         client.close()

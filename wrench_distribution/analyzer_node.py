@@ -16,7 +16,7 @@ from geometry_msgs.msg import WrenchStamped
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64, Float64MultiArray
 
 from wrench_distribution.core import SensorModel, WrenchDistributionError
 from wrench_distribution.params import (ANALYZER_PARAMS, build_core_objects, ConfigError,
@@ -118,6 +118,14 @@ class AnalyzerNode(Node):
         self._con_pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in con_topics]
         self._man_msgs = [make_wrench_stamped(f) for f in out_frames]
         self._con_msgs = [make_wrench_stamped(f) for f in out_frames]
+        self._part_outputs = [  # (part, publishers, messages): the internal load's two readings
+            (part, [self.create_publisher(WrenchStamped, t, out_qos) for t in topics],
+             [make_wrench_stamped(f) for f in out_frames])
+            for part, topics in (
+                ('internal', cfg['internal_topics'] or [f'{e}/wrench_internal' for e in effs]),
+                ('invariant', cfg['invariant_topics'] or [f'{e}/wrench_invariant' for e in effs]))]
+        self._norm_outputs = [(attr, self.create_publisher(Float64, cfg[f'{attr}_topic'], out_qos))
+                              for attr in ('internal_load_norm', 'invariant_norm') if cfg[f'{attr}_topic']]
         self._obj_pub = self.create_publisher(WrenchStamped, cfg['object_wrench_topic'], out_qos)
         self._obj_msg = make_wrench_stamped(self._object_frame)
         self._il_pub = self.create_publisher(Float64MultiArray, cfg['internal_load_topic'],
@@ -142,6 +150,7 @@ class AnalyzerNode(Node):
         rot = np.stack(list(_rotations(self._cache.quaternions)))
         self._g_contact = np.einsum('nji,j->ni', rot, self._gravity)
         self._il_msg = make_internal_load_msg(dist.basis_names)
+        self._diag.basis(dist.basis_names)
 
     def _on_sensor_poses(self, pos: np.ndarray, quat: np.ndarray) -> None:
         old = self._sensors
@@ -262,12 +271,29 @@ class AnalyzerNode(Node):
         self._obj_pub.publish(self._obj_msg)
         self._il_msg.data = lam.tolist()
         self._il_pub.publish(self._il_msg)
+        self._publish_internal_parts(an, stamp)
         self._last_out_ns = hi
         if self._friction.active:
             self._friction.check = self._friction.model(self._cache.distributor).check(measured)
             if self._friction_pub is not None:
                 self._friction_pub.publish(friction_message(self._friction.check, self._names))
         self._diag.count('samples_published')
+
+    def _publish_internal_parts(self, an, stamp) -> None:
+        """Publish the internal wrench, the invariant (eq. 78) and their norms (docs/theory.md 5)."""
+        frame = 'object' if self._use_object_frame else 'contact'
+        for part, pubs, msgs in self._part_outputs:
+            values = getattr(an, f'{part}_{frame}')
+            if not np.isfinite(values).all():
+                continue
+            for m, row, pub in zip(msgs, values.tolist(), pubs):
+                m.header.stamp = stamp
+                fill_wrench(m.wrench, row)
+                pub.publish(m)
+        for attr, pub in self._norm_outputs:
+            value = float(getattr(an, attr))
+            if math.isfinite(value):
+                pub.publish(Float64(data=value))
 
     # -- diagnostics (steady clock) ------------------------------------------------------
     def _conditions(self, now_ns: int, values: dict) -> dict:

@@ -177,6 +177,7 @@ class DistributorNode(Node):
 
     def _on_rebuild(self) -> None:
         dist = self._cache.distributor
+        self._diag.basis(dist.basis_names)
         try:
             self._lambda = self._resolve(self._prescription, dist)
             self._lambda_error = None

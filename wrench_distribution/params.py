@@ -285,6 +285,21 @@ ANALYZER_PARAMS: tuple = tuple(_COMMON + [
     _p('constraint_topics', STRING_ARRAY, [],
        'Constraint-part topic per effector; empty: <effector>/wrench_constraint.',
        constraints='one topic name per effector, or empty'),
+    _p('internal_topics', STRING_ARRAY, [],
+       'Internal-load wrench (E lambda of the read-out, applied by the effectors) per effector; '
+       'empty: <effector>/wrench_internal.',
+       constraints='one topic name per effector, or empty'),
+    _p('invariant_topics', STRING_ARRAY, [],
+       "Invariant internal load (the paper's eq. 78 state) per effector; empty: "
+       '<effector>/wrench_invariant.',
+       constraints='one topic name per effector, or empty'),
+    _p('internal_load_norm_topic', STRING, 'measured/internal_load_norm',
+       'Magnitude of the internal load in newtons (std_msgs/Float64); empty: not published.',
+       constraints='a topic name, or empty'),
+    _p('invariant_norm_topic', STRING, 'measured/invariant_norm',
+       'Magnitude of the invariant internal load in newtons (std_msgs/Float64); empty: not '
+       'published.',
+       constraints='a topic name, or empty'),
     _p('object_wrench_topic', STRING, 'object_wrench',
        'Resultant on the object (object frame, about the CoM).', constraints='a topic name'),
     _p('ft_frames', STRING_ARRAY, [],
@@ -498,7 +513,7 @@ def _cross_check(kind: str, v: dict) -> None:
                             ('sensor_orientations', 4), ('sensor_frames', 1),
                             ('sensor_signs', 1), ('tool_masses', 1), ('tool_coms', 3),
                             ('manipulating_topics', 1), ('constraint_topics', 1),
-                            ('ft_frames', 1)):
+                            ('internal_topics', 1), ('invariant_topics', 1), ('ft_frames', 1)):
             _per_effector(v, name, n, width, spec=idx[name])
         if any(s not in (1, -1) for s in v['sensor_signs']):
             raise ConfigError(f"parameter 'sensor_signs': got {v['sensor_signs']!r}; "
@@ -818,6 +833,10 @@ def load_analyzer_config(path_or_dict: Any, node_name: str = 'wrench_analyzer',
                                                    'wrench_manipulating'),
                    'constraint': _per_eff_topics(v['constraint_topics'], effs,
                                                  'wrench_constraint'),
+                   'internal': _per_eff_topics(v['internal_topics'], effs, 'wrench_internal'),
+                   'invariant': _per_eff_topics(v['invariant_topics'], effs, 'wrench_invariant'),
+                   'internal_load_norm': v['internal_load_norm_topic'],
+                   'invariant_norm': v['invariant_norm_topic'],
                    'object_wrench': v['object_wrench_topic'],
                    'internal_load': v['internal_load_topic'],
                    'contact_poses': v['contact_poses_topic']}

@@ -23,6 +23,7 @@ _LEVEL_NAMES = {OK: 'OK', WARN: 'WARN', ERROR: 'ERROR', STALE: 'STALE'}
 KEY_CONCERNS = {
     'rejected_contacts': 'contacts', 'rejected_frame': 'contacts',
     'rejected_length': 'contacts', 'tf_failures': 'contacts', 'no_contacts': 'contacts',
+    'basis_changes': 'contacts',
     'rejected_internal_load': 'internal load', 'unrealisable': 'solver',
     'rejected': 'solver', 'solver_nan': 'solver', 'limit': 'limits',
 }
@@ -68,6 +69,7 @@ class DiagnosticsState:
         self._events: Dict[str, List[Tuple[int, str]]] = {c: [] for c in self.concerns}
         self._last_log: Dict[str, float] = {}
         self._period_drops: Dict[Tuple[str, str], int] = {}
+        self._basis_names: Optional[List[str]] = None
 
     def count(self, key: str, n: int = 1) -> None:
         """Add to a counter.
@@ -94,6 +96,21 @@ class DiagnosticsState:
             events.append((level, message))
         if log:
             self.log(key, message, level)
+
+    def basis(self, names: Sequence[str]) -> None:
+        """Follow the internal-load basis across contact updates; a change of names is a WARN.
+
+        The named basis changes only where its names do (docs/theory.md, section 6), so a
+        change of names is what tells a user that coordinates before and after differ in meaning.
+
+        :param names: the basis names of the distributor now in use.
+        """
+        names = list(names)
+        previous = self._basis_names
+        if previous is not None and names != previous:
+            self.problem('basis_changes', 'internal-load basis changed with the contacts: '
+                         f'{";".join(previous)} -> {";".join(names)}', WARN)
+        self._basis_names = names
 
     def log(self, key: str, message: str, level: int = WARN) -> None:
         """Log a message, at most once per :data:`LOG_THROTTLE_S` for each key.
