@@ -21,7 +21,7 @@ __all__ = [
     'ParamSpec', 'ConfigError', 'DISTRIBUTOR_PARAMS', 'ANALYZER_PARAMS',
     'DistributorConfig', 'AnalyzerConfig', 'load_distributor_config',
     'load_analyzer_config', 'read_ros_params_yaml', 'validate_params',
-    'validate_distributor_params', 'validate_analyzer_params', 'check_param_value',
+    'check_param_value',
     'parse_handles',
 ]
 
@@ -569,16 +569,6 @@ def _check_friction(v: dict, n: int, idx: dict) -> None:
                               'is zero; accepted: 3 numbers per effector, not all zero')
 
 
-def validate_distributor_params(values: Mapping[str, Any], **kw) -> dict:
-    """Validate distributor parameters; see :func:`validate_params`."""
-    return validate_params('distributor', values, **kw)
-
-
-def validate_analyzer_params(values: Mapping[str, Any], **kw) -> dict:
-    """Validate analyzer parameters; see :func:`validate_params`."""
-    return validate_params('analyzer', values, **kw)
-
-
 # -- YAML files -------------------------------------------------------------------------
 def read_ros_params_yaml(path_or_dict: Any, node_name: str) -> dict:
     """Return the flattened ``ros__parameters`` of one node from a ROS parameter file.
@@ -860,15 +850,6 @@ def _params_of(path_or_dict: Any, node_name: str) -> dict:
             isinstance(s, Mapping) and 'ros__parameters' in s for s in path_or_dict.values()):
         return dict(path_or_dict)  # already flat parameters
     return read_ros_params_yaml(path_or_dict, node_name)
-
-
-def specs_for(kind: str) -> tuple:
-    """Return the parameter specs of one node.
-
-    :param kind: ``'distributor'`` or ``'analyzer'``.
-    :return: tuple of :class:`ParamSpec`.
-    """
-    return _SPECS[kind]
 
 
 def ros_yaml_type_problems(kind: str, values: Mapping[str, Any]) -> list:

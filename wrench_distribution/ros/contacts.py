@@ -27,7 +27,6 @@ class DistributorCache:
         self.positions: Optional[np.ndarray] = None
         self.quaternions: Optional[np.ndarray] = None
         self.distributor: Optional[LoadDistributor] = None
-        self.builds = 0
         #: Extra ``Contact`` keyword arguments per effector (friction, normal), or None.
         self.contact_extras: Optional[list] = None
 
@@ -83,7 +82,6 @@ class DistributorCache:
         self.options = opts
         self.positions = positions.copy()
         self.quaternions = quaternions / norms[:, None]
-        self.builds += 1
         return True
 
     def try_options(self, options) -> LoadDistributor:

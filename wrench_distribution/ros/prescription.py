@@ -17,10 +17,6 @@ class InternalLoadPrescription:
         self.coords: Optional[np.ndarray] = None
         self.handles: dict = {}
 
-    def set_none(self) -> None:
-        """Prescribe no internal load."""
-        self.kind, self.coords, self.handles = 'none', None, {}
-
     def set_coords(self, values: Sequence[float]) -> None:
         """Prescribe basis coordinates.
 
@@ -34,15 +30,6 @@ class InternalLoadPrescription:
         :param handles: ``{basis or handle name: value}``.
         """
         self.kind, self.coords, self.handles = 'handles', None, dict(handles)
-
-    def copy(self) -> 'InternalLoadPrescription':
-        """Return an independent copy.
-
-        :return: the copy.
-        """
-        c = InternalLoadPrescription()
-        c.kind, c.coords, c.handles = self.kind, self.coords, dict(self.handles)
-        return c
 
     def resolve(self, distributor) -> Optional[np.ndarray]:
         """lambda_c for a solver, or None for no internal load.
