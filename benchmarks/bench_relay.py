@@ -30,6 +30,21 @@ OUT_TOPICS = [f'{n}/wrench_command' for n in NAMES]
 IN_TOPIC = 'desired_wrench'
 
 
+def stop(proc: subprocess.Popen, timeout: float = 5.0) -> None:
+    """SIGINT a role process, SIGKILL it after ``timeout``; always reap it.
+
+    :param proc: the process.
+    :param timeout: seconds to wait after each signal.
+    """
+    if proc.poll() is None:
+        proc.send_signal(2)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def _env(domain: int) -> dict:
     env = dict(os.environ)
     env['ROS_DOMAIN_ID'] = str(domain)
@@ -196,13 +211,7 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
         sink.wait(duration + settle + 30)
     finally:
         for p in procs:
-            if p.poll() is None:
-                p.send_signal(2)
-                try:
-                    p.wait(5)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+            stop(p)
     with open(src_out) as f:
         src_data = json.load(f)
     with open(sink_out) as f:

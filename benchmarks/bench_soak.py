@@ -131,13 +131,7 @@ def run(minutes: float, rate: float, settle: float, domain: int, rss_period: flo
             time.sleep(rss_period)
         sink.wait(settle + 60)
     finally:
-        if dist.poll() is None:
-            dist.send_signal(2)
-            try:
-                dist.wait(5)
-            except subprocess.TimeoutExpired:
-                dist.kill()
-                dist.wait()
+        relay.stop(dist)
     with open(src_out) as f:
         src_data = json.load(f)
     with open(sink_out) as f:

@@ -118,6 +118,23 @@ def script(name: str) -> str:
                             'colcon install (install/setup.bash)')
 
 
+def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> Optional[int]:
+    """Stop a subprocess politely: SIGINT, then SIGKILL after ``timeout``; always reap it.
+
+    :param proc: the process.
+    :param timeout: seconds to wait after each signal.
+    :return: its exit code.
+    """
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout)
+    return proc.returncode
+
+
 class NodeProcess:
     """A node console script running in a subprocess with a parameter file.
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from ros_harness import domain_id_for, ros_env, TestClient
+from ros_harness import domain_id_for, ros_env, stop_process, TestClient
 
 pytestmark = [pytest.mark.slow, pytest.mark.ros]
 
@@ -115,13 +115,7 @@ def _start(prefix, name: str, env: dict, log_dir):
 
 
 def _stop(proc, log) -> None:
-    if proc.poll() is None:
-        proc.send_signal(2)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+    stop_process(proc)
     log.close()
 
 

@@ -22,7 +22,7 @@ rclpy = pytest.importorskip('rclpy')
 from geometry_msgs.msg import Pose, PoseArray, WrenchStamped  # noqa: E402, I100 (after the skip)
 
 from ros_harness import (domain_id_for, ros_env, script, stamped_wrench,  # noqa: E402
-                         TestClient)
+                         stop_process, TestClient)
 
 pytestmark = pytest.mark.ros
 
@@ -125,10 +125,5 @@ def test_commands_carry_the_promised_frame_ids(path, tmp_path):
             assert {m.header.frame_id for m in got[topic]} == {frame}, topic
     finally:
         client.close()
-        proc.send_signal(2)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        stop_process(proc)
         log.close()
