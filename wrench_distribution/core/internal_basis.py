@@ -22,7 +22,7 @@ Candidates come in a fixed order (docs/theory.md, section 6) and are kept when t
 independent of the ones already kept is at least ``BASIS_TOLERANCE`` of their size in the
 metric ``diag(I, I / l^2)``, until the null space of ``G`` is spanned. The threshold is what
 keeps the basis well conditioned: the coordinates of a physical load stay of its size.
-Pairs are generated lazily from a few hub contacts, so that large contact sets need about
+Pairs are generated lazily between near neighbours, so that large contact sets need about
 ``12 n`` candidates.
 """
 from dataclasses import dataclass
@@ -144,14 +144,22 @@ def pair_vector(geometry: Geometry, kind: str, i: int, j: int) -> Optional[np.nd
     return v
 
 
-def _hub_pairs(n: int, hubs: int) -> Iterator[Tuple[int, int]]:
-    """Pairs ``(i, j)``, ``i < j``, whose ``i`` is one of the first ``hubs`` contacts, by ``j``."""
-    return ((i, j) for j in range(1, n) for i in range(min(j, hubs)))
+def _near_pairs(positions: np.ndarray, neighbours: int) -> Iterator[Tuple[int, int]]:
+    """Pairs ``(i, j)``, ``i < j``, for each ``j`` with its ``neighbours`` nearest earlier contacts.
+
+    Up to ``neighbours + 1`` contacts these are all pairs, in lexicographic order of ``(j, i)``.
+    """
+    for j in range(1, positions.shape[0]):
+        if j <= neighbours:
+            yield from ((i, j) for i in range(j))
+            continue
+        distance = np.sum((positions[:j] - positions[j]) ** 2, axis=1)
+        yield from ((int(i), j) for i in sorted(np.argsort(distance, kind='stable')[:neighbours]))
 
 
-def _family(geometry: Geometry, kinds: Sequence[str], hubs: int) -> Iterator[Candidate]:
+def _family(geometry: Geometry, kinds: Sequence[str], neighbours: int) -> Iterator[Candidate]:
     names = geometry.names
-    for i, j in _hub_pairs(geometry.n, hubs):
+    for i, j in _near_pairs(geometry.positions, neighbours):
         for kind in kinds:
             vector = pair_vector(geometry, kind, i, j)
             if vector is not None:
@@ -160,11 +168,12 @@ def _family(geometry: Geometry, kinds: Sequence[str], hubs: int) -> Iterator[Can
 
 
 def named_candidates(geometry: Geometry) -> Iterator[Candidate]:
-    """Every named element of the families above, lazily, in the selection order.
+    """Yield every named element of the families above, lazily, in the selection order.
 
-    Squeezes of every pair with one of the first six contacts (all pairs up to seven contacts;
-    beyond, a framework braced to six hubs spans the force null space of contacts in general
-    position), torque modes and shears with one hub (the pair modes of a star span every
+    Squeezes of each contact with its six nearest earlier contacts (all pairs up to seven
+    contacts; beyond, a framework braced to its near neighbours spans the force null space
+    of contacts in general position, with short, well-spread bars), torque modes and shears
+    of each contact with its nearest earlier contact (the pair modes of a tree span every
     wrench at the other contact), then warps. About ``12 n`` candidates in all.
     """
     return chain(
@@ -292,7 +301,7 @@ def build_internal_basis(
     orthonormal = np.zeros((size, dimension))
     kept: List[Candidate] = []
     while len(kept) < dimension:
-        chunk = list(islice(ordered, 64))
+        chunk = list(islice(ordered, 48))
         if not chunk:
             break
         _scan(chunk, orthonormal, kept, metric, dimension)
@@ -304,27 +313,28 @@ def build_internal_basis(
 
 def _scan(chunk: List[Candidate], orthonormal: np.ndarray, kept: List[Candidate], metric: np.ndarray,
           dimension: int) -> None:
-    """Keep, in order, the candidates of one block whose independent part is large enough."""
+    """Keep, in order, the candidates of one block whose independent part is large enough.
+
+    The block is projected off the kept vectors once; each kept candidate then updates the
+    rest of the block with one rank-1 product (Gram-Schmidt), so a rejection costs nothing.
+    """
     # named elements are exact null vectors; the fallbacks are already projected
     vectors = np.column_stack([vector for _, _, vector in chunk])
-    norms = np.sqrt(np.einsum('ij,i,ij->j', vectors, metric, vectors))
-    count = first = len(kept)
+    norms2 = np.einsum('ij,i,ij->j', vectors, metric, vectors)
+    count = len(kept)
     residuals = vectors - orthonormal[:, :count] @ (orthonormal[:, :count].T @ (metric[:, None] * vectors))
-    for j, (name, unit, vector) in enumerate(chunk):
-        if count == dimension:
+    sizes2 = np.einsum('ij,i,ij->j', residuals, metric, residuals)
+    for j, candidate in enumerate(chunk):
+        if len(kept) == dimension:
             break
-        if norms[j] == 0.0:
+        if norms2[j] == 0.0 or sizes2[j] <= BASIS_TOLERANCE ** 2 * norms2[j]:
             continue
-        residual = residuals[:, j]
-        if count > first:
-            added = orthonormal[:, first:count]
-            residual = residual - added @ (added.T @ (metric * residual))
-        residual_norm = np.sqrt(residual @ (metric * residual))
-        if residual_norm <= BASIS_TOLERANCE * norms[j]:
-            continue
-        orthonormal[:, count] = residual / residual_norm
-        count += 1
-        kept.append((name, unit, vector))
+        direction = residuals[:, j] / np.sqrt(sizes2[j])
+        orthonormal[:, len(kept)] = direction
+        kept.append(candidate)
+        projection = (metric * direction) @ residuals[:, j + 1:]
+        residuals[:, j + 1:] -= direction[:, None] * projection
+        sizes2[j + 1:] -= projection ** 2
 
 
 def _complete(pool: List[Candidate], orthonormal: np.ndarray, kept: List[Candidate], metric: np.ndarray,
