@@ -18,15 +18,12 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
+from wrench_distribution.core.codec import join_labels
+from wrench_distribution.core.contacts import inertia_matrix
 from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
 
 from .node_params import declare_and_read
 from .object_controller import CONTROLLER_DEFAULTS, parse_schedule, PoseController, scheduled
-from .scenarios import inertia_matrix
-
-
-#: Separator of handle names in the layout label (the distributor's convention).
-LABEL_SEPARATOR = ';'
 
 
 class ObjectControllerNode(Node):
@@ -93,7 +90,7 @@ class ObjectControllerNode(Node):
                 f'{k}={v:g}' for k, v in handles.items()))
         msg = Float64MultiArray()
         dim = MultiArrayDimension()
-        dim.label = LABEL_SEPARATOR.join(handles)
+        dim.label = join_labels(handles)
         dim.size = dim.stride = len(handles)
         msg.layout.dim = [dim]
         msg.data = [float(v) for v in handles.values()]
