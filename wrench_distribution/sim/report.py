@@ -8,7 +8,7 @@ from typing import Mapping
 
 import numpy as np
 
-from wrench_distribution.core.codec import split_labels
+from wrench_distribution.core.codec import split_labels, stamp_to_ns
 from wrench_distribution.core.contacts import inertia_matrix
 from wrench_distribution.core.spatial import log_so3, quaternion_to_matrix as matrix_from_quaternion
 
@@ -31,7 +31,7 @@ class Series:
 
 
 def _stamp(h) -> float:
-    return h.stamp.sec + 1e-9 * h.stamp.nanosec
+    return stamp_to_ns(h.stamp) * 1e-9
 
 
 #: Topics the summary and the plot use.
