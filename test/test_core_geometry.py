@@ -144,3 +144,15 @@ def test_inertia_forms_agree():
 def test_inertia_rejects_bad_values(value, message):
     with pytest.raises(InvalidInputError, match=message):
         inertia_matrix(value)
+
+
+@pytest.mark.parametrize('bad', [[0.0, 0.0, 0.0, 0.0], [np.nan, 0.0, 0.0, 1.0], [0.0, np.inf, 0.0, 1.0]])
+def test_bad_quaternions_are_rejected_by_every_helper(bad):
+    good, bad = np.array([[0.0, 0.0, 0.0, 1.0]]), np.array([bad])
+    pose = np.r_[0.0, 0.0, 0.0, bad[0]][None]
+    calls = [lambda: quaternion_to_matrix(bad), lambda: rotate(bad, [1.0, 0.0, 0.0]),
+             lambda: rotate_inverse(bad, [1.0, 0.0, 0.0]), lambda: slerp(good, bad, [0.5]),
+             lambda: compose(identity((1,)), pose), lambda: invert(pose)]
+    for call in calls:
+        with pytest.raises(InvalidInputError, match='zero, NaN or Inf'):
+            call()

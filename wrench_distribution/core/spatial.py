@@ -46,9 +46,14 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _rotation(q) -> Rotation:
-    """``Rotation`` of quaternions (..., 4) of any leading shape (flattened)."""
-    q = np.asarray(q, dtype=float)
-    return Rotation.from_quat(q.reshape(-1, 4))
+    """``Rotation`` of quaternions (..., 4) of any leading shape (flattened).
+
+    :raises InvalidInputError: for a zero, NaN or Inf quaternion.
+    """
+    q = np.asarray(q, dtype=float).reshape(-1, 4)
+    if not np.all(np.isfinite(q)) or np.any(np.einsum('ij,ij->i', q, q) < 1e-18):
+        raise InvalidInputError('an orientation quaternion is zero, NaN or Inf')
+    return Rotation.from_quat(q)
 
 
 def normalize(q) -> np.ndarray:
@@ -69,9 +74,6 @@ def quaternion_to_matrix(q) -> np.ndarray:
     :raises InvalidInputError: for a zero, NaN or Inf quaternion.
     """
     q = np.asarray(q, dtype=float)
-    norm = np.linalg.norm(q, axis=-1, keepdims=True)
-    if not np.all(np.isfinite(q)) or np.any(norm < 1e-9):
-        raise InvalidInputError('an orientation quaternion is zero, NaN or Inf')
     return _rotation(q).as_matrix().reshape(q.shape[:-1] + (3, 3))
 
 
@@ -100,9 +102,9 @@ def rotate(q, v) -> np.ndarray:
 def _apply(q, v, inverse: bool) -> np.ndarray:
     q, v = np.asarray(q, float), np.asarray(v, float)
     shape = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])
-    q = np.broadcast_to(q, shape + (4,)).reshape(-1, 4)
+    q = np.broadcast_to(q, shape + (4,))
     v = np.array(np.broadcast_to(v, shape + (3,))).reshape(-1, 3)
-    return Rotation.from_quat(q).apply(v, inverse=inverse).reshape(shape + (3,))
+    return _rotation(q).apply(v, inverse=inverse).reshape(shape + (3,))
 
 
 def rotate_inverse(q, v) -> np.ndarray:
