@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
+from wrench_distribution.core.spatial import exp_so3, log_so3
 from wrench_distribution.sim.ft_sensor import SimulatedFTSensors
 from wrench_distribution.sim.grasp import GraspCompliance
-from wrench_distribution.sim.rotations import exp_so3, log_so3
 from wrench_distribution.sim.simulator import HeldObjectSim
 
 G = 9.81

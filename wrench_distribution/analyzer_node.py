@@ -19,6 +19,7 @@ from rclpy.node import Node
 from std_msgs.msg import Float64, Float64MultiArray
 
 from wrench_distribution.core import SensorModel, WrenchDistributionError
+from wrench_distribution.core.spatial import rotate_inverse
 from wrench_distribution.params import (ANALYZER_PARAMS, build_core_objects, ConfigError,
                                         validate_params)
 from wrench_distribution.ros.contact_input import ContactInput
@@ -147,8 +148,7 @@ class AnalyzerNode(Node):
     def _on_rebuild(self) -> None:
         dist = self._cache.distributor
         # gravity in each contact frame: R_i^T g (R_i: contact orientation in the object)
-        rot = np.stack(list(_rotations(self._cache.quaternions)))
-        self._g_contact = np.einsum('nji,j->ni', rot, self._gravity)
+        self._g_contact = rotate_inverse(self._cache.quaternions, self._gravity)
         self._il_msg = make_internal_load_msg(dist.basis_names)
         self._diag.basis(dist.basis_names)
 
@@ -372,11 +372,6 @@ class AnalyzerNode(Node):
         self._future_ns = int(new['max_future'] * 1e9)
         self._contacts.timeout = new['contact_timeout']
         return SetParametersResult(successful=True)
-
-
-def _rotations(quaternions) -> list:
-    from wrench_distribution.core import quaternion_to_matrix
-    return [quaternion_to_matrix(q) for q in quaternions]
 
 
 def main(args=None) -> int:

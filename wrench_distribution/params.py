@@ -743,12 +743,7 @@ def build_core_objects(v: dict) -> tuple:
         extras = contact_friction_fields(v)
         contacts = [Contact(name=e, type=t, position=p, orientation=q, **x)
                     for e, t, p, q, x in zip(effs, types, pos, ori, extras)]
-    inertia = None
-    iv = v['object_inertia']
-    if len(iv) == 9:
-        inertia = [iv[0:3], iv[3:6], iv[6:9]]
-    elif iv:
-        inertia = list(iv)
+    inertia = list(v['object_inertia']) or None  # the core's inertia_matrix reads its forms
     obj = ObjectModel(com=tuple(v['object_com']),
                       mass=v['object_mass'] if v['object_mass'] > 0 else None,
                       inertia=inertia)

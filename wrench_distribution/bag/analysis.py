@@ -2,7 +2,7 @@
 
 Like the live analyzer, one :class:`LoadDistributor` is built per contact
 configuration and reused while the contacts stay within ``contact_pose_tolerance``
-of the poses it was built for (see :func:`same_poses`).
+of the poses it was built for (see :func:`wrench_distribution.core.spatial.same_poses`).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from . import quaternions as Q
+from wrench_distribution.core import spatial as Q
 from .columns import empty_shape, QUANTITIES
 from .errors import BagError
 
@@ -35,18 +35,6 @@ class ChunkResult:
 
     def __len__(self) -> int:
         return len(self.stamp_ns)
-
-
-def same_poses(a: np.ndarray, b: np.ndarray, tolerance: float) -> bool:
-    """Whether contact poses (n, 7) ``a`` equal ``b`` within the node's tolerance.
-
-    Like the analyzer node's distributor cache: every position coordinate within
-    ``tolerance`` (m) and ``1 - |q_a . q_b| <= tolerance`` for every contact.
-    """
-    if np.max(np.abs(a[:, :3] - b[:, :3])) > tolerance:
-        return False
-    dots = np.abs(np.sum(Q.normalize(a[:, 3:]) * Q.normalize(b[:, 3:]), axis=1))
-    return bool(np.all(1.0 - dots <= tolerance))
 
 
 @dataclass
@@ -105,7 +93,8 @@ class ChunkAnalyzer:
             pose = poses[a]
             if self._dist is None:
                 self._build(pose)
-            elif not same_poses(pose, self._pose, self.tolerance):
+            elif not Q.same_poses(pose[:, :3], pose[:, 3:], self._pose[:, :3], self._pose[:, 3:],
+                                  self.tolerance):
                 self._build(pose)
             if runs and runs[-1][2] is self._dist:
                 runs[-1] = (runs[-1][0], b, self._dist, self._pose)
@@ -127,7 +116,7 @@ class ChunkAnalyzer:
         for a, b, dist, pose in (self._runs(poses) if k else []):
             contact = np.empty((b - a, n, 6))
             for i, sensor in enumerate(self.config.sensors):
-                g_contact = Q.rotate(Q.conjugate(pose[i, 3:]), self.gravity)
+                g_contact = Q.rotate_inverse(pose[i, 3:], self.gravity)
                 contact[:, i] = sensor.to_contact(measured[a:b, i], g_contact)
             batch = dist.analyze_batch(contact)
             for name, source in sources.items():

@@ -11,6 +11,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from wrench_distribution.core.codec import ns_from_parts
+
 from .errors import BagError
 
 #: encapsulation header of little-endian plain CDR (ROS 2 default)
@@ -36,7 +38,7 @@ def _decode_group(buf: np.ndarray, topic: str) -> tuple[np.ndarray, np.ndarray]:
     else:
         idx = offset[:, None] + np.arange(48)[None, :]
         wrench = np.take_along_axis(buf, idx, axis=1).copy().view('<f8')
-    return sec * 1_000_000_000 + nsec, wrench.astype(np.float64, copy=False)
+    return ns_from_parts(sec, nsec), wrench.astype(np.float64, copy=False)
 
 
 def decode_wrench_stamped(

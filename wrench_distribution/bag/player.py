@@ -15,10 +15,13 @@ from pathlib import Path
 import sys
 import time
 
+from builtin_interfaces.msg import Time
 import rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
+
+from wrench_distribution.core.codec import ns_to_stamp
 
 from .errors import BagError
 from .reader import BagReader
@@ -75,8 +78,7 @@ class BagPlayer(Node):
         return False
 
     def _publish_clock(self, ns: int) -> None:
-        msg = Clock()
-        msg.clock.sec, msg.clock.nanosec = divmod(int(ns), 1_000_000_000)
+        msg = Clock(clock=ns_to_stamp(ns, Time))
         self.clock.publish(msg)
 
     def play(self) -> int:

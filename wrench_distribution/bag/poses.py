@@ -11,7 +11,8 @@ from typing import Sequence
 
 import numpy as np
 
-from . import quaternions as Q
+from wrench_distribution.core import spatial as Q
+from wrench_distribution.core.codec import stamp_to_ns
 from .errors import BagError
 from .reader import BagReader, POSE_ARRAY, TF_MESSAGE
 
@@ -158,7 +159,7 @@ def read_pose_array(bag: BagReader, topic: str, n: int, object_frame: str,
             raise BagError(
                 f'{topic} is in frame {msg.header.frame_id!r} but object_frame is '
                 f'{object_frame!r}')
-        stamps.append(msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec)
+        stamps.append(stamp_to_ns(msg.header.stamp))
         poses.append([_pose7(p) for p in msg.poses])
     if not stamps:
         raise BagError(f'topic {topic} (contact poses) has no messages in {bag.path}')
@@ -193,7 +194,7 @@ def read_tf(bag: BagReader, object_frame: str, contact_frames: Sequence[str],
             if topic == static_topic:
                 static[child] = (parent, pose)
             else:
-                stamp = tr.header.stamp.sec * 1_000_000_000 + tr.header.stamp.nanosec
+                stamp = stamp_to_ns(tr.header.stamp)
                 entry = dynamic.setdefault(child, (parent, [], []))
                 if entry[0] != parent:
                     raise BagError(

@@ -17,6 +17,8 @@ import numpy as np
 from rosbags.highlevel import AnyReader
 from rosbags.typesys import get_typestore, Stores
 
+from wrench_distribution.core.codec import stamp_to_ns
+
 from .cdr import decode_wrench_stamped
 from .errors import BagError
 
@@ -169,7 +171,7 @@ class BagReader:
         def slow(raw: bytes) -> tuple[int, list[float]]:
             msg = self.deserialize(raw, WRENCH_STAMPED)
             st, w = msg.header.stamp, msg.wrench
-            return (st.sec * 1_000_000_000 + st.nanosec,
+            return (stamp_to_ns(st),
                     [w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
 
         with translate_errors(self.path):

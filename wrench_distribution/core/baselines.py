@@ -30,6 +30,7 @@ from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from .grasp import grasp_matrix as full_grasp_matrix
 from .spatial import skew
 
 __all__ = [
@@ -120,12 +121,8 @@ def grasp_matrix(r: ArrayLike, types: Sequence[str]) -> np.ndarray:
     :return: ``G``, shape ``(6, N)`` with ``N = 6 n_rigid + 3 n_point``.
     """
     r, types = _check_r_types(r, types)
-    blocks = []
-    for ri, t in zip(r, types):
-        top = [np.eye(3)] if t == 'point' else [np.eye(3), np.zeros((3, 3))]
-        bottom = [skew(ri)] if t == 'point' else [skew(ri), np.eye(3)]
-        blocks.append(np.vstack([np.hstack(top), np.hstack(bottom)]))
-    return np.hstack(blocks)
+    rigid = np.array([t == 'rigid' for t in types])
+    return full_grasp_matrix(r, rigid)[:, _column_index(types)]
 
 
 def expand_stacked(h: ArrayLike, types: Sequence[str]) -> np.ndarray:

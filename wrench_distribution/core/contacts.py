@@ -68,7 +68,7 @@ class ObjectModel:
     :param com: centre of mass in the object frame.
     :param mass: object mass in kg, or None when unknown.
     :param inertia: inertia tensor about the centre of mass in object-frame axes
-        (3x3, or the six values ``[Ixx, Iyy, Izz, Ixy, Ixz, Iyz]``), or None.
+        in a form :func:`inertia_matrix` accepts, or None.
     """
 
     com: Sequence[float] = (0.0, 0.0, 0.0)
@@ -83,7 +83,7 @@ class ObjectModel:
                 raise InvalidInputError(f'object mass must be positive, got {mass}')
             object.__setattr__(self, 'mass', mass)
         if self.inertia is not None:
-            object.__setattr__(self, 'inertia', _inertia_matrix(self.inertia))
+            object.__setattr__(self, 'inertia', tuple(map(tuple, inertia_matrix(self.inertia))))
 
     @property
     def inertia_matrix(self) -> Optional[np.ndarray]:
@@ -91,9 +91,18 @@ class ObjectModel:
         return None if self.inertia is None else np.array(self.inertia, dtype=float)
 
 
-def _inertia_matrix(value) -> tuple:
-    array = np.array(value, dtype=float) if np.size(value) else np.zeros(0)
-    if array.size == 6:
+def inertia_matrix(value) -> np.ndarray:
+    """Inertia tensor from its accepted forms, checked symmetric and positive definite.
+
+    :param value: 3 numbers (principal moments, diagonal), 6 numbers
+        ``[Ixx, Iyy, Izz, Ixy, Ixz, Iyz]``, or 9 numbers / a 3x3 nesting, row-major.
+    :return: the (3, 3) tensor.
+    :raises InvalidInputError: another count, non-finite, asymmetric or not positive definite.
+    """
+    array = np.array(value, dtype=float).reshape(-1) if np.size(value) else np.zeros(0)
+    if array.size == 3:
+        array = np.diag(array)
+    elif array.size == 6:
         ixx, iyy, izz, ixy, ixz, iyz = array
         array = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
     matrix = finite_array(array.reshape(-1), (9,), 'object inertia').reshape(3, 3)
@@ -101,4 +110,4 @@ def _inertia_matrix(value) -> tuple:
         raise InvalidInputError('object inertia must be symmetric')
     if np.linalg.eigvalsh(matrix).min() <= 0:
         raise InvalidInputError('object inertia must be positive definite')
-    return tuple(map(tuple, matrix))
+    return matrix

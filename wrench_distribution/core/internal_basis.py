@@ -33,6 +33,7 @@ from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .options import BASIS_TOLERANCE
+from .spatial import cross
 
 COMPONENTS = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
 #: Elements whose sign flips when the two contacts in the name are swapped.
@@ -76,11 +77,6 @@ class Geometry:
         return len(self.names)
 
 
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cross product of two 3-vectors (``numpy.cross`` costs microseconds per call)."""
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
-
-
 def _norm(v: np.ndarray) -> float:
     return float(np.sqrt(v @ v))
 
@@ -91,13 +87,13 @@ def _perpendicular(e: np.ndarray, axis: np.ndarray, frame: np.ndarray) -> Tuple[
     When ``e`` is parallel to ``axis`` the first contact's frame axes stand in for ``axis``
     (so that everything turns with the object).
     """
-    u = _cross(axis, e)
+    u = cross(axis, e)
     for fallback in (frame[:, 0], frame[:, 1]):
         if _norm(u) >= 1e-6:
             break
-        u = _cross(fallback, e)
+        u = cross(fallback, e)
     u /= _norm(u)
-    return u, _cross(e, u)
+    return u, cross(e, u)
 
 
 def _pair_line(geometry: Geometry, i: int, j: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -107,7 +103,7 @@ def _pair_line(geometry: Geometry, i: int, j: int) -> Tuple[np.ndarray, np.ndarr
     if distance > 1e-9 * geometry.length:
         return delta / distance, delta
     frame = geometry.rotations[i]
-    axis = frame[:, 0] if _norm(_cross(frame[:, 0], geometry.axis)) > 1e-6 else frame[:, 1]
+    axis = frame[:, 0] if _norm(cross(frame[:, 0], geometry.axis)) > 1e-6 else frame[:, 1]
     return axis, delta
 
 
@@ -140,7 +136,7 @@ def pair_vector(geometry: Geometry, kind: str, i: int, j: int) -> Optional[np.nd
     v[6 * i:6 * i + 3], v[6 * j:6 * j + 3] = direction, -direction
     holders = [k for k in (i, j) if rigid[k]]
     for k in holders:
-        v[6 * k + 3:6 * k + 6] = _cross(delta, direction) / len(holders)  # cancels the couple
+        v[6 * k + 3:6 * k + 6] = cross(delta, direction) / len(holders)  # cancels the couple
     return v
 
 

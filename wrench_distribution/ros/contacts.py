@@ -5,6 +5,7 @@ import numpy as np
 
 from wrench_distribution.core import Contact, LoadDistributor
 from wrench_distribution.core.safe_load import MAX_ABS
+from wrench_distribution.core.spatial import same_poses
 
 
 class DistributorCache:
@@ -39,11 +40,7 @@ class DistributorCache:
         """
         if self.positions is None:
             return False
-        if np.max(np.abs(positions - self.positions)) > self.tolerance:
-            return False
-        q = quaternions / np.linalg.norm(quaternions, axis=1, keepdims=True)
-        dots = np.abs(np.einsum('ij,ij->i', q, self.quaternions))
-        return bool(np.all(1.0 - dots <= self.tolerance))
+        return same_poses(positions, quaternions, self.positions, self.quaternions, self.tolerance)
 
     def update(self, positions, quaternions, options=None) -> bool:
         """Rebuild the solver if the poses (or options) changed.

@@ -5,8 +5,8 @@ from geometry_msgs.msg import Wrench, WrenchStamped
 import numpy as np
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
-#: Separator of the basis names in the layout label of an internal-load array.
-BASIS_SEPARATOR = ';'
+from wrench_distribution.core.codec import join_labels, split_labels
+from wrench_distribution.core.codec import stamp_to_ns  # noqa: F401 (re-exported for the nodes)
 
 
 def wrench_to_array(msg: Wrench, out: Optional[np.ndarray] = None) -> np.ndarray:
@@ -69,15 +69,6 @@ def pose_array_to_arrays(msg) -> tuple:
     return pos, quat
 
 
-def stamp_to_ns(stamp) -> int:
-    """Nanoseconds of a ``builtin_interfaces/Time``.
-
-    :param stamp: the time message.
-    :return: integer nanoseconds.
-    """
-    return stamp.sec * 1_000_000_000 + stamp.nanosec
-
-
 def make_internal_load_msg(basis_names: Sequence[str]) -> Float64MultiArray:
     """Preallocate a ``Float64MultiArray`` whose single layout dimension names the basis.
 
@@ -89,7 +80,7 @@ def make_internal_load_msg(basis_names: Sequence[str]) -> Float64MultiArray:
     """
     m = Float64MultiArray()
     dim = MultiArrayDimension()
-    dim.label = BASIS_SEPARATOR.join(basis_names)
+    dim.label = join_labels(basis_names)
     dim.size = len(basis_names)
     dim.stride = len(basis_names)
     m.layout.dim = [dim]
@@ -107,5 +98,5 @@ def parse_internal_load_msg(msg: Float64MultiArray) -> tuple:
     values = np.asarray(msg.data, dtype=float)
     names = None
     if msg.layout.dim and msg.layout.dim[0].label:
-        names = [s.strip() for s in msg.layout.dim[0].label.split(BASIS_SEPARATOR)]
+        names = split_labels(msg.layout.dim[0].label)
     return names, values

@@ -9,6 +9,7 @@ from typing import List, Optional, Tuple
 import numpy as np
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
+from wrench_distribution.core.codec import join_labels
 from wrench_distribution.core.friction import (
     FrictionCheck, FrictionInfeasibleError, FrictionModel, FrictionOptions, STATUSES,
 )
@@ -159,7 +160,7 @@ def friction_message(check: FrictionCheck, names) -> Float64MultiArray:
     """
     msg = Float64MultiArray()
     msg.layout.dim = [
-        MultiArrayDimension(label=';'.join(names), size=len(names), stride=3 * len(names)),
+        MultiArrayDimension(label=join_labels(names), size=len(names), stride=3 * len(names)),
         MultiArrayDimension(label='utilisation;normal_force;status(' + ','.join(STATUSES) + ')',
                             size=3, stride=3)]
     rows = np.column_stack([np.nan_to_num(check.utilisation, nan=-1.0),

@@ -117,7 +117,7 @@ class TfPoseLookup:
         """
         from rclpy.time import Time
 
-        from wrench_distribution.ros.conversions import stamp_to_ns
+        from wrench_distribution.core.codec import stamp_to_ns
         at = Time(nanoseconds=int(stamp_ns))
         n = len(children)
         pos, quat, stamps = np.empty((n, 3)), np.empty((n, 4)), np.zeros(n, np.int64)

@@ -13,6 +13,7 @@ from typing import Mapping, Optional
 
 import numpy as np
 
+from ..core.codec import split_labels
 from ..core.friction import STATUSES
 
 TOPICS = ('contact_slip', 'measured/friction', 'friction/internal_load_added')
@@ -34,7 +35,7 @@ def friction_summary(series: Mapping, start: float) -> Optional[dict]:
         return None
     out: dict = {}
     if slip is not None and len(slip.t):
-        names = slip.labels[-1].split(';')
+        names = split_labels(slip.labels[-1])
         last = slip.v[-1].reshape(len(names), 3)
         out['slip_m'] = dict(zip(names, last[:, 0].tolist()))
         out['lifted_s'] = dict(zip(names, last[:, 1].tolist()))
@@ -42,7 +43,7 @@ def friction_summary(series: Mapping, start: float) -> Optional[dict]:
         out['slipped'] = bool((last[:, 0] > SLIP_THRESHOLD).any() or (last[:, 1] > 0.05).any())
         out['_slip'] = (slip.t, slip.v[:, 0::3], names)
     if state is not None and len(state.t):
-        names = state.labels[-1].split(';')
+        names = split_labels(state.labels[-1])
         rows = state.v.reshape(len(state.t), len(names), 3)
         mask = state.t >= start
         rows = rows[mask] if mask.any() else rows
@@ -59,7 +60,7 @@ def friction_summary(series: Mapping, start: float) -> Optional[dict]:
         out['_state'] = (state.t[mask] if mask.any() else state.t, utilisation, names)
     if added is not None and len(added.t):
         total = np.nansum(added.v, axis=1)
-        out['added_squeeze'] = {'basis': added.labels[-1].split(';'),
+        out['added_squeeze'] = {'basis': split_labels(added.labels[-1]),
                                 'mean_sum': float(np.mean(total)),
                                 'min_sum': float(np.min(total)), 'max_sum': float(np.max(total))}
         desired = series.get('desired_wrench')

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .rotations import log_so3
+from wrench_distribution.core.spatial import log_so3
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .rotations import cross, exp_so3, log_so3
+from wrench_distribution.core.spatial import cross, exp_so3, log_so3
 from ..params import ConfigError
 
 

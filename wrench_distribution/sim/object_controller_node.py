@@ -18,15 +18,12 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
+from wrench_distribution.core.codec import join_labels, stamp_to_ns
+from wrench_distribution.core.contacts import inertia_matrix
 from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
 
 from .node_params import declare_and_read
 from .object_controller import CONTROLLER_DEFAULTS, parse_schedule, PoseController, scheduled
-from .scenarios import inertia_matrix
-
-
-#: Separator of handle names in the layout label (the distributor's convention).
-LABEL_SEPARATOR = ';'
 
 
 class ObjectControllerNode(Node):
@@ -62,7 +59,7 @@ class ObjectControllerNode(Node):
         self.omega = np.array([t.angular.x, t.angular.y, t.angular.z])
 
     def _on_pose(self, msg: PoseStamped) -> None:
-        now = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        now = stamp_to_ns(msg.header.stamp) * 1e-9
         pos = msg.pose.position
         o = msg.pose.orientation
         rot = matrix_from_quaternion([o.x, o.y, o.z, o.w])
@@ -93,7 +90,7 @@ class ObjectControllerNode(Node):
                 f'{k}={v:g}' for k, v in handles.items()))
         msg = Float64MultiArray()
         dim = MultiArrayDimension()
-        dim.label = LABEL_SEPARATOR.join(handles)
+        dim.label = join_labels(handles)
         dim.size = dim.stride = len(handles)
         msg.layout.dim = [dim]
         msg.data = [float(v) for v in handles.values()]

@@ -29,6 +29,7 @@ from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from visualization_msgs.msg import Marker, MarkerArray
 
+from wrench_distribution.core.codec import join_labels, ns_to_stamp, stamp_to_ns
 from wrench_distribution.core.spatial import matrix_to_quaternion as quaternion_from_matrix
 
 from .node_params import declare_and_read
@@ -39,8 +40,7 @@ EXTRA = ('wait_for_subscribers', 'contact_rate', 'marker_rate', 'lockstep', 'loc
 
 
 def _stamp(t: float) -> Time:
-    ns = int(round(t * 1e9))
-    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+    return ns_to_stamp(int(round(t * 1e9)), Time)
 
 
 def _fill_pose(pose: Pose, position, quaternion) -> Pose:
@@ -113,7 +113,7 @@ class ObjectSimNode(Node):
             return
         self.commands[i] = values
         self.command_time[i] = self.sim.time
-        self.command_stamp[i] = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        self.command_stamp[i] = stamp_to_ns(msg.header.stamp)
         self.received[i] = True
 
     def ready(self) -> bool:
@@ -142,7 +142,7 @@ class ObjectSimNode(Node):
         """Publish clock, twist, pose, F/T readings, and (at their rates) contacts and markers."""
         t = self.ticks * self.period  # exact multiples of the period, no drift
         stamp = _stamp(t)
-        self.published_stamp = stamp.sec * 1_000_000_000 + stamp.nanosec
+        self.published_stamp = stamp_to_ns(stamp)
         self.clock_pub.publish(Clock(clock=stamp))
         pos, rot = self.sim.object_frame_pose()
         vel, omega = self.sim.object_frame_twist()
@@ -185,7 +185,7 @@ class ObjectSimNode(Node):
         """
         msg = Float64MultiArray()
         msg.layout.dim = [
-            MultiArrayDimension(label=';'.join(self.effectors), size=self.n, stride=3 * self.n),
+            MultiArrayDimension(label=join_labels(self.effectors), size=self.n, stride=3 * self.n),
             MultiArrayDimension(label='slip_distance_m;lifted_time_s;lost', size=3, stride=3)]
         msg.data = np.column_stack([self.sim.slip_distance, self.sim.lifted_time,
                                     self.sim.lost]).reshape(-1).astype(float).tolist()

@@ -8,13 +8,13 @@ from typing import Mapping
 
 import numpy as np
 
-from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
+from wrench_distribution.core.codec import split_labels, stamp_to_ns
+from wrench_distribution.core.contacts import inertia_matrix
+from wrench_distribution.core.spatial import log_so3, quaternion_to_matrix as matrix_from_quaternion
 
 from .friction_report import format_friction, friction_summary
 from .friction_report import TOPICS as FRICTION_TOPICS
 from .object_controller import parse_schedule, PoseController
-from .rotations import log_so3
-from .scenarios import inertia_matrix
 
 #: Seconds after the fixture release and after each internal-load change that the
 #: comparison skips (transients of the grasp springs and of the controller).
@@ -31,7 +31,7 @@ class Series:
 
 
 def _stamp(h) -> float:
-    return h.stamp.sec + 1e-9 * h.stamp.nanosec
+    return stamp_to_ns(h.stamp) * 1e-9
 
 
 #: Topics the summary and the plot use.
@@ -170,7 +170,7 @@ def summarize(series: Mapping[str, Series], sections: Mapping, duration: float) 
         if companion is not None and len(companion.t) == len(measured.t):
             measured = Series(companion.t, measured.v, measured.labels)
         label = measured.labels[-1]
-        got = [s.strip() for s in label.split(';')] if label else names
+        got = split_labels(label) if label else names
         order = [got.index(n) for n in names] if sorted(got) == sorted(names) else list(
             range(len(names)))
         lam = measured.v[:, order]

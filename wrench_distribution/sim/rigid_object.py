@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .rotations import cross, exp_so3
+from wrench_distribution.core.spatial import cross, exp_so3
 
 
 @dataclass

@@ -17,6 +17,7 @@ import yaml
 from .ft_sensor import SimulatedFTSensors
 from .grasp import GraspCompliance
 from .simulator import HeldObjectSim
+from ..core.contacts import inertia_matrix
 from ..core.sensor_model import SensorModel
 
 SCENARIOS = ('dual_arm', 'three_finger_hand', 'quadruped_stance')
@@ -152,23 +153,6 @@ def sim_params(params: Mapping) -> dict:
     out = dict(SIM_DEFAULTS)
     out.update(params)
     return out
-
-
-def inertia_matrix(values) -> np.ndarray:
-    """Inertia tensor from 3 (diagonal), 6 (Ixx, Iyy, Izz, Ixy, Ixz, Iyz) or 9 numbers.
-
-    :param values: the numbers
-    :return: (3, 3)
-    """
-    v = np.asarray(values, dtype=float).ravel()
-    if v.size == 3:
-        return np.diag(v)
-    if v.size == 6:
-        ixx, iyy, izz, ixy, ixz, iyz = v
-        return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    if v.size == 9:
-        return v.reshape(3, 3)
-    raise ValueError(f'object_inertia: expected 3, 6 or 9 numbers, got {v.size}')
 
 
 def _per_effector(values, n: int, width: int, default) -> np.ndarray:

@@ -13,11 +13,11 @@ from typing import Sequence
 
 import numpy as np
 
+from wrench_distribution.core.spatial import cross, exp_so3, log_so3
 from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
 
 from .grasp import grasp_wrenches, GraspCompliance
 from .rigid_object import RigidBody
-from .rotations import cross, exp_so3, log_so3
 
 
 #: A fingertip whose spring anchor has slid this far (m) from its contact has lost the object.
