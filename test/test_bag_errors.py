@@ -143,6 +143,17 @@ def test_tf_frames_not_connected(tmp_path, capsys):
     assert_error(code, err, 'no tf path from object to right_tool')
 
 
+def test_zero_quaternion_in_tf_is_one_error_line(tmp_path, capsys):
+    import dataclasses
+    sc = F.make_scenario(21, moving=True)
+    poses = sc.poses.copy()
+    poses[10, 1, 3:] = 0.0  # a broken transform in the recording
+    bag = F.write_scenario_bag(tmp_path / 'bag', dataclasses.replace(sc, poses=poses), 'mcap', poses='tf')
+    code, err = run_cli(capsys, bag, '--config', F.write_params(tmp_path / 'p.yaml', 'tf'),
+                        '--out', tmp_path / 'o')
+    assert_error(code, err, 'refuses', 'quaternion')
+
+
 def test_stamps_never_synchronise(tmp_path, capsys):
     sc = F.make_scenario(20)
     sc.stamps_ns = sc.stamps_ns.copy()

@@ -16,6 +16,7 @@ from pathlib import Path
 import sys
 
 from .errors import BagError
+from ..core.errors import WrenchDistributionError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -94,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
         summary = analyze_bag(args.bag, config, args.out, options, config_name=str(args.config))
     except (BagError, ConfigError) as err:
         return _error(str(err))
+    except WrenchDistributionError as err:  # a pose or wrench in the bag the core refuses
+        return _error(f'the bag holds data the analysis refuses: {err}')
     except KeyboardInterrupt:
         return _error('interrupted')
     except MemoryError:
