@@ -14,7 +14,6 @@ from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
-from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from std_msgs.msg import Float64, Float64MultiArray
 
@@ -70,10 +69,10 @@ class AnalyzerNode(Node):
         self._diag = DiagnosticsState(f'{self.get_name()}: analysis', self.get_name(),
                                       _CONCERNS, self.get_logger())
         self._ft_frames = cfg['ft_frames'] or [''] * n
-        self._cache = DistributorCache(effs, cfg['contact_types'] or ['rigid'] * n, obj, opts,
-                                       cfg['contact_pose_tolerance'])
         self._friction = FrictionStage(cfg, 'check')
-        self._cache.contact_extras = self._friction.extras
+        self._cache = DistributorCache(effs, cfg['contact_types'] or ['rigid'] * n, obj, opts,
+                                       cfg['contact_pose_tolerance'],
+                                       contact_extras=self._friction.extras)
         self._friction_pub = self.create_publisher(Float64MultiArray, cfg['friction_topic'], 10) \
             if cfg['friction_topic'] and self._friction.active else None
         self._g_contact = np.zeros((n, 3))
@@ -102,7 +101,7 @@ class AnalyzerNode(Node):
             self.create_subscription(WrenchStamped, t, self._make_cb(i), in_qos)
         start_steady_timers(self, cfg['diagnostics_period'], self._publish_diagnostics,
                             cfg['summary_period'], self._log_drop_summary)
-        add_parameter_callbacks(self, _SPECS, self._on_set_parameters)
+        add_parameter_callbacks(self, _SPECS, self._check_parameters, self._apply_parameters)
         self.get_logger().info(f'analysing {", ".join(ft_topics)} (contacts from '
                                f'{cfg["contact_source"]}, outputs in the '
                                f'{cfg["output_frame"]} frame)')
@@ -347,10 +346,15 @@ class AnalyzerNode(Node):
             self.get_logger().warning(f'{line} (last {self._cfg["summary_period"]:g} s)')
 
     # -- runtime parameters --------------------------------------------------------------
-    def _on_set_parameters(self, params) -> SetParametersResult:
+    def _check_parameters(self, params) -> tuple:
+        """On-set callback body: validate a request without changing the node.
+
+        :param params: the requested parameters.
+        :return: ``(reason or None, plan)``; the plan is what :meth:`_apply_parameters` needs.
+        """
         reason, new, touched = checked_changes(params, _SPECS, self._cfg)
         if reason is not None:
-            return SetParametersResult(successful=False, reason=reason)
+            return reason, None
         try:
             validate_params('analyzer', new)
             dist = None
@@ -360,18 +364,21 @@ class AnalyzerNode(Node):
                 if self._cache.distributor is not None:
                     dist = self._cache.try_options(options)
         except ValueError as e:
-            return SetParametersResult(successful=False, reason=str(e))
+            return str(e), None
+        return None, (new, options, dist)
+
+    def _apply_parameters(self, plan: tuple) -> None:
+        """Post-set callback body: apply an accepted change (every check passed)."""
+        new, options, dist = plan
         if options is not None:
-            self._cache.options = options
+            self._cache.adopt_options(options, dist)
             if dist is not None:
-                self._cache.distributor = dist
                 self._on_rebuild()  # the basis may change with the options
         self._cfg = new
         self._tol_ns = int(new['sync_tolerance'] * 1e9)
         self._max_age_ns = int(new['max_age'] * 1e9)
         self._future_ns = int(new['max_future'] * 1e9)
-        self._contacts.timeout = new['contact_timeout']
-        return SetParametersResult(successful=True)
+        self._contacts.set_timeout(new['contact_timeout'])
 
 
 def _rotations(quaternions) -> list:

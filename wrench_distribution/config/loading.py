@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import os
 from typing import Any, Mapping, Optional, Sequence
 
-from .schema import ConfigError
+from .schema import ConfigError, default_of
 from .validation import parse_handles, validate_params
 
 
@@ -89,6 +89,8 @@ class _BaseConfig:
     object_model: Any
     options: Any
     topics: dict = field(default_factory=dict)
+    contact_pose_tolerance: float = default_of('analyzer', 'contact_pose_tolerance')
+    contact_timeout: float = default_of('analyzer', 'contact_timeout')
 
 
 @dataclass
@@ -103,6 +105,8 @@ class DistributorConfig(_BaseConfig):
     :ivar contacts: list of core ``Contact`` from the static poses, or None when no
         static positions are configured.
     :ivar object_frame: object frame id.
+    :ivar contact_pose_tolerance: contact motion (m, rad) below which a solver is reused.
+    :ivar contact_timeout: age (s) beyond which contact poses are stale; 0 disables.
     :ivar object_model: core ``ObjectModel``.
     :ivar options: core ``DistributionOptions``.
     :ivar topics: ``{'desired_wrench', 'contact_poses', 'internal_load': str,
@@ -127,6 +131,8 @@ class AnalyzerConfig(_BaseConfig):
     :ivar contacts: list of core ``Contact`` (static poses), or None when no static
         positions are configured.
     :ivar object_frame: object frame id.
+    :ivar contact_pose_tolerance: contact motion (m, rad) below which a solver is reused.
+    :ivar contact_timeout: age (s) beyond which contact poses are stale; 0 disables.
     :ivar object_model: core ``ObjectModel`` (com, mass or None, inertia or None).
     :ivar options: core ``DistributionOptions``.
     :ivar sensors: list of core ``SensorModel``, one per effector.
@@ -217,7 +223,8 @@ def _base_fields(v: dict) -> dict:
                 contact_source=v['contact_source'],
                 contact_frames=list(v['contact_frames'] or [f'{e}_contact' for e in effs]),
                 contacts=contacts, object_frame=v['object_frame'], object_model=obj,
-                options=opts)
+                options=opts, contact_pose_tolerance=v['contact_pose_tolerance'],
+                contact_timeout=v['contact_timeout'])
 
 
 def load_distributor_config(path_or_dict: Any, node_name: str = 'wrench_distributor',

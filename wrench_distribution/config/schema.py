@@ -307,3 +307,14 @@ PARAM_INDEX = {kind: {s.name: s for s in specs} for kind, specs in _SPECS.items(
 
 #: Parameters rclpy declares on every node by itself; config files may set them.
 BUILTIN_PARAMS = ('use_sim_time', 'start_type_description_service')
+
+
+def default_of(kind: str, name: str) -> Any:
+    """Return the schema default of one parameter.
+
+    :param kind: ``'distributor'`` or ``'analyzer'``.
+    :param name: the parameter name.
+    :return: its default (a fresh list for arrays).
+    """
+    d = PARAM_INDEX[kind][name].default
+    return list(d) if isinstance(d, list) else d
