@@ -459,8 +459,8 @@ def donner_qp_decomposition(r: ArrayLike, types: Sequence[str], measured_h: Arra
     winv_gt = g.T / wvec[:, None]
     x0 = winv_gt @ (np.linalg.pinv(g @ winv_gt) @ h_o)
     scale = max(1.0, float(np.abs(x_applied).max()))
-    if _in_balls(blocks, x0, tol * scale * scale) and np.allclose(g @ x0, h_o,
-                                                                   atol=1e-9 * scale):
+    exact = np.allclose(g @ x0, h_o, atol=1e-9 * scale)
+    if _in_balls(blocks, x0, tol * scale * scale) and exact:
         hm = expand_stacked(x0, types)
         return DonnerDecomposition(hm, h - hm, h_o, 'ClosedForm', float(x0 @ (wvec * x0)), 0)
     x, status, iterations = _donner_socp(g, h_o, wvec, blocks, tol, max_iter)

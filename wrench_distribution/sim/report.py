@@ -170,7 +170,7 @@ def _tracking_summary(pose: Optional[Series], ctl_p: Mapping, start: float) -> d
 
 
 def _measured_internal_load(series: Mapping[str, Series], names: list) -> Optional[tuple]:
-    """Recorded internal-load coordinates in the order of ``names``.
+    """Return the recorded internal-load coordinates in the order of ``names``.
 
     :return: ``(t, lambda (m, k))``, or None when nothing was recorded.
     """
