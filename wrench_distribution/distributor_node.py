@@ -22,7 +22,8 @@ from visualization_msgs.msg import MarkerArray
 from wrench_distribution.core import UnrealisableWrenchError, WrenchDistributionError
 from wrench_distribution.core.limits import CommandLimits
 from wrench_distribution.params import (build_core_objects, ConfigError, DISTRIBUTOR_PARAMS,
-                                        parse_handles, per_effector_limits, validate_params)
+                                        load_distributor_config, parse_handles,
+                                        per_effector_limits, validate_params)
 from wrench_distribution.ros.contact_input import ContactInput
 from wrench_distribution.ros.contacts import DistributorCache
 from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
@@ -68,17 +69,14 @@ class DistributorNode(Node):
     def __init__(self, node_name: str = 'wrench_distributor', **kwargs) -> None:
         super().__init__(node_name, **kwargs)
         cfg = declare_and_validate(self, DISTRIBUTOR_PARAMS, 'distributor')
-        try:
-            _, obj, opts = build_core_objects(cfg)
-        except ValueError as e:
-            raise ConfigError(f'invalid configuration: {e}') from None
+        typed = load_distributor_config(cfg)  # the core objects; ConfigError naming the cause
         self._cfg = cfg
         effs: List[str] = cfg['effectors']
         self._n = len(effs)
         self._object_frame = cfg['object_frame']
         self._use_object_frame = cfg['command_frame'] == 'object'
         self._negate = cfg['command_sign'] == -1
-        contact_frames = cfg['contact_frames'] or [f'{e}_contact' for e in effs]
+        contact_frames = typed.contact_frames
         self._diag = DiagnosticsState(f'{self.get_name()}: distribution', self.get_name(),
                                       _CONCERNS, self.get_logger())
         self._limits = limits_from(cfg)
@@ -86,14 +84,14 @@ class DistributorNode(Node):
         self._il_source = 'parameter' if self._prescription.kind != 'none' else 'none'
         self._init_runtime_state()
         self._friction = FrictionStage(cfg, cfg['friction_mode'])
-        self._cache = DistributorCache(effs, cfg['contact_types'] or ['rigid'] * self._n, obj,
-                                       opts, cfg['contact_pose_tolerance'],
+        self._cache = DistributorCache(effs, typed.contact_types, typed.object_model,
+                                       typed.options, typed.contact_pose_tolerance,
                                        contact_extras=self._friction.extras)
         self._friction_pub = self.create_publisher(
             Float64MultiArray, cfg['friction_load_topic'], 10) if (
                 cfg['friction_load_topic'] and cfg['friction_mode'] == 'auto') else None
         depth = cfg['qos_depth']
-        topics = self._create_outputs(cfg, effs, contact_frames)
+        topics = self._create_outputs(cfg, typed.topics['commands'], contact_frames)
         self._init_watchdog(cfg)
         # resolve a parameter prescription against the first solver
         self._contacts = ContactInput(self, cfg, self._cache, self._diag, self._on_rebuild)
@@ -139,10 +137,9 @@ class DistributorNode(Node):
         self._clock = self.get_clock()
         self._sim_clock = SimClockMonitor()
 
-    def _create_outputs(self, cfg: dict, effs: List[str], contact_frames: List[str]) -> list:
+    def _create_outputs(self, cfg: dict, topics: List[str], contact_frames: List[str]) -> list:
         """Command, diagnostics and marker publishers; return the command topics."""
         out_qos = qos_from_name(cfg['output_qos'], cfg['qos_depth'])
-        topics = cfg['command_topics'] or [f'{e}/wrench_command' for e in effs]
         self._pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in topics]
         self._msgs = [make_wrench_stamped(self._object_frame if self._use_object_frame else f)
                       for f in contact_frames]
