@@ -76,7 +76,7 @@ class AnalyzerNode(Node):
         self._max_age_ns = int(cfg['max_age'] * 1e9)
         self._future_ns = int(cfg['max_future'] * 1e9)
         self._last_out_ns: Optional[int] = None
-        self._clock = self.get_clock()
+        self._ros_clock = self.get_clock()  # not `_clock`: that name is rclpy's own
         self._sim_clock = SimClockMonitor()
         depth = cfg['qos_depth']
         self._create_outputs(cfg, typed.topics, contact_frames)
@@ -154,7 +154,7 @@ class AnalyzerNode(Node):
             return 'frame', (f"F/T reading of '{name}' is in frame '{msg.header.frame_id}', "
                              f"expected '{want}' (ft_frames); dropped")
         if self._future_ns > 0:
-            now = self._clock.now().nanoseconds
+            now = self._ros_clock.now().nanoseconds
             ahead = stamp_to_ns(msg.header.stamp) - now
             if now > 0 and ahead > self._future_ns:
                 return 'future', (f"F/T reading of '{name}' is stamped {ahead * 1e-9:.3f} s "
@@ -195,7 +195,7 @@ class AnalyzerNode(Node):
             self._fresh[k] = False
             return
         self._fresh = [False] * self._n
-        now = self._clock.now().nanoseconds
+        now = self._ros_clock.now().nanoseconds
         if self._max_age_ns > 0 and now > 0 and now - lo > self._max_age_ns:
             return self._drop_sample('stale', f'F/T sample is stale: {(now - lo) * 1e-9:.3f} s '
                                      'old > max_age; dropped', WARN, 'stale_drops')
@@ -302,7 +302,7 @@ class AnalyzerNode(Node):
         return cond
 
     def _publish_diagnostics(self) -> None:
-        now = self._clock.now()
+        now = self._ros_clock.now()
         self._sim_clock.tick(now.nanoseconds, bool(self.get_parameter('use_sim_time').value))
         values: dict = {}
         cond = self._conditions(now.nanoseconds, values)

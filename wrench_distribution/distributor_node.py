@@ -134,7 +134,7 @@ class DistributorNode(Node):
         self._last_input_ns: Optional[int] = None  # steady clock
         self._last_input_ros_ns = 0  # node clock
         self._timed_out = False
-        self._clock = self.get_clock()
+        self._ros_clock = self.get_clock()  # not `_clock`: that name is rclpy's own
         self._sim_clock = SimClockMonitor()
 
     def _create_outputs(self, cfg: dict, topics: List[str], contact_frames: List[str]) -> list:
@@ -254,7 +254,7 @@ class DistributorNode(Node):
         if fid and fid != self._object_frame:
             return self._drop('frame', f"desired_wrench frame '{fid}' is not the object "
                               f"frame '{self._object_frame}'", 'rejected_frame')
-        now = self._clock.now().nanoseconds
+        now = self._ros_clock.now().nanoseconds
         if self._future_ns > 0 and now > 0:
             ahead = stamp_to_ns(msg.header.stamp) - now
             if ahead > self._future_ns:
@@ -385,7 +385,7 @@ class DistributorNode(Node):
     # -- watchdog (steady clock) ---------------------------------------------------------
     def _on_watchdog(self) -> None:
         self._flush_param_sync()
-        now_ros = self._clock.now().nanoseconds
+        now_ros = self._ros_clock.now().nanoseconds
         self._sim_clock.tick(now_ros, self._use_sim_time())
         if self._timeout_ns <= 0 or self._last_input_ns is None:
             return
@@ -401,7 +401,7 @@ class DistributorNode(Node):
                 + ('publishing zero wrenches' if self._on_timeout == 'zero'
                    else 'stopped publishing'))
         if self._on_timeout == 'zero':
-            self._publish(np.zeros((self._n, 6)), self._clock.now().to_msg())
+            self._publish(np.zeros((self._n, 6)), self._ros_clock.now().to_msg())
 
     def _use_sim_time(self) -> bool:
         return bool(self.get_parameter('use_sim_time').value)
@@ -437,7 +437,7 @@ class DistributorNode(Node):
         return cond
 
     def _publish_diagnostics(self) -> None:
-        now = self._clock.now()
+        now = self._ros_clock.now()
         cond = self._conditions(now.nanoseconds)
         lim = self._limits
         values = {'state': 'timeout' if self._timed_out else
