@@ -164,7 +164,8 @@ def bench_directory(args, work: Path) -> int:
     return 0
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
+    """Parse the command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--samples', type=int, default=1_000_000)
     parser.add_argument('--storage', choices=('sqlite3', 'mcap'), default='sqlite3')
@@ -181,7 +182,54 @@ def main() -> int:
                         help='time a directory of this many bags on Dask instead')
     parser.add_argument('--workers', type=int, default=2,
                         help='worker processes of the local cluster (with --bags)')
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def bench_one_bag(args: argparse.Namespace, work: Path) -> None:
+    """Time reading, deserialising and analysing one bag; print (and write) the figures."""
+    bag = args.bag or work / f'bag_{args.storage}'
+    if args.bag is None:
+        t = time.perf_counter()
+        write_bag(bag, args.samples, args.storage)
+        print(f'wrote {args.samples} samples x 4 effectors ({args.storage}, '
+              f'{sum(p.stat().st_size for p in bag.iterdir()) / 1e6:.0f} MB) '
+              f'in {time.perf_counter() - t:.1f} s', flush=True)
+    load_before = os.getloadavg()
+    cfg_path = work / 'params.yaml'
+    cfg_path.write_text(yaml.safe_dump(params()))
+    config = load_analyzer_config(cfg_path)
+    time_read(bag, False)  # warm the page cache
+    read_s, n = time_read(bag, False)
+    print(f'read               {read_s:8.2f} s  {args.samples / read_s:10.0f} samples/s',
+          flush=True)
+    deser_s, _ = time_read(bag, True)
+    print(f'read+deserialise   {deser_s:8.2f} s  {args.samples / deser_s:10.0f} samples/s',
+          flush=True)
+    stages: dict = {}
+    profiler = cProfile.Profile() if args.profile else None
+    t = time.perf_counter()
+    if profiler:
+        profiler.enable()
+    summary = analyze_bag(bag, config, work / 'out', Options(timings=stages, csv=args.csv))
+    full_s = time.perf_counter() - t
+    if profiler:
+        profiler.disable()
+        profiler.dump_stats(args.profile)
+    load_after = os.getloadavg()
+    assert summary['samples'] == args.samples, summary['samples']
+    print(f'analyze-bag        {full_s:8.2f} s  {args.samples / full_s:10.0f} samples/s',
+          flush=True)
+    for stage, sec in stages.items():
+        print(f'   {stage:<20} {sec:8.2f} s')
+    result = report(args, work / 'out', n, read_s, deser_s, full_s, stages,
+                    (load_before, load_after))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + '\n')
+
+
+def main() -> int:
+    """Run the benchmark; return the exit code."""
+    args = parse_args()
     work = Path(tempfile.mkdtemp(prefix='bench_bag_', dir=args.workdir))
     if args.bags:
         try:
@@ -190,44 +238,7 @@ def main() -> int:
             if not args.keep:
                 shutil.rmtree(work, ignore_errors=True)
     try:
-        bag = args.bag or work / f'bag_{args.storage}'
-        if args.bag is None:
-            t = time.perf_counter()
-            write_bag(bag, args.samples, args.storage)
-            print(f'wrote {args.samples} samples x 4 effectors ({args.storage}, '
-                  f'{sum(p.stat().st_size for p in bag.iterdir()) / 1e6:.0f} MB) '
-                  f'in {time.perf_counter() - t:.1f} s', flush=True)
-        load_before = os.getloadavg()
-        cfg_path = work / 'params.yaml'
-        cfg_path.write_text(yaml.safe_dump(params()))
-        config = load_analyzer_config(cfg_path)
-        time_read(bag, False)  # warm the page cache
-        read_s, n = time_read(bag, False)
-        print(f'read               {read_s:8.2f} s  {args.samples / read_s:10.0f} samples/s',
-              flush=True)
-        deser_s, _ = time_read(bag, True)
-        print(f'read+deserialise   {deser_s:8.2f} s  {args.samples / deser_s:10.0f} samples/s',
-              flush=True)
-        stages: dict = {}
-        profiler = cProfile.Profile() if args.profile else None
-        t = time.perf_counter()
-        if profiler:
-            profiler.enable()
-        summary = analyze_bag(bag, config, work / 'out', Options(timings=stages, csv=args.csv))
-        full_s = time.perf_counter() - t
-        if profiler:
-            profiler.disable()
-            profiler.dump_stats(args.profile)
-        load_after = os.getloadavg()
-        assert summary['samples'] == args.samples, summary['samples']
-        print(f'analyze-bag        {full_s:8.2f} s  {args.samples / full_s:10.0f} samples/s',
-              flush=True)
-        for stage, sec in stages.items():
-            print(f'   {stage:<20} {sec:8.2f} s')
-        result = report(args, work / 'out', n, read_s, deser_s, full_s, stages,
-                        (load_before, load_after))
-        if args.json:
-            args.json.write_text(json.dumps(result, indent=2) + '\n')
+        bench_one_bag(args, work)
     finally:
         if args.keep:
             print(f'kept {work}')

@@ -267,6 +267,55 @@ def growth_exponent(sizes: Sequence[int], times: Sequence[float]) -> float:
 # ------------------------------------------------------------------------------ main
 
 
+def measure(kind: str, n: int, batch: int, reps: int, budgets: Tuple[float, float, float],
+            rng: np.random.Generator) -> Tuple[Dict[str, float], str, str]:
+    """Measure one contact type and count.
+
+    :param budgets: ``(budget, qp_budget, batch_budget)`` in seconds.
+    :return: ``(row of figures, regime name, QP statuses seen)``.
+    """
+    budget, qp_budget, batch_budget = budgets
+    pos = sphere_points(n)
+    contacts = make_contacts(pos, kind)
+    model = ObjectModel(com=COM)
+    options = DistributionOptions()
+    dist = LoadDistributor(contacts, model, options)
+    r = pos - np.array(COM)
+    types = [kind] * n
+    grasp = baselines.grasp_matrix(r, types)
+    nsamp = 4096
+    wrenches = realisable_wrenches(grasp, nsamp, rng)
+    measured = measured_wrenches(n, kind, 256, rng)
+
+    gp = np.linalg.pinv(grasp)
+    statuses: Dict[str, int] = {}
+
+    def qp(i: int) -> None:
+        dec = baselines.donner_qp_decomposition(r, types, measured[i])
+        statuses[dec.status] = statuses.get(dec.status, 0) + 1
+
+    row: Dict[str, float] = dict(per_sample({
+        'cached': (lambda i: dist.wrench_commands(wrenches[i]), nsamp, budget),
+        'record': (lambda i: dist.synthesize(wrenches[i]), nsamp, budget),
+        'uncached': (lambda i: LoadDistributor(contacts, model, options)
+                     .wrench_commands(wrenches[i]), nsamp, budget),
+        'pinv': (lambda i: np.linalg.pinv(grasp) @ wrenches[i], nsamp, budget),
+        'pinv_cached': (lambda i: gp @ wrenches[i], nsamp, budget),
+        'qp': (qp, measured.shape[0], qp_budget),
+    }, reps))
+
+    # bound memory: an analysis may hold (k, 6n, ~2n) arrays; about 400 MB each at most
+    kmax = int(min(batch, max(256, 400e6 / (8 * 6 * n * (2 * n + 6)))))
+    wb = realisable_wrenches(grasp, kmax, rng)
+    mb = measured_wrenches(n, kind, kmax, rng)
+    row['synth_rate'], row['synth_k'] = batch_rate(dist.synthesize_batch, wb, reps,
+                                                   batch_budget)
+    row['analyze_rate'], row['analyze_k'] = batch_rate(dist.analyze_batch, mb, reps,
+                                                       batch_budget)
+    del wb, mb
+    return row, dist.regime.name, ','.join(sorted(statuses))
+
+
 def run(sizes: Sequence[int], batch: int, reps: int, budget: float, qp_budget: float,
         batch_budget: float, seed: int = 1) -> Dict[Tuple[str, int], Dict[str, float]]:
     """Measure everything; print rows as they complete.
@@ -282,47 +331,10 @@ def run(sizes: Sequence[int], batch: int, reps: int, budget: float, qp_budget: f
     print('|' + '|'.join(['---'] * 11) + '|')
     for kind in TYPES:
         for n in sizes:
-            pos = sphere_points(n)
-            contacts = make_contacts(pos, kind)
-            model = ObjectModel(com=COM)
-            options = DistributionOptions()
-            dist = LoadDistributor(contacts, model, options)
-            r = pos - np.array(COM)
-            types = [kind] * n
-            grasp = baselines.grasp_matrix(r, types)
-            nsamp = 4096
-            wrenches = realisable_wrenches(grasp, nsamp, rng)
-            measured = measured_wrenches(n, kind, 256, rng)
-
-            gp = np.linalg.pinv(grasp)
-            statuses: Dict[str, int] = {}
-
-            def qp(i: int) -> None:
-                dec = baselines.donner_qp_decomposition(r, types, measured[i])
-                statuses[dec.status] = statuses.get(dec.status, 0) + 1
-
-            row: Dict[str, float] = dict(per_sample({
-                'cached': (lambda i: dist.wrench_commands(wrenches[i]), nsamp, budget),
-                'record': (lambda i: dist.synthesize(wrenches[i]), nsamp, budget),
-                'uncached': (lambda i: LoadDistributor(contacts, model, options)
-                             .wrench_commands(wrenches[i]), nsamp, budget),
-                'pinv': (lambda i: np.linalg.pinv(grasp) @ wrenches[i], nsamp, budget),
-                'pinv_cached': (lambda i: gp @ wrenches[i], nsamp, budget),
-                'qp': (qp, measured.shape[0], qp_budget),
-            }, reps))
-
-            # bound memory: an analysis may hold (k, 6n, ~2n) arrays; about 400 MB each at most
-            kmax = int(min(batch, max(256, 400e6 / (8 * 6 * n * (2 * n + 6)))))
-            wb = realisable_wrenches(grasp, kmax, rng)
-            mb = measured_wrenches(n, kind, kmax, rng)
-            row['synth_rate'], row['synth_k'] = batch_rate(dist.synthesize_batch, wb, reps,
-                                                           batch_budget)
-            row['analyze_rate'], row['analyze_k'] = batch_rate(dist.analyze_batch, mb, reps,
-                                                               batch_budget)
-            del wb, mb
+            row, regime, status = measure(kind, n, batch, reps, (budget, qp_budget, batch_budget),
+                                          rng)
             results[(kind, n)] = row
-            status = ','.join(sorted(statuses))
-            print(f"| {kind} | {n} | {dist.regime.name} | {row['cached'] * 1e6:.1f} | "
+            print(f"| {kind} | {n} | {regime} | {row['cached'] * 1e6:.1f} | "
                   f"{row['record'] * 1e6:.1f} | {row['uncached'] * 1e6:.0f} | {row['pinv'] * 1e6:.1f} | "
                   f"{row['pinv_cached'] * 1e6:.2f} | {row['qp'] * 1e6:.0f} [{status}] | "
                   f"{row['synth_rate']:,.0f} (k={row['synth_k']}) | "

@@ -174,6 +174,39 @@ def _distributor_params(path: str) -> None:
             'internal_load_handles': ['squeeze(e0,e1)=10.0']}}}, f)
 
 
+def relay_figures(src_data: dict, sink_data: dict, label: str, rate: float) -> dict:
+    """Loss and latency figures of one run from the source's and the sink's records.
+
+    :param src_data: the source's JSON (stamps sent, elapsed time).
+    :param sink_data: the sink's JSON (counts and last arrival per stamp).
+    :param label: the ``target`` entry of the figures.
+    :param rate: input rate (Hz).
+    :return: dict of results.
+    """
+    stamps = src_data['stamps']
+    counts = sink_data['counts']
+    last = sink_data['last']
+    lat = []
+    lost = 0
+    lost_idx = []
+    for i, s in enumerate(stamps):
+        if counts.get(str(s), 0) >= N_EFFECTORS:
+            lat.append((last[str(s)] - s) * 1e-6)
+        else:
+            lost += 1
+            lost_idx.append(i)
+    lat = np.asarray(lat) if lat else np.asarray([np.nan])
+    complete = len(stamps) - lost
+    return {'target': label,
+            'load1': round(os.getloadavg()[0], 2),
+            'rate': rate, 'sent': len(stamps), 'lost': lost,
+            'lost_pct': 100.0 * lost / max(len(stamps), 1),
+            'held_hz': complete / src_data['elapsed'],
+            'p50_ms': float(np.percentile(lat, 50)), 'p99_ms': float(np.percentile(lat, 99)),
+            'lost_first_index': lost_idx[0] if lost_idx else None,
+            'lost_last_index': lost_idx[-1] if lost_idx else None}
+
+
 def run_one(target: str, rate: float, duration: float, settle: float, domain: int,
             executor: str) -> dict:
     """Run source, target (relay or distributor) and sink once; return the figures.
@@ -216,28 +249,7 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
         src_data = json.load(f)
     with open(sink_out) as f:
         sink_data = json.load(f)
-    stamps = src_data['stamps']
-    counts = sink_data['counts']
-    last = sink_data['last']
-    lat = []
-    lost = 0
-    lost_idx = []
-    for i, s in enumerate(stamps):
-        if counts.get(str(s), 0) >= N_EFFECTORS:
-            lat.append((last[str(s)] - s) * 1e-6)
-        else:
-            lost += 1
-            lost_idx.append(i)
-    lat = np.asarray(lat) if lat else np.asarray([np.nan])
-    complete = len(stamps) - lost
-    return {'target': f'{target} ({executor})',
-            'load1': round(os.getloadavg()[0], 2),
-            'rate': rate, 'sent': len(stamps), 'lost': lost,
-            'lost_pct': 100.0 * lost / max(len(stamps), 1),
-            'held_hz': complete / src_data['elapsed'],
-            'p50_ms': float(np.percentile(lat, 50)), 'p99_ms': float(np.percentile(lat, 99)),
-            'lost_first_index': lost_idx[0] if lost_idx else None,
-            'lost_last_index': lost_idx[-1] if lost_idx else None}
+    return relay_figures(src_data, sink_data, f'{target} ({executor})', rate)
 
 
 def main(argv=None) -> int:

@@ -14,14 +14,13 @@ from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
-from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from std_msgs.msg import Float64, Float64MultiArray
 
 from wrench_distribution.core import SensorModel, WrenchDistributionError
 from wrench_distribution.core.spatial import rotate_inverse
-from wrench_distribution.params import (ANALYZER_PARAMS, build_core_objects, ConfigError,
-                                        validate_params)
+from wrench_distribution.params import (ANALYZER_PARAMS, build_core_objects,
+                                        load_analyzer_config, validate_params)
 from wrench_distribution.ros.contact_input import ContactInput
 from wrench_distribution.ros.contacts import DistributorCache
 from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
@@ -38,10 +37,6 @@ _SPECS = {s.name: s for s in ANALYZER_PARAMS}
 _CONCERNS = ('input', 'contacts', 'solver', 'clock', 'friction')
 
 
-def _group(xs, width: int, n: int, default) -> list:
-    return [tuple(xs[i:i + width]) for i in range(0, len(xs), width)] if xs else [default] * n
-
-
 class AnalyzerNode(Node):
     """The ``wrench_analyzer`` node.
 
@@ -53,13 +48,8 @@ class AnalyzerNode(Node):
     def __init__(self, node_name: str = 'wrench_analyzer', **kwargs) -> None:
         super().__init__(node_name, **kwargs)
         cfg = declare_and_validate(self, ANALYZER_PARAMS, 'analyzer')
-        try:
-            _, obj, opts = build_core_objects(cfg)
-            self._sensors = self._sensor_models(cfg)
-        except ConfigError:
-            raise  # already names the parameter
-        except ValueError as e:
-            raise ConfigError(f'invalid configuration: {e}') from None
+        typed = load_analyzer_config(cfg)  # core objects, sensors; ConfigError naming the cause
+        self._sensors = typed.sensors
         self._cfg = cfg
         effs: List[str] = cfg['effectors']
         self._names = effs
@@ -67,14 +57,14 @@ class AnalyzerNode(Node):
         self._object_frame = cfg['object_frame']
         self._gravity = np.asarray(cfg['gravity'], float)
         self._use_object_frame = cfg['output_frame'] == 'object'
-        contact_frames = cfg['contact_frames'] or [f'{e}_contact' for e in effs]
+        contact_frames = typed.contact_frames
         self._diag = DiagnosticsState(f'{self.get_name()}: analysis', self.get_name(),
                                       _CONCERNS, self.get_logger())
         self._ft_frames = cfg['ft_frames'] or [''] * n
-        self._cache = DistributorCache(effs, cfg['contact_types'] or ['rigid'] * n, obj, opts,
-                                       cfg['contact_pose_tolerance'])
         self._friction = FrictionStage(cfg, 'check')
-        self._cache.contact_extras = self._friction.extras
+        self._cache = DistributorCache(effs, typed.contact_types, typed.object_model,
+                                       typed.options, typed.contact_pose_tolerance,
+                                       contact_extras=self._friction.extras)
         self._friction_pub = self.create_publisher(Float64MultiArray, cfg['friction_topic'], 10) \
             if cfg['friction_topic'] and self._friction.active else None
         self._g_contact = np.zeros((n, 3))
@@ -87,10 +77,10 @@ class AnalyzerNode(Node):
         self._max_age_ns = int(cfg['max_age'] * 1e9)
         self._future_ns = int(cfg['max_future'] * 1e9)
         self._last_out_ns: Optional[int] = None
-        self._clock = self.get_clock()
+        self._ros_clock = self.get_clock()  # not `_clock`: that name is rclpy's own
         self._sim_clock = SimClockMonitor()
         depth = cfg['qos_depth']
-        self._create_outputs(cfg, effs, contact_frames)
+        self._create_outputs(cfg, typed.topics, contact_frames)
         self._contacts = ContactInput(self, cfg, self._cache, self._diag, self._on_rebuild)
         if self._cache.distributor is not None:
             self._on_rebuild()
@@ -98,33 +88,34 @@ class AnalyzerNode(Node):
             self._contacts.track_sensor_frames(contact_frames, cfg['sensor_frames'],
                                                self._on_sensor_poses)
         in_qos = qos_from_name(cfg['input_qos'], depth)
-        ft_topics = cfg['ft_topics'] or [f'{e}/ft_sensor' for e in effs]
+        ft_topics = typed.topics['ft']
         for i, t in enumerate(ft_topics):
             self.create_subscription(WrenchStamped, t, self._make_cb(i), in_qos)
         start_steady_timers(self, cfg['diagnostics_period'], self._publish_diagnostics,
                             cfg['summary_period'], self._log_drop_summary)
-        add_parameter_callbacks(self, _SPECS, self._on_set_parameters)
+        add_parameter_callbacks(self, _SPECS, self._check_parameters, self._apply_parameters)
         self.get_logger().info(f'analysing {", ".join(ft_topics)} (contacts from '
                                f'{cfg["contact_source"]}, outputs in the '
                                f'{cfg["output_frame"]} frame)')
 
-    def _create_outputs(self, cfg: dict, effs: List[str], contact_frames: List[str]) -> None:
-        """Create the publishers and reusable messages of every output."""
+    def _create_outputs(self, cfg: dict, topics: dict, contact_frames: List[str]) -> None:
+        """Create the publishers and reusable messages of every output.
+
+        :param topics: ``AnalyzerConfig.topics`` (per-effector topics resolved).
+        """
         out_qos = qos_from_name(cfg['output_qos'], cfg['qos_depth'])
-        out_frames = ([self._object_frame] * len(effs) if self._use_object_frame
+        out_frames = ([self._object_frame] * len(contact_frames) if self._use_object_frame
                       else contact_frames)
-        man_topics = cfg['manipulating_topics'] or [f'{e}/wrench_manipulating' for e in effs]
-        con_topics = cfg['constraint_topics'] or [f'{e}/wrench_constraint' for e in effs]
-        self._man_pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in man_topics]
-        self._con_pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in con_topics]
+        self._man_pubs = [self.create_publisher(WrenchStamped, t, out_qos)
+                          for t in topics['manipulating']]
+        self._con_pubs = [self.create_publisher(WrenchStamped, t, out_qos)
+                          for t in topics['constraint']]
         self._man_msgs = [make_wrench_stamped(f) for f in out_frames]
         self._con_msgs = [make_wrench_stamped(f) for f in out_frames]
         self._part_outputs = [  # (part, publishers, messages): the internal load's two readings
-            (part, [self.create_publisher(WrenchStamped, t, out_qos) for t in topics],
+            (part, [self.create_publisher(WrenchStamped, t, out_qos) for t in topics[part]],
              [make_wrench_stamped(f) for f in out_frames])
-            for part, topics in (
-                ('internal', cfg['internal_topics'] or [f'{e}/wrench_internal' for e in effs]),
-                ('invariant', cfg['invariant_topics'] or [f'{e}/wrench_invariant' for e in effs]))]
+            for part in ('internal', 'invariant')]
         self._norm_outputs = [(attr, self.create_publisher(Float64, cfg[f'{attr}_topic'], out_qos))
                               for attr in ('internal_load_norm', 'invariant_norm') if cfg[f'{attr}_topic']]
         self._obj_pub = self.create_publisher(WrenchStamped, cfg['object_wrench_topic'], out_qos)
@@ -133,17 +124,6 @@ class AnalyzerNode(Node):
                                              out_qos)
         self._il_msg = make_internal_load_msg([])
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
-
-    @staticmethod
-    def _sensor_models(cfg: dict) -> list:
-        n = len(cfg['effectors'])
-        pos = _group(cfg['sensor_positions'], 3, n, (0.0, 0.0, 0.0))
-        ori = _group(cfg['sensor_orientations'], 4, n, (0.0, 0.0, 0.0, 1.0))
-        signs = cfg['sensor_signs'] or [1] * n
-        masses = cfg['tool_masses'] or [0.0] * n
-        coms = _group(cfg['tool_coms'], 3, n, (0.0, 0.0, 0.0))
-        return [SensorModel(position=p, orientation=q, sign=s, tool_mass=m, tool_com=c)
-                for p, q, s, m, c in zip(pos, ori, signs, masses, coms)]
 
     def _on_rebuild(self) -> None:
         dist = self._cache.distributor
@@ -174,7 +154,7 @@ class AnalyzerNode(Node):
             return 'frame', (f"F/T reading of '{name}' is in frame '{msg.header.frame_id}', "
                              f"expected '{want}' (ft_frames); dropped")
         if self._future_ns > 0:
-            now = self._clock.now().nanoseconds
+            now = self._ros_clock.now().nanoseconds
             ahead = stamp_to_ns(msg.header.stamp) - now
             if now > 0 and ahead > self._future_ns:
                 return 'future', (f"F/T reading of '{name}' is stamped {ahead * 1e-9:.3f} s "
@@ -215,7 +195,7 @@ class AnalyzerNode(Node):
             self._fresh[k] = False
             return
         self._fresh = [False] * self._n
-        now = self._clock.now().nanoseconds
+        now = self._ros_clock.now().nanoseconds
         if self._max_age_ns > 0 and now > 0 and now - lo > self._max_age_ns:
             return self._drop_sample('stale', f'F/T sample is stale: {(now - lo) * 1e-9:.3f} s '
                                      'old > max_age; dropped', WARN, 'stale_drops')
@@ -322,7 +302,7 @@ class AnalyzerNode(Node):
         return cond
 
     def _publish_diagnostics(self) -> None:
-        now = self._clock.now()
+        now = self._ros_clock.now()
         self._sim_clock.tick(now.nanoseconds, bool(self.get_parameter('use_sim_time').value))
         values: dict = {}
         cond = self._conditions(now.nanoseconds, values)
@@ -347,10 +327,15 @@ class AnalyzerNode(Node):
             self.get_logger().warning(f'{line} (last {self._cfg["summary_period"]:g} s)')
 
     # -- runtime parameters --------------------------------------------------------------
-    def _on_set_parameters(self, params) -> SetParametersResult:
+    def _check_parameters(self, params) -> tuple:
+        """On-set callback body: validate a request without changing the node.
+
+        :param params: the requested parameters.
+        :return: ``(reason or None, plan)``; the plan is what :meth:`_apply_parameters` needs.
+        """
         reason, new, touched = checked_changes(params, _SPECS, self._cfg)
         if reason is not None:
-            return SetParametersResult(successful=False, reason=reason)
+            return reason, None
         try:
             validate_params('analyzer', new)
             dist = None
@@ -360,18 +345,21 @@ class AnalyzerNode(Node):
                 if self._cache.distributor is not None:
                     dist = self._cache.try_options(options)
         except ValueError as e:
-            return SetParametersResult(successful=False, reason=str(e))
+            return str(e), None
+        return None, (new, options, dist)
+
+    def _apply_parameters(self, plan: tuple) -> None:
+        """Post-set callback body: apply an accepted change (every check passed)."""
+        new, options, dist = plan
         if options is not None:
-            self._cache.options = options
+            self._cache.adopt_options(options, dist)
             if dist is not None:
-                self._cache.distributor = dist
                 self._on_rebuild()  # the basis may change with the options
         self._cfg = new
         self._tol_ns = int(new['sync_tolerance'] * 1e9)
         self._max_age_ns = int(new['max_age'] * 1e9)
         self._future_ns = int(new['max_future'] * 1e9)
-        self._contacts.timeout = new['contact_timeout']
-        return SetParametersResult(successful=True)
+        self._contacts.set_timeout(new['contact_timeout'])
 
 
 def main(args=None) -> int:

@@ -129,33 +129,31 @@ def _stop(procs: dict, grace: float = 5.0) -> None:
                 pass
 
 
-def main(argv=None) -> int:
-    """Run the demo.
+def _prepare_sections(args) -> tuple:
+    """Load the scenario and apply the command-line overrides.
 
-    :param argv: arguments (None: ``sys.argv[1:]``).
-    :return: exit code: 0 on success, 1 when the loop did not run, 2 on bad options
+    :param args: parsed arguments.
+    :return: ``(scenario path, node sections)``.
+    :raises ValueError: on a bad option; ``OSError`` when the scenario cannot be read.
     """
-    args = parse_args(argv)
-    if args.friction == 'compare':
-        return compare_friction(list(sys.argv[1:] if argv is None else argv), args)
-    try:
-        path = scenario_file(args.scenario)
-        sections = run_sections(load_sections(str(path)), args.duration,
-                                args.internal_load == 'zero')
-        if args.rate is not None:
-            if not 1.0 <= args.rate <= float(sections['object_sim']['physics_rate']):
-                raise ValueError('--rate must be between 1 Hz and the physics rate')
-            sections['object_sim']['publish_rate'] = float(args.rate)
-        if args.friction is not None:
-            sections['wrench_distributor']['friction_mode'] = args.friction
-        if args.move_duration is not None:
-            sections['object_controller']['move_duration'] = float(args.move_duration)
-        if args.squeeze is not None:
-            _set_schedule(sections['object_controller'], args.squeeze)
-    except (ValueError, OSError) as e:
-        print(f'demo: {e}', file=sys.stderr)
-        return 2
-    name = path.stem.replace('demo_', '')
+    path = scenario_file(args.scenario)
+    sections = run_sections(load_sections(str(path)), args.duration,
+                            args.internal_load == 'zero')
+    if args.rate is not None:
+        if not 1.0 <= args.rate <= float(sections['object_sim']['physics_rate']):
+            raise ValueError('--rate must be between 1 Hz and the physics rate')
+        sections['object_sim']['publish_rate'] = float(args.rate)
+    if args.friction is not None:
+        sections['wrench_distributor']['friction_mode'] = args.friction
+    if args.move_duration is not None:
+        sections['object_controller']['move_duration'] = float(args.move_duration)
+    if args.squeeze is not None:
+        _set_schedule(sections['object_controller'], args.squeeze)
+    return path, sections
+
+
+def _output_dir(args, name: str) -> Path:
+    """Create a fresh output directory (with ``logs/``) named after the run's options."""
     tag = name + ('_' + args.baseline if args.baseline else '') + (
         '_zero' if args.internal_load == 'zero' else '') + (
         f'_squeeze{args.squeeze:g}' if args.squeeze is not None else '') + (
@@ -164,10 +162,15 @@ def main(argv=None) -> int:
     if out.exists():
         shutil.rmtree(out)
     (out / 'logs').mkdir(parents=True)
-    params_file = out / 'params.yaml'
-    params_file.write_text(yaml.safe_dump(
-        {k: {'ros__parameters': v} for k, v in sections.items()}, sort_keys=False))
-    duration = float(sections['object_sim']['duration'])
+    return out
+
+
+def _ros_environment(args) -> tuple:
+    """Set this process's ROS environment and build the children's.
+
+    :param args: parsed arguments.
+    :return: ``(ROS_DOMAIN_ID, environment of the node processes)``.
+    """
     domain = args.domain_id if args.domain_id is not None else int(
         os.environ.get('ROS_DOMAIN_ID') or 10 + os.getpid() % 90)
     os.environ.update(ROS_ENV)
@@ -177,6 +180,11 @@ def main(argv=None) -> int:
     env['PYTHONPATH'] = os.pathsep.join([str(PACKAGE_ROOT)] + [
         x for x in env.get('PYTHONPATH', '').split(os.pathsep) if x])
     env['PYTHONUNBUFFERED'] = '1'
+    return domain, env
+
+
+def _node_commands(args) -> tuple:
+    """Return the distributor's node name and the command line of every node."""
     distributor = 'baseline_distributor' if args.baseline else 'wrench_distributor'
     commands = {
         distributor: (_executable('baseline-distributor',
@@ -188,97 +196,129 @@ def main(argv=None) -> int:
                                          'wrench_distribution.sim.object_controller_node'),
         'object_sim': _executable('object-sim', 'wrench_distribution.sim.object_sim_node'),
     }
-    by = 'Moore-Penrose pinv(G) (baseline)' if args.baseline else 'the distributor (G_M+)'
-    title = (f'wrench_distribution demo: scenario {name}, {duration:g} s of sim time, '
-             f'distribution by {by}'
-             f'{", zero internal load" if args.internal_load == "zero" else ""}')
-    print(title, flush=True)
-    print(f'  ROS_DOMAIN_ID={domain}, DDS on localhost; logs in {out / "logs"}', flush=True)
-    procs: dict = {}
-    recorder = None
+    return distributor, commands
 
-    def on_term(signum, frame):  # SIGTERM (e.g. from timeout): clean up like Ctrl-C
-        raise KeyboardInterrupt
-    signal.signal(signal.SIGTERM, on_term)
+
+def _recorded_topics(effectors) -> dict:
+    """Topics the demo records, with their message types."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from geometry_msgs.msg import PoseArray, PoseStamped, TwistStamped, WrenchStamped
+    from std_msgs.msg import Float64MultiArray
+    topics = {'desired_wrench': WrenchStamped, 'internal_load': Float64MultiArray,
+              'contact_poses': PoseArray, 'object_pose': PoseStamped,
+              'object_twist': TwistStamped, 'measured/internal_load': Float64MultiArray,
+              'measured/object_wrench': WrenchStamped, '/diagnostics': DiagnosticArray,
+              'contact_slip': Float64MultiArray, 'measured/friction': Float64MultiArray,
+              'friction/internal_load_added': Float64MultiArray}
+    for e in effectors:
+        topics[f'{e}/ft_sensor'] = WrenchStamped
+        topics[f'{e}/wrench_command'] = WrenchStamped
+    return topics
+
+
+def _init_rclpy() -> None:
+    """Initialise rclpy without its signal handlers, so Ctrl-C stays a KeyboardInterrupt."""
+    import rclpy
+    try:  # keep Ctrl-C a KeyboardInterrupt, so that the children are stopped below
+        from rclpy.signals import SignalHandlerOptions
+        rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
+    except ImportError:  # pragma: no cover - older rclpy
+        rclpy.init(args=[])
+
+
+def _spin_for(executor, seconds: float) -> None:
+    """Spin the executor for a while (messages in flight, discovery)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        executor.spin_once(timeout_sec=0.05)
+
+
+def _wait_for_nodes(executor, recorder, others: set, procs: dict, out: Path) -> None:
+    """Spin until the other nodes are discovered (30 s at most).
+
+    :raises RuntimeError: when a node died or did not appear in time.
+    """
+    deadline = time.monotonic() + 30.0
+    while not others <= set(recorder.get_node_names()):
+        executor.spin_once(timeout_sec=0.1)
+        dead = [n for n, p in procs.items() if p.poll() is not None]
+        if dead or time.monotonic() > deadline:
+            raise RuntimeError(
+                f'{", ".join(dead) or ", ".join(others - set(recorder.get_node_names()))}'
+                f' did not start; see {out / "logs"}')
+
+
+def _spin_until_done(executor, recorder, procs: dict, limit: float, wall0: float,
+                     duration: float, out: Path) -> bool:
+    """Record until the simulator ends, a node dies or the wall-clock limit is reached.
+
+    :return: True when the simulator exited with 0.
+    """
+    next_report = time.monotonic() + 2.0
+    while True:
+        executor.spin_once(timeout_sec=0.02)
+        sim_rc = procs['object_sim'].poll()
+        if sim_rc is not None:
+            if sim_rc != 0:
+                print(f'demo: object_sim exited with {sim_rc}; see its log', file=sys.stderr)
+            return sim_rc == 0
+        dead = [n for n, p in procs.items() if p.poll() is not None]
+        if dead:
+            print(f'demo: {", ".join(dead)} stopped early; see {out / "logs"}',
+                  file=sys.stderr)
+            return False
+        if time.monotonic() - wall0 > limit:
+            print(f'demo: wall-clock limit of {limit:g} s reached', file=sys.stderr)
+            return False
+        if time.monotonic() > next_report:
+            sim_t = recorder.get_clock().now().nanoseconds * 1e-9
+            print(f'  ... sim time {sim_t:4.1f} s of {duration:g} s', flush=True)
+            next_report = time.monotonic() + 2.0
+
+
+def _run_nodes(args, run: dict, procs: dict, wall0: float) -> tuple:
+    """Start the nodes, record the bag while the simulator runs, stop everything.
+
+    :param args: parsed arguments.
+    :param run: ``out``, ``params_file``, ``env``, ``commands``, ``distributor``,
+        ``effectors`` and ``duration`` of this run.
+    :param procs: filled with the node processes by name.
+    :param wall0: monotonic start time.
+    :return: ``(ok, interrupted)``.
+    """
+    out = run['out']
+    recorder = None
     rclpy_ctx = False
-    wall0 = time.monotonic()
     ok = False
     interrupted = False
     try:
-        import rclpy
-        from diagnostic_msgs.msg import DiagnosticArray
-        from geometry_msgs.msg import PoseArray, PoseStamped, TwistStamped, WrenchStamped
-        from std_msgs.msg import Float64MultiArray
+        from rclpy.executors import SingleThreadedExecutor
         from .sim.recorder import BagRecorder
 
         def start(node: str) -> None:
             log = open(out / 'logs' / f'{node}.log', 'w')
-            cmd = commands[node] + ['--ros-args', '--params-file', str(params_file)]
-            procs[node] = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
+            cmd = run['commands'][node] + ['--ros-args', '--params-file',
+                                           str(run['params_file'])]
+            procs[node] = subprocess.Popen(cmd, env=run['env'], stdout=log,
+                                           stderr=subprocess.STDOUT,
                                            stdin=subprocess.DEVNULL, start_new_session=True)
             log.close()
-        for node in (distributor, 'wrench_analyzer', 'object_controller'):
+        others = {run['distributor'], 'wrench_analyzer', 'object_controller'}
+        for node in (run['distributor'], 'wrench_analyzer', 'object_controller'):
             start(node)
-        effectors = list(sections['object_sim']['effectors'])
-        topics = {'desired_wrench': WrenchStamped, 'internal_load': Float64MultiArray,
-                  'contact_poses': PoseArray, 'object_pose': PoseStamped,
-                  'object_twist': TwistStamped, 'measured/internal_load': Float64MultiArray,
-                  'measured/object_wrench': WrenchStamped, '/diagnostics': DiagnosticArray,
-                  'contact_slip': Float64MultiArray, 'measured/friction': Float64MultiArray,
-                  'friction/internal_load_added': Float64MultiArray}
-        for e in effectors:
-            topics[f'{e}/ft_sensor'] = WrenchStamped
-            topics[f'{e}/wrench_command'] = WrenchStamped
-        try:  # keep Ctrl-C a KeyboardInterrupt, so that the children are stopped below
-            from rclpy.signals import SignalHandlerOptions
-            rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
-        except ImportError:  # pragma: no cover - older rclpy
-            rclpy.init(args=[])
+        topics = _recorded_topics(run['effectors'])
+        _init_rclpy()
         rclpy_ctx = True
         recorder = BagRecorder(out / 'bag', topics)
-        from rclpy.executors import SingleThreadedExecutor
         executor = SingleThreadedExecutor()
         executor.add_node(recorder)
         # Start the simulator (the clock) once the other nodes are up and discovered.
-        others = {distributor, 'wrench_analyzer', 'object_controller'}
-        deadline = time.monotonic() + 30.0
-        while not others <= set(recorder.get_node_names()):
-            executor.spin_once(timeout_sec=0.1)
-            dead = [n for n, p in procs.items() if p.poll() is not None]
-            if dead or time.monotonic() > deadline:
-                raise RuntimeError(
-                    f'{", ".join(dead) or ", ".join(others - set(recorder.get_node_names()))}'
-                    f' did not start; see {out / "logs"}')
-        end = time.monotonic() + 0.5
-        while time.monotonic() < end:
-            executor.spin_once(timeout_sec=0.05)
+        _wait_for_nodes(executor, recorder, others, procs, out)
+        _spin_for(executor, 0.5)
         start('object_sim')
-        limit = args.timeout if args.timeout is not None else 60.0 + 4.0 * duration
-        next_report = time.monotonic() + 2.0
-        while True:
-            executor.spin_once(timeout_sec=0.02)
-            sim_rc = procs['object_sim'].poll()
-            if sim_rc is not None:
-                ok = sim_rc == 0
-                if not ok:
-                    print(f'demo: object_sim exited with {sim_rc}; see its log', file=sys.stderr)
-                break
-            dead = [n for n, p in procs.items() if p.poll() is not None]
-            if dead:
-                print(f'demo: {", ".join(dead)} stopped early; see {out / "logs"}',
-                      file=sys.stderr)
-                break
-            if time.monotonic() - wall0 > limit:
-                print(f'demo: wall-clock limit of {limit:g} s reached', file=sys.stderr)
-                break
-            if time.monotonic() > next_report:
-                sim_t = recorder.get_clock().now().nanoseconds * 1e-9
-                print(f'  ... sim time {sim_t:4.1f} s of {duration:g} s', flush=True)
-                next_report = time.monotonic() + 2.0
-        # let the last messages in flight arrive
-        end = time.monotonic() + 0.3
-        while time.monotonic() < end:
-            executor.spin_once(timeout_sec=0.05)
+        limit = args.timeout if args.timeout is not None else 60.0 + 4.0 * run['duration']
+        ok = _spin_until_done(executor, recorder, procs, limit, wall0, run['duration'], out)
+        _spin_for(executor, 0.3)  # let the last messages in flight arrive
     except KeyboardInterrupt:
         interrupted = True
         print('demo: interrupted', file=sys.stderr)
@@ -292,23 +332,28 @@ def main(argv=None) -> int:
         if rclpy_ctx:
             import rclpy
             rclpy.try_shutdown()
-    wall = time.monotonic() - wall0
-    if interrupted:
-        return 130
-    for node, p in procs.items():
-        if p.returncode not in (0, -signal.SIGINT, 130, None):
-            print(f'  note: {node} exited with {p.returncode} (log: {out / "logs" / node}.log)')
+    return ok, interrupted
+
+
+def _report(args, run: dict, summary_extra: dict, title: str, ok: bool) -> int:
+    """Summarise the recorded bag, write the summary files and plot.
+
+    :param args: parsed arguments.
+    :param run: as for :func:`_run_nodes`, plus ``sections``.
+    :param summary_extra: fields added to the summary (wall time, scenario...).
+    :param title: the run's title line.
+    :param ok: whether the run itself went well.
+    :return: exit code.
+    """
+    out, params_file = run['out'], run['params_file']
     if not (out / 'bag').exists():
         print('demo: no bag was written', file=sys.stderr)
         return 1
     from .sim.report import format_summary, plot, read_bag, summarize, write_json
     series = read_bag(out / 'bag')
-    summary = summarize(series, sections, duration)
-    summary['wall_time_s'] = wall
-    summary['scenario'] = name
-    summary['baseline'] = args.baseline
-    summary['ros_domain_id'] = domain
-    text = format_summary(summary, title + f' (wall {wall:.1f} s)')
+    summary = summarize(series, run['sections'], run['duration'])
+    summary.update(summary_extra)
+    text = format_summary(summary, title + f' (wall {summary["wall_time_s"]:.1f} s)')
     print()
     print(text)
     (out / 'summary.txt').write_text(text + '\n')
@@ -326,6 +371,54 @@ def main(argv=None) -> int:
         print(f'demo: nothing recorded on {", ".join(missing)}', file=sys.stderr)
         ok = False
     return 0 if ok else 1
+
+
+def main(argv=None) -> int:
+    """Run the demo.
+
+    :param argv: arguments (None: ``sys.argv[1:]``).
+    :return: exit code: 0 on success, 1 when the loop did not run, 2 on bad options
+    """
+    args = parse_args(argv)
+    if args.friction == 'compare':
+        return compare_friction(list(sys.argv[1:] if argv is None else argv), args)
+    try:
+        path, sections = _prepare_sections(args)
+    except (ValueError, OSError) as e:
+        print(f'demo: {e}', file=sys.stderr)
+        return 2
+    name = path.stem.replace('demo_', '')
+    out = _output_dir(args, name)
+    params_file = out / 'params.yaml'
+    params_file.write_text(yaml.safe_dump(
+        {k: {'ros__parameters': v} for k, v in sections.items()}, sort_keys=False))
+    duration = float(sections['object_sim']['duration'])
+    domain, env = _ros_environment(args)
+    distributor, commands = _node_commands(args)
+    by = 'Moore-Penrose pinv(G) (baseline)' if args.baseline else 'the distributor (G_M+)'
+    title = (f'wrench_distribution demo: scenario {name}, {duration:g} s of sim time, '
+             f'distribution by {by}'
+             f'{", zero internal load" if args.internal_load == "zero" else ""}')
+    print(title, flush=True)
+    print(f'  ROS_DOMAIN_ID={domain}, DDS on localhost; logs in {out / "logs"}', flush=True)
+    procs: dict = {}
+
+    def on_term(signum, frame):  # SIGTERM (e.g. from timeout): clean up like Ctrl-C
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, on_term)
+    wall0 = time.monotonic()
+    run = {'out': out, 'params_file': params_file, 'env': env, 'commands': commands,
+           'distributor': distributor, 'effectors': list(sections['object_sim']['effectors']),
+           'duration': duration, 'sections': sections}
+    ok, interrupted = _run_nodes(args, run, procs, wall0)
+    wall = time.monotonic() - wall0
+    if interrupted:
+        return 130
+    for node, p in procs.items():
+        if p.returncode not in (0, -signal.SIGINT, 130, None):
+            print(f'  note: {node} exited with {p.returncode} (log: {out / "logs" / node}.log)')
+    return _report(args, run, {'wall_time_s': wall, 'scenario': name,
+                               'baseline': args.baseline, 'ros_domain_id': domain}, title, ok)
 
 
 def _set_schedule(controller: dict, value: float) -> None:

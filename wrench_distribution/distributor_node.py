@@ -14,7 +14,6 @@ from typing import List, Optional
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
-from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from std_msgs.msg import Float64MultiArray
@@ -23,7 +22,8 @@ from visualization_msgs.msg import MarkerArray
 from wrench_distribution.core import UnrealisableWrenchError, WrenchDistributionError
 from wrench_distribution.core.limits import CommandLimits
 from wrench_distribution.params import (build_core_objects, ConfigError, DISTRIBUTOR_PARAMS,
-                                        parse_handles, per_effector_limits, validate_params)
+                                        load_distributor_config, parse_handles,
+                                        per_effector_limits, validate_params)
 from wrench_distribution.ros.contact_input import ContactInput
 from wrench_distribution.ros.contacts import DistributorCache
 from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
@@ -69,52 +69,30 @@ class DistributorNode(Node):
     def __init__(self, node_name: str = 'wrench_distributor', **kwargs) -> None:
         super().__init__(node_name, **kwargs)
         cfg = declare_and_validate(self, DISTRIBUTOR_PARAMS, 'distributor')
-        try:
-            _, obj, opts = build_core_objects(cfg)
-        except ValueError as e:
-            raise ConfigError(f'invalid configuration: {e}') from None
+        typed = load_distributor_config(cfg)  # the core objects; ConfigError naming the cause
         self._cfg = cfg
         effs: List[str] = cfg['effectors']
         self._n = len(effs)
         self._object_frame = cfg['object_frame']
         self._use_object_frame = cfg['command_frame'] == 'object'
         self._negate = cfg['command_sign'] == -1
-        contact_frames = cfg['contact_frames'] or [f'{e}_contact' for e in effs]
+        contact_frames = typed.contact_frames
         self._diag = DiagnosticsState(f'{self.get_name()}: distribution', self.get_name(),
                                       _CONCERNS, self.get_logger())
         self._limits = limits_from(cfg)
-        self._prescription = InternalLoadPrescription()
-        self._il_source = 'parameter' if cfg['internal_load'] or cfg[
-            'internal_load_handles'] else 'none'
-        if cfg['internal_load']:
-            self._prescription.set_coords(cfg['internal_load'])
-        elif cfg['internal_load_handles']:
-            self._prescription.set_handles(parse_handles(cfg['internal_load_handles']))
-        self._lambda: Optional[np.ndarray] = None
-        self._lambda_error: Optional[str] = None
-        self._internal: Optional[np.ndarray] = None
-        self._w = np.zeros(6)
-        self._last_out: Optional[np.ndarray] = None
-        self._limit_state: Optional[str] = None
-        self._param_sync: List[Parameter] = []
-        self._syncing = False
-        self._cache = DistributorCache(effs, cfg['contact_types'] or ['rigid'] * self._n, obj,
-                                       opts, cfg['contact_pose_tolerance'])
+        self._prescription = self._prescription_of(cfg)
+        self._il_source = 'parameter' if self._prescription.kind != 'none' else 'none'
+        self._init_runtime_state()
         self._friction = FrictionStage(cfg, cfg['friction_mode'])
-        self._cache.contact_extras = self._friction.extras
+        self._cache = DistributorCache(effs, typed.contact_types, typed.object_model,
+                                       typed.options, typed.contact_pose_tolerance,
+                                       contact_extras=self._friction.extras)
         self._friction_pub = self.create_publisher(
             Float64MultiArray, cfg['friction_load_topic'], 10) if (
                 cfg['friction_load_topic'] and cfg['friction_mode'] == 'auto') else None
         depth = cfg['qos_depth']
-        topics = self._create_outputs(cfg, effs, contact_frames)
-        self._timeout_ns = int(cfg['input_timeout'] * 1e9)
-        self._future_ns = int(cfg['max_future'] * 1e9)
-        self._on_timeout = cfg['on_timeout']
-        self._last_input_ns: Optional[int] = None  # steady clock
-        self._last_input_ros_ns = 0  # node clock
-        self._timed_out = False
-        self._clock = self.get_clock()
-        self._sim_clock = SimClockMonitor()
+        topics = self._create_outputs(cfg, typed.topics['commands'], contact_frames)
+        self._init_watchdog(cfg)
         # resolve a parameter prescription against the first solver
         self._contacts = ContactInput(self, cfg, self._cache, self._diag, self._on_rebuild)
         if self._cache.distributor is not None:
@@ -131,16 +109,37 @@ class DistributorNode(Node):
         steady = start_steady_timers(self, cfg['diagnostics_period'], self._publish_diagnostics,
                                      cfg['summary_period'], self._log_drop_summary)
         self.create_timer(1.0 / cfg['watchdog_rate'], self._on_watchdog, clock=steady)
-        add_parameter_callbacks(self, _SPECS, self._on_set_parameters)
+        add_parameter_callbacks(self, _SPECS, self._check_parameters, self._apply_parameters)
         self.get_logger().info(
             f'distributing to {", ".join(effs)} on {", ".join(topics)} '
             f'(commands in the {cfg["command_frame"]} frame, contacts from '
             f'{cfg["contact_source"]})')
 
-    def _create_outputs(self, cfg: dict, effs: List[str], contact_frames: List[str]) -> list:
+    def _init_runtime_state(self) -> None:
+        """State of the per-message path before the first message."""
+        self._lambda: Optional[np.ndarray] = None
+        self._lambda_error: Optional[str] = None
+        self._internal: Optional[np.ndarray] = None
+        self._w = np.zeros(6)
+        self._last_out: Optional[np.ndarray] = None
+        self._limit_state: Optional[str] = None
+        self._param_sync: List[Parameter] = []
+        self._syncing = False
+
+    def _init_watchdog(self, cfg: dict) -> None:
+        """Input timeout, future-stamp limit and the clocks they are measured on."""
+        self._timeout_ns = int(cfg['input_timeout'] * 1e9)
+        self._future_ns = int(cfg['max_future'] * 1e9)
+        self._on_timeout = cfg['on_timeout']
+        self._last_input_ns: Optional[int] = None  # steady clock
+        self._last_input_ros_ns = 0  # node clock
+        self._timed_out = False
+        self._ros_clock = self.get_clock()  # not `_clock`: that name is rclpy's own
+        self._sim_clock = SimClockMonitor()
+
+    def _create_outputs(self, cfg: dict, topics: List[str], contact_frames: List[str]) -> list:
         """Command, diagnostics and marker publishers; return the command topics."""
         out_qos = qos_from_name(cfg['output_qos'], cfg['qos_depth'])
-        topics = cfg['command_topics'] or [f'{e}/wrench_command' for e in effs]
         self._pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in topics]
         self._msgs = [make_wrench_stamped(self._object_frame if self._use_object_frame else f)
                       for f in contact_frames]
@@ -153,24 +152,30 @@ class DistributorNode(Node):
         return topics
 
     # -- internal load --------------------------------------------------------------
-    def _internal_problem(self, dist, lam: Optional[np.ndarray]) -> Optional[str]:
-        """Why a resolved internal load cannot be used (limit, or commands over a limit)."""
+    def _internal_problem(self, dist, lam: Optional[np.ndarray],
+                          limits: Optional[CommandLimits] = None) -> Optional[str]:
+        """Why a resolved internal load cannot be used (limit, or commands over a limit).
+
+        :param limits: the limits to check against (None: the node's current ones).
+        """
         if lam is None:
             return None
-        why = self._limits.check_internal_load(lam)
+        limits = self._limits if limits is None else limits
+        why = limits.check_internal_load(lam)
         if why is not None:
             return why
         alone = dist.internal_wrench(lam, self._use_object_frame).reshape(self._n, 6)
-        v = self._limits.check_commands(alone)
+        v = limits.check_commands(alone)
         return None if v is None else f'internal load alone exceeds the command limits: {v.text}'
 
-    def _resolve(self, prescription: InternalLoadPrescription, dist) -> Optional[np.ndarray]:
-        """Resolve a prescription and check it against the limits.
+    def _resolve(self, prescription: InternalLoadPrescription, dist,
+                 limits: Optional[CommandLimits] = None) -> Optional[np.ndarray]:
+        """Resolve a prescription and check it against the limits (None: the current ones).
 
         :raises ValueError: with the reason when it does not fit or is over a limit.
         """
         lam = prescription.resolve(dist)
-        why = self._internal_problem(dist, lam)
+        why = self._internal_problem(dist, lam, limits)
         if why is not None:
             raise ValueError(why)
         return lam
@@ -249,7 +254,7 @@ class DistributorNode(Node):
         if fid and fid != self._object_frame:
             return self._drop('frame', f"desired_wrench frame '{fid}' is not the object "
                               f"frame '{self._object_frame}'", 'rejected_frame')
-        now = self._clock.now().nanoseconds
+        now = self._ros_clock.now().nanoseconds
         if self._future_ns > 0 and now > 0:
             ahead = stamp_to_ns(msg.header.stamp) - now
             if ahead > self._future_ns:
@@ -380,7 +385,7 @@ class DistributorNode(Node):
     # -- watchdog (steady clock) ---------------------------------------------------------
     def _on_watchdog(self) -> None:
         self._flush_param_sync()
-        now_ros = self._clock.now().nanoseconds
+        now_ros = self._ros_clock.now().nanoseconds
         self._sim_clock.tick(now_ros, self._use_sim_time())
         if self._timeout_ns <= 0 or self._last_input_ns is None:
             return
@@ -396,7 +401,7 @@ class DistributorNode(Node):
                 + ('publishing zero wrenches' if self._on_timeout == 'zero'
                    else 'stopped publishing'))
         if self._on_timeout == 'zero':
-            self._publish(np.zeros((self._n, 6)), self._clock.now().to_msg())
+            self._publish(np.zeros((self._n, 6)), self._ros_clock.now().to_msg())
 
     def _use_sim_time(self) -> bool:
         return bool(self.get_parameter('use_sim_time').value)
@@ -432,7 +437,7 @@ class DistributorNode(Node):
         return cond
 
     def _publish_diagnostics(self) -> None:
-        now = self._clock.now()
+        now = self._ros_clock.now()
         cond = self._conditions(now.nanoseconds)
         lim = self._limits
         values = {'state': 'timeout' if self._timed_out else
@@ -465,13 +470,17 @@ class DistributorNode(Node):
         self._diag_pub.publish(self._diag.build(now.to_msg(), cond, values, per))
 
     # -- runtime parameters --------------------------------------------------------------
-    def _on_set_parameters(self, params) -> SetParametersResult:
+    def _check_parameters(self, params) -> tuple:
+        """On-set callback body: validate a request without changing the node.
+
+        :param params: the requested parameters.
+        :return: ``(reason or None, plan)``; the plan is what :meth:`_apply` needs.
+        """
         reason, new, touched = checked_changes(params, _SPECS, self._cfg)
         if reason is not None:
-            return SetParametersResult(successful=False, reason=reason)
+            return reason, None
         if self._syncing:  # the parameters catching up with a topic prescription
-            self._cfg = new
-            return SetParametersResult(successful=True)
+            return None, {'new': new, 'sync': True}
         # the latest internal-load setting wins; clearing one clears the prescription
         il = touched & set(_IL_PARAMS)
         if il:
@@ -482,45 +491,48 @@ class DistributorNode(Node):
         try:
             validate_params('distributor', new)
             limits = limits_from(new)
-            prescription = self._prescription
-            if il:
-                prescription = InternalLoadPrescription()
-                if new['internal_load']:
-                    prescription.set_coords(new['internal_load'])
-                elif new['internal_load_handles']:
-                    prescription.set_handles(parse_handles(new['internal_load_handles']))
+            prescription = self._prescription_of(new) if il else self._prescription
             options = None
             dist = self._cache.distributor
             if 'torque_share' in touched:
                 _, _, options = build_core_objects(new)
                 if dist is not None:
                     dist = self._cache.try_options(options)
-            old_limits, self._limits = self._limits, limits
-            try:
-                lam = self._resolve(prescription, dist) if dist is not None else None
-            finally:
-                self._limits = old_limits
+            lam = self._resolve(prescription, dist, limits) if dist is not None else None
         except ValueError as e:  # ConfigError and core errors
-            return SetParametersResult(successful=False, reason=str(e))
-        self._apply(new, limits, prescription, options, dist, lam, il)
-        return SetParametersResult(successful=True)
+            return str(e), None
+        return None, {'new': new, 'limits': limits, 'prescription': prescription,
+                      'options': options, 'dist': dist, 'lam': lam, 'il': il}
 
-    def _apply(self, new, limits, prescription, options, dist, lam, il) -> None:
-        """Apply an accepted parameter change (all checks passed)."""
+    @staticmethod
+    def _prescription_of(cfg: dict) -> InternalLoadPrescription:
+        """Return the internal-load prescription the parameters ask for (may be none)."""
+        prescription = InternalLoadPrescription()
+        if cfg['internal_load']:
+            prescription.set_coords(cfg['internal_load'])
+        elif cfg['internal_load_handles']:
+            prescription.set_handles(parse_handles(cfg['internal_load_handles']))
+        return prescription
+
+    def _apply_parameters(self, plan: dict) -> None:
+        """Post-set callback body: apply an accepted change (every check passed)."""
+        new = plan['new']
+        if plan.get('sync'):
+            self._cfg = new
+            return
+        options, dist, limits, il = plan['options'], plan['dist'], plan['limits'], plan['il']
         if options is not None:
-            self._cache.options = options
-            if dist is not None:
-                self._cache.distributor = dist
+            self._cache.adopt_options(options, dist)
         self._limits = limits
-        self._prescription = prescription
+        self._prescription = plan['prescription']
         if il:
-            self._il_source = 'parameter' if prescription.kind != 'none' else 'none'
+            self._il_source = 'parameter' if self._prescription.kind != 'none' else 'none'
             # the other internal-load parameter was cleared in our copy: show it
             for name in {'internal_load', 'internal_load_handles'} - il:
                 if self._cfg[name]:
                     self._param_sync.append(typed_parameter(_SPECS[name], []))
         if dist is not None:
-            self._lambda, self._lambda_error = lam, None
+            self._lambda, self._lambda_error = plan['lam'], None
         self._refresh_fast()
         self._cfg = new
         self._timeout_ns = int(new['input_timeout'] * 1e9)
@@ -528,7 +540,7 @@ class DistributorNode(Node):
         self._on_timeout = new['on_timeout']
         self._publish_markers = new['publish_markers']
         self._marker_scale = new['marker_scale']
-        self._contacts.timeout = new['contact_timeout']
+        self._contacts.set_timeout(new['contact_timeout'])
         self._last_out = None if self._last_out is None or not limits.within(
             self._last_out) else self._last_out
 

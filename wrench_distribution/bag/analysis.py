@@ -55,7 +55,7 @@ class ChunkAnalyzer:
         self.names = list(cfg.effectors)
         self.types = list(cfg.contact_types)
         self.gravity = np.asarray(cfg.gravity, float)
-        self.tolerance = float(cfg.params.get('contact_pose_tolerance', 0.0))
+        self.tolerance = float(cfg.contact_pose_tolerance)
         self.frame = cfg.output_frame
         self._pose: np.ndarray | None = None
         self._dist = None

@@ -73,7 +73,7 @@ def pose_source(bag: BagReader, config: Any, source: str, namespace: str, node: 
         return StaticPoses(poses)
     if source == 'topic':
         topic = resolve_topic(config.topics['contact_poses'], namespace, node)
-        timeout = float(config.params.get('contact_timeout', 0.0))
+        timeout = float(config.contact_timeout)
         return read_pose_array(bag, topic, n, config.object_frame, timeout)
     if source == 'tf':
         if config.params.get('sensor_frames'):
@@ -95,13 +95,7 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
     n = len(names)
     with BagReader(bag_path) as bag:
         bag_path = bag.path  # a storage file given instead of its bag directory
-        topics = [resolve_topic(t, options.namespace, options.node_name)
-                  for t in config.topics['ft']]
-        for eff, topic in zip(names, topics):
-            bag.require(topic, WRENCH_STAMPED, f'F/T sensor of {eff}')
-        total = bag.count(topics)
-        if total == 0:
-            raise BagError(f'the F/T topics {", ".join(topics)} have no messages in {bag_path}')
+        topics, total = _ft_topics(bag, bag_path, config, options)
         source = options.contact_source or config.contact_source
         poses = pose_source(bag, config, source, options.namespace, options.node_name)
         try:
@@ -138,6 +132,34 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
             distributors_built=analyzer.distributors_built, config=config_name, topics=topics)
     summary['outputs'] = samples.names + ['summary.json', 'plotjuggler_layout.xml']
     clock.start()
+    _write_outputs(out_dir, summary, analyzer, buffer, config, options)
+    clock.stop('plots_layout_json')
+    return summary
+
+
+def _ft_topics(bag: BagReader, bag_path: Path, config: Any, options: Options) -> tuple:
+    """Resolve the F/T topics, check their type and count their messages.
+
+    :return: ``(topics, message count)``.
+    :raises BagError: when a topic is missing, of another type or empty.
+    """
+    topics = [resolve_topic(t, options.namespace, options.node_name)
+              for t in config.topics['ft']]
+    for eff, topic in zip(config.effectors, topics):
+        bag.require(topic, WRENCH_STAMPED, f'F/T sensor of {eff}')
+    total = bag.count(topics)
+    if total == 0:
+        raise BagError(f'the F/T topics {", ".join(topics)} have no messages in {bag_path}')
+    return topics, total
+
+
+def _write_outputs(out_dir: Path, summary: dict, analyzer: ChunkAnalyzer,
+                   buffer: plots.PlotBuffer, config: Any, options: Options) -> None:
+    """Write the PlotJuggler layout, the plots (if asked) and ``summary.json``.
+
+    :raises BagError: when a file cannot be written.
+    """
+    names = list(config.effectors)
     try:
         plotjuggler.write_layout(out_dir / 'plotjuggler_layout.xml', 'samples.csv', names,
                                  analyzer.basis_names)
@@ -148,8 +170,6 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
         summary_mod.write_json(out_dir / 'summary.json', summary)
     except OSError as err:
         raise BagError(f'cannot write the outputs in {out_dir}: {err}') from None
-    clock.stop('plots_layout_json')
-    return summary
 
 
 def _samples_writer(out_dir: Path, bag_path: Path, config: Any, options: Options,

@@ -442,7 +442,37 @@ def donner_qp_decomposition(r: ArrayLike, types: Sequence[str], measured_h: Arra
     :raises ValueError: on bad shapes or non-finite input.
     """
     r, types = _check_r_types(r, types)
-    n = r.shape[0]
+    h = _donner_applied(measured_h, types, torque_weight)
+    g = grasp_matrix(r, types)
+    x_applied = stack_expanded(h, types)
+    h_o = g @ x_applied
+    # Weights of the objective, in stacked order: 1 for force entries, w^2 for torques.
+    weights = np.ones((len(types), 6))
+    weights[:, 3:] = torque_weight ** 2
+    wvec = stack_expanded(weights, types)
+    blocks = _donner_blocks(x_applied, types)
+
+    # Fast path: weighted minimum-norm solution of G x = h_o (unconstrained optimum).
+    winv_gt = g.T / wvec[:, None]
+    x0 = winv_gt @ (np.linalg.pinv(g @ winv_gt) @ h_o)
+    scale = max(1.0, float(np.abs(x_applied).max()))
+    exact = np.allclose(g @ x0, h_o, atol=1e-9 * scale)
+    if _in_balls(blocks, x0, tol * scale * scale) and exact:
+        hm = expand_stacked(x0, types)
+        return DonnerDecomposition(hm, h - hm, h_o, 'ClosedForm', float(x0 @ (wvec * x0)), 0)
+    x, status, iterations = _donner_socp(g, h_o, wvec, blocks, tol, max_iter)
+    hm = expand_stacked(x, types)
+    return DonnerDecomposition(hm, h - hm, h_o, status, float(x @ (wvec * x)), iterations)
+
+
+def _donner_applied(measured_h: ArrayLike, types: Sequence[str],
+                    torque_weight: float) -> np.ndarray:
+    """Check the applied wrenches of :func:`donner_qp_decomposition`; zero point torques.
+
+    :return: a checked copy ``(n, 6)``.
+    :raises ValueError: on a bad shape, non-finite values or a weight <= 0.
+    """
+    n = len(types)
     h = np.asarray(measured_h, dtype=float)
     if h.shape != (n, 6):
         raise ValueError(f'measured wrenches must have shape ({n}, 6), got {h.shape}')
@@ -454,43 +484,40 @@ def donner_qp_decomposition(r: ArrayLike, types: Sequence[str], measured_h: Arra
     for i, t in enumerate(types):
         if t == 'point':
             h[i, 3:] = 0.0
-    g = grasp_matrix(r, types)
-    x_applied = stack_expanded(h, types)
-    h_o = g @ x_applied
-    nvar = x_applied.size
+    return h
 
-    # Weights of the objective, in stacked order: 1 for force entries, w^2 for torques.
-    weights = np.ones((n, 6))
-    weights[:, 3:] = torque_weight ** 2
-    wvec = stack_expanded(weights, types)
 
-    # 3-vector blocks (start index in stacked vector, applied 3-vector).
+def _donner_blocks(x_applied: np.ndarray, types: Sequence[str]) -> list:
+    """3-vector blocks of the stacked vector: ``(start index, applied 3-vector)``."""
     blocks = []
     pos = 0
-    for i, t in enumerate(types):
+    for t in types:
         blocks.append((pos, x_applied[pos:pos + 3]))
         if t == 'rigid':
             blocks.append((pos + 3, x_applied[pos + 3:pos + 6]))
         pos += 6 if t == 'rigid' else 3
+    return blocks
 
-    def feasible(x: np.ndarray, slack: float) -> bool:
-        for start, a in blocks:
-            xb = x[start:start + 3]
-            if xb @ xb > a @ xb + slack:
-                return False
-        return True
 
-    # Fast path: weighted minimum-norm solution of G x = h_o (unconstrained optimum).
-    winv_gt = g.T / wvec[:, None]
-    x0 = winv_gt @ (np.linalg.pinv(g @ winv_gt) @ h_o)
-    scale = max(1.0, float(np.abs(x_applied).max()))
-    if feasible(x0, tol * scale * scale) and np.allclose(g @ x0, h_o, atol=1e-9 * scale):
-        hm = expand_stacked(x0, types)
-        return DonnerDecomposition(hm, h - hm, h_o, 'ClosedForm', float(x0 @ (wvec * x0)), 0)
+def _in_balls(blocks: list, x: np.ndarray, slack: float) -> bool:
+    """Whether every block of ``x`` satisfies ``|x_b|^2 <= a^T x_b`` (within ``slack``)."""
+    for start, a in blocks:
+        xb = x[start:start + 3]
+        if xb @ xb > a @ xb + slack:
+            return False
+    return True
 
+
+def _donner_socp(g: np.ndarray, h_o: np.ndarray, wvec: np.ndarray, blocks: list, tol: float,
+                 max_iter: int) -> tuple:
+    """Solve the cone program of :func:`donner_qp_decomposition` with clarabel.
+
+    :return: ``(stacked manipulating wrenches, solver status, iterations)``.
+    """
     import clarabel  # lazy: only needed off the fast path
     from scipy import sparse
 
+    nvar = wvec.size
     rows_eq = [g]
     b_eq = [h_o]
     rows_soc = []
@@ -527,7 +554,4 @@ def donner_qp_decomposition(r: ArrayLike, types: Sequence[str], measured_h: Arra
     solver = clarabel.DefaultSolver(p_mat, np.zeros(nvar), sparse.csc_matrix(a_mat), b_vec,
                                     cones, settings)
     sol = solver.solve()
-    x = np.asarray(sol.x, dtype=float)
-    hm = expand_stacked(x, types)
-    return DonnerDecomposition(hm, h - hm, h_o, str(sol.status), float(x @ (wvec * x)),
-                               int(sol.iterations))
+    return np.asarray(sol.x, dtype=float), str(sol.status), int(sol.iterations)

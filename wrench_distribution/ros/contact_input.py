@@ -74,6 +74,13 @@ class ContactInput:
             self.tf = TfPoseLookup(node, self.object_frame, frames)
             self.timer = node.create_timer(0.1, self._on_tf_timer)
 
+    def set_timeout(self, seconds: float) -> None:
+        """Change ``contact_timeout`` (s; 0 disables).
+
+        :param seconds: the new staleness limit.
+        """
+        self.timeout = float(seconds)
+
     def track_sensor_frames(self, contact_frames: Sequence[str], sensor_frames: Sequence[str],
                             on_poses: SensorPosesCallback) -> None:
         """Also look up each sensor frame in its contact frame (tf source only).

@@ -16,10 +16,11 @@ class DistributorCache:
     :param object_model: core ``ObjectModel``.
     :param options: core ``DistributionOptions``.
     :param tolerance: poses closer than this (m, and ``1 - |q1.q2|``) reuse the solver.
+    :param contact_extras: extra ``Contact`` keyword arguments per effector, or None.
     """
 
     def __init__(self, names: Sequence[str], types: Sequence[str], object_model, options,
-                 tolerance: float = 1e-6) -> None:
+                 tolerance: float = 1e-6, contact_extras: Optional[list] = None) -> None:
         self.names = list(names)
         self.types = list(types)
         self.object_model = object_model
@@ -29,7 +30,7 @@ class DistributorCache:
         self.quaternions: Optional[np.ndarray] = None
         self.distributor: Optional[LoadDistributor] = None
         #: Extra ``Contact`` keyword arguments per effector (friction, normal), or None.
-        self.contact_extras: Optional[list] = None
+        self.contact_extras: Optional[list] = contact_extras
 
     def same_poses(self, positions: np.ndarray, quaternions: np.ndarray) -> bool:
         """Whether poses equal the cached ones within the tolerance.
@@ -80,6 +81,17 @@ class DistributorCache:
         self.positions = positions.copy()
         self.quaternions = quaternions / norms[:, None]
         return True
+
+    def adopt_options(self, options, distributor: Optional[LoadDistributor] = None) -> None:
+        """Use new options from now on, with the solver already built for them.
+
+        :param options: the accepted ``DistributionOptions``.
+        :param distributor: the solver :meth:`try_options` built with them on the current
+            poses, or None when no poses are cached yet.
+        """
+        self.options = options
+        if distributor is not None:
+            self.distributor = distributor
 
     def try_options(self, options) -> LoadDistributor:
         """Build (without keeping) a solver with other options on the current poses.

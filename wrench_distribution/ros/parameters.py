@@ -1,13 +1,18 @@
 """Declare a node's parameters from the pure schema in :mod:`wrench_distribution.params`."""
-from typing import Dict, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Set, Tuple
 
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
-                                ParameterType)
+                                ParameterType, SetParametersResult)
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from wrench_distribution.params import check_param_value, ConfigError, ParamSpec, validate_params
+
+#: ``check(params) -> (reason or None, plan)`` of :func:`add_parameter_callbacks`.
+CheckFn = Callable[[list], Tuple[Optional[str], Any]]
+#: ``apply(plan)`` of :func:`add_parameter_callbacks`.
+ApplyFn = Callable[[Any], None]
 
 _TYPES = {
     'string': (ParameterType.PARAMETER_STRING, Parameter.Type.STRING),
@@ -223,13 +228,43 @@ def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> d
     return validate_params(kind, values)
 
 
-def add_parameter_callbacks(node: Node, specs: Mapping[str, ParamSpec], on_set) -> None:
-    """Register the node's on-set callback, and on rclpy >= Iron the empty-array retyping.
+def add_parameter_callbacks(node: Node, specs: Mapping[str, ParamSpec], check: CheckFn,
+                            apply: ApplyFn) -> None:
+    """Register the standard parameter shell: validate on set, apply after the set.
+
+    ``check(params)`` runs in the on-set callback and must not change the node: it returns
+    ``(reason, plan)``, ``reason`` None when the request is accepted. ``apply(plan)`` then
+    changes the node. On rclpy >= Iron it runs in the post-set callback, once rclpy has
+    stored the new values; Humble has no post-set callback, so there it runs at the end of
+    the on-set callback, after every check passed (the node's only on-set callback, so the
+    set cannot fail after it). On Iron and later the empty-array retyping runs as the
+    pre-set callback.
 
     :param node: the node.
     :param specs: schema by name.
-    :param on_set: the on-set callback (validates and applies).
+    :param check: validates a request and returns ``(reason or None, plan)``.
+    :param apply: applies an accepted plan.
     """
+    staged: list = []
+    post_set = hasattr(node, 'add_post_set_parameters_callback')  # rclpy >= Iron
+
+    def on_set(params) -> SetParametersResult:
+        staged.clear()  # a plan whose set failed after this callback is never applied
+        reason, plan = check(params)
+        if reason is not None:
+            return SetParametersResult(successful=False, reason=reason)
+        if post_set:
+            staged.append(plan)
+        else:
+            apply(plan)
+        return SetParametersResult(successful=True)
+
+    def on_post_set(params) -> None:
+        while staged:
+            apply(staged.pop(0))
+
     if hasattr(node, 'add_pre_set_parameters_callback'):  # rclpy >= Iron
         node.add_pre_set_parameters_callback(lambda ps: coerce_empty_arrays(ps, specs))
     node.add_on_set_parameters_callback(on_set)
+    if post_set:
+        node.add_post_set_parameters_callback(on_post_set)

@@ -17,7 +17,7 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from .node_params import declare_and_read
-from .scenarios import BASELINE_DEFAULTS
+from ..config.sim import BASELINE_PARAMS
 from ..core.baselines import moore_penrose
 from ..core.spatial import quaternion_to_matrix
 
@@ -27,7 +27,7 @@ class BaselineDistributorNode(Node):
 
     def __init__(self) -> None:
         super().__init__('baseline_distributor')
-        p = declare_and_read(self, BASELINE_DEFAULTS)
+        p = declare_and_read(self, BASELINE_PARAMS)
         self.effectors = list(p['effectors'])
         if len(self.effectors) < 2:
             raise ValueError("parameter 'effectors': at least two effectors are required")

@@ -1,55 +1,21 @@
-"""ROS parameter declaration for the simulator and controller nodes (schema in code)."""
+"""ROS parameter declaration of the simulator nodes, from the sim section of the schema.
+
+The specs live in :mod:`wrench_distribution.config.sim`; this module only declares them.
+"""
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Sequence
 
-from ..params import ParamSpec
-
-_EMPTY_TYPES = {
-    'effectors': 'string_array', 'contact_types': 'string_array',
-    'sensor_signs': 'integer_array', 'internal_load_schedule': 'string_array',
-}
+from ..config.schema import ParamSpec
+from ..config.sim import specs_from_defaults  # noqa: F401 (part of this module's interface)
 
 
-def specs_from_defaults(defaults: Mapping, descriptions: Mapping | None = None) -> tuple:
-    """Parameter specs whose types are those of the defaults.
-
-    Empty lists are double arrays unless listed in ``_EMPTY_TYPES``.
-
-    :param defaults: name -> default value.
-    :param descriptions: name -> one-line description (optional).
-    :return: tuple of :class:`ParamSpec`
-    """
-    out = []
-    for name, value in defaults.items():
-        if isinstance(value, bool):
-            kind = 'bool'
-        elif isinstance(value, int):
-            kind = 'integer'
-        elif isinstance(value, float):
-            kind = 'double'
-        elif isinstance(value, str):
-            kind = 'string'
-        elif not value:
-            kind = _EMPTY_TYPES.get(name, 'double_array')
-        elif isinstance(value[0], str):
-            kind = 'string_array'
-        elif isinstance(value[0], int) and not isinstance(value[0], bool):
-            kind = 'integer_array'
-        else:
-            kind = 'double_array'
-        text = (descriptions or {}).get(name, name.replace('_', ' '))
-        out.append(ParamSpec(name, kind, value, text))
-    return tuple(out)
-
-
-def declare_and_read(node, defaults: Mapping, descriptions: Mapping | None = None) -> dict:
-    """Declare every parameter of ``defaults`` on ``node`` and return the values.
+def declare_and_read(node, specs: Sequence[ParamSpec]) -> dict:
+    """Declare every parameter of ``specs`` on ``node`` and return the values.
 
     :param node: an rclpy node.
-    :param defaults: name -> default.
-    :param descriptions: name -> description.
+    :param specs: the node's specs (``config.sim.SIM_PARAMS``...).
     :return: name -> value (arrays as lists)
     """
     from ..ros.parameters import declare_from_specs
-    return declare_from_specs(node, specs_from_defaults(defaults, descriptions))
+    return declare_from_specs(node, specs)

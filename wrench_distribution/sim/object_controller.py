@@ -11,28 +11,9 @@ from typing import Sequence
 import numpy as np
 
 from wrench_distribution.core.spatial import cross, exp_so3, log_so3
+
+from ..config.sim import CONTROLLER_DEFAULTS  # noqa: F401 (re-exported)
 from ..params import ConfigError
-
-
-#: Controller parameters and defaults (see docs/simulator.md).
-CONTROLLER_DEFAULTS = {
-    'world_frame': 'world',
-    'object_frame': 'object',
-    'object_mass': 1.0,
-    'object_inertia': [0.01, 0.01, 0.01],
-    'object_com': [0.0, 0.0, 0.0],
-    'gravity': [0.0, 0.0, -9.81],
-    'position_gain': 100.0,
-    'velocity_gain': 20.0,
-    'orientation_gain': 100.0,
-    'angular_velocity_gain': 20.0,
-    'move_start': 1.0,
-    'move_duration': 2.0,
-    'move_offset': [0.0, 0.0, 0.0],
-    'move_rotation': [0.0, 0.0, 0.0],
-    'internal_load_schedule': [],
-    'internal_load_rate': 5.0,
-}
 
 
 def min_jerk(t: float, start: float, duration: float) -> tuple[float, float, float]:

@@ -18,12 +18,13 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
+from wrench_distribution.config.sim import CONTROLLER_PARAMS
 from wrench_distribution.core.codec import join_labels, stamp_to_ns
 from wrench_distribution.core.contacts import inertia_matrix
 from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
 
 from .node_params import declare_and_read
-from .object_controller import CONTROLLER_DEFAULTS, parse_schedule, PoseController, scheduled
+from .object_controller import parse_schedule, PoseController, scheduled
 
 
 class ObjectControllerNode(Node):
@@ -31,7 +32,7 @@ class ObjectControllerNode(Node):
 
     def __init__(self) -> None:
         super().__init__('object_controller')
-        p = declare_and_read(self, CONTROLLER_DEFAULTS)
+        p = declare_and_read(self, CONTROLLER_PARAMS)
         self.p = p
         self.schedule = parse_schedule(p['internal_load_schedule'])
         self.law = PoseController(

@@ -29,11 +29,12 @@ from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from visualization_msgs.msg import Marker, MarkerArray
 
+from wrench_distribution.config.sim import SIM_PARAMS
 from wrench_distribution.core.codec import join_labels, ns_to_stamp, stamp_to_ns
 from wrench_distribution.core.spatial import matrix_to_quaternion as quaternion_from_matrix
 
 from .node_params import declare_and_read
-from .scenarios import build_sensors, build_sim, SIM_DEFAULTS, sim_params
+from .scenarios import build_sensors, build_sim, sim_params
 
 #: Parameters of the node only (the rest of SIM_DEFAULTS describes the physics).
 EXTRA = ('wait_for_subscribers', 'contact_rate', 'marker_rate', 'lockstep', 'lockstep_timeout')
@@ -55,7 +56,7 @@ class ObjectSimNode(Node):
 
     def __init__(self) -> None:
         super().__init__('object_sim')
-        self.p = sim_params(declare_and_read(self, SIM_DEFAULTS))
+        self.p = sim_params(declare_and_read(self, SIM_PARAMS))
         self.extra = {k: self.p[k] for k in EXTRA}
         self.effectors = list(self.p['effectors'])
         if len(self.effectors) < 2:

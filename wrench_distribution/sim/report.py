@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 import json
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Optional
 
 import numpy as np
 
@@ -130,55 +130,86 @@ def summarize(series: Mapping[str, Series], sections: Mapping, duration: float) 
                  'sensor_noise': {'force_N': float(sim_p.get('sensor_force_noise', 0.0)),
                                   'torque_Nm': float(sim_p.get('sensor_torque_noise', 0.0))}}
     out['message_counts'] = dict(sorted(series.get('_counts', {}).items()))
-    # --- tracking -----------------------------------------------------------------
-    pose = series.get('object_pose')
-    if pose is not None and len(pose.t):
-        law = _controller(ctl_p)
-        law.origin = (pose.v[0, :3], matrix_from_quaternion(pose.v[0, 3:]))
-        pos_err, rot_err = [], []
-        for t, row in zip(pose.t, pose.v):
-            frame, rot_d = law.reference(t)[:2]
-            pos_err.append(np.linalg.norm(frame - row[:3]))
-            rot_err.append(np.linalg.norm(log_so3(rot_d @ matrix_from_quaternion(row[3:]).T)))
-        pos_err, rot_err = np.array(pos_err), np.array(rot_err)
-        mask = pose.t >= start
-        moved = np.linalg.norm(pose.v[-1, :3] - pose.v[0, :3])
-        if not mask.any():
-            mask = np.ones_like(mask)
-        out['tracking'] = {
-            'position_rms_mm': float(1e3 * np.sqrt(np.mean(pos_err[mask] ** 2))),
-            'position_max_mm': float(1e3 * pos_err[mask].max()),
-            'orientation_rms_deg': float(np.degrees(np.sqrt(np.mean(rot_err[mask] ** 2)))),
-            'final_position_error_mm': float(1e3 * pos_err[-1]),
-            'distance_moved_mm': float(1e3 * moved),
-            'reference_distance_mm': float(1e3 * np.linalg.norm(law.offset)),
-        }
-        out['_pose_error'] = (pose.t, pos_err)
-    # --- internal load ------------------------------------------------------------
+    out.update(_tracking_summary(series.get('object_pose'), ctl_p, start))
+    out.update(_internal_summary(series, sim_p, ctl_p, duration, start))
+    out.update(_resultant_summary(series, start))
+    friction = friction_summary(series, start)
+    if friction is not None:
+        out['friction'] = {k: v for k, v in friction.items() if not k.startswith('_')}
+    return out
+
+
+def _tracking_summary(pose: Optional[Series], ctl_p: Mapping, start: float) -> dict:
+    """Pose tracking errors against the controller's reference (after ``start``).
+
+    :return: ``{'tracking': ..., '_pose_error': (t, error)}``, or ``{}`` without poses.
+    """
+    if pose is None or not len(pose.t):
+        return {}
+    law = _controller(ctl_p)
+    law.origin = (pose.v[0, :3], matrix_from_quaternion(pose.v[0, 3:]))
+    pos_err, rot_err = [], []
+    for t, row in zip(pose.t, pose.v):
+        frame, rot_d = law.reference(t)[:2]
+        pos_err.append(np.linalg.norm(frame - row[:3]))
+        rot_err.append(np.linalg.norm(log_so3(rot_d @ matrix_from_quaternion(row[3:]).T)))
+    pos_err, rot_err = np.array(pos_err), np.array(rot_err)
+    mask = pose.t >= start
+    moved = np.linalg.norm(pose.v[-1, :3] - pose.v[0, :3])
+    if not mask.any():
+        mask = np.ones_like(mask)
+    tracking = {
+        'position_rms_mm': float(1e3 * np.sqrt(np.mean(pos_err[mask] ** 2))),
+        'position_max_mm': float(1e3 * pos_err[mask].max()),
+        'orientation_rms_deg': float(np.degrees(np.sqrt(np.mean(rot_err[mask] ** 2)))),
+        'final_position_error_mm': float(1e3 * pos_err[-1]),
+        'distance_moved_mm': float(1e3 * moved),
+        'reference_distance_mm': float(1e3 * np.linalg.norm(law.offset)),
+    }
+    return {'tracking': tracking, '_pose_error': (pose.t, pos_err)}
+
+
+def _measured_internal_load(series: Mapping[str, Series], names: list) -> Optional[tuple]:
+    """Return the recorded internal-load coordinates in the order of ``names``.
+
+    :return: ``(t, lambda (m, k))``, or None when nothing was recorded.
+    """
     measured = series.get('measured/internal_load')
+    if measured is None or not len(measured.t):
+        return None
+    # Float64MultiArray has no header: take the stamps of the analyzer's object wrench,
+    # published with each internal-load message, when both were recorded completely;
+    # otherwise the recorder's reception times (late when the recorder lags).
+    companion = series.get('measured/object_wrench')
+    if companion is not None and len(companion.t) == len(measured.t):
+        measured = Series(companion.t, measured.v, measured.labels)
+    label = measured.labels[-1]
+    got = split_labels(label) if label else names
+    order = [got.index(n) for n in names] if sorted(got) == sorted(names) else list(
+        range(len(names)))
+    return measured.t, measured.v[:, order]
+
+
+def _internal_summary(series: Mapping[str, Series], sim_p: Mapping, ctl_p: Mapping,
+                      duration: float, start: float) -> dict:
+    """Commanded against recovered internal load, one entry per schedule phase.
+
+    :return: ``{'basis', 'internal_load'}`` and ``'_internal'`` when recorded.
+    """
     schedule = parse_schedule(ctl_p.get('internal_load_schedule', []))
     dist = _distributor(sim_p)
     names = list(dist.basis_names)
     units = list(dist.basis_units)
-    out['basis'] = [{'name': n, 'unit': u} for n, u in zip(names, units)]
+    out: dict = {'basis': [{'name': n, 'unit': u} for n, u in zip(names, units)]}
     phases = []
-    if measured is not None and len(measured.t):
-        # Float64MultiArray has no header: take the stamps of the analyzer's object wrench,
-        # published with each internal-load message, when both were recorded completely;
-        # otherwise the recorder's reception times (late when the recorder lags).
-        companion = series.get('measured/object_wrench')
-        if companion is not None and len(companion.t) == len(measured.t):
-            measured = Series(companion.t, measured.v, measured.labels)
-        label = measured.labels[-1]
-        got = split_labels(label) if label else names
-        order = [got.index(n) for n in names] if sorted(got) == sorted(names) else list(
-            range(len(names)))
-        lam = measured.v[:, order]
+    recorded = _measured_internal_load(series, names)
+    if recorded is not None:
+        t, lam = recorded
         times = [w for w, _ in schedule] + [duration + 1.0]
         for k, (when, handles) in enumerate(schedule):
             lo = max(when + SETTLE, start)
             hi = min(times[k + 1], duration)
-            mask = (measured.t >= lo) & (measured.t < hi)
+            mask = (t >= lo) & (t < hi)
             commanded = np.asarray(dist.internal_load_from_handles(handles), float) + 0.0
             if mask.sum() < 5:
                 continue
@@ -193,27 +224,33 @@ def summarize(series: Mapping[str, Series], sections: Mapping, duration: float) 
                 'rms_norm': float(np.sqrt(np.mean(np.sum(lam[mask] ** 2, axis=1)))),
                 'max_abs_recovered_sample': float(np.abs(lam[mask]).max()),
             })
-        out['_internal'] = (measured.t, lam, schedule, dist)
+        out['_internal'] = (t, lam, schedule, dist)
     out['internal_load'] = phases
-    # --- resultant residual -------------------------------------------------------
+    return out
+
+
+def _resultant_summary(series: Mapping[str, Series], start: float) -> dict:
+    """Recovered object wrench against the desired one, matched by stamp (after ``start``).
+
+    :return: ``{'resultant_residual', '_resultant'}`` as far as recorded.
+    """
+    out: dict = {}
     desired, resultant = series.get('desired_wrench'), series.get('measured/object_wrench')
-    if desired is not None and resultant is not None and len(desired.t) and len(resultant.t):
-        idx = np.searchsorted(desired.t, resultant.t)
-        idx = np.clip(idx, 0, len(desired.t) - 1)
-        close = np.abs(desired.t[idx] - resultant.t) < 1e-6
-        mask = close & (resultant.t >= start)
-        diff = resultant.v[mask] - desired.v[idx[mask]]
-        if len(diff):
-            out['resultant_residual'] = {
-                'samples': int(len(diff)),
-                'force_rms_N': float(np.sqrt(np.mean(np.sum(diff[:, :3] ** 2, axis=1)))),
-                'torque_rms_Nm': float(np.sqrt(np.mean(np.sum(diff[:, 3:] ** 2, axis=1)))),
-                'force_max_N': float(np.linalg.norm(diff[:, :3], axis=1).max()),
-            }
-        out['_resultant'] = (resultant.t, resultant.v, desired.t, desired.v)
-    friction = friction_summary(series, start)
-    if friction is not None:
-        out['friction'] = {k: v for k, v in friction.items() if not k.startswith('_')}
+    if desired is None or resultant is None or not len(desired.t) or not len(resultant.t):
+        return out
+    idx = np.searchsorted(desired.t, resultant.t)
+    idx = np.clip(idx, 0, len(desired.t) - 1)
+    close = np.abs(desired.t[idx] - resultant.t) < 1e-6
+    mask = close & (resultant.t >= start)
+    diff = resultant.v[mask] - desired.v[idx[mask]]
+    if len(diff):
+        out['resultant_residual'] = {
+            'samples': int(len(diff)),
+            'force_rms_N': float(np.sqrt(np.mean(np.sum(diff[:, :3] ** 2, axis=1)))),
+            'torque_rms_Nm': float(np.sqrt(np.mean(np.sum(diff[:, 3:] ** 2, axis=1)))),
+            'force_max_N': float(np.linalg.norm(diff[:, :3], axis=1).max()),
+        }
+    out['_resultant'] = (resultant.t, resultant.v, desired.t, desired.v)
     return out
 
 
@@ -278,6 +315,37 @@ def format_summary(s: Mapping, title: str) -> str:
     return '\n'.join(lines)
 
 
+def _plot_internal(ax, internal: tuple, plt) -> None:
+    """Draw commanded and recovered internal-load elements on ``ax`` (and a twin axis).
+
+    :param ax: the matplotlib axes.
+    :param internal: ``summary['_internal']``.
+    :param plt: ``matplotlib.pyplot``.
+    """
+    t, lam, schedule, dist = internal
+    levels = [np.zeros(len(dist.basis_names))] + [
+        np.asarray(dist.internal_load_from_handles(h), float) for _, h in schedule]
+    starts = np.array([w for w, _ in schedule])
+    cmd = np.array([levels[int(np.searchsorted(starts, x + 1e-9, side='right'))]
+                    for x in t])
+    # N*m elements on their own axis (right), so a 1 N*m twist is visible beside 40 N
+    torque_ax = ax.twinx() if 'N*m' in dist.basis_units else None
+    colours = iter(plt.rcParams['axes.prop_cycle'].by_key()['color'] * 3)
+    for j, name in enumerate(dist.basis_names):
+        if np.abs(cmd[:, j]).max() > 1e-9 or np.abs(np.nanmean(lam[:, j])) > 0.5:
+            target = torque_ax if dist.basis_units[j] == 'N*m' else ax
+            colour = next(colours)
+            target.plot(t, lam[:, j], lw=0.8, color=colour, label=f'{name} recovered')
+            target.plot(t, cmd[:, j], ls='--', color=colour, lw=2, label=f'{name} commanded')
+    if torque_ax is not None:
+        torque_ax.set_ylabel('internal torque [N*m] (right axis)')
+        torque_ax.legend(loc='upper right', fontsize=7)
+    others = [j for j in range(lam.shape[1]) if np.abs(cmd[:, j]).max() <= 1e-9]
+    if others:
+        ax.plot(t, np.linalg.norm(lam[:, others], axis=1), color='k', lw=0.6,
+                label='norm of the other elements (commanded 0)')
+
+
 def plot(s: Mapping, path: Path, title: str) -> None:
     """Write the PNG: pose tracking error, internal load, resultant force.
 
@@ -300,28 +368,7 @@ def plot(s: Mapping, path: Path, title: str) -> None:
     ax.legend(loc='upper right')
     ax = axes[1]
     if '_internal' in s:
-        t, lam, schedule, dist = s['_internal']
-        levels = [np.zeros(len(dist.basis_names))] + [
-            np.asarray(dist.internal_load_from_handles(h), float) for _, h in schedule]
-        starts = np.array([w for w, _ in schedule])
-        cmd = np.array([levels[int(np.searchsorted(starts, x + 1e-9, side='right'))]
-                        for x in t])
-        # N*m elements on their own axis (right), so a 1 N*m twist is visible beside 40 N
-        torque_ax = ax.twinx() if 'N*m' in dist.basis_units else None
-        colours = iter(plt.rcParams['axes.prop_cycle'].by_key()['color'] * 3)
-        for j, name in enumerate(dist.basis_names):
-            if np.abs(cmd[:, j]).max() > 1e-9 or np.abs(np.nanmean(lam[:, j])) > 0.5:
-                target = torque_ax if dist.basis_units[j] == 'N*m' else ax
-                colour = next(colours)
-                target.plot(t, lam[:, j], lw=0.8, color=colour, label=f'{name} recovered')
-                target.plot(t, cmd[:, j], ls='--', color=colour, lw=2, label=f'{name} commanded')
-        if torque_ax is not None:
-            torque_ax.set_ylabel('internal torque [N*m] (right axis)')
-            torque_ax.legend(loc='upper right', fontsize=7)
-        others = [j for j in range(lam.shape[1]) if np.abs(cmd[:, j]).max() <= 1e-9]
-        if others:
-            ax.plot(t, np.linalg.norm(lam[:, others], axis=1), color='k', lw=0.6,
-                    label='norm of the other elements (commanded 0)')
+        _plot_internal(ax, s['_internal'], plt)
     ax.set_ylabel('internal force [N] (left axis)')
     ax.set_title('Internal load: commanded (dashed) and recovered by the analyzer (solid)')
     ax.legend(loc='upper left', fontsize=7, ncol=2)

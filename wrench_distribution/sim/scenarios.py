@@ -17,6 +17,7 @@ import yaml
 from .ft_sensor import SimulatedFTSensors
 from .grasp import GraspCompliance
 from .simulator import HeldObjectSim
+from ..config.sim import BASELINE_DEFAULTS, SIM_DEFAULTS  # noqa: F401 (BASELINE_DEFAULTS re-exported)
 from ..core.contacts import inertia_matrix
 from ..core.sensor_model import SensorModel
 
@@ -30,59 +31,6 @@ NODES = ('object_sim', 'object_controller', 'wrench_distributor', 'wrench_analyz
 SHARED = ('object_frame', 'effectors', 'contact_types', 'contact_positions',
           'contact_orientations', 'object_com', 'object_mass', 'friction_coefficients',
           'contact_normals')
-
-#: Simulator parameters and defaults (see docs/simulator.md).
-SIM_DEFAULTS: dict = {
-    'world_frame': 'world',
-    'object_frame': 'object',
-    'effectors': [],
-    'contact_types': [],
-    'contact_positions': [],
-    'contact_orientations': [],
-    'friction_coefficients': [],
-    'contact_normals': [],
-    'object_mass': 1.0,
-    'object_inertia': [0.01, 0.01, 0.01],
-    'object_com': [0.0, 0.0, 0.0],
-    'initial_position': [0.0, 0.0, 0.0],
-    'initial_orientation': [0.0, 0.0, 0.0, 1.0],
-    'gravity': [0.0, 0.0, -9.81],
-    'effector_mass': 0.5,
-    'effector_inertia': 0.002,
-    'grasp_stiffness': 1.0e4,
-    'grasp_damping': 100.0,
-    'grasp_rot_stiffness': 100.0,
-    'grasp_rot_damping': 0.6,
-    'sensor_positions': [],
-    'sensor_orientations': [],
-    'sensor_signs': [],
-    'tool_masses': [],
-    'tool_coms': [],
-    'sensor_force_noise': 0.0,
-    'sensor_torque_noise': 0.0,
-    'sensor_biases': [],
-    'noise_seed': 0,
-    'physics_rate': 1000.0,
-    'publish_rate': 250.0,
-    'real_time_factor': 1.0,
-    'release_time': 0.5,
-    'start_timeout': 30.0,
-    'duration': 0.0,
-    'command_timeout': 0.1,
-    'wait_for_subscribers': 0,
-    'contact_rate': 20.0,
-    'marker_rate': 10.0,
-    'lockstep': True,
-    'lockstep_timeout': 0.5,
-}
-
-#: Parameters of the baseline (Moore-Penrose) distributor node.
-BASELINE_DEFAULTS = {
-    'object_frame': 'object',
-    'effectors': [],
-    'contact_types': [],
-    'object_com': [0.0, 0.0, 0.0],
-}
 
 
 def config_dir() -> Path:

@@ -1,0 +1,320 @@
+"""Parameter schema of the two ROS nodes: one :class:`ParamSpec` per parameter (no ROS import).
+
+Per-effector settings are flat arrays aligned with the ``effectors`` parameter
+(``contact_positions`` holds 3 numbers per effector, ``contact_orientations`` 4, ...),
+because ROS parameters cannot hold lists of dicts. An empty array means "default for
+every effector".
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+STRING = 'string'
+DOUBLE = 'double'
+INTEGER = 'integer'
+BOOL = 'bool'
+STRING_ARRAY = 'string_array'
+DOUBLE_ARRAY = 'double_array'
+INTEGER_ARRAY = 'integer_array'
+
+
+class ConfigError(ValueError):
+    """A parameter value or a config file is invalid; the message names the parameter."""
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One ROS parameter: name, type, default and what it accepts.
+
+    :param name: parameter name.
+    :param type: one of ``string``, ``double``, ``integer``, ``bool``,
+        ``string_array``, ``double_array``, ``integer_array``.
+    :param default: default value (also the value the node declares).
+    :param description: one-line description (ParameterDescriptor.description).
+    :param accepted: accepted values (for strings and string arrays), or None.
+    :param minimum: inclusive lower bound for numbers, or None.
+    :param maximum: inclusive upper bound for numbers, or None.
+    :param read_only: True when it cannot change after start-up.
+    :param constraints: human-readable accepted values (additional_constraints).
+    """
+
+    name: str
+    type: str  # noqa: A003 (field name of the schema, read by the README generator)
+    default: Any
+    description: str
+    accepted: Optional[tuple] = None
+    minimum: Optional[float] = None
+    maximum: Optional[float] = None
+    read_only: bool = True
+    constraints: str = ''
+
+    def constraint_text(self) -> str:
+        """Return the accepted values as text.
+
+        :return: e.g. ``one of: rigid, point`` or ``>= 0.0``.
+        """
+        if self.constraints:
+            return self.constraints
+        if self.accepted is not None:
+            return 'one of: ' + ', '.join(str(a) for a in self.accepted)
+        if self.minimum is not None and self.maximum is not None:
+            return f'between {self.minimum} and {self.maximum}'
+        if self.minimum is not None:
+            return f'>= {self.minimum}'
+        return 'any ' + self.type.replace('_', ' ')
+
+
+def _p(name, type_, default, description, **kw) -> ParamSpec:
+    return ParamSpec(name, type_, default, description, **kw)
+
+
+# -- shared between both nodes ---------------------------------------------------------
+COMMON_PARAMS = [
+    _p('object_frame', STRING, 'object',
+       'Frame of the object (desired wrench, contact poses, CoM are expressed in it).',
+       constraints='a non-empty frame id'),
+    _p('effectors', STRING_ARRAY, [],
+       'Effector names, in the order of contact_poses and of every per-effector array.',
+       constraints='at least 2 unique non-empty names (required)'),
+    _p('contact_types', STRING_ARRAY, [],
+       'Contact type per effector; empty means rigid for all.',
+       accepted=('rigid', 'point'),
+       constraints='one per effector, each one of: rigid, point (empty: all rigid)'),
+    _p('contact_source', STRING, 'topic',
+       'Where contact poses come from: topic (PoseArray), static (parameters) or tf.',
+       accepted=('topic', 'static', 'tf')),
+    _p('contact_poses_topic', STRING, 'contact_poses',
+       'PoseArray of contact poses in the object frame (contact_source=topic).',
+       constraints='a topic name'),
+    _p('contact_positions', DOUBLE_ARRAY, [],
+       'Static contact positions in the object frame [x,y,z per effector] (m).',
+       constraints='3 numbers per effector (required when contact_source=static)'),
+    _p('contact_orientations', DOUBLE_ARRAY, [],
+       'Static contact orientations [qx,qy,qz,qw per effector]; empty: identity.',
+       constraints='4 numbers per effector, or empty'),
+    _p('contact_frames', STRING_ARRAY, [],
+       'Contact frame ids per effector (tf lookups, command frame_id); '
+       'empty: <effector>_contact.',
+       constraints='one frame id per effector, or empty'),
+    _p('contact_pose_tolerance', DOUBLE, 1e-6,
+       'Contacts that move less than this (m, and rad) reuse the cached distributor.',
+       minimum=0.0),
+    _p('contact_timeout', DOUBLE, 0.0,
+       'Contact poses older than this (s) are stale; 0 disables.', minimum=0.0,
+       read_only=False),
+    _p('object_com', DOUBLE_ARRAY, [0.0, 0.0, 0.0],
+       'Centre of mass of the object in the object frame (m).',
+       constraints='3 finite numbers'),
+    _p('object_mass', DOUBLE, 0.0,
+       'Object mass (kg), informational for the core; 0 means unknown.', minimum=0.0),
+    _p('object_inertia', DOUBLE_ARRAY, [],
+       'Object inertia about the CoM in object axes (kg m^2): 9 numbers row-major or '
+       '[Ixx, Iyy, Izz, Ixy, Ixz, Iyz]; empty: unknown.',
+       constraints='9 or 6 finite numbers, or empty'),
+    _p('torque_share', DOUBLE, 0.0,
+       'Share of the object torque produced by contact torques (paper VI-C).',
+       minimum=0.0, maximum=1.0, read_only=False),
+    _p('virtual_masses', STRING, 'auto',
+       'Virtual masses: auto, reduced (eq. 64), full (eq. 59) or explicit '
+       '(virtual_mass_values).', accepted=('auto', 'reduced', 'full', 'explicit')),
+    _p('virtual_mass_values', DOUBLE_ARRAY, [],
+       'Explicit virtual masses, one per effector (virtual_masses=explicit).',
+       constraints='one finite number per effector, or empty'),
+    _p('torque_weights', DOUBLE_ARRAY, [],
+       'Torque weights per effector; empty: core default.',
+       constraints='one finite number >= 0 per effector, or empty'),
+    _p('basis_reference_axis', DOUBLE_ARRAY, [0.0, 0.0, 1.0],
+       'Reference axis that fixes the internal-load basis orientation.',
+       constraints='3 finite numbers, not all zero'),
+    _p('friction_coefficients', DOUBLE_ARRAY, [],
+       'Coulomb friction coefficient per effector; 0: no friction cone; empty: none.',
+       constraints='one finite number >= 0 per effector, or empty'),
+    _p('contact_normals', DOUBLE_ARRAY, [],
+       'Direction in which each effector pushes on the object, in its contact frame '
+       '[x,y,z per effector]; empty: +z for all.',
+       constraints='3 numbers per effector, not all zero, or empty'),
+    _p('friction_margin', DOUBLE, 0.1,
+       'Friction utilisation above 1 - margin is near the limit (WARN); auto mode keeps '
+       'every contact at or below it.', minimum=0.0, maximum=0.95),
+    _p('diagnostics_period', DOUBLE, 1.0,
+       'Period of /diagnostics messages (s).', minimum=0.01),
+    _p('input_qos', STRING, 'sensor_data',
+       'QoS of the streaming inputs (wrench / F/T topics).',
+       accepted=('sensor_data', 'reliable', 'best_effort')),
+    _p('output_qos', STRING, 'reliable',
+       'QoS of the per-effector outputs.', accepted=('reliable', 'best_effort', 'sensor_data')),
+    _p('qos_depth', INTEGER, 10, 'History depth of inputs and outputs.', minimum=1,
+       maximum=1000),
+    _p('max_future', DOUBLE, 0.1,
+       'Input stamps further than this (s) ahead of the node clock are rejected and counted '
+       '(cause "future"); 0 disables.', minimum=0.0, read_only=False),
+    _p('summary_period', DOUBLE, 10.0,
+       'Period (s, steady clock) of the log line that sums up dropped inputs per cause; '
+       'nothing is logged while nothing is dropped.', minimum=0.1),
+]
+
+#: Largest value any configured limit may take (keeps every product of limits finite).
+LIMIT_CEILING = 1e9
+
+DISTRIBUTOR_PARAMS: tuple = tuple(COMMON_PARAMS + [
+    _p('desired_wrench_topic', STRING, 'desired_wrench',
+       'Desired object wrench (WrenchStamped, object frame, about the CoM).',
+       constraints='a topic name'),
+    _p('internal_load_topic', STRING, 'internal_load',
+       'Prescribed internal load (Float64MultiArray).', constraints='a topic name'),
+    _p('command_topics', STRING_ARRAY, [],
+       'Command topic per effector; empty: <effector>/wrench_command.',
+       constraints='one topic name per effector, or empty'),
+    _p('command_frame', STRING, 'contact',
+       'Frame of the commands: contact (contact frame, about the contact point) or '
+       'object (object axes, about the contact point).', accepted=('contact', 'object')),
+    _p('command_sign', INTEGER, 1,
+       '+1: commands are the wrench the effector applies to the object; -1: the reaction '
+       '(the wrench the object applies to the effector, what a wrist F/T sensor reads).',
+       accepted=(1, -1), constraints='one of: 1, -1'),
+    _p('internal_load', DOUBLE_ARRAY, [],
+       'Internal load lambda_c in the basis order (see diagnostics); empty: none.',
+       read_only=False, constraints='one finite number per basis element, or empty'),
+    _p('internal_load_handles', STRING_ARRAY, [],
+       'Internal load as physical handles "name=value", e.g. "squeeze(left,right)=20".',
+       read_only=False, constraints='entries "basis_name=number"'),
+    _p('input_timeout', DOUBLE, 0.5,
+       'Desired wrench older than this (s, node clock) triggers on_timeout; 0 disables.',
+       minimum=0.0, read_only=False),
+    _p('on_timeout', STRING, 'zero',
+       'What the watchdog does on input timeout: publish zero wrenches or stop publishing.',
+       accepted=('zero', 'stop'), read_only=False),
+    _p('watchdog_rate', DOUBLE, 20.0, 'Watchdog check rate (Hz).', minimum=1.0,
+       maximum=1000.0),
+    _p('friction_mode', STRING, 'check',
+       'Friction cones: off, check (diagnostics and markers) or auto (add the internal load '
+       'that keeps every contact inside its cone).', accepted=('off', 'check', 'auto')),
+    _p('on_friction_infeasible', STRING, 'hold',
+       'What auto mode does when no internal load keeps the contacts inside their cones: '
+       'hold (republish the last commands that did) or zero (publish zero wrenches).',
+       accepted=('hold', 'zero')),
+    _p('friction_load_topic', STRING, 'friction/internal_load_added',
+       'Internal load added by auto mode (Float64MultiArray, layout label names the basis); '
+       'empty: not published.', constraints='a topic name, or empty'),
+    _p('publish_markers', BOOL, True, 'Publish RViz markers on ~/markers.', read_only=False),
+    _p('marker_scale', DOUBLE, 0.01, 'Marker arrow length per newton (m/N).',
+       minimum=0.0, read_only=False),
+    _p('markers_period', DOUBLE, 0.1, 'Minimum period between marker messages (s).',
+       minimum=0.0),
+    _p('force_limits', DOUBLE_ARRAY, [1000.0],
+       'Largest force norm of one command (N): one value for every effector, or one per '
+       'effector. Never exceeded on a command topic.', read_only=False,
+       constraints=f'one or n numbers > 0 and <= {LIMIT_CEILING:g}'),
+    _p('torque_limits', DOUBLE_ARRAY, [200.0],
+       'Largest torque norm of one command (N m): one value for every effector, or one per '
+       'effector. Never exceeded on a command topic.', read_only=False,
+       constraints=f'one or n numbers > 0 and <= {LIMIT_CEILING:g}'),
+    _p('desired_force_limit', DOUBLE, 2000.0,
+       'Largest force norm of desired_wrench (N); beyond it on_limit applies.',
+       minimum=1e-9, maximum=LIMIT_CEILING, read_only=False,
+       constraints=f'a number > 0 and <= {LIMIT_CEILING:g}'),
+    _p('desired_torque_limit', DOUBLE, 400.0,
+       'Largest torque norm of desired_wrench (N m); beyond it on_limit applies.',
+       minimum=1e-9, maximum=LIMIT_CEILING, read_only=False,
+       constraints=f'a number > 0 and <= {LIMIT_CEILING:g}'),
+    _p('internal_load_limit', DOUBLE, 1000.0,
+       'Largest absolute internal-load coordinate (basis units, N or N m); a larger '
+       'prescription (parameter or topic) is refused and the previous one stays.',
+       minimum=1e-9, maximum=LIMIT_CEILING, read_only=False,
+       constraints=f'a number > 0 and <= {LIMIT_CEILING:g}'),
+    _p('on_limit', STRING, 'hold',
+       'What a desired wrench or command over its limit does: hold (publish the last valid '
+       'commands again), zero (publish zero wrenches) or scale (scale the whole command set '
+       'uniformly into the limits). Always an ERROR with the figures.',
+       accepted=('hold', 'zero', 'scale'), read_only=False),
+])
+
+ANALYZER_PARAMS: tuple = tuple(COMMON_PARAMS + [
+    _p('ft_topics', STRING_ARRAY, [],
+       'F/T topic per effector; empty: <effector>/ft_sensor.',
+       constraints='one topic name per effector, or empty'),
+    _p('sensor_positions', DOUBLE_ARRAY, [],
+       'Sensor origin in the contact frame [x,y,z per effector] (m); empty: at the contact.',
+       constraints='3 numbers per effector, or empty'),
+    _p('sensor_orientations', DOUBLE_ARRAY, [],
+       'Sensor orientation in the contact frame [qx,qy,qz,qw per effector]; empty: identity.',
+       constraints='4 numbers per effector, or empty'),
+    _p('sensor_frames', STRING_ARRAY, [],
+       'Sensor frame ids for tf lookups of the sensor pose (contact_source=tf); empty: '
+       'static sensor poses.', constraints='one frame id per effector, or empty'),
+    _p('sensor_signs', INTEGER_ARRAY, [],
+       '+1: sensor reports the wrench applied to the object; -1: the wrench on the sensor.',
+       constraints='one of +1, -1 per effector, or empty (all +1)'),
+    _p('tool_masses', DOUBLE_ARRAY, [],
+       'Mass between sensor and object per effector (kg); empty: 0.',
+       constraints='one finite number >= 0 per effector, or empty'),
+    _p('tool_coms', DOUBLE_ARRAY, [],
+       'Tool centre of mass in the sensor frame [x,y,z per effector] (m); empty: origin.',
+       constraints='3 numbers per effector, or empty'),
+    _p('gravity', DOUBLE_ARRAY, [0.0, 0.0, -9.81],
+       'Gravity vector in the object frame (m/s^2), for tool-mass compensation.',
+       constraints='3 finite numbers'),
+    _p('sync_tolerance', DOUBLE, 0.005,
+       'Largest header-stamp skew between the n F/T messages of one sample (s).',
+       minimum=0.0, read_only=False),
+    _p('max_age', DOUBLE, 0.5,
+       'F/T messages older than this (s, node clock) are stale; 0 disables.',
+       minimum=0.0, read_only=False),
+    _p('output_frame', STRING, 'contact',
+       'Frame of per-effector outputs: contact or object (axes, about the contact point).',
+       accepted=('contact', 'object')),
+    _p('manipulating_topics', STRING_ARRAY, [],
+       'Manipulating-part topic per effector; empty: <effector>/wrench_manipulating.',
+       constraints='one topic name per effector, or empty'),
+    _p('constraint_topics', STRING_ARRAY, [],
+       'Constraint-part topic per effector; empty: <effector>/wrench_constraint.',
+       constraints='one topic name per effector, or empty'),
+    _p('internal_topics', STRING_ARRAY, [],
+       'Internal-load wrench (E lambda of the read-out, applied by the effectors) per effector; '
+       'empty: <effector>/wrench_internal.',
+       constraints='one topic name per effector, or empty'),
+    _p('invariant_topics', STRING_ARRAY, [],
+       "Invariant internal load (the paper's eq. 78 state) per effector; empty: "
+       '<effector>/wrench_invariant.',
+       constraints='one topic name per effector, or empty'),
+    _p('internal_load_norm_topic', STRING, 'measured/internal_load_norm',
+       'Magnitude of the internal load in newtons (std_msgs/Float64); empty: not published.',
+       constraints='a topic name, or empty'),
+    _p('invariant_norm_topic', STRING, 'measured/invariant_norm',
+       'Magnitude of the invariant internal load in newtons (std_msgs/Float64); empty: not '
+       'published.',
+       constraints='a topic name, or empty'),
+    _p('object_wrench_topic', STRING, 'object_wrench',
+       'Resultant on the object (object frame, about the CoM).', constraints='a topic name'),
+    _p('ft_frames', STRING_ARRAY, [],
+       'Expected header.frame_id of each F/T topic; a reading in another frame is dropped '
+       'and counted (cause "frame"); empty (or an empty entry): not checked.',
+       constraints='one frame id (or empty string) per effector, or empty'),
+    _p('friction_topic', STRING, 'measured/friction',
+       'Per-effector friction state (Float64MultiArray, n x 3: utilisation (-1 where '
+       'undefined), normal force (N), status code); empty: not published.',
+       constraints='a topic name, or empty'),
+    _p('internal_load_topic', STRING, 'measured/internal_load',
+       'Internal-load coordinates (Float64MultiArray, layout label names the basis). Not '
+       "`internal_load`: that is the distributor's prescription input, and both nodes often "
+       'share a namespace.',
+       constraints='a topic name'),
+])
+
+_SPECS = {'distributor': DISTRIBUTOR_PARAMS, 'analyzer': ANALYZER_PARAMS}
+PARAM_INDEX = {kind: {s.name: s for s in specs} for kind, specs in _SPECS.items()}
+
+#: Parameters rclpy declares on every node by itself; config files may set them.
+BUILTIN_PARAMS = ('use_sim_time', 'start_type_description_service')
+
+
+def default_of(kind: str, name: str) -> Any:
+    """Return the schema default of one parameter.
+
+    :param kind: ``'distributor'`` or ``'analyzer'``.
+    :param name: the parameter name.
+    :return: its default (a fresh list for arrays).
+    """
+    d = PARAM_INDEX[kind][name].default
+    return list(d) if isinstance(d, list) else d

@@ -1,0 +1,315 @@
+"""Validation of parameter values against the schema, one by one and as a whole set."""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Optional, Sequence
+
+from .schema import (BOOL, BUILTIN_PARAMS, ConfigError, DOUBLE, DOUBLE_ARRAY, INTEGER, INTEGER_ARRAY,
+                     LIMIT_CEILING, PARAM_INDEX, ParamSpec, STRING, STRING_ARRAY)
+
+
+# -- value checks ------------------------------------------------------------------------
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def check_param_value(spec: ParamSpec, value: Any) -> Any:
+    """Check one value against its spec and return it normalised.
+
+    :param spec: the parameter spec.
+    :param value: the value (from YAML or a ROS parameter).
+    :return: the value as the declared Python type (float for doubles, list for arrays).
+    :raises ConfigError: naming the parameter and its accepted values.
+    """
+    def fail(why: str) -> ConfigError:
+        return ConfigError(f"parameter '{spec.name}': {why}; accepted: "
+                           f'{spec.constraint_text()}')
+
+    if spec.type.endswith('_array'):
+        return _check_array(spec, value, fail)
+    return _check_scalar(spec, value, fail)
+
+
+def _check_scalar(spec: ParamSpec, value: Any, fail) -> Any:
+    """Check a string, bool, double or integer value (see :func:`check_param_value`)."""
+    t = spec.type
+    if t == STRING:
+        if not isinstance(value, str):
+            raise fail(f'expected a string, got {value!r}')
+        if spec.accepted is not None and value not in spec.accepted:
+            raise fail(f'{value!r} is not accepted')
+        return value
+    if t == BOOL:
+        if not isinstance(value, bool):
+            raise fail(f'expected true or false, got {value!r}')
+        return value
+    if t in (DOUBLE, INTEGER):
+        if t == INTEGER and (isinstance(value, bool) or not isinstance(value, int)):
+            raise fail(f'expected an integer, got {value!r}')
+        if not _finite(value):
+            raise fail(f'expected a finite number, got {value!r}')
+        v = float(value) if t == DOUBLE else int(value)
+        if spec.minimum is not None and v < spec.minimum:
+            raise fail(f'{v} is too small')
+        if spec.maximum is not None and v > spec.maximum:
+            raise fail(f'{v} is too large')
+        if spec.accepted is not None and v not in spec.accepted:
+            raise fail(f'{v} is not accepted')
+        return v
+    raise fail(f'unknown type {t}')  # pragma: no cover
+
+
+def _check_array(spec: ParamSpec, value: Any, fail) -> list:
+    """Check an array value (see :func:`check_param_value`)."""
+    t = spec.type
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        try:
+            value = list(value)  # numpy arrays, array.array from rclpy
+        except TypeError:
+            raise fail(f'expected a list, got {value!r}') from None
+        if isinstance(value, (str, bytes)):
+            raise fail(f'expected a list, got {value!r}')
+    out = list(value)
+    if t == STRING_ARRAY:
+        for v in out:
+            if not isinstance(v, str):
+                raise fail(f'expected strings, got {v!r}')
+            if spec.accepted is not None and v not in spec.accepted:
+                raise fail(f'{v!r} is not accepted')
+        return out
+    if t == DOUBLE_ARRAY:
+        res = []
+        for v in out:
+            if not _finite(v) and not (hasattr(v, '__float__') and math.isfinite(float(v))):
+                raise fail(f'expected finite numbers, got {v!r}')
+            res.append(float(v))
+        return res
+    if t == INTEGER_ARRAY:
+        res = []
+        for v in out:
+            if isinstance(v, bool) or not (isinstance(v, int) or hasattr(v, '__index__')):
+                raise fail(f'expected integers, got {v!r}')
+            res.append(int(v))
+        return res
+    raise fail(f'unknown type {t}')  # pragma: no cover
+
+
+def parse_handles(entries: Sequence[str]) -> dict:
+    """Parse ``["squeeze(left,right)=20", ...]`` into ``{name: value}``.
+
+    :param entries: strings ``name=value``.
+    :return: dict of handle name to float.
+    :raises ConfigError: on a malformed entry or a non-finite value.
+    """
+    out = {}
+    for e in entries:
+        name, sep, val = str(e).rpartition('=')
+        name = name.strip()
+        try:
+            x = float(val)
+        except ValueError:
+            x = float('nan')
+        if not sep or not name or not math.isfinite(x):
+            raise ConfigError(
+                f"parameter 'internal_load_handles': bad entry {e!r}; accepted: entries "
+                '"basis_name=number", e.g. "squeeze(left,right)=20.0"')
+        out[name] = x
+    return out
+
+
+def _per_effector(values: dict, name: str, n: int, width: int, allow_empty: bool = True,
+                  spec: Optional[ParamSpec] = None) -> None:
+    v = values[name]
+    if allow_empty and len(v) == 0:
+        return
+    if len(v) != n * width:
+        what = f'{width} per effector' if width > 1 else 'one per effector'
+        raise ConfigError(
+            f"parameter '{name}': has {len(v)} entries, expected {n * width} ({what}, "
+            f'{n} effectors)' + ('' if not allow_empty else ' or none')
+            + (f'; accepted: {spec.constraint_text()}' if spec else ''))
+
+
+def validate_params(kind: str, values: Mapping[str, Any], *, strict_unknown: bool = True,
+                    fill_defaults: bool = True) -> dict:
+    """Validate a full parameter set of one node (types, ranges, cross-checks).
+
+    :param kind: ``'distributor'`` or ``'analyzer'``.
+    :param values: parameter name -> value (missing ones take defaults when
+        ``fill_defaults``).
+    :param strict_unknown: raise on names the node does not declare.
+    :param fill_defaults: add defaults for missing parameters.
+    :return: normalised dict of every parameter.
+    :raises ConfigError: with a message naming the parameter and the accepted values.
+    """
+    index = PARAM_INDEX[kind]
+    unknown = [k for k in values if k not in index and k not in BUILTIN_PARAMS
+               and not k.startswith('qos_overrides.')]
+    if unknown and strict_unknown:
+        raise ConfigError(f'unknown parameter(s) for the {kind}: {", ".join(sorted(unknown))}; '
+                          f'declared: {", ".join(index)}')
+    out = {}
+    for name, spec in index.items():
+        if name in values:
+            out[name] = check_param_value(spec, values[name])
+        elif fill_defaults:
+            out[name] = list(spec.default) if isinstance(spec.default, list) else spec.default
+    _cross_check(kind, out)
+    return out
+
+
+def _cross_check(kind: str, v: dict) -> None:
+    idx = PARAM_INDEX[kind]
+    effs = v['effectors']
+    if not v['object_frame']:
+        raise ConfigError("parameter 'object_frame': must not be empty; accepted: a frame id")
+    if len(effs) < 2:
+        raise ConfigError(f"parameter 'effectors': required, got {effs!r}; accepted: "
+                          f'{idx["effectors"].constraint_text()}')
+    if any(not e for e in effs) or len(set(effs)) != len(effs):
+        raise ConfigError(f"parameter 'effectors': names must be non-empty and unique, got "
+                          f'{effs!r}')
+    _check_contacts(v, idx)
+    if kind == 'distributor':
+        _check_distributor(v, idx)
+    else:
+        _check_analyzer(v, idx)
+
+
+def _check_contacts(v: dict, idx: dict) -> None:
+    """Cross-checks shared by both nodes: per-effector widths, object, orientations."""
+    effs = v['effectors']
+    n = len(effs)
+    _per_effector(v, 'contact_types', n, 1, spec=idx['contact_types'])
+    _per_effector(v, 'contact_positions', n, 3, allow_empty=v['contact_source'] != 'static',
+                  spec=idx['contact_positions'])
+    _per_effector(v, 'contact_orientations', n, 4, spec=idx['contact_orientations'])
+    _per_effector(v, 'contact_frames', n, 1, allow_empty=v['contact_source'] != 'tf',
+                  spec=idx['contact_frames'])
+    _per_effector(v, 'virtual_mass_values', n, 1,
+                  allow_empty=v['virtual_masses'] != 'explicit',
+                  spec=idx['virtual_mass_values'])
+    _per_effector(v, 'torque_weights', n, 1, spec=idx['torque_weights'])
+    _check_friction(v, n, idx)
+    for name, width in (('object_com', 3), ('basis_reference_axis', 3)):
+        if len(v[name]) != width:
+            raise ConfigError(f"parameter '{name}': expected {width} numbers, got {v[name]!r}")
+    if not any(abs(x) > 0 for x in v['basis_reference_axis']):
+        raise ConfigError("parameter 'basis_reference_axis': must not be zero; accepted: "
+                          '3 finite numbers, not all zero')
+    if len(v['object_inertia']) not in (0, 6, 9):
+        raise ConfigError("parameter 'object_inertia': expected 9 numbers (row-major), 6 "
+                          '([Ixx, Iyy, Izz, Ixy, Ixz, Iyz]) or none')
+    if any(w < 0 for w in v['torque_weights']):
+        raise ConfigError("parameter 'torque_weights': must be >= 0")
+    q = v['contact_orientations']
+    for i in range(0, len(q), 4):
+        if math.sqrt(sum(x * x for x in q[i:i + 4])) < 1e-9:
+            raise ConfigError(f"parameter 'contact_orientations': quaternion of "
+                              f"'{effs[i // 4]}' is zero; accepted: unit quaternions")
+
+
+def _check_distributor(v: dict, idx: dict) -> None:
+    """Distributor cross-checks: command topics, internal load, limits."""
+    n = len(v['effectors'])
+    _per_effector(v, 'command_topics', n, 1, spec=idx['command_topics'])
+    parse_handles(v['internal_load_handles'])
+    if v['internal_load'] and v['internal_load_handles']:
+        raise ConfigError("parameters 'internal_load' and 'internal_load_handles': set "
+                          'at most one of them')
+    _check_limits(v, n)
+
+
+def _check_analyzer(v: dict, idx: dict) -> None:
+    """Analyzer cross-checks: sensor, tool and output arrays."""
+    n = len(v['effectors'])
+    for name, width in (('ft_topics', 1), ('sensor_positions', 3),
+                        ('sensor_orientations', 4), ('sensor_frames', 1),
+                        ('sensor_signs', 1), ('tool_masses', 1), ('tool_coms', 3),
+                        ('manipulating_topics', 1), ('constraint_topics', 1),
+                        ('internal_topics', 1), ('invariant_topics', 1), ('ft_frames', 1)):
+        _per_effector(v, name, n, width, spec=idx[name])
+    if any(s not in (1, -1) for s in v['sensor_signs']):
+        raise ConfigError(f"parameter 'sensor_signs': got {v['sensor_signs']!r}; "
+                          'accepted: +1 or -1 per effector')
+    if any(m < 0 for m in v['tool_masses']):
+        raise ConfigError("parameter 'tool_masses': must be >= 0")
+    if len(v['gravity']) != 3:
+        raise ConfigError("parameter 'gravity': expected 3 numbers")
+    q = v['sensor_orientations']
+    for i in range(0, len(q), 4):
+        if math.sqrt(sum(x * x for x in q[i:i + 4])) < 1e-9:
+            raise ConfigError("parameter 'sensor_orientations': zero quaternion")
+
+
+def _check_limits(v: dict, n: int) -> None:
+    for name in ('force_limits', 'torque_limits'):
+        vals = v[name]
+        if len(vals) not in (1, n):
+            raise ConfigError(f"parameter '{name}': has {len(vals)} entries, expected 1 (every "
+                              f'effector) or {n} (one per effector)')
+        bad = [x for x in vals if not 0.0 < x <= LIMIT_CEILING]
+        if bad:
+            raise ConfigError(f"parameter '{name}': {bad[0]!r} is out of range; accepted: "
+                              f'numbers > 0 and <= {LIMIT_CEILING:g}')
+    lim = v['internal_load_limit']
+    big = [x for x in v['internal_load'] if abs(x) > lim]
+    big += [x for x in parse_handles(v['internal_load_handles']).values() if abs(x) > lim]
+    if big:
+        raise ConfigError(f"parameter 'internal_load': {big[0]:g} is over "
+                          f'internal_load_limit={lim:g}; accepted: |value| <= the limit')
+
+
+def per_effector_limits(values: Sequence[float], n: int) -> list:
+    """Expand a limit given once for every effector, or once per effector.
+
+    :param values: 1 or n limits.
+    :param n: number of effectors.
+    :return: n limits.
+    """
+    return list(values) * n if len(values) == 1 else list(values)
+
+
+def _check_friction(v: dict, n: int, idx: dict) -> None:
+    _per_effector(v, 'friction_coefficients', n, 1, spec=idx['friction_coefficients'])
+    _per_effector(v, 'contact_normals', n, 3, spec=idx['contact_normals'])
+    if any(not (_finite(m) and m >= 0) for m in v['friction_coefficients']):
+        raise ConfigError(f"parameter 'friction_coefficients': got {v['friction_coefficients']!r}; "
+                          'accepted: one finite number >= 0 per effector (0: none)')
+    normals = v['contact_normals']
+    for i in range(0, len(normals), 3):
+        if math.sqrt(sum(x * x for x in normals[i:i + 3])) < 1e-9:
+            raise ConfigError(f"parameter 'contact_normals': normal of '{v['effectors'][i // 3]}' "
+                              'is zero; accepted: 3 numbers per effector, not all zero')
+
+
+def ros_yaml_type_problems(kind: str, values: Mapping[str, Any]) -> list:
+    """Problems the ROS YAML parser (rcl) would have with these parameter values.
+
+    rcl types a value by its YAML form: ``0`` is an integer and cannot set a double
+    parameter, arrays must not be empty or mix types.
+
+    :param kind: ``'distributor'`` or ``'analyzer'``.
+    :param values: flat parameters as read from YAML.
+    :return: list of messages (empty when the file is fine for ROS).
+    """
+    index = PARAM_INDEX[kind]
+    out = []
+    for name, value in values.items():
+        spec = index.get(name)
+        if spec is None:
+            continue
+        if spec.type == DOUBLE and not isinstance(value, float):
+            out.append(f"'{name}': write {value!r} as a float (e.g. {value}.0): rcl reads it "
+                       'as another type')
+        if spec.type.endswith('_array'):
+            if isinstance(value, (list, tuple)) and not value:
+                out.append(f"'{name}': empty arrays cannot be parsed by rcl; omit the "
+                           'parameter for its default')
+            elif spec.type == DOUBLE_ARRAY and isinstance(value, (list, tuple)) and not all(
+                    isinstance(v, float) for v in value):
+                out.append(f"'{name}': write every entry as a float (1.0, not 1)")
+            elif spec.type == INTEGER_ARRAY and isinstance(value, (list, tuple)) and not all(
+                    isinstance(v, int) and not isinstance(v, bool) for v in value):
+                out.append(f"'{name}': write every entry as an integer")
+    return out
