@@ -297,7 +297,7 @@ def build_internal_basis(
     orthonormal = np.zeros((size, dimension))
     kept: List[Candidate] = []
     while len(kept) < dimension:
-        chunk = list(islice(ordered, 48))
+        chunk = list(islice(ordered, 24))
         if not chunk:
             break
         _scan(chunk, orthonormal, kept, metric, dimension)
