@@ -75,7 +75,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             row = json.loads(out.stdout)
             rows.append(row)
             print(f"| {kind} | {n} | {row['elements']} | {1e3 * row['construct_s']:.1f} | "
-                  f"{1e3 * row['basis_s']:.1f} | {1e3 * row['basis_warm_s']:.1f} | {1e3 * row['prepare_rest_s']:.1f} | {row['condition']:.2f} | "
+                  f"{1e3 * row['basis_s']:.1f} | {1e3 * row['basis_warm_s']:.1f} | "
+                  f"{1e3 * row['prepare_rest_s']:.1f} | {row['condition']:.2f} | "
                   f"{row['peak_rss_mib']:.0f} |", flush=True)
     print(f'# load average at end: {os.getloadavg()[0]:.2f}')
     return 0
