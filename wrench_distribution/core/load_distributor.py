@@ -112,6 +112,8 @@ class LoadDistributor:
         self.reference_length = reference_length(self._positions, com)
         self.grasp_matrix = grasp_matrix(self._r, self.rigid)
         self._rotation_blocks = rotation_blocks(self._rotations) * self.active_components[:, None]
+        #: Rank of G, decided on the contacts' own geometry (docs/theory.md, 6.1).
+        self.rank = grasp_rank(self._positions, self.rigid, self.reference_length)
         reasons, details = self._build_synthesis()
         self._build_checks(reasons, details)
 
@@ -139,7 +141,7 @@ class LoadDistributor:
             reasons.append('collinear_contacts')
         #: The parametrized pseudo-inverse G_M+ (6n x 6), object-frame axes, about each contact.
         self.pseudo_inverse = pseudo_inverse(inertia, share, self._weights, self.rigid)
-        if grasp_rank(self._positions, self.rigid, self.reference_length) == 6:
+        if self.rank == 6:
             # iterative refinement: G G_M+ = I to rounding even where J_f is ill-conditioned
             # (nearly collinear point contacts); a change of the order of that rounding
             for _ in range(2):
@@ -150,7 +152,6 @@ class LoadDistributor:
 
     def _build_checks(self, reasons: list, details: dict) -> None:
         n, length = self.n, self.reference_length
-        self.rank = grasp_rank(self._positions, self.rigid, length)
         if self.rank < 6:
             reasons.append('rank_deficient_grasp')
         #: Dimension of the null space of G: the number of internal-load basis elements.
