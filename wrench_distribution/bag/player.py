@@ -70,9 +70,10 @@ class BagPlayer(Node):
 
     def wait_for_subscribers(self, topics: list[str], timeout: float) -> bool:
         """Wait until every topic in ``topics`` has a subscriber (or the timeout)."""
+        pubs = dict(self.pubs, **{'/clock': self.clock})
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if all(self.pubs[t].get_subscription_count() > 0 for t in topics if t in self.pubs):
+            if all(pubs[t].get_subscription_count() > 0 for t in topics if t in pubs):
                 return True
             time.sleep(0.05)
         return False
