@@ -22,7 +22,7 @@ from wrench_distribution.core.spatial import rotate_inverse
 from wrench_distribution.params import (ANALYZER_PARAMS, build_core_objects,
                                         load_analyzer_config, validate_params)
 from wrench_distribution.ros.contact_input import ContactInput
-from wrench_distribution.ros.contacts import DistributorCache
+from wrench_distribution.engine.cache import DistributorCache
 from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
                                                  make_wrench_stamped, stamp_to_ns)
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,

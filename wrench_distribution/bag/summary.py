@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .analysis import ChunkResult
+from wrench_distribution.engine.results import ChunkResult
 
 #: gaps larger than this many median sample periods are listed
 GAP_FACTOR = 3.0
