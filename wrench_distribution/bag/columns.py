@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from wrench_distribution.engine.results import Quantity, QUANTITIES
+from wrench_distribution.engine.results import QUANTITIES, Quantity
 
 COMPONENTS = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
 WRENCH_UNITS = ('N', 'N', 'N', 'N*m', 'N*m', 'N*m')

@@ -6,10 +6,9 @@ from pathlib import Path
 import time
 from typing import Any, Callable, Optional
 
-import numpy as np
 
-from . import plotjuggler, plots, summary as summary_mod
 from wrench_distribution.engine import AnalysisEngine, StaticPoses
+from . import plotjuggler, plots, summary as summary_mod
 from .errors import BagError
 from .poses import read_pose_array, read_tf, tf_poses
 from .progress import Progress

@@ -236,6 +236,15 @@ class AnalysisEngine:
         if self.on_rebuild is not None:
             self.on_rebuild(dist)
 
+    def prepare(self, pose: np.ndarray) -> None:
+        """Build the solver for these contact poses now (static contacts fail at start-up).
+
+        :param pose: (n, 7) contact poses in the object frame.
+        :raises ValueError: when the core rejects them.
+        """
+        if self.cache.update(pose[:, :3], pose[:, 3:]):
+            self._rebuilt()
+
     def adopt_options(self, options, distributor=None) -> None:
         """Use new solver options (``torque_share``), with the solver already built for them.
 

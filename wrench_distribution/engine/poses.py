@@ -142,7 +142,7 @@ class Edge:
     def at(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Pose at each stamp: linear in position, slerp in orientation; no extrapolation."""
         if self.stamps.size == 0:  # static
-            return np.broadcast_to(self.poses[0], (len(t), 7)), np.ones(len(t), bool)
+            return np.tile(self.poses[0], (len(t), 1)), np.ones(len(t), bool)
         st = self.stamps
         i = np.clip(np.searchsorted(st, t, side='right') - 1, 0, len(st) - 1)
         j = np.minimum(i + 1, len(st) - 1)
