@@ -126,7 +126,7 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
                 + '; check sync_tolerance, max_age and the header stamps')
         summary = builder.build(
             bag=str(bag_path), storage=storage_of(bag_path), pose_source=poses.description,
-            counters=analyzer.sync.counters, basis_names=analyzer.basis_names,
+            counters=analyzer.counters(), basis_names=analyzer.basis_names,
             basis_units=analyzer.basis_units, regimes=analyzer.regimes,
             distributors_built=analyzer.distributors_built, config=config_name, topics=topics)
     summary['outputs'] = samples.names + ['summary.json', 'plotjuggler_layout.xml']

@@ -338,6 +338,16 @@ class AnalysisEngine:
             return False
         return now_ns <= 0 or now_ns - stamp_ns <= self.wait_ns
 
+    def counters(self) -> Any:
+        """Return what was dropped so far.
+
+        :return: the synchroniser's counters, plus ``future`` (per effector) and
+            ``out_of_order`` (samples).
+        """
+        from types import SimpleNamespace
+        return SimpleNamespace(**vars(self.sync.counters), future=self.future,
+                               out_of_order=self.out_of_order)
+
     def finish(self) -> None:
         """End of the input: readings left waiting are counted as unsynchronised."""
         self.sync.finish()
