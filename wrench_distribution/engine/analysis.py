@@ -149,26 +149,31 @@ class AnalysisEngine:
                 stream, recv_ns, stamp_ns, wrench = (stream[keep], recv_ns[keep],
                                                      stamp_ns[keep], wrench[keep])
         st, readings = self.sync.push(stream, recv_ns, stamp_ns, wrench)
-        if len(st):
-            later = st > np.maximum.accumulate(
-                np.concatenate([[self.last_out_ns if self.last_out_ns is not None else -1],
-                                st[:-1]]))
-            self.out_of_order += int(np.count_nonzero(~later))
-            st, readings = st[later], readings[later]
         return self.analyze(st, readings)
 
     def analyze(self, stamps_ns: np.ndarray, readings: np.ndarray) -> ChunkResult:
-        """Analyse synchronised samples; samples without poses are dropped and counted.
+        """Analyse synchronised samples, dropping and counting those the live path drops.
 
-        :param stamps_ns: sample stamps (k,), increasing.
+        A sample stamped at or before the last one analysed is out of order; a sample
+        without poses at its stamp is dropped (``no_pose``, :attr:`contact_problem`).
+
+        :param stamps_ns: sample stamps (k,), in arrival order.
         :param readings: raw sensor readings (k, n, 6), sensor frame about the sensor origin.
         :return: the analysed samples.
         """
         stamps_ns = np.asarray(stamps_ns, np.int64)
         poses, sensors, valid = self._poses_at(stamps_ns)
+        # the newest stamp analysed before each sample: only samples with poses count
+        last = self.last_out_ns if self.last_out_ns is not None else np.iinfo(np.int64).min
+        before = np.maximum.accumulate(np.concatenate([[last], np.where(valid, stamps_ns,
+                                                                        last)[:-1]]))
+        in_order = stamps_ns > before
+        self.out_of_order += int(np.count_nonzero(~in_order))
         outs: dict = {q.name: [] for q in QUANTITIES}
         kept = []
-        for a, b in _runs(poses, sensors, valid):
+        for a, b in _runs(poses, sensors, valid, in_order):
+            if not in_order[a]:
+                continue
             if not valid[a]:
                 self._no_pose(int(stamps_ns[a]), b - a)
                 continue
@@ -353,12 +358,14 @@ class AnalysisEngine:
         self.sync.finish()
 
 
-def _runs(poses: np.ndarray, sensors: Optional[np.ndarray], valid: np.ndarray) -> list:
-    """``(first, stop)`` of the runs of samples with equal poses and validity."""
-    k = len(valid)
+def _runs(poses: np.ndarray, sensors: Optional[np.ndarray], *masks: np.ndarray) -> list:
+    """``(first, stop)`` of the runs of samples with equal poses and equal masks."""
+    k = len(poses)
     if not k:
         return []
-    change = np.any(poses[1:] != poses[:-1], axis=(1, 2)) | (valid[1:] != valid[:-1])
+    change = np.any(poses[1:] != poses[:-1], axis=(1, 2))
+    for mask in masks:
+        change |= mask[1:] != mask[:-1]
     if sensors is not None:
         change |= np.any(sensors[1:] != sensors[:-1], axis=(1, 2))
     bounds = [0] + (np.flatnonzero(change) + 1).tolist() + [k]
