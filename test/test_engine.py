@@ -90,7 +90,7 @@ def _drops(engine: AnalysisEngine) -> dict:
 def test_message_by_message_equals_chunks(source, data):
     k = data.draw(st.integers(3, 24))
     msgs = _messages(data, k)
-    overrides = dict(max_age=data.draw(st.sampled_from([0.0, 0.5])), max_future=0.1)
+    overrides = {'max_age': data.draw(st.sampled_from([0.0, 0.5])), 'max_future': 0.1}
     if source == 'topic':
         overrides['contact_timeout'] = data.draw(st.sampled_from([0.0, 0.01]))
     cfg = _config(source, **overrides)
