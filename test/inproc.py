@@ -49,15 +49,32 @@ def ros_context(offset: int = 0) -> Iterator[Context]:
         rclpy.try_shutdown(context=ctx)
 
 
-def overrides(params: Mapping[str, object], specs: Sequence[ParamSpec] = ()) -> List[Parameter]:
-    """Typed parameter overrides: numbers and arrays converted to the schema's declared type.
+def typed(spec: ParamSpec, value: object) -> Parameter:
+    """Return a ``Parameter`` of the schema's declared type (integers given for doubles converted).
 
-    ``{'torque_share': 1}`` would otherwise arrive as an integer where a double is declared,
-    and ``[]`` as a byte array; names not in ``specs`` keep rclpy's inferred type.
+    :param spec: the parameter's spec.
+    :param value: the Python value.
+    :return: the parameter.
+    :raises ValueError: when the value does not convert (e.g. a string for a double).
+    """
+    if spec.type == 'double':
+        value = float(value)
+    elif spec.type == 'double_array':
+        value = [float(v) for v in value]
+    return typed_parameter(spec, value)
+
+
+def overrides(params: Mapping[str, object], specs: Sequence[ParamSpec] = ()) -> List[Parameter]:
+    """Convert parameter values to typed ones for ``parameter_overrides``, with :func:`typed`.
+
+    ``{'torque_share': 1}`` would otherwise arrive as an integer where a double is declared.
+    rclpy passes an empty override as a byte array whatever its declared type, so an empty
+    array whose default is empty too is left out (the node declares it empty). Names not in
+    ``specs`` keep rclpy's inferred type.
 
     :param params: name -> Python value.
     :param specs: the node's parameter schema.
-    :return: the ``Parameter`` list for ``parameter_overrides``.
+    :return: the ``Parameter`` list.
     """
     by_name = {s.name: s for s in specs}
     out = []
@@ -65,12 +82,8 @@ def overrides(params: Mapping[str, object], specs: Sequence[ParamSpec] = ()) -> 
         spec = by_name.get(name)
         if spec is None:
             out.append(Parameter(name, value=value))
-            continue
-        if spec.type == 'double':
-            value = float(value)
-        elif spec.type == 'double_array':
-            value = [float(v) for v in value]
-        out.append(typed_parameter(spec, value))
+        elif not (isinstance(value, (list, tuple)) and not value and spec.default == []):
+            out.append(typed(spec, value))
     return out
 
 
@@ -179,15 +192,16 @@ class InProcessNode:
     def set_parameters(self, **values) -> list:
         """Set parameters as a ``ros2 param set`` would (the node's callbacks run).
 
-        :param values: name -> value (typed like :func:`overrides` where the value converts,
-            else as rclpy infers it, so a wrongly typed value reaches the node as such).
+        :param values: name -> value (typed with :func:`typed` where the value converts, else
+            as rclpy infers it, so a wrongly typed value reaches the node as such).
         :return: one ``SetParametersResult`` per parameter.
         """
+        by_name = {s.name: s for s in self.specs}
         params = []
         for name, value in values.items():
             try:
-                params += overrides({name: value}, self.specs)
-            except (TypeError, ValueError):
+                params.append(typed(by_name[name], value))
+            except (KeyError, TypeError, ValueError):
                 params.append(Parameter(name, value=value))
         return self.node.set_parameters(params)
 

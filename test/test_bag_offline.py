@@ -397,6 +397,7 @@ def test_sqlite_fast_read_equals_rosbags_order(tmp_path, monkeypatch):
 
     Also with equal receive times and messages missing.
     """
+    from rosbags.highlevel import AnyReader
     from wrench_distribution.bag.reader import BagReader
     sc = F.make_scenario(50, seed=9)
     bw = F.BagWriter(tmp_path / 'bag', 'sqlite3')
@@ -417,8 +418,9 @@ def test_sqlite_fast_read_equals_rosbags_order(tmp_path, monkeypatch):
         return [np.concatenate([p[j] for p in parts]) for j in range(4)]
     with BagReader(bag) as reader:
         assert reader._sqlite_sources({t: i for i, t in enumerate(topics)})  # fast path
+    with AnyReader([bag]) as plain:  # rosbags itself: the order to reproduce
         expected = [(topics.index(c.topic), t, raw) for c, t, raw in
-                    reader._reader.messages(connections=reader._reader.connections)]
+                    plain.messages(connections=plain.connections)]
     fast = chunks()
     monkeypatch.setattr(BagReader, '_sqlite_sources', lambda self, index: None)
     slow = chunks()

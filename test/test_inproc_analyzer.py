@@ -304,3 +304,25 @@ def test_runtime_parameters_refused_with_the_name_or_applied(ctx):
         out = analyse(n, h, names)
         np.testing.assert_allclose(out['object'], resultant(h, ARMS), atol=1e-9)
         np.testing.assert_allclose(out['man'] - out['con'], h, atol=1e-9)
+
+
+def test_a_missing_stream_is_named(ctx):
+    with node(ctx) as n:
+        feed(n, np.zeros((1, 6)), [next_stamp()], ['left'])
+        status = diagnose(n)['input']
+        assert level_of(status) == WARN and 'no F/T data yet from: right' in status.message
+        assert n.last('object_wrench') is None
+
+
+def test_object_frame_outputs_are_the_contact_ones_in_object_axes(ctx):
+    h = np.array([[1.0, 12.0, -3.0, 0.2, 0.1, 0.0], [-2.0, 9.0, 4.0, 0.0, -0.3, 0.1]])
+    with node(ctx) as in_contact, node(ctx, output_frame='object') as in_object:
+        a = analyse(in_contact, h, ARMS['names'])
+        b = analyse(in_object, h, ARMS['names'])
+    rot = Rotation.from_quat(ARMS['quats'])
+    for part in ('man', 'con'):
+        np.testing.assert_allclose(b[part][:, :3], rot.apply(a[part][:, :3]), atol=1e-9)
+        np.testing.assert_allclose(b[part][:, 3:], rot.apply(a[part][:, 3:]), atol=1e-9)
+    assert b['frames'] == ['object', 'object']
+    np.testing.assert_allclose(b['object'], a['object'], atol=1e-9)
+    np.testing.assert_allclose(b['lambda'], a['lambda'], atol=1e-9)

@@ -302,3 +302,66 @@ def test_torque_share_applied_exactly_when_in_range(ctx, values):
             assert n.node.get_parameter('torque_share').value == accepted
             desired = [1.0, -2.0, 12.0, 0.3, 0.2, -0.1]
             np.testing.assert_allclose(resultant(send(n, desired)), desired, atol=1e-9)
+
+
+def pose_array(positions, quats, frame='object'):
+    from geometry_msgs.msg import Pose, PoseArray
+    pa = PoseArray()
+    pa.header.frame_id = frame
+    for (x, y, z), (qx, qy, qz, qw) in zip(positions, quats):
+        p = Pose()
+        p.position.x, p.position.y, p.position.z = float(x), float(y), float(z)
+        p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w = qx, qy, qz, qw
+        pa.poses.append(p)
+    return pa
+
+
+def topic_node(ctx) -> InProcessNode:
+    return node(ctx, contact_source='topic', contact_positions=[], contact_orientations=[])
+
+
+def test_contact_poses_by_topic_checked_then_used(ctx):
+    with topic_node(ctx) as n:
+        assert send(n, [0, 0, 10, 0, 0, 0]) is None
+        status = diagnose(n)['contacts']
+        assert level_of(status) == ERROR and 'no contact poses yet' in status.message
+        for bad, text in ((pose_array(POSITIONS[:1], QUATS[:1]), 'expected 2'),
+                          (pose_array(POSITIONS, QUATS, 'world'), "'world'"),
+                          (pose_array([[0, 1e200, 0], POSITIONS[1]], QUATS), 'out of range')):
+            n.deliver('contact_poses', bad)
+            status = diagnose(n)['contacts']
+            assert level_of(status) == ERROR and text in status.message, (text, status.message)
+            assert send(n, [0, 0, 10, 0, 0, 0]) is None
+        n.deliver('contact_poses', pose_array(POSITIONS, QUATS))
+        desired = [1.0, 2.0, 3.0, 0.1, 0.2, 0.3]
+        np.testing.assert_allclose(resultant(send(n, desired)), desired, atol=1e-9)
+        n.deliver('contact_poses', pose_array(POSITIONS, QUATS))  # the same poses: solver reused
+        send(n, desired)
+        assert counters(n)['solver_builds'] == '1'
+
+
+@settings(max_examples=20, deadline=None)
+@given(grasp=grasps().filter(lambda g: len(g[0]) == 2), desired=st.lists(finite, min_size=6, max_size=6))
+def test_commands_follow_the_contact_poses_of_the_topic(ctx, grasp, desired):
+    pos, quats, com = grasp
+    with node(ctx, contact_source='topic', contact_positions=[], contact_orientations=[],
+              object_com=com.tolist(), force_limits=[1e6], torque_limits=[1e6]) as n:
+        n.deliver('contact_poses', pose_array(POSITIONS, QUATS))
+        assert send(n, desired) is not None
+        n.deliver('contact_poses', pose_array(pos, quats))  # the contacts move
+        cmds = send(n, desired)
+        np.testing.assert_allclose(resultant(cmds, pos, quats, com), desired,
+                                   atol=1e-9 * (1 + np.abs(desired).max()))
+
+
+def test_clearing_the_internal_load_parameter_clears_the_prescription(ctx):
+    with node(ctx, internal_load_handles=['squeeze(left,right)=15.0']) as n:
+        squeezed = send(n, [0, 0, 20, 0, 0, 0])
+        assert n.set_parameters(internal_load_handles=[])[0].successful
+        plain = send(n, [0, 0, 20, 0, 0, 0])
+        np.testing.assert_allclose(resultant(plain), [0, 0, 20, 0, 0, 0], atol=1e-9)
+        f = Rotation.from_quat(QUATS).apply((squeezed - plain)[:, :3])
+        np.testing.assert_allclose(f, [[0, -15, 0], [0, 15, 0]], atol=1e-9)
+        values = {kv.key: kv.value for kv in diagnose(n)['distribution'].values}
+        assert values['internal_load_prescription'] == 'none'
+        assert n.node.get_parameter('internal_load_handles').value == []
