@@ -11,8 +11,9 @@ runs in milliseconds.
 Only public rclpy API is used, all of it present from Humble on: ``Node.publishers``,
 ``Node.subscriptions``, ``Node.timers``, ``Publisher.topic_name``, ``Publisher.msg_type``,
 ``Subscription.topic_name``, ``Subscription.callback``, ``Timer.callback``,
-``Timer.timer_period_ns``, ``rclpy.serialization`` and ``rclpy.expand_topic_name`` (for
-Humble, where ``Node.resolve_topic_name`` does not exist yet).
+``Timer.timer_period_ns``, ``rclpy.serialization`` and ``rclpy.expand_topic_name``; where an
+rclpy lacks ``Node.resolve_topic_name`` (Humble) or a ``topic_name`` property, the name is
+expanded from the entity's ``topic`` attribute.
 """
 from contextlib import contextmanager
 import os
@@ -106,17 +107,27 @@ class InProcessNode:
                             start_parameter_services=False)
         self._records: Dict[str, list] = {}
         for pub in self.node.publishers:
-            self._records[pub.topic_name] = []
+            self._records[self.topic_of(pub)] = []
             pub.publish = self._recorder(pub, send)
 
+    def topic_of(self, entity) -> str:
+        """Return the resolved topic name of one of the node's publishers or subscriptions.
+
+        :param entity: an rclpy ``Publisher`` or ``Subscription``.
+        :return: its ``topic_name`` (resolved from ``topic`` where an rclpy lacks the property).
+        """
+        name = getattr(entity, 'topic_name', None)
+        return name if name is not None else self.resolve(entity.topic)
+
     def _recorder(self, pub, send: bool) -> Callable:
-        record = self._records[pub.topic_name]
+        topic = self.topic_of(pub)
+        record = self._records[topic]
         publish = pub.publish
         msg_type = pub.msg_type
 
         def recorded(msg) -> None:
             if not isinstance(msg, msg_type):  # what rclpy's publish would refuse
-                raise TypeError(f'{pub.topic_name}: expected {msg_type}, got {type(msg)}')
+                raise TypeError(f'{topic}: expected {msg_type}, got {type(msg)}')
             record.append(deserialize_message(serialize_message(msg), msg_type))
             if send:
                 publish(msg)
@@ -142,10 +153,10 @@ class InProcessNode:
         :raises KeyError: when the node has no subscription on the topic (names the ones it has).
         """
         name = self.resolve(topic)
-        subs = [s for s in self.node.subscriptions if s.topic_name == name]
+        subs = [s for s in self.node.subscriptions if self.topic_of(s) == name]
         if not subs:
             raise KeyError(f'{name}: the node subscribes to '
-                           f'{sorted(s.topic_name for s in self.node.subscriptions)}')
+                           f'{sorted(self.topic_of(s) for s in self.node.subscriptions)}')
         for sub in subs:
             sub.callback(msg)
         return len(subs)
