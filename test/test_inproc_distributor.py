@@ -365,3 +365,20 @@ def test_clearing_the_internal_load_parameter_clears_the_prescription(ctx):
         values = {kv.key: kv.value for kv in diagnose(n)['distribution'].values}
         assert values['internal_load_prescription'] == 'none'
         assert n.node.get_parameter('internal_load_handles').value == []
+
+
+def test_the_helper_records_snapshots_and_names_what_the_node_has(ctx):
+    with node(ctx) as n:
+        n.deliver('desired_wrench', stamped_wrench([0, 0, 30, 0, 0, 0], 7, 'object'))
+        n.deliver('desired_wrench', stamped_wrench([0, 0, 20, 0, 0, 0], 8, 'object'))
+        got = n.published('left/wrench_command')
+        # the node reuses its message objects: each record is a copy taken when it was sent
+        assert [stamp_to_ns(m.header.stamp) for m in got] == [7, 8]
+        assert got[0].wrench.force != got[1].wrench.force
+        with pytest.raises(KeyError, match='desired_wrench'):
+            n.deliver('no_such_topic', stamped_wrench([0] * 6, 9))
+        with pytest.raises(KeyError, match='wrench_command'):
+            n.published('no_such_topic')
+        left = next(p for p in n.node.publishers if n.topic_of(p) == '/left/wrench_command')
+        with pytest.raises(TypeError, match='WrenchStamped'):
+            left.publish(Float64MultiArray())
