@@ -98,7 +98,7 @@ def contact_motion(t_s: np.ndarray) -> np.ndarray:
     return out
 
 
-def _to_sensor(applied: np.ndarray, contact_quat: np.ndarray, i: int) -> np.ndarray:
+def to_sensor(applied: np.ndarray, contact_quat: np.ndarray, i: int) -> np.ndarray:
     """Sensor reading that corresponds to an applied contact wrench (by hand)."""
     rs = Rotation.from_quat(SENSOR_ORIENTATIONS[i]).as_matrix()
     p = SENSOR_POSITIONS[i]
@@ -145,7 +145,7 @@ def make_scenario(k: int = 200, moving: bool = False, seed: int = 0,
             r = Rotation.from_quat(poses[j, i, 3:]).inv()
             applied[j, i] = np.concatenate([r.apply(applied_object[j, i, :3]),
                                             r.apply(applied_object[j, i, 3:])])
-            readings[j, i] = _to_sensor(applied[j, i], poses[j, i, 3:], i)
+            readings[j, i] = to_sensor(applied[j, i], poses[j, i, 3:], i)
     return Scenario(stamps, resultant, squeeze, applied, readings, poses)
 
 

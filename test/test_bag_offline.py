@@ -341,7 +341,7 @@ def check_csv_equals_parquet(out: Path) -> None:
 
 
 def reference_rule(n, tol, age, stream, recv, stamp, wrench):
-    """Apply the analyzer node's ``_on_ft`` rule, transcribed message by message."""
+    """Apply the analyzer node's synchronisation rule (README: sync_tolerance, max_age), message by message."""
     fresh, stamps, raw, out = [False] * n, [0] * n, np.zeros((n, 6)), []
     for i, r, s, w in zip(stream, recv, stamp, wrench):
         if not np.isfinite(w).all():
@@ -397,6 +397,7 @@ def test_sqlite_fast_read_equals_rosbags_order(tmp_path, monkeypatch):
 
     Also with equal receive times and messages missing.
     """
+    from rosbags.highlevel import AnyReader
     from wrench_distribution.bag.reader import BagReader
     sc = F.make_scenario(50, seed=9)
     bw = F.BagWriter(tmp_path / 'bag', 'sqlite3')
@@ -417,8 +418,9 @@ def test_sqlite_fast_read_equals_rosbags_order(tmp_path, monkeypatch):
         return [np.concatenate([p[j] for p in parts]) for j in range(4)]
     with BagReader(bag) as reader:
         assert reader._sqlite_sources({t: i for i, t in enumerate(topics)})  # fast path
+    with AnyReader([bag]) as plain:  # rosbags itself: the order to reproduce
         expected = [(topics.index(c.topic), t, raw) for c, t, raw in
-                    reader._reader.messages(connections=reader._reader.connections)]
+                    plain.messages(connections=plain.connections)]
     fast = chunks()
     monkeypatch.setattr(BagReader, '_sqlite_sources', lambda self, index: None)
     slow = chunks()
@@ -444,7 +446,7 @@ def test_every_commanded_element_is_read_back_by_analyze_bag(tmp_path, storage):
     resultant = sc.resultant.copy()
     resultant[::3, 3:] = 0.0  # zero resultant torque on every third sample
     applied = dist.synthesize_batch(resultant, lam).wrench_contact
-    readings = np.array([[F._to_sensor(applied[j, i], F.ORIENTATIONS[i], i) for i in range(len(F.EFFECTORS))]
+    readings = np.array([[F.to_sensor(applied[j, i], F.ORIENTATIONS[i], i) for i in range(len(F.EFFECTORS))]
                          for j in range(k)])
     sc = dataclasses.replace(sc, resultant=resultant, applied=applied, readings=readings)
     bag = F.write_scenario_bag(tmp_path / 'bag', sc, storage)
