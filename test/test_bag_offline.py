@@ -392,7 +392,7 @@ def test_sync_equals_the_node_rule_on_irregular_streams(seed):
     assert len(expected) > k // 2
 
 
-def test_sqlite_fast_read_equals_rosbags_order(tmp_path, monkeypatch):
+def test_sqlite_fast_read_equals_rosbags_order(tmp_path):
     """Reading the sqlite3 file directly gives rosbags' messages in rosbags' order.
 
     Also with equal receive times and messages missing.
@@ -412,18 +412,16 @@ def test_sqlite_fast_read_equals_rosbags_order(tmp_path, monkeypatch):
     bag = bw.close()
     topics = [f'/{e}/ft_sensor' for e in F.EFFECTORS]
 
-    def chunks():
-        with BagReader(bag) as reader:
+    def chunks(fast: bool):
+        with BagReader(bag, fast_sqlite=fast) as reader:
+            assert reader.fast_path(topics) == fast
             parts = list(reader.wrench_chunks(topics, 17))
         return [np.concatenate([p[j] for p in parts]) for j in range(4)]
-    with BagReader(bag) as reader:
-        assert reader._sqlite_sources({t: i for i, t in enumerate(topics)})  # fast path
     with AnyReader([bag]) as plain:  # rosbags itself: the order to reproduce
         expected = [(topics.index(c.topic), t, raw) for c, t, raw in
                     plain.messages(connections=plain.connections)]
-    fast = chunks()
-    monkeypatch.setattr(BagReader, '_sqlite_sources', lambda self, index: None)
-    slow = chunks()
+    fast = chunks(True)
+    slow = chunks(False)
     for f, s in zip(fast, slow):  # stream, receive time, stamp, wrench
         np.testing.assert_array_equal(f, s)
     assert fast[0].tolist() == [e[0] for e in expected]

@@ -82,10 +82,13 @@ class BagReader:
     """An open rosbag2 bag; use as a context manager.
 
     :param path: bag directory (with ``metadata.yaml``).
+    :param fast_sqlite: read an uncompressed sqlite3 bag's F/T messages with one query
+        (:meth:`fast_path`) instead of through rosbags' generators; same messages, same order.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, fast_sqlite: bool = True) -> None:
         self.path = Path(path)
+        self.fast_sqlite = fast_sqlite
         if not self.path.exists():
             raise BagError(f'bag not found: {self.path}')
         if self.path.is_file():
@@ -175,7 +178,7 @@ class BagReader:
                     [w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
 
         with translate_errors(self.path):
-            sources = self._sqlite_sources(index)
+            sources = self._sqlite_sources(index) if self.fast_sqlite else None
             if sources is None:  # mcap, or compressed messages: through rosbags
                 conns = [c for c in self._reader.connections if c.topic in index]
                 by_conn = {c.id: index[c.topic] for c in conns}
@@ -196,6 +199,15 @@ class BagReader:
                     if not k:
                         break
                     yield self._decode(stream, recv, raws, topics, slow)
+
+    def fast_path(self, topics: Sequence[str]) -> bool:
+        """Tell whether :meth:`wrench_chunks` reads these topics with the sqlite3 query.
+
+        :param topics: the F/T topics.
+        :return: True for an uncompressed sqlite3 bag holding them (and ``fast_sqlite``).
+        """
+        index = {t: i for i, t in enumerate(topics)}
+        return self.fast_sqlite and self._sqlite_sources(index) is not None
 
     def _sqlite_sources(self, index: dict) -> Optional[list]:
         """``(query, topic id -> stream, key of a row)`` per sqlite3 storage file, or None.
