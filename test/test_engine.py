@@ -2,7 +2,8 @@
 
 The analyzer node calls :meth:`AnalysisEngine.offer` message by message; ``analyze-bag`` calls
 :meth:`AnalysisEngine.push_chunk` on chunks of any size. On random streams with every fault
-the rules know (lost, NaN, skewed, stale, future and out-of-order readings, contact poses
+the rules know (lost, NaN, skewed, stale, future, out-of-order and wrong-frame readings, a
+frame id with a leading ``/``, contact poses
 that move, arrive late or go stale), both give the same samples with the same values and
 count the same drops. A clean stream also gives back the scenario's known squeeze.
 """
@@ -25,13 +26,14 @@ def _config(source: str, **overrides):
 
 
 def _messages(data, k: int) -> list:
-    """Random F/T messages ``(recv, effector, stamp, wrench)`` in arrival order."""
+    """Random F/T messages ``(recv, effector, stamp, wrench, frame)`` in arrival order."""
     sc = F.make_scenario(k, seed=data.draw(st.integers(0, 3)))
     msgs = []
     for j in range(k):
         for i in range(N):
             fault = data.draw(st.sampled_from(['ok'] * 6 + ['lost', 'nan', 'skew', 'late',
-                                                            'future', 'back']))
+                                                            'future', 'back', 'frame',
+                                                            'slash']))
             if fault == 'lost':
                 continue
             stamp = int(sc.stamps_ns[j]) + {'skew': 3_000_000, 'back': -9_000_000}.get(fault, 0)
@@ -40,7 +42,9 @@ def _messages(data, k: int) -> list:
             wrench = sc.readings[j, i].copy()
             if fault == 'nan':
                 wrench[data.draw(st.integers(0, 5))] = np.nan
-            msgs.append((recv, i, stamp, wrench))
+            frame = {'frame': 'elsewhere', 'slash': f'/{F.EFFECTORS[i]}_ft'}.get(
+                fault, f'{F.EFFECTORS[i]}_ft')
+            msgs.append((recv, i, stamp, wrench, frame))
     msgs.sort(key=lambda m: m[0])
     return msgs
 
@@ -61,18 +65,20 @@ def _live(engine: AnalysisEngine, msgs: list, poses: list) -> tuple[list, list]:
     """Offer every message; poses are fed before the readings received after them."""
     stamps, rows = [], []
     pending = list(poses)
-    for recv, i, stamp, wrench in msgs:
+    for recv, i, stamp, wrench, frame in msgs:
         while pending and pending[0][0] <= recv:
             engine.poses.add(*pending.pop(0))
-        for sample in engine.offer(i, stamp, wrench, recv).samples:
+        for sample in engine.offer(i, stamp, wrench, recv, frame).samples:
             stamps.append(sample.stamp_ns)
             rows.append(sample.result.values)
     return stamps, rows
 
 
 def _offline(engine: AnalysisEngine, msgs: list, cuts: list) -> list:
+    # the frame check as the docs state it: the expected frame, a leading '/' ignored
+    frame_ok = np.array([m[4].lstrip('/') == f'{F.EFFECTORS[m[1]]}_ft' for m in msgs])
     arrays = (np.array([m[1] for m in msgs], np.int64), np.array([m[0] for m in msgs], np.int64),
-              np.array([m[2] for m in msgs], np.int64), np.array([m[3] for m in msgs]))
+              np.array([m[2] for m in msgs], np.int64), np.array([m[3] for m in msgs]), frame_ok)
     bounds = [0] + sorted(c % (len(msgs) + 1) for c in cuts) + [len(msgs)]
     chunks = [engine.push_chunk(*(a[lo:hi] for a in arrays)) for lo, hi in zip(bounds[:-1], bounds[1:])]
     return [c for c in chunks if len(c)]
@@ -81,7 +87,8 @@ def _offline(engine: AnalysisEngine, msgs: list, cuts: list) -> list:
 def _drops(engine: AnalysisEngine) -> dict:
     c = engine.counters()
     return {name: np.asarray(getattr(c, name)).tolist() for name in
-            ('unsynchronised', 'stale', 'rejected_nan', 'received', 'future', 'out_of_order')} | {
+            ('unsynchronised', 'stale', 'rejected_nan', 'received', 'future', 'frame',
+             'out_of_order')} | {
         'no_pose': engine.no_pose}
 
 
@@ -90,7 +97,8 @@ def _drops(engine: AnalysisEngine) -> dict:
 def test_message_by_message_equals_chunks(source, data):
     k = data.draw(st.integers(3, 24))
     msgs = _messages(data, k)
-    overrides = {'max_age': data.draw(st.sampled_from([0.0, 0.5])), 'max_future': 0.1}
+    overrides = {'max_age': data.draw(st.sampled_from([0.0, 0.5])), 'max_future': 0.1,
+                 'ft_frames': [f'{e}_ft' for e in F.EFFECTORS]}
     if source == 'topic':
         overrides['contact_timeout'] = data.draw(st.sampled_from([0.0, 0.01]))
     cfg = _config(source, **overrides)
@@ -119,7 +127,7 @@ def test_message_by_message_equals_chunks(source, data):
 def test_clean_stream_gives_back_the_squeeze():
     sc = F.make_scenario(30, seed=5)
     engine = AnalysisEngine(_config('static'), StaticPoses(STATIC))
-    stamps, rows = _live(engine, [(int(s) + 1000 * (i + 1), i, int(s), sc.readings[j, i])
+    stamps, rows = _live(engine, [(int(s) + 1000 * (i + 1), i, int(s), sc.readings[j, i], '')
                                   for j, s in enumerate(sc.stamps_ns) for i in range(N)], [])
     assert stamps == sc.stamps_ns.tolist()
     lam = np.concatenate([r['internal_load'] for r in rows])

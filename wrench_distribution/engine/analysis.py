@@ -7,8 +7,9 @@ sensor models and gravity, the solver cache (:mod:`.cache`) and the core's
 per message; ``analyze-bag`` calls :meth:`AnalysisEngine.push_chunk` per chunk of a bag. The
 rules are the same, so the two give the same samples, with the same values.
 
-Per sample, in order: a reading stamped more than ``max_future`` after its receive time is
-dropped (``future``); the synchroniser's rule (``unsynchronised``, ``stale``, ``nan``); a
+Per sample, in order: a reading in another frame than its ``ft_frames`` entry is dropped
+(``frame``); a reading stamped more than ``max_future`` after its receive time is dropped
+(``future``); the synchroniser's rule (``unsynchronised``, ``stale``, ``nan``); a
 sample stamped at or before the last analysed one is dropped (``out_of_order``); a sample
 without contact (or sensor) poses at its stamp is dropped (``no_contacts``), except that
 live, while tf data that covers the stamp may still come, it waits (at most
@@ -24,7 +25,7 @@ import numpy as np
 
 from wrench_distribution.core import spatial as Q
 from .cache import DistributorCache
-from .poses import PoseSource, sensor_models_at
+from .poses import PoseSource, same_frame, sensor_models_at
 from .results import ChunkResult, empty_shape, join, QUANTITIES
 from .sync import StampSynchronizer
 
@@ -102,7 +103,10 @@ class AnalysisEngine:
         self.distributors_built = 0
         self.last_out_ns: Optional[int] = None
         self.no_pose = 0
+        #: expected ``frame_id`` per F/T stream (``''``: any), from ``ft_frames``
+        self.ft_frames = list(cfg.params.get('ft_frames') or [''] * self.n)
         self.future = np.zeros(self.n, np.int64)
+        self.wrong_frame = np.zeros(self.n, np.int64)
         self.out_of_order = 0
         #: why the last sample without contacts had none (None after an analysed sample)
         self.contact_problem: Optional[str] = None
@@ -129,25 +133,30 @@ class AnalysisEngine:
 
     # -- offline: one chunk of a bag -------------------------------------------------------
     def push_chunk(self, stream: np.ndarray, recv_ns: np.ndarray, stamp_ns: np.ndarray,
-                   wrench: np.ndarray) -> ChunkResult:
+                   wrench: np.ndarray, frame_ok: Optional[np.ndarray] = None) -> ChunkResult:
         """Synchronise and analyse one chunk of F/T messages (arrival order).
 
         :param stream: effector index per message (m,).
         :param recv_ns: receive times (m,).
         :param stamp_ns: header stamps (m,).
         :param wrench: readings (m, 6), sensor frames.
+        :param frame_ok: (m,) whether each ``frame_id`` is the expected one (:attr:`ft_frames`);
+            None when not checked.
         :return: the samples completed in this chunk.
         """
         stream = np.asarray(stream, np.int64)
         stamp_ns = np.asarray(stamp_ns, np.int64)
         recv_ns = np.asarray(recv_ns, np.int64)
+        bad = np.zeros(len(stream), bool) if frame_ok is None else ~np.asarray(frame_ok, bool)
+        self.wrong_frame += np.bincount(stream[bad], minlength=self.n)
         if self.future_ns:
-            ahead = stamp_ns - recv_ns > self.future_ns
-            if ahead.any():
-                self.future += np.bincount(stream[ahead], minlength=self.n)
-                keep = ~ahead
-                stream, recv_ns, stamp_ns, wrench = (stream[keep], recv_ns[keep],
-                                                     stamp_ns[keep], wrench[keep])
+            ahead = ~bad & (stamp_ns - recv_ns > self.future_ns)
+            self.future += np.bincount(stream[ahead], minlength=self.n)
+            bad |= ahead
+        if bad.any():
+            keep = ~bad
+            stream, recv_ns, stamp_ns, wrench = (stream[keep], recv_ns[keep], stamp_ns[keep],
+                                                 wrench[keep])
         st, readings = self.sync.push(stream, recv_ns, stamp_ns, wrench)
         return self.analyze(st, readings)
 
@@ -261,16 +270,23 @@ class AnalysisEngine:
             self._rebuilt()
 
     # -- live: one message at a time ---------------------------------------------------------
-    def offer(self, i: int, stamp_ns: int, wrench, recv_ns: int) -> Step:
+    def offer(self, i: int, stamp_ns: int, wrench, recv_ns: int, frame_id: str = '') -> Step:
         """Take one F/T reading (the live path).
 
         :param i: effector index.
         :param stamp_ns: its header stamp.
         :param wrench: the reading (6,), sensor frame.
         :param recv_ns: receive time (node clock; 0 when the clock has not started).
+        :param frame_id: its header frame id (checked against :attr:`ft_frames`).
         :return: the samples analysed and the drops caused by this reading.
         """
         step = Step()
+        want = self.ft_frames[i]
+        if want and not same_frame(frame_id, want):
+            self.wrong_frame[i] += 1
+            step.drops.append(Drop(i, 'frame', f"F/T reading of '{self.names[i]}' is in frame "
+                                   f"'{frame_id}', expected '{want}' (ft_frames); dropped"))
+            return step
         ahead = stamp_ns - recv_ns
         if self.future_ns and recv_ns > 0 and ahead > self.future_ns:
             self.future[i] += 1
@@ -346,12 +362,12 @@ class AnalysisEngine:
     def counters(self) -> Any:
         """Return what was dropped so far.
 
-        :return: the synchroniser's counters, plus ``future`` (per effector) and
-            ``out_of_order`` (samples).
+        :return: the synchroniser's counters, plus ``future`` and ``frame`` (per effector)
+            and ``out_of_order`` (samples).
         """
         from types import SimpleNamespace
         return SimpleNamespace(**vars(self.sync.counters), future=self.future,
-                               out_of_order=self.out_of_order)
+                               frame=self.wrong_frame, out_of_order=self.out_of_order)
 
     def finish(self) -> None:
         """End of the input: readings left waiting are counted as unsynchronised."""
