@@ -207,7 +207,7 @@ class AnalysisEngine:
         if self.sensor_poses is not None:
             sensors, sensor_valid = self.sensor_poses.at(stamps_ns)
             valid = valid & sensor_valid
-        return np.ascontiguousarray(poses), sensors, valid
+        return poses, sensors, valid
 
     def _no_pose(self, stamp_ns: int, count: int) -> str:
         why = self.poses.why(stamp_ns)
@@ -379,10 +379,11 @@ def _runs(poses: np.ndarray, sensors: Optional[np.ndarray], *masks: np.ndarray) 
     k = len(poses)
     if not k:
         return []
-    change = np.any(poses[1:] != poses[:-1], axis=(1, 2))
+    change = np.zeros(k - 1, bool)
     for mask in masks:
         change |= mask[1:] != mask[:-1]
-    if sensors is not None:
-        change |= np.any(sensors[1:] != sensors[:-1], axis=(1, 2))
+    for p in (poses, sensors):
+        if p is not None and p.strides[0]:  # a stride of 0: one pose broadcast to every sample
+            change |= np.any(p[1:] != p[:-1], axis=(1, 2))
     bounds = [0] + (np.flatnonzero(change) + 1).tolist() + [k]
     return list(zip(bounds[:-1], bounds[1:]))
