@@ -5,11 +5,16 @@ sink run in separate processes. For each rate, the relay and the distributor are
 one after the other with the same source and sink, and the script reports the rate
 held, lost cycles (an input whose four outputs did not all arrive) and p50/p99
 latency from the input's header stamp to the arrival of the last of its four outputs.
+Each of ``--executors`` (kinds of ``wrench_distribution.ros.runner.make_executor``) runs
+the relay and the distributor; ratios are to the relay on ``--reference``. Before that,
+``--startup-trials`` start-up trials per kind and durability count the runs in which a
+freshly started subscriber missed some of the first messages (:func:`startup_figures`).
+The last line applies the rule of docs/benchmarks.md, "Executor".
 
 Usage::
 
     ROS_DOMAIN_ID=77 .venv/bin/python benchmarks/bench_relay.py --rates 500 1000 \
-        --duration 10 --markdown
+        --duration 8 --executors single multi events --startup-trials 9 --markdown
 
 DDS discovery stays on loopback (the script sets ``ROS_AUTOMATIC_DISCOVERY_RANGE`` and
 ``ROS_LOCALHOST_ONLY`` for every process).
