@@ -5,11 +5,16 @@ sink run in separate processes. For each rate, the relay and the distributor are
 one after the other with the same source and sink, and the script reports the rate
 held, lost cycles (an input whose four outputs did not all arrive) and p50/p99
 latency from the input's header stamp to the arrival of the last of its four outputs.
+Each of ``--executors`` (kinds of ``wrench_distribution.ros.runner.make_executor``) runs
+the relay and the distributor; ratios are to the relay on ``--reference``. Before that,
+``--startup-trials`` start-up trials per kind and durability count the runs in which a
+freshly started subscriber missed some of the first messages (:func:`startup_figures`).
+The last line applies the rule of docs/benchmarks.md, "Executor".
 
 Usage::
 
     ROS_DOMAIN_ID=77 .venv/bin/python benchmarks/bench_relay.py --rates 500 1000 \
-        --duration 10 --markdown
+        --duration 8 --executors single multi events --startup-trials 9 --markdown
 
 DDS discovery stays on loopback (the script sets ``ROS_AUTOMATIC_DISCOVERY_RANGE`` and
 ``ROS_LOCALHOST_ONLY`` for every process).
@@ -62,13 +67,12 @@ def _qos(kind: str):
 
 # -- roles (each runs in its own process) ---------------------------------------------
 def role_relay(args) -> None:
-    """Bare relay: SingleThreadedExecutor, copy the input to four outputs."""
+    """Bare relay: copy the input to four outputs, on the runner's executor and spin path."""
     import rclpy
     from geometry_msgs.msg import WrenchStamped
-    from rclpy.executors import SingleThreadedExecutor
+    from wrench_distribution.ros.runner import make_executor, spin_until_shutdown
     rclpy.init()
     node = rclpy.create_node('bench_relay')
-    from wrench_distribution.ros.runner import make_executor
     pubs = [node.create_publisher(WrenchStamped, t, _qos('reliable')) for t in OUT_TOPICS]
     outs = [WrenchStamped() for _ in OUT_TOPICS]
 
@@ -78,11 +82,10 @@ def role_relay(args) -> None:
             m.wrench = msg.wrench
             p.publish(m)
     node.create_subscription(WrenchStamped, IN_TOPIC, cb, _qos('sensor_data'))
-    ex = SingleThreadedExecutor() if args.relay_executor == 'single' else make_executor('events')
+    ex = make_executor(args.relay_executor)
     ex.add_node(node)
-    from wrench_distribution.ros.runner import spin_until_shutdown
     try:
-        spin_until_shutdown(ex, node if args.relay_executor != 'single' else None)
+        spin_until_shutdown(ex, node)
     except KeyboardInterrupt:
         pass
     rclpy.try_shutdown()
@@ -107,11 +110,11 @@ def role_sink(args) -> None:
     qos.depth = 100
     for t in OUT_TOPICS:
         node.create_subscription(WrenchStamped, t, cb, qos)
-    ex = make_executor('events')
+    ex = make_executor(args.sink_executor)
     ex.add_node(node)
-    end = time.monotonic() + args.duration + args.settle + 4.0
-    while time.monotonic() < end:
-        ex.spin_once(timeout_sec=0.05)
+    # one timed spin: spin_once re-entry stalls EventsExecutor (ros/runner.py)
+    from rclpy.task import Future
+    ex.spin_until_future_complete(Future(), timeout_sec=args.duration + args.settle + 4.0)
     with open(args.out, 'w') as f:
         json.dump({'counts': {str(k): v for k, v in counts.items()},
                    'last': {str(k): v for k, v in last.items()}}, f)
@@ -162,6 +165,90 @@ def role_source(args) -> None:
     rclpy.try_shutdown()
 
 
+STARTUP_TOPIC = 'startup_probe'
+#: Messages the start-up talker sends once it sees the probe's subscription.
+STARTUP_MESSAGES = 50
+
+
+def _startup_qos(durability: str):
+    """Reliable, keep-last deep enough for every start-up message (nothing may be dropped).
+
+    :param durability: ``volatile`` or ``transient_local`` (the late-joining reader gets the
+        writer's history, so DDS discovery order cannot lose a message: only the executor can).
+    :return: the QoS profile.
+    """
+    from rclpy.qos import DurabilityPolicy
+    qos = _qos('reliable')
+    qos.depth = 2 * STARTUP_MESSAGES
+    qos.durability = DurabilityPolicy.TRANSIENT_LOCAL if durability == 'transient_local' \
+        else DurabilityPolicy.VOLATILE
+    return qos
+
+
+def role_probe(args) -> None:
+    """Start-up probe: subscribe, then spin on the runner's executor and spin path.
+
+    ``--probe-delay`` d >= 0: d s pass between the subscription and the first spin, as a
+    node's construction would; d < 0: the subscription is created by a one-shot timer |d| s
+    after the spin started (a subscription added to a spinning executor). On exit the
+    probe writes the indices it received.
+    """
+    import rclpy
+    from geometry_msgs.msg import WrenchStamped
+    from wrench_distribution.ros.runner import make_executor, spin_until_shutdown
+    rclpy.init()
+    node = rclpy.create_node('bench_probe')
+    got = []
+
+    def subscribe():
+        node.create_subscription(WrenchStamped, STARTUP_TOPIC,
+                                 lambda m: got.append(m.header.stamp.sec),
+                                 _startup_qos(args.durability))
+    if args.probe_delay >= 0:
+        subscribe()
+        time.sleep(args.probe_delay)
+    else:
+        timers = []
+
+        def once():
+            node.destroy_timer(timers[0])
+            subscribe()
+        timers.append(node.create_timer(-args.probe_delay, once))
+    ex = make_executor(args.relay_executor)
+    ex.add_node(node)
+    from rclpy.executors import ExternalShutdownException
+    try:
+        spin_until_shutdown(ex, node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        with open(args.out, 'w') as f:
+            json.dump({'received': got}, f)
+        rclpy.try_shutdown()
+
+
+def role_talker(args) -> None:
+    """Start-up talker: once the probe is matched, send ``STARTUP_MESSAGES`` at 100 Hz."""
+    import rclpy
+    from geometry_msgs.msg import WrenchStamped
+    rclpy.init()
+    node = rclpy.create_node('bench_talker')
+    pub = node.create_publisher(WrenchStamped, STARTUP_TOPIC, _startup_qos(args.durability))
+    deadline = time.monotonic() + 15.0
+    while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
+        time.sleep(0.002)
+    matched = pub.get_subscription_count() > 0
+    msg = WrenchStamped()
+    for k in range(STARTUP_MESSAGES):
+        msg.header.stamp.sec = k
+        pub.publish(msg)
+        time.sleep(0.01)
+    time.sleep(1.0)  # reliable resends and the probe's spin
+    with open(args.out, 'w') as f:
+        json.dump({'matched': matched}, f)
+    rclpy.try_shutdown()
+
+
 # -- orchestration ----------------------------------------------------------------------
 def _distributor_params(path: str) -> None:
     import yaml
@@ -208,7 +295,7 @@ def relay_figures(src_data: dict, sink_data: dict, label: str, rate: float) -> d
 
 
 def run_one(target: str, rate: float, duration: float, settle: float, domain: int,
-            executor: str) -> dict:
+            executor: str, sink_executor: str = 'events') -> dict:
     """Run source, target (relay or distributor) and sink once; return the figures.
 
     :param target: ``relay`` or ``distributor``.
@@ -216,7 +303,8 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
     :param duration: seconds of publishing.
     :param settle: seconds of discovery before publishing.
     :param domain: ROS domain id.
-    :param executor: distributor executor (``events`` or ``single``).
+    :param executor: executor kind of the relay or distributor (``runner.EXECUTOR_KINDS``).
+    :param sink_executor: executor kind of the sink.
     :return: dict of results.
     """
     tmp = tempfile.mkdtemp(prefix='wd_bench_')
@@ -237,7 +325,8 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
                                            '--log-level', 'warn'], env=e))
         sink_out = os.path.join(tmp, 'sink.json')
         src_out = os.path.join(tmp, 'src.json')
-        sink = subprocess.Popen(me + ['--role', 'sink', '--out', sink_out] + common, env=env)
+        sink = subprocess.Popen(me + ['--role', 'sink', '--out', sink_out,
+                                      '--sink-executor', sink_executor] + common, env=env)
         time.sleep(0.5)
         src = subprocess.Popen(me + ['--role', 'source', '--out', src_out] + common, env=env)
         src.wait(duration + settle + 30)
@@ -252,6 +341,149 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
     return relay_figures(src_data, sink_data, f'{target} ({executor})', rate)
 
 
+def startup_trial(kind: str, delay: float, domain: int, durability: str) -> dict:
+    """Start the probe on ``kind``, the talker right after; count what the probe received.
+
+    :param kind: executor kind of the probe.
+    :param delay: seconds between the probe's subscription and its first spin.
+    :param domain: ROS domain id.
+    :param durability: QoS durability of both ends (see :func:`_startup_qos`).
+    :return: ``received`` (count), ``first`` (lowest index received or None), ``matched``.
+    """
+    tmp = tempfile.mkdtemp(prefix='wd_startup_')
+    env = _env(domain)
+    me = [sys.executable, os.path.abspath(__file__)]
+    probe_out = os.path.join(tmp, 'probe.json')
+    talker_out = os.path.join(tmp, 'talker.json')
+    probe = subprocess.Popen(me + ['--role', 'probe', '--out', probe_out, '--relay-executor', kind,
+                                   '--probe-delay', str(delay), '--durability', durability],
+                             env=env)
+    try:
+        talker = subprocess.Popen(me + ['--role', 'talker', '--out', talker_out,
+                                        '--durability', durability], env=env)
+        try:
+            talker.wait(40)
+        finally:
+            stop(talker)
+        time.sleep(0.3)
+    finally:
+        stop(probe)
+    try:
+        with open(probe_out) as f:
+            got = json.load(f)['received']
+        with open(talker_out) as f:
+            matched = json.load(f)['matched']
+    except (OSError, ValueError, KeyError):
+        return {'received': 0, 'first': None, 'matched': False}
+    return {'received': len(set(got)), 'first': min(got) if got else None, 'matched': matched}
+
+
+def startup_figures(kind: str, trials: int, domain: int, durability: str) -> dict:
+    """Run ``trials`` start-up trials, the probe's three start-ups in turn.
+
+    The three: spin right after subscribing; spin 0.25 s after subscribing; subscribe
+    0.25 s after the spin started (see :func:`role_probe`).
+
+    A trial *misses* when the probe did not receive every message the talker sent after
+    seeing its subscription (reliable, keep-last deeper than the burst: nothing may be lost).
+
+    :param kind: executor kind.
+    :param trials: number of trials.
+    :param domain: ROS domain id.
+    :return: dict of results.
+    """
+    res = [startup_trial(kind, (0.0, 0.25, -0.25)[k % 3], domain, durability)
+           for k in range(trials)]
+    ok = [r for r in res if r['matched']]
+    return {'target': f'start-up ({kind}, {durability})', 'kind': kind, 'durability': durability,
+            'trials': len(res),
+            'unmatched': len(res) - len(ok),
+            'missed': sum(r['received'] < STARTUP_MESSAGES for r in ok),
+            'missed_first': sum(r['first'] != 0 for r in ok),
+            'none': sum(r['received'] == 0 for r in ok),
+            'received': [r['received'] for r in res]}
+
+
+def _ratios(row: dict, ref: dict, suffix: str = '') -> None:
+    row['p50_ratio' + suffix] = row['p50_ms'] / ref['p50_ms']
+    row['p99_ratio' + suffix] = row['p99_ms'] / ref['p99_ms']
+
+
+def choose(rows: list, startup: list, reference: str, limit: float = 1.2) -> list:
+    """Executor kinds that meet the rule, in the order measured.
+
+    Rule: at every rate the distributor on the kind lost no cycle and its p50 and p99 are
+    at most ``limit`` times the reference relay's; and no start-up trial missed a message
+    (the ``transient_local`` trials where there are any: there only the executor can miss).
+
+    :param rows: latency rows (with ``kind``, ``is_distributor`` and ratios).
+    :param startup: start-up rows.
+    :param reference: the reference relay's kind.
+    :param limit: ratio limit.
+    :return: the kinds meeting the rule.
+    """
+    ok = []
+    for kind in dict.fromkeys(st['kind'] for st in startup):
+        trials = [st for st in startup if st['kind'] == kind]
+        trials = [st for st in trials if st['durability'] == 'transient_local'] or trials
+        mine = [r for r in rows if r['is_distributor'] and r['kind'] == kind]
+        if mine and all(st['missed'] == 0 and st['unmatched'] == 0 for st in trials) and all(
+                r['lost'] == 0 and r['p50_ratio'] <= limit and r['p99_ratio'] <= limit
+                for r in mine):
+            ok.append(kind)
+    return ok
+
+
+def _span(row: dict) -> str:
+    if row['lost_first_index'] is None:
+        return '-'
+    return f"{row['lost_first_index']}..{row['lost_last_index']}"
+
+
+def _print_tables(rows: list, startup: list, reference: str) -> None:
+    print('\n| target | rate (Hz) | held (Hz) | lost cycles | p50 (ms) | p99 (ms) | '
+          f'p50 / relay ({reference}) | p99 / relay ({reference}) | p50 / relay (same) | '
+          'p99 / relay (same) | lost indices | load avg |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|---|')
+    for r in rows:
+        same = (f"{r['p50_ratio_same']:.2f} | {r['p99_ratio_same']:.2f}"
+                if 'p50_ratio_same' in r else '1 | 1')
+        print(f"| {r['target']} | {r['rate']:.0f} | {r['held_hz']:.0f} | "
+              f"{r['lost']} / {r['sent']} ({r['lost_pct']:.1f} %) | {r['p50_ms']:.2f} | "
+              f"{r['p99_ms']:.2f} | {r['p50_ratio']:.2f} | {r['p99_ratio']:.2f} | {same} | "
+              f"{_span(r)} | {r['load1']} |")
+    if startup:
+        print(f'\n| executor | durability | trials | missed (any of {STARTUP_MESSAGES}) | '
+              'missed the first | received none | never matched |')
+        print('|---|---|---|---|---|---|---|')
+        for st in startup:
+            print(f"| {st['kind']} | {st['durability']} | {st['trials']} | {st['missed']} | "
+                  f"{st['missed_first']} | {st['none']} | {st['unmatched']} |")
+
+
+def _latency_rows(args, domain: int) -> list:
+    rows = []
+    for rate in args.rates:
+        relays = {}
+        for kind in [args.reference] + [k for k in args.executors if k != args.reference]:
+            r = run_one('relay', rate, args.duration, args.settle, domain, kind,
+                        args.sink_executor)
+            relays[kind] = r
+            r.update(kind=kind, is_distributor=False)
+            rows.append(r)
+        for kind in args.executors:
+            r = run_one('distributor', rate, args.duration, args.settle, domain, kind,
+                        args.sink_executor)
+            r.update(kind=kind, is_distributor=True)
+            rows.append(r)
+        for r in rows[-len(relays) - len(args.executors):]:
+            _ratios(r, relays[args.reference])
+            if r['is_distributor'] and r['kind'] in relays:
+                _ratios(r, relays[r['kind']], '_same')
+            print(json.dumps(r), flush=True)
+    return rows
+
+
 def main(argv=None) -> int:
     """Command line: orchestrate (default) or run one role.
 
@@ -259,54 +491,44 @@ def main(argv=None) -> int:
     :return: exit code.
     """
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--role', choices=['source', 'relay', 'sink'])
+    ap.add_argument('--role', choices=['source', 'relay', 'sink', 'probe', 'talker'])
     ap.add_argument('--out')
     ap.add_argument('--rate', type=float, default=500.0)
-    ap.add_argument('--rates', type=float, nargs='+', default=[500.0, 1000.0])
+    ap.add_argument('--rates', type=float, nargs='*', default=[500.0, 1000.0],
+                    help='input rates (Hz) of the latency runs (none: start-up trials only)')
     ap.add_argument('--duration', type=float, default=10.0)
     ap.add_argument('--settle', type=float, default=3.0,
                     help='seconds of unmeasured warm-up publishing')
-    ap.add_argument('--executors', nargs='+', default=['events'],
-                    help='distributor executors to run: events, single')
-    ap.add_argument('--relay-executor', default='single',
-                    help='executor of the baseline relay: single (the reference) or events')
-    ap.add_argument('--relay-events', action='store_true',
-                    help='also run the relay on EventsExecutor (same Python cost as the '
-                         'distributor minus its own work)')
+    ap.add_argument('--executors', nargs='+', default=['single', 'multi', 'events'],
+                    help='executor kinds to compare (wrench_distribution.ros.runner.EXECUTOR_KINDS)')
+    ap.add_argument('--reference', default='single',
+                    help='executor kind of the reference bare relay (the ratio columns)')
+    ap.add_argument('--relay-executor', default='single', help=argparse.SUPPRESS)
+    ap.add_argument('--sink-executor', default='events',
+                    help='executor kind of the sink (the same for every run)')
+    ap.add_argument('--startup-trials', type=int, default=9,
+                    help='start-up trials per executor kind (0: none)')
+    ap.add_argument('--probe-delay', type=float, default=0.0, help=argparse.SUPPRESS)
+    ap.add_argument('--durability', nargs='+', default=['transient_local', 'volatile'],
+                    help='QoS durability of the start-up trials; transient_local isolates the '
+                         'executor, volatile adds the DDS discovery race')
     ap.add_argument('--markdown', action='store_true')
     args = ap.parse_args(argv)
     if args.role:
-        {'source': role_source, 'relay': role_relay, 'sink': role_sink}[args.role](args)
+        {'source': role_source, 'relay': role_relay, 'sink': role_sink, 'probe': role_probe,
+         'talker': role_talker}[args.role](args)
         return 0
     domain = int(os.environ.get('ROS_DOMAIN_ID', '77'))
-    rows = []
-    for rate in args.rates:
-        relay = run_one('relay', rate, args.duration, args.settle, domain, 'single')
-        rows.append(relay)
-        extra = 0
-        if args.relay_events:
-            r = run_one('relay', rate, args.duration, args.settle, domain, 'events')
-            r['p50_ratio'] = r['p50_ms'] / relay['p50_ms']
-            r['p99_ratio'] = r['p99_ms'] / relay['p99_ms']
-            rows.append(r)
-            extra = 1
-        for ex in args.executors:
-            r = run_one('distributor', rate, args.duration, args.settle, domain, ex)
-            r['p50_ratio'] = r['p50_ms'] / relay['p50_ms']
-            r['p99_ratio'] = r['p99_ms'] / relay['p99_ms']
-            rows.append(r)
-        for r in rows[-1 - extra - len(args.executors):]:
-            print(json.dumps(r), flush=True)
+    startup = []
+    for kind in args.executors if args.startup_trials > 0 else []:
+        for durability in args.durability:
+            startup.append(startup_figures(kind, args.startup_trials, domain, durability))
+            print(json.dumps(startup[-1]), flush=True)
+    rows = _latency_rows(args, domain)
     if args.markdown:
-        print('\n| target | rate (Hz) | held (Hz) | lost cycles | p50 (ms) | p99 (ms) | '
-              'p50 / relay | p99 / relay | load avg |')
-        print('|---|---|---|---|---|---|---|---|---|')
-        for r in rows:
-            ratio = (f"{r['p50_ratio']:.2f} | {r['p99_ratio']:.2f}" if 'p50_ratio' in r
-                     else '1 | 1')
-            print(f"| {r['target']} | {r['rate']:.0f} | {r['held_hz']:.0f} | "
-                  f"{r['lost']} / {r['sent']} ({r['lost_pct']:.1f} %) | {r['p50_ms']:.2f} | "
-                  f"{r['p99_ms']:.2f} | {ratio} | {r['load1']} |")
+        _print_tables(rows, startup, args.reference)
+    print(f'\nrule: no loss, p50 and p99 <= 1.2x relay ({args.reference}) at every rate, '
+          f'no start-up miss; kinds meeting it: {choose(rows, startup, args.reference) or "none"}')
     return 0
 
 

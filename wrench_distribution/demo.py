@@ -292,7 +292,7 @@ def _run_nodes(args, run: dict, procs: dict, wall0: float) -> tuple:
     ok = False
     interrupted = False
     try:
-        from rclpy.executors import SingleThreadedExecutor
+        from .ros.runner import make_executor
         from .sim.recorder import BagRecorder
 
         def start(node: str) -> None:
@@ -310,7 +310,7 @@ def _run_nodes(args, run: dict, procs: dict, wall0: float) -> tuple:
         _init_rclpy()
         rclpy_ctx = True
         recorder = BagRecorder(out / 'bag', topics)
-        executor = SingleThreadedExecutor()
+        executor = make_executor()
         executor.add_node(recorder)
         # Start the simulator (the clock) once the other nodes are up and discovered.
         _wait_for_nodes(executor, recorder, others, procs, out)

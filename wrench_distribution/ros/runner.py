@@ -1,30 +1,46 @@
-"""Start a node, spin it on the fastest available executor, report bad configuration."""
+"""Start a node, spin it on the package's one executor choice, report bad configuration."""
 import os
 import sys
 from typing import Callable, Optional
 
 import rclpy
 
-#: Environment variable choosing the executor: ``events`` (default when available) or
-#: ``single`` (``SingleThreadedExecutor``).
+#: Environment variable choosing the executor kind (one of :data:`EXECUTOR_KINDS`).
 EXECUTOR_ENV = 'WRENCH_DISTRIBUTION_EXECUTOR'
+#: Executor kinds: ``single`` (``SingleThreadedExecutor``), ``multi``
+#: (``MultiThreadedExecutor``; a node's callbacks stay in its default mutually exclusive
+#: group) and ``events`` (rclpy's experimental ``EventsExecutor``; single-threaded where
+#: the installed rclpy has none, e.g. Humble).
+EXECUTOR_KINDS = ('single', 'multi', 'events')
+#: Kind used when neither the caller nor :data:`EXECUTOR_ENV` chooses one; chosen by the
+#: figures of ``benchmarks/bench_relay.py`` (docs/benchmarks.md, "Executor").
+DEFAULT_EXECUTOR = 'events'
 
 
-def make_executor(kind: Optional[str] = None):
-    """Return an executor: rclpy's ``EventsExecutor`` if available, else single-threaded.
+def make_executor(kind: Optional[str] = None, context=None):
+    """Return a new executor of the given kind.
 
-    :param kind: ``events`` or ``single``; None reads ``WRENCH_DISTRIBUTION_EXECUTOR``.
+    :param kind: one of :data:`EXECUTOR_KINDS`; None reads :data:`EXECUTOR_ENV`, then
+        falls back to :data:`DEFAULT_EXECUTOR`.
+    :param context: rclpy context (None: the default one).
     :return: the executor instance.
+    :raises ConfigError: for an unknown kind (the message names the variable).
     """
-    kind = kind or os.environ.get(EXECUTOR_ENV, 'events')
+    from wrench_distribution.params import ConfigError
+    kind = kind or os.environ.get(EXECUTOR_ENV) or DEFAULT_EXECUTOR
+    if kind not in EXECUTOR_KINDS:
+        raise ConfigError(f'{EXECUTOR_ENV}={kind!r}: expected one of {", ".join(EXECUTOR_KINDS)}')
     if kind == 'events':
         try:  # rclpy >= Jazzy; Humble has no EventsExecutor
             from rclpy.experimental import EventsExecutor
-            return EventsExecutor()
-        except Exception:
+            return EventsExecutor(context=context)
+        except ImportError:
             pass
+    if kind == 'multi':
+        from rclpy.executors import MultiThreadedExecutor
+        return MultiThreadedExecutor(context=context)
     from rclpy.executors import SingleThreadedExecutor
-    return SingleThreadedExecutor()
+    return SingleThreadedExecutor(context=context)
 
 
 def spin_until_shutdown(executor, node=None) -> None:
@@ -58,12 +74,19 @@ def _noop() -> None:
     return None
 
 
-def run_node(factory: Callable, name: str, args=None) -> int:
-    """Create the node, spin until shutdown, and turn configuration errors into exit 2.
+def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] = None,
+             config_errors: tuple = ()) -> int:
+    """Create the executor and the node, spin until shutdown; configuration errors exit 2.
+
+    Every node entry point of the package starts here, so they all run on
+    :func:`make_executor`'s choice.
 
     :param factory: node class or factory taking no arguments.
     :param name: node name for messages.
     :param args: ROS command-line arguments.
+    :param spin: ``spin(executor, node)`` for a node with its own loop (default
+        :func:`spin_until_shutdown`).
+    :param config_errors: further exception types the factory raises for bad parameters.
     :return: exit code: 0 after a normal shutdown, 2 on invalid configuration.
     """
     from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
@@ -76,15 +99,15 @@ def run_node(factory: Callable, name: str, args=None) -> int:
     node = None
     try:
         try:
+            executor = make_executor()
             node = factory()
         except (ConfigError, InvalidParameterTypeException,
-                InvalidParameterValueException) as e:
+                InvalidParameterValueException) + tuple(config_errors) as e:
             print(f'[{name}] invalid configuration: {e}', file=sys.stderr, flush=True)
             return 2
-        executor = make_executor()
         executor.add_node(node)
         try:
-            spin_until_shutdown(executor, node)
+            (spin or spin_until_shutdown)(executor, node)
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
         return 0

@@ -8,7 +8,6 @@ away from what the Euclidean metric assumes. Uses ``core.baselines.moore_penrose
 """
 from __future__ import annotations
 
-import os
 import sys
 
 from geometry_msgs.msg import PoseArray, WrenchStamped
@@ -79,10 +78,7 @@ def main(args=None) -> int:
     :param args: ROS command-line arguments (None: ``sys.argv``).
     :return: exit code (2 on invalid configuration).
     """
-    from ..ros.runner import EXECUTOR_ENV, run_node
-    # rclpy's EventsExecutor was seen to miss a subscription whose publisher appeared
-    # while the process started (Kilted wheels); this light node needs no speed.
-    os.environ.setdefault(EXECUTOR_ENV, 'single')
+    from ..ros.runner import run_node
     return run_node(BaselineDistributorNode, 'baseline_distributor', args)
 
 

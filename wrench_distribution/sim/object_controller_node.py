@@ -9,7 +9,6 @@ at ``internal_load_rate``. Run with ``use_sim_time:=true``.
 """
 from __future__ import annotations
 
-import os
 import sys
 
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
@@ -106,10 +105,7 @@ def main(args=None) -> int:
     :param args: ROS command-line arguments (None: ``sys.argv``).
     :return: exit code (2 on invalid configuration).
     """
-    from ..ros.runner import EXECUTOR_ENV, run_node
-    # rclpy's EventsExecutor was seen to miss a subscription whose publisher appeared
-    # while the process started (Kilted wheels); this light node needs no speed.
-    os.environ.setdefault(EXECUTOR_ENV, 'single')
+    from ..ros.runner import run_node
     return run_node(ObjectControllerNode, 'object_controller', args)
 
 

@@ -298,31 +298,19 @@ def main(args=None) -> int:
     :param args: ROS command-line arguments (None: ``sys.argv``).
     :return: exit code (2 on invalid configuration).
     """
-    from rclpy.executors import SingleThreadedExecutor
-    rclpy.init(args=args)
-    node = None
+    from ..ros.runner import run_node
+    return run_node(ObjectSimNode, 'object_sim', args, spin=_run,
+                    config_errors=(ValueError, TypeError))
+
+
+def _run(executor, node: ObjectSimNode) -> None:
+    """Run the simulation loop; a signal's shutdown mid-loop ends it quietly."""
     try:
-        try:
-            node = ObjectSimNode()
-        except (ValueError, TypeError) as e:
-            print(f'[object_sim] invalid configuration: {e}', file=sys.stderr, flush=True)
-            return 2
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        try:
-            node.run(executor)
-        except KeyboardInterrupt:
-            pass
-        except Exception as e:  # noqa: BLE001 - shutdown by a signal invalidates the context
-            if rclpy.ok():
-                raise
-            print(f'[object_sim] stopped: {e}', file=sys.stderr, flush=True)
-        return 0
-    finally:
-        if node is not None:
-            node.destroy_node()
+        node.run(executor)
+    except Exception as e:  # noqa: BLE001 - shutdown by a signal invalidates the context
         if rclpy.ok():
-            rclpy.try_shutdown() if hasattr(rclpy, 'try_shutdown') else rclpy.shutdown()
+            raise
+        print(f'[object_sim] stopped: {e}', file=sys.stderr, flush=True)
 
 
 if __name__ == '__main__':
