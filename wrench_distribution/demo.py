@@ -21,7 +21,7 @@ import time
 
 import yaml
 
-from .sim.scenarios import load_sections, scenario_file, SCENARIOS
+from .sim.scenarios import load_sections, scenario_file, SCENARIOS, validate_sections
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 ROS_ENV = {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1'}
@@ -134,7 +134,8 @@ def _prepare_sections(args) -> tuple:
 
     :param args: parsed arguments.
     :return: ``(scenario path, node sections)``.
-    :raises ValueError: on a bad option; ``OSError`` when the scenario cannot be read.
+    :raises ValueError: on a bad option or parameter (``ConfigError``); ``OSError`` when the
+        scenario cannot be read.
     """
     path = scenario_file(args.scenario)
     sections = run_sections(load_sections(str(path)), args.duration,
@@ -149,6 +150,7 @@ def _prepare_sections(args) -> tuple:
         sections['object_controller']['move_duration'] = float(args.move_duration)
     if args.squeeze is not None:
         _set_schedule(sections['object_controller'], args.squeeze)
+    validate_sections(sections)
     return path, sections
 
 

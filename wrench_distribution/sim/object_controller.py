@@ -6,14 +6,13 @@ the ROS node is ``object_controller_node``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
 from wrench_distribution.core.spatial import cross, exp_so3, log_so3
 
 from ..config.sim import CONTROLLER_DEFAULTS  # noqa: F401 (re-exported)
-from ..params import ConfigError
+from ..config.validation import parse_schedule  # noqa: F401 (re-exported)
 
 
 def min_jerk(t: float, start: float, duration: float) -> tuple[float, float, float]:
@@ -33,53 +32,6 @@ def min_jerk(t: float, start: float, duration: float) -> tuple[float, float, flo
     ds = 30 * tau ** 2 * (1 - tau) ** 2 / duration
     dds = 60 * tau * (1 - tau) * (1 - 2 * tau) / duration ** 2
     return s, ds, dds
-
-
-def _number(text: str, entry: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float('nan')
-    if not np.isfinite(value):
-        raise ConfigError(f'internal_load_schedule: {text.strip()!r} is not a finite number '
-                          f'in {entry!r}')
-    return value
-
-
-def parse_schedule(entries: Sequence[str]) -> list:
-    """Parse ``["0.0: squeeze(a,b)=20", "3.0: squeeze(a,b)=40, twist(a,b)=1"]``.
-
-    An entry with nothing after the colon prescribes no internal load.
-
-    :param entries: ``"<time>: name=value, name=value"`` strings.
-    :return: list of ``(time, {name: value})`` sorted by time
-    :raises ConfigError: on a malformed entry
-    """
-    out = []
-    for entry in entries:
-        when, sep, rest = str(entry).partition(':')
-        if not sep:
-            raise ConfigError(f'internal_load_schedule: {entry!r} lacks "<time>:"')
-        handles = {}
-        depth, token, tokens = 0, '', []
-        for ch in rest:  # split on commas outside parentheses
-            depth += (ch == '(') - (ch == ')')
-            if ch == ',' and depth == 0:
-                tokens.append(token)
-                token = ''
-            else:
-                token += ch
-        tokens.append(token)
-        for tok in tokens:
-            if not tok.strip():
-                continue
-            name, eq, value = tok.rpartition('=')
-            if not eq or not name.strip():
-                raise ConfigError(f'internal_load_schedule: bad handle {tok.strip()!r} '
-                                  f'in {entry!r}')
-            handles[name.strip()] = _number(value, entry)
-        out.append((_number(when, entry), handles))
-    return sorted(out, key=lambda x: x[0])
 
 
 def scheduled(schedule: list, t: float) -> dict:

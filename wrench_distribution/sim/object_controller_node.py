@@ -22,8 +22,8 @@ from wrench_distribution.config.sim import CONTROLLER_PARAMS
 from wrench_distribution.core.codec import join_labels, stamp_to_ns
 from wrench_distribution.core.contacts import inertia_matrix
 from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
+from wrench_distribution.ros.parameters import declare_and_validate
 
-from .node_params import declare_and_read
 from .object_controller import parse_schedule, PoseController, scheduled
 
 
@@ -32,7 +32,7 @@ class ObjectControllerNode(Node):
 
     def __init__(self) -> None:
         super().__init__('object_controller')
-        p = declare_and_read(self, CONTROLLER_PARAMS)
+        p = declare_and_validate(self, CONTROLLER_PARAMS, 'object_controller')
         self.p = p
         self.schedule = parse_schedule(p['internal_load_schedule'])
         self.law = PoseController(

@@ -17,7 +17,9 @@ import yaml
 from .ft_sensor import SimulatedFTSensors
 from .grasp import GraspCompliance
 from .simulator import HeldObjectSim
-from ..config.sim import BASELINE_DEFAULTS, SIM_DEFAULTS  # noqa: F401 (BASELINE_DEFAULTS re-exported)
+from ..config.schema import ConfigError
+from ..config.sim import BASELINE_DEFAULTS  # noqa: F401 (re-exported)
+from ..config.validation import validate_params
 from ..core.contacts import inertia_matrix
 from ..core.sensor_model import SensorModel
 
@@ -26,6 +28,11 @@ SCENARIOS = ('dual_arm', 'three_finger_hand', 'quadruped_stance')
 #: Sections of a demo file and their node names.
 NODES = ('object_sim', 'object_controller', 'wrench_distributor', 'wrench_analyzer',
          'baseline_distributor')
+
+#: Section (node name) -> kind of :func:`~wrench_distribution.config.validation.validate_params`.
+SECTION_KINDS = {'object_sim': 'object_sim', 'object_controller': 'object_controller',
+                 'wrench_distributor': 'distributor', 'wrench_analyzer': 'analyzer',
+                 'baseline_distributor': 'baseline_distributor'}
 
 #: Parameters that must be equal in every section that sets them.
 SHARED = ('object_frame', 'effectors', 'contact_types', 'contact_positions',
@@ -88,19 +95,33 @@ def check_consistency(sections: Mapping[str, Mapping]) -> list:
     return problems
 
 
+def validate_sections(sections: Mapping[str, Mapping]) -> dict:
+    """Validate every section of a scenario with its node's schema.
+
+    :param sections: as returned by :func:`load_sections`.
+    :return: node name -> validated parameters (defaults filled in).
+    :raises ConfigError: naming the node's parameter and its accepted values.
+    """
+    out = {}
+    for node, params in sections.items():
+        if node not in SECTION_KINDS:
+            raise ConfigError(f'unknown section {node!r}; expected: {", ".join(NODES)}')
+        try:
+            out[node] = validate_params(SECTION_KINDS[node], params)
+        except ConfigError as e:
+            raise ConfigError(f'{node}: {e}') from None
+    return out
+
+
 def sim_params(params: Mapping) -> dict:
-    """Return the simulator parameters with defaults filled in.
+    """Return the simulator parameters validated by the schema, with defaults filled in.
 
     :param params: the ``object_sim`` section (or a subset).
     :return: complete dict
-    :raises ValueError: for unknown parameter names
+    :raises ConfigError: for an unknown parameter or a value the schema refuses (a
+        ``ValueError``; the message names the parameter and the accepted values)
     """
-    unknown = set(params) - set(SIM_DEFAULTS) - {'use_sim_time'}
-    if unknown:
-        raise ValueError(f'unknown object_sim parameter(s): {", ".join(sorted(unknown))}')
-    out = dict(SIM_DEFAULTS)
-    out.update(params)
-    return out
+    return validate_params('object_sim', params)
 
 
 def _per_effector(values, n: int, width: int, default) -> np.ndarray:
