@@ -9,11 +9,14 @@ parameter and the accepted values. The shipped scenario files pass, and so do th
 """
 import math
 import os
+import subprocess
+import sys
 
 from hypothesis import given, strategies as st
 import numpy as np
 import pytest
 
+from ros_harness import domain_id_for, ros_env
 from wrench_distribution import params as P
 from wrench_distribution.config.sim import SIM_SPECS
 from wrench_distribution.sim import scenarios
@@ -236,3 +239,24 @@ def test_object_inertia_refuses_what_the_core_refuses(value):
                        ('object_sim', {'effectors': ['a', 'b']})):
         with pytest.raises(P.ConfigError, match="'object_inertia'.*accepted: 3, 6 or 9"):
             P.validate_params(kind, dict(base, object_inertia=value))
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize('module,args,needle', [
+    ('object_sim_node', ['effectors:=[a, b]', 'physics_rate:=0.5'], "'physics_rate'"),
+    ('object_sim_node', ['effectors:=[a, b]', 'object_inertia:=[1.0, -1.0, 1.0]'],
+     "'object_inertia'"),
+    ('object_controller_node', ['move_duration:=0.0'], "'move_duration'"),
+    ('baseline_distributor_node', ['effectors:=[a, b]', 'object_com:=[0.0, 0.0]'],
+     "'object_com'"),
+])
+def test_sim_nodes_refuse_a_bad_value_at_start(module, args, needle):
+    """The simulator's ROS nodes stop with status 2 and the schema's message."""
+    cmd = [sys.executable, '-m', f'wrench_distribution.sim.{module}', '--ros-args']
+    for a in args:
+        cmd += ['-p', a]
+    proc = subprocess.run(cmd, env=ros_env(domain_id_for()), capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert 'invalid configuration' in proc.stderr and needle in proc.stderr, proc.stderr
+    assert 'accepted' in proc.stderr and 'Traceback' not in proc.stderr, proc.stderr
