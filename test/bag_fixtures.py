@@ -226,7 +226,7 @@ TF = 'tf2_msgs/msg/TFMessage'
 def write_scenario_bag(path: Path, sc: Scenario, storage: str = 'sqlite3', *,
                        poses: str = 'none', drop: Sequence[tuple[int, int]] = (),
                        topics: Optional[Sequence[str]] = None,
-                       pose_period: int = 10) -> Path:
+                       pose_period: int = 10, sensor_frames: bool = False) -> Path:
     """Write the scenario's F/T streams (and contact poses) into a bag.
 
     Receive times lag the header stamps by a different delay per effector (so a
@@ -236,6 +236,8 @@ def write_scenario_bag(path: Path, sc: Scenario, storage: str = 'sqlite3', *,
         ``pose_period`` samples, first one at the first stamp) or ``'tf'`` (contacts as
         dynamic children of ``object`` in ``/tf`` every ``pose_period`` samples, plus a
         static ``world -> object`` in ``/tf_static``).
+    :param sensor_frames: with ``'tf'``, also the sensor frames ``<effector>_ft`` as static
+        children of the contact frames (the sensor poses of the scenario).
     :param drop: ``(sample, effector)`` messages left out of the bag.
     """
     bw = BagWriter(path, storage)
@@ -253,9 +255,13 @@ def write_scenario_bag(path: Path, sc: Scenario, storage: str = 'sqlite3', *,
             ns = int(sc.stamps_ns[j])
             bw.add('/contact_poses', PA, ns - 100_000, pose_array_msg(ns, 'object', sc.poses[j]))
     elif poses == 'tf':
+        static = [('world', 'object', np.array([1.0, 2.0, 0.5, 0, 0, 0.6, 0.8]))]
+        if sensor_frames:
+            static += [(f'{e}_contact', f'{e}_ft',
+                        np.concatenate([SENSOR_POSITIONS[i], SENSOR_ORIENTATIONS[i]]))
+                       for i, e in enumerate(EFFECTORS)]
         bw.add('/tf_static', TF, int(sc.stamps_ns[0]) - 1_000_000,
-               tf_msg(int(sc.stamps_ns[0]), [('world', 'object',
-                                              np.array([1.0, 2.0, 0.5, 0, 0, 0.6, 0.8]))]))
+               tf_msg(int(sc.stamps_ns[0]), static))
         last = k - 1
         marks = list(range(0, k, pose_period))
         if marks[-1] != last:

@@ -209,3 +209,128 @@ def test_live_replay_equals_offline(tmp_path, procs, poses):
     keep[40] = False
     np.testing.assert_allclose(np.array([x[1] for x in lam])[:, labels.index(F.SQUEEZE)],
                                sc.squeeze[keep], atol=1e-8)
+
+
+class InProcessAnalyzer:
+    """The analyzer node in this process, fed a bag message by message through its callbacks.
+
+    tf2_ros (and tf2_msgs) cannot be installed here, so the tf replay cannot go over DDS: the
+    node runs on the tf2 stand-in (test/tf2_standin.py), whose buffer gets the bag's
+    transforms as a ``TransformListener`` would, in bag order with the F/T messages and the
+    ``/clock`` of the receive times. Publications are recorded by topic.
+    """
+
+    def __init__(self, params: dict) -> None:
+        import rclpy
+        from rclpy.parameter import Parameter
+
+        import tf2_standin
+        from wrench_distribution.analyzer_node import AnalyzerNode
+        from wrench_distribution.ros import tf as wd_tf
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=domain_id_for(__name__, 1))
+        tf2_standin.Buffer.instances.clear()
+        wd_tf.use_tf2_implementation(tf2_standin)
+        self.node = AnalyzerNode(context=self.context, parameter_overrides=[
+            Parameter(k, value=v) for k, v in params.items()])
+        self.buffer = tf2_standin.Buffer.instances[-1]
+        self.callbacks = {s.topic_name: s.callback for s in self.node.subscriptions}
+        self.published: dict = {}
+        for pub in self.node.publishers:
+            pub.publish = self._recorder(pub.topic_name)
+
+    def _recorder(self, topic: str):
+        def publish(msg) -> None:
+            import copy
+            self.published.setdefault(topic, []).append(copy.deepcopy(msg))
+        return publish
+
+    def play(self, bag_path: Path) -> None:
+        """Deliver every message of the bag in bag order, each after its ``/clock``."""
+        from rclpy.serialization import deserialize_message
+        from rosgraph_msgs.msg import Clock
+
+        import tf2_standin
+        from wrench_distribution.bag.reader import BagReader, TF_MESSAGE
+        from wrench_distribution.core.codec import ns_to_stamp, stamp_to_ns
+        from geometry_msgs.msg import WrenchStamped
+        with BagReader(bag_path) as bag:
+            for topic, recv, raw in bag.raw_messages(list(bag.topics)):
+                self.callbacks['/clock'](Clock(clock=ns_to_stamp(recv, type(Clock().clock))))
+                if topic in ('/tf', '/tf_static'):
+                    for tr in bag.deserialize(raw, TF_MESSAGE).transforms:
+                        t, r = tr.transform.translation, tr.transform.rotation
+                        msg = tf2_standin.transform(tr.header.frame_id, tr.child_frame_id,
+                                                    stamp_to_ns(tr.header.stamp),
+                                                    (t.x, t.y, t.z), (r.x, r.y, r.z, r.w))
+                        if topic == '/tf':
+                            self.buffer.set_transform(msg, 'bag')
+                        else:
+                            self.buffer.set_transform_static(msg, 'bag')
+                elif topic in self.callbacks:
+                    self.callbacks[topic](deserialize_message(bytes(raw), WrenchStamped))
+
+    def close(self) -> None:
+        import rclpy
+
+        from wrench_distribution.ros import tf as wd_tf
+        self.node.destroy_node()
+        rclpy.shutdown(context=self.context)
+        wd_tf.use_tf2_implementation(None)
+
+
+def _wrench_rows(msgs: list) -> tuple[list[int], np.ndarray]:
+    """Header stamps (int ns) and wrenches (k, 6) of recorded ``WrenchStamped`` messages."""
+    from wrench_distribution.core.codec import stamp_to_ns
+    return ([stamp_to_ns(m.header.stamp) for m in msgs],
+            np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z, m.wrench.torque.x,
+                       m.wrench.torque.y, m.wrench.torque.z] for m in msgs]))
+
+
+@pytest.mark.parametrize('sensors', ['configured', 'tf'])
+def test_tf_replay_equals_offline(tmp_path, sensors):
+    """Moving contacts from /tf (and sensor frames from tf): live equals offline, sample by sample.
+
+    The contacts move between the transforms, so live and offline must both interpolate at
+    each sample's stamp; with ``sensor_frames`` the sensor poses come from /tf_static only
+    (the parameters have none), and the result must equal the analysis with the configured
+    sensor poses, which are the same poses.
+    """
+    sc = F.make_scenario(SAMPLES, moving=True, seed=3)
+    bag = F.write_scenario_bag(tmp_path / 'bag', sc, 'mcap', poses='tf', drop=[(40, 2)],
+                               sensor_frames=True)
+    ros = F.params('tf', use_sim_time=True, contact_timeout=0.05)['wrench_analyzer']['ros__parameters']
+    if sensors == 'tf':
+        for name in ('sensor_positions', 'sensor_orientations'):
+            ros.pop(name)
+        ros['sensor_frames'] = [f'{e}_ft' for e in F.EFFECTORS]
+    analyze_bag(bag, load_analyzer_config({'wrench_analyzer': {'ros__parameters': ros}}),
+                tmp_path / 'offline', Options(plots=False))
+    header, offline, stamps = read_offline(tmp_path / 'offline')
+    assert len(stamps) >= SAMPLES - 3  # every sample inside the recorded transforms
+    live = InProcessAnalyzer(ros)
+    try:
+        live.play(bag)
+        out = live.published
+    finally:
+        live.close()
+    obj_stamps, obj = _wrench_rows(out['/object_wrench'])
+    assert obj_stamps == stamps
+    np.testing.assert_allclose(obj, offline[:, [header.index(f'resultant.{c}') for c in COMP]],
+                               rtol=1e-9, atol=1e-9)
+    for e in F.EFFECTORS:
+        for topic, part in (('wrench_manipulating', 'manipulating'), ('wrench_constraint', 'constraint')):
+            got_stamps, got = _wrench_rows(out[f'/{e}/{topic}'])
+            assert got_stamps == stamps
+            np.testing.assert_allclose(got, offline[:, [header.index(f'{e}.{part}.{c}') for c in COMP]],
+                                       rtol=1e-9, atol=1e-9, err_msg=f'{e} {part}')
+    lam = np.array([m.data for m in out['/measured/internal_load']])
+    cols = [h for h in header if h.startswith('internal_load.')]
+    np.testing.assert_allclose(lam, offline[:, [header.index(c) for c in cols]], rtol=1e-9, atol=1e-9)
+    if sensors == 'tf':  # the sensor poses from tf are the configured ones
+        ref = F.params('tf')['wrench_analyzer']['ros__parameters']
+        analyze_bag(bag, load_analyzer_config({'wrench_analyzer': {'ros__parameters': ref}}),
+                    tmp_path / 'reference', Options(plots=False))
+        ref_header, reference, ref_stamps = read_offline(tmp_path / 'reference')
+        assert ref_stamps == stamps and ref_header == header
+        np.testing.assert_allclose(offline, reference, rtol=1e-9, atol=1e-9)

@@ -5,8 +5,8 @@ import pytest
 pytest.importorskip('std_msgs')
 
 from wrench_distribution.core import LoadDistributor  # noqa: E402
+from wrench_distribution.engine.cache import DistributorCache  # noqa: E402
 from wrench_distribution.params import build_core_objects, validate_params  # noqa: E402
-from wrench_distribution.ros.contacts import DistributorCache  # noqa: E402
 from wrench_distribution.ros.friction import (friction_message, FrictionStage,  # noqa: E402
                                               utilisation_color)
 

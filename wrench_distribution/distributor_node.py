@@ -21,11 +21,11 @@ from visualization_msgs.msg import MarkerArray
 
 from wrench_distribution.core import UnrealisableWrenchError, WrenchDistributionError
 from wrench_distribution.core.limits import CommandLimits
+from wrench_distribution.engine.cache import DistributorCache
 from wrench_distribution.params import (build_core_objects, ConfigError, DISTRIBUTOR_PARAMS,
                                         load_distributor_config, parse_handles,
                                         per_effector_limits, validate_params)
 from wrench_distribution.ros.contact_input import ContactInput
-from wrench_distribution.ros.contacts import DistributorCache
 from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
                                                  make_wrench_stamped, parse_internal_load_msg,
                                                  stamp_to_ns)

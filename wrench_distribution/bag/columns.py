@@ -1,58 +1,18 @@
 """The per-sample quantities of a bag analysis: one list, read by every writer.
 
-Each :class:`Quantity` names a result of ``LoadDistributor.analyze_batch`` and how it
-becomes columns. The analysis (:mod:`.analysis`) collects exactly these quantities,
-and ``samples.parquet`` / ``samples.csv`` (:mod:`.samples`) have exactly their
-columns, so adding a per-sample output is one line in :data:`QUANTITIES`.
+The quantities are the engine's (:data:`wrench_distribution.engine.results.QUANTITIES`);
+this module says how each becomes columns of ``samples.parquet`` / ``samples.csv``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Sequence
+
+from wrench_distribution.engine.results import QUANTITIES, Quantity
 
 COMPONENTS = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
 WRENCH_UNITS = ('N', 'N', 'N', 'N*m', 'N*m', 'N*m')
 #: name of the stamp column (header stamp, int64 nanoseconds)
 STAMP = 'stamp_ns'
-
-
-@dataclass(frozen=True)
-class Quantity:
-    """One per-sample result and its columns.
-
-    :param name: column prefix (and key in :class:`.analysis.ChunkResult`).
-    :param shape: ``effector_wrench`` (k, n, 6): ``<effector>.<name>.<component>``;
-        ``wrench`` (k, 6): ``<name>.<component>``; ``basis`` (k, m):
-        ``<name>.<basis element>``; ``scalar`` (k,): ``<name>``.
-    :param source: attribute of the batch result; ``{frame}`` is replaced by the
-        configured ``output_frame`` (``contact`` or ``object``).
-    :param unit: unit of a ``scalar`` (the others have wrench or basis units).
-    """
-
-    name: str
-    shape: str
-    source: str
-    unit: str = ''
-
-
-#: every per-sample output, in column order (after the stamp)
-QUANTITIES: tuple[Quantity, ...] = (
-    Quantity('manipulating', 'effector_wrench', 'manipulating_{frame}'),
-    Quantity('constraint', 'effector_wrench', 'constraint_{frame}'),
-    Quantity('internal', 'effector_wrench', 'internal_{frame}'),
-    Quantity('invariant', 'effector_wrench', 'invariant_{frame}'),
-    Quantity('resultant', 'wrench', 'resultant'),
-    Quantity('internal_load', 'basis', 'internal_load'),
-    Quantity('internal_load_norm', 'scalar', 'internal_load_norm', 'N'),
-    Quantity('invariant_norm', 'scalar', 'invariant_norm', 'N'),
-    Quantity('residual', 'scalar', 'residual', 'N, N*m'),  # max |G h_m - resultant|
-)
-
-
-def empty_shape(q: Quantity, n: int, m: int) -> tuple[int, ...]:
-    """Shape of zero samples of ``q`` (n effectors, m basis elements)."""
-    return {'effector_wrench': (0, n, 6), 'wrench': (0, 6), 'basis': (0, m),
-            'scalar': (0,)}[q.shape]
 
 
 def columns(effectors: Sequence[str], basis_names: Sequence[str],

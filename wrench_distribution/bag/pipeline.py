@@ -4,18 +4,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 import time
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
-import numpy as np
 
+from wrench_distribution.engine import AnalysisEngine, StaticPoses
 from . import plotjuggler, plots, summary as summary_mod
-from .analysis import ChunkAnalyzer
 from .errors import BagError
-from .poses import read_pose_array, read_tf, StaticPoses
+from .poses import read_pose_array, read_tf, tf_poses
 from .progress import Progress
 from .reader import BagReader, WRENCH_STAMPED
 from .samples import package_version, SamplesWriter
-from .sync import StampSynchronizer
 
 #: F/T messages per chunk: bounds memory (about 200 bytes per message in flight)
 DEFAULT_CHUNK = 200_000
@@ -62,24 +60,27 @@ def storage_of(path: Path) -> str:
     return 'sqlite3'
 
 
-def pose_source(bag: BagReader, config: Any, source: str, namespace: str, node: str):
-    """Contact-pose source for the bag, as configured."""
-    n = len(config.effectors)
+def pose_sources(bag: BagReader, config: Any, source: str, namespace: str, node: str) -> tuple:
+    """Contact-pose source for the bag, as configured, and the sensor-pose source or None.
+
+    :raises BagError: when the configuration or the bag cannot give the poses.
+    """
+    names = list(config.effectors)
     if source == 'static':
         if config.contacts is None:
             raise BagError('contact_source is static but contact_positions is not set '
                            'in the configuration')
-        poses = np.array([list(c.position) + list(c.orientation) for c in config.contacts])
-        return StaticPoses(poses)
+        return StaticPoses([list(c.position) + list(c.orientation) for c in config.contacts]), None
     if source == 'topic':
         topic = resolve_topic(config.topics['contact_poses'], namespace, node)
-        timeout = float(config.contact_timeout)
-        return read_pose_array(bag, topic, n, config.object_frame, timeout)
+        return read_pose_array(bag, topic, names, config.object_frame,
+                               float(config.contact_timeout)), None
     if source == 'tf':
-        if config.params.get('sensor_frames'):
-            raise BagError('sensor_frames (sensor poses from tf) is not supported by '
-                           'analyze-bag; set sensor_positions / sensor_orientations')
-        return read_tf(bag, config.object_frame, config.contact_frames)
+        edges = read_tf(bag)
+        contacts = tf_poses(edges, [config.object_frame] * len(names), config.contact_frames)
+        sensor_frames = config.params.get('sensor_frames')
+        sensors = tf_poses(edges, config.contact_frames, sensor_frames) if sensor_frames else None
+        return contacts, sensors
     raise BagError(f'unknown contact source {source!r}; use topic, static or tf')
 
 
@@ -92,26 +93,24 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
     bag_path = Path(bag_path)
     out_dir = Path(out_dir)
     names = list(config.effectors)
-    n = len(names)
     with BagReader(bag_path) as bag:
         bag_path = bag.path  # a storage file given instead of its bag directory
         topics, total = _ft_topics(bag, bag_path, config, options)
         source = options.contact_source or config.contact_source
-        poses = pose_source(bag, config, source, options.namespace, options.node_name)
+        poses, sensor_poses = pose_sources(bag, config, source, options.namespace,
+                                           options.node_name)
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise BagError(f'cannot create output directory {out_dir}: {err}') from None
-        sync = StampSynchronizer(n, int(config.sync_tolerance * 1e9),  # as the node
-                                 int(config.max_age * 1e9))
-        analyzer = ChunkAnalyzer(config)
+        analyzer = AnalysisEngine(config, poses, sensor_poses, on_rebuild=_same_basis())
         builder = summary_mod.SummaryBuilder(names)
         buffer = plots.PlotBuffer()
         samples = _samples_writer(out_dir, bag_path, config, options, config_name)
         progress = Progress(total, bag_path.name, enabled=options.progress)
         clock = _StageClock(options.timings)
         try:
-            _analyse_chunks(bag.wrench_chunks(topics, options.chunk), sync, poses, analyzer,
+            _analyse_chunks(bag.wrench_chunks(topics, options.chunk), analyzer,
                             samples, (builder, buffer), progress, clock)
         finally:
             progress.close()
@@ -122,12 +121,12 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
             raise BagError(
                 f'no synchronised sample in {bag_path}: {total} F/T messages, none matched '
                 f'within sync_tolerance={config.sync_tolerance} s'
-                + (f' with a contact pose ({builder.no_pose} samples had none)'
-                   if builder.no_pose else '')
+                + (f' with a contact pose ({analyzer.no_pose} samples had none: '
+                   f'{analyzer.contact_problem})' if analyzer.no_pose else '')
                 + '; check sync_tolerance, max_age and the header stamps')
         summary = builder.build(
             bag=str(bag_path), storage=storage_of(bag_path), pose_source=poses.description,
-            counters=sync.counters, basis_names=analyzer.basis_names,
+            counters=analyzer.counters(), basis_names=analyzer.basis_names,
             basis_units=analyzer.basis_units, regimes=analyzer.regimes,
             distributors_built=analyzer.distributors_built, config=config_name, topics=topics)
     summary['outputs'] = samples.names + ['summary.json', 'plotjuggler_layout.xml']
@@ -153,7 +152,7 @@ def _ft_topics(bag: BagReader, bag_path: Path, config: Any, options: Options) ->
     return topics, total
 
 
-def _write_outputs(out_dir: Path, summary: dict, analyzer: ChunkAnalyzer,
+def _write_outputs(out_dir: Path, summary: dict, analyzer: AnalysisEngine,
                    buffer: plots.PlotBuffer, config: Any, options: Options) -> None:
     """Write the PlotJuggler layout, the plots (if asked) and ``summary.json``.
 
@@ -181,39 +180,45 @@ def _samples_writer(out_dir: Path, bag_path: Path, config: Any, options: Options
         'config_file': config_name, 'parameters': config.params})
 
 
-def _analyse_chunks(chunks, sync, poses, analyzer, samples, sinks, progress, clock) -> None:
+def _analyse_chunks(chunks, engine: AnalysisEngine, samples, sinks, progress, clock) -> None:
     """Synchronise, analyse and write every chunk.
 
     ``sinks`` (summary, plot buffer) receive each analysed chunk.
     """
-    builder = sinks[0]
     while True:
         clock.start()
         chunk = next(chunks, None)
         clock.stop('read_decode')
         if chunk is None:
             break
-        stream, recv, stamp, wrench = chunk
-        progress.update(len(stream))
-        st, measured = sync.push(stream, recv, stamp, wrench)
-        clock.stop('synchronise')
-        if not len(st):
-            continue
-        pose, valid = poses.at(st)
-        if not valid.all():
-            builder.no_pose += int(np.count_nonzero(~valid))
-            st, measured, pose = st[valid], measured[valid], pose[valid]
-        result = analyzer.analyze(st, measured, np.ascontiguousarray(pose))
+        progress.update(len(chunk[0]))
+        result = engine.push_chunk(*chunk)
         clock.stop('analyse')
-        _write(samples, result, analyzer)
+        if not len(result):
+            continue
+        _write(samples, result, engine)
         clock.stop('write_samples')
         for sink in sinks:
             sink.add(result)
         clock.stop('summary')
-    sync.finish()
+    sinks[0].no_pose = engine.no_pose
+    engine.finish()
 
 
-def _write(samples: SamplesWriter, result, analyzer: ChunkAnalyzer) -> None:
+def _same_basis() -> Callable:
+    """Rebuild hook refusing a bag whose internal-load basis changes (one set of columns)."""
+    first: list = []
+
+    def check(distributor) -> None:
+        basis = list(distributor.basis_names)
+        if first and basis != first:
+            raise BagError('the internal-load basis changed during the bag '
+                           f'({first} -> {basis}); analyse the parts separately')
+        first[:] = basis
+    return check
+
+
+def _write(samples: SamplesWriter, result, analyzer: AnalysisEngine) -> None:
     try:
         samples.write(result, analyzer.basis_names, analyzer.basis_units)
     except OSError as err:

@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .analysis import ChunkResult
+from wrench_distribution.engine.results import ChunkResult
 from .columns import COMPONENTS
 
 MAX_POINTS = 2000

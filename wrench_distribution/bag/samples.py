@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
-from .analysis import ChunkResult
+from wrench_distribution.engine.results import ChunkResult
 from .columns import columns, STAMP
 
 #: key of the JSON document in the Parquet file metadata

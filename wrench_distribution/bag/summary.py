@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .analysis import ChunkResult
+from wrench_distribution.engine.results import ChunkResult
 
 #: gaps larger than this many median sample periods are listed
 GAP_FACTOR = 3.0
@@ -115,7 +115,8 @@ class SummaryBuilder:
             per_eff[eff] = {'topic': topics[i], 'received': int(counters.received[i]),
                             'unsynchronised': int(counters.unsynchronised[i]),
                             'stale': int(counters.stale[i]),
-                            'rejected_nan': int(counters.rejected_nan[i])}
+                            'rejected_nan': int(counters.rejected_nan[i]),
+                            'future': int(counters.future[i])}
         span = (self.last - self.first) * 1e-9 if self.count else 0.0
         return {
             'bag': bag, 'storage': storage, 'config': config, 'contact_poses': pose_source,
@@ -131,6 +132,8 @@ class SummaryBuilder:
                 'unsynchronised_messages': int(counters.unsynchronised.sum()),
                 'stale_messages': int(counters.stale.sum()),
                 'rejected_nan_messages': int(counters.rejected_nan.sum()),
+                'future_messages': int(counters.future.sum()),
+                'out_of_order_samples': int(counters.out_of_order),
                 'samples_without_contact_pose': self.no_pose,
                 'per_effector': per_eff},
             'max_resultant_residual': self.max_residual,

@@ -1,25 +1,24 @@
-"""Contact poses for a node from a PoseArray topic, static parameters, or tf2.
+"""The distributor's contact poses from a PoseArray topic, static parameters, or tf2.
 
-With tf2 (``contact_source: tf``) the contact poses, and the analyzer's sensor poses
-(``sensor_frames``), are looked up on a 10 Hz timer and, for the analyzer, at each
-sample's stamp (:meth:`ContactInput.at_stamp`). Their freshness is the stamp of the
-transforms (static transforms never go stale), so ``contact_timeout`` trips when a tf
-publisher stops. Until every frame has been looked up once, :meth:`ContactInput.ready`
-says which are missing and the node publishes nothing. A failed lookup keeps the poses
-last looked up, with a log line and the counter ``tf_failures``.
+The distributor commands with the latest contact poses. With tf2 (``contact_source: tf``)
+they are looked up on a 10 Hz timer; their freshness is the stamp of the transforms (static
+transforms never go stale), so ``contact_timeout`` trips when a tf publisher stops. Until
+every frame has been looked up once, :meth:`ContactInput.ready` says which are missing and
+the node publishes nothing. A failed lookup keeps the poses last looked up, with a log line
+and the counter ``tf_failures``. (The analyzer looks poses up at each sample's stamp instead:
+:mod:`wrench_distribution.ros.pose_inputs`.)
 """
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional
 
 from geometry_msgs.msg import PoseArray
 import numpy as np
 
+from wrench_distribution.engine.cache import DistributorCache
+from wrench_distribution.engine.poses import same_frame
 from wrench_distribution.params import ConfigError
-from wrench_distribution.ros.contacts import DistributorCache
 from wrench_distribution.ros.conversions import pose_array_to_arrays
 from wrench_distribution.ros.diagnostics import DiagnosticsState, ERROR
 from wrench_distribution.ros.qos import reliable_qos
-
-SensorPosesCallback = Callable[[np.ndarray, np.ndarray], None]
 
 
 class ContactInput:
@@ -46,12 +45,6 @@ class ContactInput:
         self.last_update_ns: Optional[int] = None
         self.error: Optional[str] = None
         self.tf = None
-        self._sensor_pairs: Optional[tuple] = None
-        self._on_sensor_poses: Optional[SensorPosesCallback] = None
-        self._sensors_known = True
-        self._last_stamp_ns = 0
-        self._stamped_lookups = False
-        self._sensor_fresh_ns: Optional[int] = None
         n = len(cfg['effectors'])
         if self.source == 'static':
             pos = np.asarray(cfg['contact_positions'], float).reshape(n, 3)
@@ -81,71 +74,16 @@ class ContactInput:
         """
         self.timeout = float(seconds)
 
-    def track_sensor_frames(self, contact_frames: Sequence[str], sensor_frames: Sequence[str],
-                            on_poses: SensorPosesCallback) -> None:
-        """Also look up each sensor frame in its contact frame (tf source only).
-
-        Until they are known, :meth:`ready` returns a reason naming them.
-
-        :param contact_frames: one contact frame per effector.
-        :param sensor_frames: one sensor frame per effector.
-        :param on_poses: called with positions (n,3) and quaternions (n,4) of the sensors
-            in their contact frames after every successful lookup.
-        """
-        self._sensor_pairs = (list(contact_frames), list(sensor_frames))
-        self._on_sensor_poses = on_poses
-        self._sensors_known = False
-
-    def at_stamp(self, stamp_ns: int) -> None:
-        """Look the tf poses up at a sample's stamp (no-op for the other sources).
-
-        When tf has nothing at the stamp yet (newer than the latest transform), the latest
-        transforms are used; when that fails too, the previous poses are kept (logged and
-        counted).
-
-        :param stamp_ns: the sample's header stamp, nanoseconds.
-        """
-        if self.tf is not None and stamp_ns > 0 and stamp_ns != self._last_stamp_ns:
-            self._last_stamp_ns = stamp_ns
-            self._stamped_lookups = True
-            self._update_from_tf(stamp_ns)
-
-    def _update_from_tf(self, stamp_ns: int) -> None:
+    def _update_from_tf(self) -> None:
         from wrench_distribution.ros.tf import freshness_ns
-        if self._sensor_pairs is not None:
-            sensors = self._lookup(lambda at: self.tf.lookup_pairs(*self._sensor_pairs, at),
-                                   stamp_ns)
-            if sensors is not None:
-                self._sensors_known = True
-                self._sensor_fresh_ns = freshness_ns(sensors.stamps_ns)
-                self._on_sensor_poses(sensors.positions, sensors.quaternions)
-        contacts = self._lookup(self.tf.lookup, stamp_ns)
-        if contacts is not None:
-            fresh = [t for t in (freshness_ns(contacts.stamps_ns), self._sensor_fresh_ns)
-                     if t is not None]
-            self._apply(contacts.positions, contacts.quaternions, min(fresh) if fresh else None)
-
-    def _lookup(self, lookup: Callable, stamp_ns: int):
-        """Run a tf lookup at the stamp, else at the latest transforms; log and count failures.
-
-        :param lookup: ``lookup(stamp_ns) -> Poses``.
-        :param stamp_ns: stamp, or 0 for the latest.
-        :return: the poses, or None after a failure (the previous poses stay).
-        """
         try:
-            try:
-                return lookup(stamp_ns)
-            except LookupError:
-                if not stamp_ns:
-                    raise
-                poses = lookup(0)
-                self.diag.count('tf_latest_fallbacks')
-                return poses
+            contacts = self.tf.lookup(0)
         except LookupError as e:
             why = f'{e}; keeping the previous poses' if self.cache.distributor else str(e)
             self.diag.problem('tf_failures', why)
             self.node.get_logger().warning(why, throttle_duration_sec=5.0)
-            return None
+            return
+        self._apply(contacts.positions, contacts.quaternions, freshness_ns(contacts.stamps_ns))
 
     def _apply(self, pos: np.ndarray, quat: np.ndarray, stamp_ns: Optional[int] = -1) -> None:
         """Update the solver cache.
@@ -169,7 +107,7 @@ class ContactInput:
                 self.on_rebuild()
 
     def _on_poses(self, msg: PoseArray) -> None:
-        if msg.header.frame_id and msg.header.frame_id != self.object_frame:
+        if msg.header.frame_id and not same_frame(msg.header.frame_id, self.object_frame):
             why = (f"contact_poses frame '{msg.header.frame_id}' is not the object frame "
                    f"'{self.object_frame}'")
             self.diag.problem('rejected_frame', why, ERROR)
@@ -185,10 +123,7 @@ class ContactInput:
         self._apply(pos, quat)
 
     def _on_tf_timer(self) -> None:
-        if self._stamped_lookups:  # samples drive the lookups; poll only when they stop
-            self._stamped_lookups = False
-            return
-        self._update_from_tf(0)
+        self._update_from_tf()
 
     def ready(self, now_ns: int) -> Optional[str]:
         """Why the contacts cannot be used now, or None when they can.
@@ -201,9 +136,6 @@ class ContactInput:
                 return self.error
             missing = f': {", ".join(self.tf.frames)} in {self.object_frame}' if self.tf else ''
             return f'no contact poses yet (contact_source={self.source}{missing})'
-        if not self._sensors_known:
-            pairs = ', '.join(f'{s} in {c}' for c, s in zip(*self._sensor_pairs))
-            return f'sensor frames not known yet (no transform {pairs})'
         if (self.timeout > 0 and self.source != 'static' and self.last_update_ns is not None
                 and (now_ns - self.last_update_ns) * 1e-9 > self.timeout):
             return (f'contact poses are stale (older than contact_timeout={self.timeout} s)')

@@ -133,7 +133,7 @@ class DiagnosticsState:
             self.logger.warning(message)
 
     def drop(self, source: str, cause: str, message: str, level: int = WARN,
-             concern: str = 'input', legacy_key: Optional[str] = None) -> None:
+             concern: str = 'input', legacy_key: Optional[str] = None, log: bool = True) -> None:
         """Count one dropped input by source and cause, and report it.
 
         :param source: effector or input name (``desired_wrench``, ``left``, ...).
@@ -143,12 +143,13 @@ class DiagnosticsState:
         :param level: diagnostic level.
         :param concern: the concern of the status that shows it.
         :param legacy_key: an older aggregate counter to increment too.
+        :param log: False when the same event was just logged for another source.
         """
         if legacy_key:
             self.count(legacy_key)
         k = (source, cause)
         self._period_drops[k] = self._period_drops.get(k, 0) + 1
-        self.problem(f'dropped.{source}.{cause}', message, level, concern)
+        self.problem(f'dropped.{source}.{cause}', message, level, concern, log)
 
     def drop_summary(self) -> Optional[str]:
         """Return the drops since the last call, as one line (None when there were none).

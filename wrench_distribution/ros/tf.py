@@ -10,6 +10,8 @@ from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
+from wrench_distribution.engine.poses import PoseSource
+
 _IMPLEMENTATION = None  # None: tf2_ros
 
 
@@ -143,3 +145,58 @@ def freshness_ns(stamps_ns: np.ndarray) -> Optional[int]:
     """
     live = stamps_ns[stamps_ns > 0]
     return int(live.min()) if live.size else None
+
+
+class TfBufferPoses(PoseSource):
+    """The engine's pose source on a live tf2 buffer: ``frames[i]`` in ``targets[i]``.
+
+    tf2 interpolates at the stamp (linear position, spherical rotation) and does not
+    extrapolate, as the bag's :class:`~wrench_distribution.engine.poses.TfTree` does, so
+    live and offline analyses agree. A stamp newer than the latest transforms is
+    :meth:`waiting`: the engine holds the sample until tf catches up.
+
+    :param lookup: the node's :class:`TfPoseLookup`.
+    :param targets: frame each pose is expressed in.
+    :param frames: the frames looked up, one per effector.
+    """
+
+    def __init__(self, lookup: TfPoseLookup, targets: Sequence[str],
+                 frames: Sequence[str]) -> None:
+        self.lookup = lookup
+        self.targets = list(targets)
+        self.frames = list(frames)
+        self.description = 'tf2'
+        self.problem: Optional[str] = None
+
+    def _at(self, stamp_ns: int) -> Optional[Poses]:
+        try:
+            poses = self.lookup.lookup_pairs(self.targets, self.frames, stamp_ns)
+        except LookupError as e:
+            self.problem = str(e)
+            return None
+        self.problem = None
+        return poses
+
+    def at(self, stamps_ns: np.ndarray) -> tuple:
+        """Poses (k, n, 7) and validity (k,) at the sample stamps (one lookup per stamp)."""
+        out = np.zeros((len(stamps_ns), len(self.frames), 7))
+        valid = np.zeros(len(stamps_ns), bool)
+        for j, stamp in enumerate(np.asarray(stamps_ns, np.int64).tolist()):
+            poses = self._at(stamp)
+            if poses is not None:
+                out[j, :, :3], out[j, :, 3:], valid[j] = poses.positions, poses.quaternions, True
+        return out, valid
+
+    def waiting(self, stamp_ns: int) -> bool:
+        """Whether the latest transforms are older than ``stamp_ns`` (more may come)."""
+        try:
+            latest = self.lookup.lookup_pairs(self.targets, self.frames, 0)
+        except LookupError:
+            return False
+        newest = latest.stamps_ns[latest.stamps_ns > 0]
+        return bool(newest.size) and int(newest.min()) < stamp_ns
+
+    def why(self, stamp_ns: int) -> str:
+        """Why there is no pose at ``stamp_ns``."""
+        pairs = ', '.join(f'{f} in {t}' for f, t in zip(self.frames, self.targets))
+        return f'no transform {pairs} at {stamp_ns * 1e-9:.6f} s ({self.problem})'

@@ -1,4 +1,4 @@
-"""Contact poses -> cached ``LoadDistributor``: rebuilt only when the contacts move."""
+"""Contact poses -> cached ``LoadDistributor``: rebuilt only when the contacts move (no ROS)."""
 from typing import Optional, Sequence
 
 import numpy as np
@@ -6,6 +6,31 @@ import numpy as np
 from wrench_distribution.core import Contact, LoadDistributor
 from wrench_distribution.core.safe_load import MAX_ABS
 from wrench_distribution.core.spatial import same_poses
+
+
+def check_poses(positions, quaternions, names: Sequence[str]) -> tuple:
+    """Check contact poses before a solver is built from them.
+
+    :param positions: (n, 3) contact positions.
+    :param quaternions: (n, 4) contact orientations ``[qx, qy, qz, qw]``, any scale.
+    :param names: effector names (n).
+    :return: ``(positions, quaternions)`` as float arrays.
+    :raises ValueError: wrong count, NaN or Inf, out of range, zero quaternion.
+    """
+    positions = np.asarray(positions, dtype=float).reshape(-1, 3)
+    quaternions = np.asarray(quaternions, dtype=float).reshape(-1, 4)
+    if positions.shape[0] != len(names) or quaternions.shape[0] != len(names):
+        raise ValueError(f'expected {len(names)} contact poses (one per effector: '
+                         f'{", ".join(names)}), got {positions.shape[0]}')
+    if not (np.all(np.isfinite(positions)) and np.all(np.isfinite(quaternions))):
+        raise ValueError('contact poses contain NaN or Inf')
+    far = float(np.abs(positions).max(initial=0.0))
+    if far > MAX_ABS or float(np.abs(quaternions).max(initial=0.0)) > MAX_ABS:
+        raise ValueError(f'contact pose coordinate {far:.6g} is out of range (|x| <= '
+                         f'{MAX_ABS:g})')
+    if np.any(np.linalg.norm(quaternions, axis=1) < 1e-9):
+        raise ValueError('contact orientation quaternion is zero')
+    return positions, quaternions
 
 
 class DistributorCache:
@@ -53,20 +78,8 @@ class DistributorCache:
         :raises ValueError: (core errors) when the contacts are invalid; the cache is
             then left unchanged.
         """
-        positions = np.asarray(positions, dtype=float).reshape(-1, 3)
-        quaternions = np.asarray(quaternions, dtype=float).reshape(-1, 4)
-        if positions.shape[0] != len(self.names) or quaternions.shape[0] != len(self.names):
-            raise ValueError(f'expected {len(self.names)} contact poses (one per effector: '
-                             f'{", ".join(self.names)}), got {positions.shape[0]}')
-        if not (np.all(np.isfinite(positions)) and np.all(np.isfinite(quaternions))):
-            raise ValueError('contact poses contain NaN or Inf')
-        far = float(np.abs(positions).max(initial=0.0))
-        if far > MAX_ABS or float(np.abs(quaternions).max(initial=0.0)) > MAX_ABS:
-            raise ValueError(f'contact pose coordinate {far:.6g} is out of range (|x| <= '
-                             f'{MAX_ABS:g})')
+        positions, quaternions = check_poses(positions, quaternions, self.names)
         norms = np.linalg.norm(quaternions, axis=1)
-        if np.any(norms < 1e-9):
-            raise ValueError('contact orientation quaternion is zero')
         if options is None and self.same_poses(positions, quaternions):
             return False
         opts = self.options if options is None else options

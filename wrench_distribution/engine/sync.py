@@ -1,7 +1,8 @@
 """Synchronisation of the n F/T streams into samples, by header stamp.
 
-The rule is the analyzer node's (``analyzer_node.AnalyzerNode._on_ft``), applied
-message by message in arrival (bag) order:
+One rule, applied message by message in arrival order, live (:meth:`StampSynchronizer.offer`)
+and offline (:meth:`StampSynchronizer.push`, which matches runs of complete rounds with numpy
+and gives exactly what the message-by-message rule gives):
 
 * each effector has one slot holding its latest reading; a new message replaces it
   (a replaced, unused reading is counted as unsynchronised); a reading with NaN or
@@ -16,6 +17,7 @@ message by message in arrival (bag) order:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -28,6 +30,11 @@ class SyncCounters:
     stale: np.ndarray
     rejected_nan: np.ndarray
     received: np.ndarray
+
+
+#: What a dropped reading or sample was, for a live node's diagnostics: ``(effector index,
+#: cause, detail)``; the index is -1 for a whole sample; the detail is the skew or the age in ns.
+SyncEvent = Tuple[int, str, int]
 
 
 @dataclass
@@ -48,8 +55,11 @@ class StampSynchronizer:
         z = np.zeros(self.n, np.int64)
         self.counters = SyncCounters(z.copy(), z.copy(), z.copy(), z.copy())
         self._fresh = [False] * self.n
+        self._count = 0
         self._stamp = [0] * self.n
         self._wrench = np.zeros((self.n, 6))
+        #: events of the last :meth:`offer` (None while :meth:`push` runs: counters only)
+        self.events: Optional[List[SyncEvent]] = None
 
     #: groups examined per vectorised attempt, and slow-path messages between two
     #: attempts that found nothing (bounds the work on irregular streams)
@@ -68,6 +78,7 @@ class StampSynchronizer:
             completed in this chunk (sensor frames, as recorded).
         """
         n = self.n
+        self.events = None
         stream = np.asarray(stream, np.int64)
         recv_ns = np.asarray(recv_ns, np.int64)
         stamp_ns = np.asarray(stamp_ns, np.int64)
@@ -125,51 +136,84 @@ class StampSynchronizer:
         Stop early once the slots are empty again after a sample. Return the samples and the
         messages used.
         """
-        n, tol, age = self.n, self.tolerance_ns, self.max_age_ns
-        fresh, slot_stamp, slot_wrench = self._fresh, self._stamp, self._wrench
         out_stamp: list[int] = []
         out_meas: list[np.ndarray] = []
-        c = self.counters
-        count = sum(fresh)
         r = start
         while r < stop:
-            i = int(stream[r])
-            if not finite[r]:
-                c.rejected_nan[i] += 1
-                if fresh[i]:
-                    fresh[i] = False
-                    count -= 1
-                r += 1
-                continue
-            if fresh[i]:
-                c.unsynchronised[i] += 1
-            else:
-                fresh[i] = True
-                count += 1
-            slot_stamp[i] = int(stamp_ns[r])
-            slot_wrench[i] = wrench[r]
+            hi = self._accept(int(stream[r]), int(stamp_ns[r]), wrench[r], bool(finite[r]),
+                              int(recv_ns[r]))
             r += 1
-            if count < n:
-                continue
-            lo = min(slot_stamp)
-            hi = max(slot_stamp)
-            if hi - lo > tol:
-                k = slot_stamp.index(lo)
-                fresh[k] = False
-                count -= 1
-                c.unsynchronised[k] += 1
-                continue
-            for j in range(n):
-                fresh[j] = False
-            count = 0
-            if age and int(recv_ns[r - 1]) - lo > age:
-                c.stale += 1
-            else:
-                out_stamp.append(hi)
-                out_meas.append(slot_wrench.copy())
-            break  # slots empty: let the caller try the vectorised path again
-        meas = np.array(out_meas) if out_meas else np.empty((0, n, 6))
+            if hi is not None:
+                if hi >= 0:
+                    out_stamp.append(hi)
+                    out_meas.append(self._wrench.copy())
+                break  # slots empty: let the caller try the vectorised path again
+        meas = np.array(out_meas) if out_meas else np.empty((0, self.n, 6))
         return np.asarray(out_stamp, np.int64), meas, r - start
+
+    def offer(self, i: int, stamp_ns: int, wrench, recv_ns: int
+              ) -> tuple[Optional[int], Optional[np.ndarray]]:
+        """Synchronise one message (the live path); :attr:`events` tells what was dropped.
+
+        :param i: effector index.
+        :param stamp_ns: header stamp.
+        :param wrench: the reading (6,), sensor frame.
+        :param recv_ns: receive time (node clock), for ``max_age``.
+        :return: ``(sample stamp, readings (n, 6))`` when a sample completes, else
+            ``(None, None)``.
+        """
+        self.events = []
+        self.counters.received[i] += 1
+        wrench = np.asarray(wrench, float)
+        hi = self._accept(i, int(stamp_ns), wrench, bool(np.isfinite(wrench).all()), recv_ns)
+        if hi is None or hi < 0:
+            return None, None
+        return hi, self._wrench.copy()
+
+    def _drop(self, cause: str, i: int, detail: int = 0) -> None:
+        getattr(self.counters, cause)[i] += 1
+        if self.events is not None:
+            self.events.append((i, cause, detail))
+
+    def _accept(self, i: int, stamp: int, wrench: np.ndarray, finite: bool, recv: int
+                ) -> Optional[int]:
+        """Apply the rule to one message.
+
+        :return: None while the slots are filling; else the slots were emptied: the sample
+            stamp (the readings are in ``self._wrench``), or -1 when the sample was stale.
+        """
+        fresh = self._fresh
+        if not finite:
+            self._drop('rejected_nan', i)
+            if fresh[i]:
+                fresh[i] = False
+                self._count -= 1
+            return None
+        if fresh[i]:
+            self._drop('unsynchronised', i)
+        else:
+            fresh[i] = True
+            self._count += 1
+        self._stamp[i] = stamp
+        self._wrench[i] = wrench
+        if self._count < self.n:
+            return None
+        lo = min(self._stamp)
+        hi = max(self._stamp)
+        if hi - lo > self.tolerance_ns:
+            k = self._stamp.index(lo)
+            fresh[k] = False
+            self._count -= 1
+            self._drop('unsynchronised', k, hi - lo)
+            return None
+        self._fresh[:] = [False] * self.n
+        self._count = 0
+        if self.max_age_ns and recv - lo > self.max_age_ns:
+            self.counters.stale += 1
+            if self.events is not None:
+                self.events.append((-1, 'stale', recv - lo))
+            return -1
+        return hi
 
     def finish(self) -> None:
         """Count the readings left waiting at the end as unsynchronised."""
@@ -177,3 +221,4 @@ class StampSynchronizer:
             if self._fresh[j]:
                 self.counters.unsynchronised[j] += 1
                 self._fresh[j] = False
+        self._count = 0

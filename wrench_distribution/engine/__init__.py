@@ -1,0 +1,16 @@
+"""The ROS-free analysis engine shared by the analyzer node and the bag tools.
+
+:mod:`.sync` (synchronisation of the F/T streams), :mod:`.poses` (contact and sensor poses
+at a stamp), :mod:`.cache` (one solver per contact configuration), :mod:`.results` (the
+per-sample quantities) and :mod:`.analysis` (:class:`AnalysisEngine`, which puts them
+together with the sensor models and gravity).
+"""
+from .analysis import AnalysisEngine, Drop, Sample, Step
+from .cache import check_poses, DistributorCache
+from .poses import Edge, HeldPoses, PoseSource, same_frame, StaticPoses, TfTree
+from .results import ChunkResult, QUANTITIES
+from .sync import StampSynchronizer
+
+__all__ = ['AnalysisEngine', 'check_poses', 'ChunkResult', 'DistributorCache', 'Drop', 'Edge',
+           'HeldPoses', 'PoseSource', 'QUANTITIES', 'Sample', 'same_frame', 'StampSynchronizer',
+           'StaticPoses', 'Step', 'TfTree']

@@ -1,0 +1,365 @@
+"""The analysis engine: F/T readings -> manipulating and constraint parts, live and offline.
+
+One ROS-free object owns what turns raw sensor readings into the analyzer's outputs: the
+synchroniser (:mod:`.sync`), the contact poses at each sample's stamp (:mod:`.poses`), the
+sensor models and gravity, the solver cache (:mod:`.cache`) and the core's
+``LoadDistributor.analyze_batch``. The analyzer node calls :meth:`AnalysisEngine.offer`
+per message; ``analyze-bag`` calls :meth:`AnalysisEngine.push_chunk` per chunk of a bag. The
+rules are the same, so the two give the same samples, with the same values.
+
+Per sample, in order: a reading stamped more than ``max_future`` after its receive time is
+dropped (``future``); the synchroniser's rule (``unsynchronised``, ``stale``, ``nan``); a
+sample stamped at or before the last analysed one is dropped (``out_of_order``); a sample
+without contact (or sensor) poses at its stamp is dropped (``no_contacts``), except that
+live, while tf data that covers the stamp may still come, it waits (at most
+``contact_timeout``, or :data:`DEFAULT_WAIT_NS` when that is 0).
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from wrench_distribution.core import spatial as Q
+from .cache import DistributorCache
+from .poses import PoseSource, sensor_models_at
+from .results import ChunkResult, empty_shape, join, QUANTITIES
+from .sync import StampSynchronizer
+
+#: longest wait (stamp time) for tf data covering a sample when ``contact_timeout`` is 0
+DEFAULT_WAIT_NS = 1_000_000_000
+
+
+@dataclass
+class Drop:
+    """One dropped reading (``effector`` >= 0) or sample (``effector`` -1).
+
+    :param cause: ``future``, ``nan``, ``unsynchronised``, ``stale``, ``out_of_order``,
+        ``no_contacts``.
+    :param message: what happened, user-readable.
+    """
+
+    effector: int
+    cause: str
+    message: str
+
+
+@dataclass
+class Sample:
+    """One analysed sample (live path).
+
+    :param stamp_ns: the sample's stamp (the newest reading's header stamp).
+    :param result: the outputs, one row.
+    :param contact_wrenches: (n, 6) the readings in the contact frames.
+    :param distributor: the solver that analysed it.
+    """
+
+    stamp_ns: int
+    result: ChunkResult
+    contact_wrenches: np.ndarray
+    distributor: Any
+
+
+@dataclass
+class Step:
+    """What one message produced: analysed samples and drops."""
+
+    samples: list = field(default_factory=list)
+    drops: list = field(default_factory=list)
+
+
+class AnalysisEngine:
+    """Turns F/T readings into the analyzer's outputs.
+
+    :param config: ``AnalyzerConfig`` (:func:`wrench_distribution.config.load_analyzer_config`).
+    :param poses: contact poses in the object frame.
+    :param sensor_poses: sensor poses in their contact frames (tf ``sensor_frames``), or
+        None for the configured sensor poses.
+    :param contact_extras: extra ``Contact`` keyword arguments per effector (friction).
+    :param on_rebuild: called with the solver after each rebuild.
+    """
+
+    def __init__(self, config: Any, poses: PoseSource, sensor_poses: Optional[PoseSource] = None,
+                 contact_extras: Optional[list] = None,
+                 on_rebuild: Optional[Callable[[Any], None]] = None) -> None:
+        cfg = config
+        self.config = cfg
+        self.names = list(cfg.effectors)
+        self.n = len(self.names)
+        self.gravity = np.asarray(cfg.gravity, float)
+        self.frame = cfg.output_frame
+        self.poses = poses
+        self.sensor_poses = sensor_poses
+        self.cache = DistributorCache(self.names, cfg.contact_types, cfg.object_model,
+                                      cfg.options, cfg.contact_pose_tolerance, contact_extras)
+        self.sync = StampSynchronizer(self.n, 0)
+        self.on_rebuild = on_rebuild
+        self.basis_names: list = []
+        self.basis_units: list = []
+        self.regimes: dict = {}
+        self.distributors_built = 0
+        self.last_out_ns: Optional[int] = None
+        self.no_pose = 0
+        self.future = np.zeros(self.n, np.int64)
+        self.out_of_order = 0
+        #: why the last sample without contacts had none (None after an analysed sample)
+        self.contact_problem: Optional[str] = None
+        self._pending: deque = deque()
+        self.set_limits(cfg.sync_tolerance, cfg.max_age, cfg.params.get('max_future', 0.0),
+                        cfg.contact_timeout)
+
+    def set_limits(self, sync_tolerance: float, max_age: float, max_future: float,
+                   contact_timeout: float) -> None:
+        """Apply the time limits (s; 0 disables ``max_age``, ``max_future``, the timeout).
+
+        :param sync_tolerance: largest stamp skew inside a sample.
+        :param max_age: staleness of a sample against its receive time.
+        :param max_future: how far a stamp may be ahead of its receive time.
+        :param contact_timeout: age limit of contact poses; also the longest tf wait.
+        """
+        self.sync.tolerance_ns = int(round(sync_tolerance * 1e9))
+        self.sync.max_age_ns = int(round(max_age * 1e9))
+        self.future_ns = int(round(max_future * 1e9))
+        timeout_ns = int(round(contact_timeout * 1e9))
+        self.wait_ns = timeout_ns or DEFAULT_WAIT_NS
+        if hasattr(self.poses, 'set_timeout'):
+            self.poses.set_timeout(timeout_ns)
+
+    # -- offline: one chunk of a bag -------------------------------------------------------
+    def push_chunk(self, stream: np.ndarray, recv_ns: np.ndarray, stamp_ns: np.ndarray,
+                   wrench: np.ndarray) -> ChunkResult:
+        """Synchronise and analyse one chunk of F/T messages (arrival order).
+
+        :param stream: effector index per message (m,).
+        :param recv_ns: receive times (m,).
+        :param stamp_ns: header stamps (m,).
+        :param wrench: readings (m, 6), sensor frames.
+        :return: the samples completed in this chunk.
+        """
+        stream = np.asarray(stream, np.int64)
+        stamp_ns = np.asarray(stamp_ns, np.int64)
+        recv_ns = np.asarray(recv_ns, np.int64)
+        if self.future_ns:
+            ahead = stamp_ns - recv_ns > self.future_ns
+            if ahead.any():
+                self.future += np.bincount(stream[ahead], minlength=self.n)
+                keep = ~ahead
+                stream, recv_ns, stamp_ns, wrench = (stream[keep], recv_ns[keep],
+                                                     stamp_ns[keep], wrench[keep])
+        st, readings = self.sync.push(stream, recv_ns, stamp_ns, wrench)
+        if len(st):
+            later = st > np.maximum.accumulate(
+                np.concatenate([[self.last_out_ns if self.last_out_ns is not None else -1],
+                                st[:-1]]))
+            self.out_of_order += int(np.count_nonzero(~later))
+            st, readings = st[later], readings[later]
+        return self.analyze(st, readings)
+
+    def analyze(self, stamps_ns: np.ndarray, readings: np.ndarray) -> ChunkResult:
+        """Analyse synchronised samples; samples without poses are dropped and counted.
+
+        :param stamps_ns: sample stamps (k,), increasing.
+        :param readings: raw sensor readings (k, n, 6), sensor frame about the sensor origin.
+        :return: the analysed samples.
+        """
+        stamps_ns = np.asarray(stamps_ns, np.int64)
+        poses, sensors, valid = self._poses_at(stamps_ns)
+        outs: dict = {q.name: [] for q in QUANTITIES}
+        kept = []
+        for a, b in _runs(poses, sensors, valid):
+            if not valid[a]:
+                self._no_pose(int(stamps_ns[a]), b - a)
+                continue
+            part = self._analyze_run(readings[a:b], poses[a], None if sensors is None
+                                     else sensors[a])
+            if part is None:
+                self.no_pose += b - a
+                continue
+            kept.append(stamps_ns[a:b])
+            for name, values in part[0].items():
+                outs[name].append(values)
+        if kept:
+            self.last_out_ns = int(kept[-1][-1])
+        m = len(self.basis_names)
+        values = {q.name: join(outs[q.name], empty_shape(q, self.n, m)) for q in QUANTITIES}
+        return ChunkResult(stamp_ns=join(kept, (0,)).astype(np.int64), values=values)
+
+    def _poses_at(self, stamps_ns: np.ndarray) -> tuple:
+        """Contact poses (k, n, 7), sensor poses (k, n, 7) or None, validity (k,)."""
+        poses, valid = self.poses.at(stamps_ns)
+        sensors = None
+        if self.sensor_poses is not None:
+            sensors, sensor_valid = self.sensor_poses.at(stamps_ns)
+            valid = valid & sensor_valid
+        return np.ascontiguousarray(poses), sensors, valid
+
+    def _no_pose(self, stamp_ns: int, count: int) -> str:
+        why = self.poses.why(stamp_ns)
+        if self.sensor_poses is not None and self.poses.at(np.array([stamp_ns]))[1].all():
+            why = f'sensor frames not known yet ({self.sensor_poses.why(stamp_ns)})'
+        self.no_pose += count
+        self.contact_problem = why
+        return why
+
+    def _analyze_run(self, readings: np.ndarray, pose: np.ndarray,
+                     sensor_pose: Optional[np.ndarray]) -> Optional[tuple]:
+        """Analyse samples sharing one contact configuration.
+
+        :return: ``(values per quantity, contact wrenches (k, n, 6))``, or None when the
+            poses are refused (the reason is in :attr:`contact_problem`).
+        """
+        try:
+            if self.cache.update(pose[:, :3], pose[:, 3:]):
+                self._rebuilt()
+        except ValueError as err:
+            self.contact_problem = f'contact poses rejected: {err}'
+            return None
+        dist = self.cache.distributor
+        g_contact = Q.rotate_inverse(self.cache.quaternions, self.gravity)
+        contact = np.empty(readings.shape)
+        for i, sensor in enumerate(sensor_models_at(self.config.sensors, sensor_pose)):
+            contact[:, i] = sensor.to_contact(readings[:, i], g_contact[i])
+        with np.errstate(all='ignore'):  # overflow ends as Inf, refused by the caller
+            batch = dist.analyze_batch(contact)
+        self.contact_problem = None
+        return {q.name: getattr(batch, q.source.format(frame=self.frame))
+                for q in QUANTITIES}, contact
+
+    def _rebuilt(self) -> None:
+        dist = self.cache.distributor
+        self.basis_names = list(dist.basis_names)
+        self.basis_units = list(getattr(dist, 'basis_units', []))
+        self.regimes[dist.regime.message] = dist.regime.name
+        self.distributors_built += 1
+        if self.on_rebuild is not None:
+            self.on_rebuild(dist)
+
+    def prepare(self, pose: np.ndarray) -> None:
+        """Build the solver for these contact poses now (static contacts fail at start-up).
+
+        :param pose: (n, 7) contact poses in the object frame.
+        :raises ValueError: when the core rejects them.
+        """
+        if self.cache.update(pose[:, :3], pose[:, 3:]):
+            self._rebuilt()
+
+    def adopt_options(self, options, distributor=None) -> None:
+        """Use new solver options (``torque_share``), with the solver already built for them.
+
+        :param options: the accepted ``DistributionOptions``.
+        :param distributor: the solver built with them on the current poses, or None.
+        """
+        self.cache.adopt_options(options, distributor)
+        if distributor is not None:
+            self._rebuilt()
+
+    # -- live: one message at a time ---------------------------------------------------------
+    def offer(self, i: int, stamp_ns: int, wrench, recv_ns: int) -> Step:
+        """Take one F/T reading (the live path).
+
+        :param i: effector index.
+        :param stamp_ns: its header stamp.
+        :param wrench: the reading (6,), sensor frame.
+        :param recv_ns: receive time (node clock; 0 when the clock has not started).
+        :return: the samples analysed and the drops caused by this reading.
+        """
+        step = Step()
+        ahead = stamp_ns - recv_ns
+        if self.future_ns and recv_ns > 0 and ahead > self.future_ns:
+            self.future[i] += 1
+            step.drops.append(Drop(i, 'future', f"F/T reading of '{self.names[i]}' is stamped "
+                                   f'{ahead * 1e-9:.3f} s ahead of the node clock '
+                                   '(> max_future); dropped'))
+            return step
+        hi, readings = self.sync.offer(i, stamp_ns, wrench, recv_ns if recv_ns > 0 else stamp_ns)
+        step.drops += [self._sync_drop(*event) for event in self.sync.events]
+        if hi is not None:
+            self._pending.append((hi, readings))
+        self._drain(recv_ns, step)
+        return step
+
+    def retry(self, now_ns: int) -> Step:
+        """Analyse the samples waiting for tf data that has come since (call periodically).
+
+        :param now_ns: node clock now.
+        :return: the samples analysed and the drops.
+        """
+        step = Step()
+        self._drain(now_ns, step)
+        return step
+
+    def _sync_drop(self, i: int, cause: str, detail: int) -> Drop:
+        if cause == 'rejected_nan':
+            return Drop(i, 'nan', f"F/T reading of '{self.names[i]}' contains NaN or Inf; dropped")
+        if cause == 'stale':
+            return Drop(-1, 'stale', f'F/T sample is stale: {detail * 1e-9:.3f} s old > max_age; '
+                        'dropped')
+        if detail:
+            return Drop(i, 'unsynchronised', f'F/T streams out of sync: skew {detail * 1e-6:.1f} '
+                        f"ms > sync_tolerance; dropped the reading of '{self.names[i]}'")
+        return Drop(i, 'unsynchronised', f"F/T reading of '{self.names[i]}' replaced before the "
+                    'other streams delivered theirs (streams at different rates?)')
+
+    def _drain(self, now_ns: int, step: Step) -> None:
+        """Analyse the waiting samples in order, as far as their poses are known."""
+        while self._pending:
+            hi, readings = self._pending[0]
+            if self.last_out_ns is not None and hi <= self.last_out_ns:
+                self._pending.popleft()
+                self.out_of_order += 1
+                step.drops.append(Drop(-1, 'out_of_order', 'F/T sample stamped '
+                                       f'{(self.last_out_ns - hi) * 1e-9:.6f} s before (or at) '
+                                       'the last published one; dropped (outputs never go '
+                                       'backwards)'))
+                continue
+            poses, sensors, valid = self._poses_at(np.array([hi], np.int64))
+            if not valid[0] and self._may_come(hi, now_ns):
+                return
+            self._pending.popleft()
+            if not valid[0]:
+                step.drops.append(Drop(-1, 'no_contacts', f'no analysis: {self._no_pose(hi, 1)}'))
+                continue
+            part = self._analyze_run(readings[None], poses[0], None if sensors is None
+                                     else sensors[0])
+            if part is None:
+                self.no_pose += 1
+                step.drops.append(Drop(-1, 'no_contacts', f'no analysis: {self.contact_problem}'))
+                continue
+            self.last_out_ns = hi
+            result = ChunkResult(np.array([hi], np.int64), part[0])
+            step.samples.append(Sample(hi, result, part[1][0], self.cache.distributor))
+
+    def _may_come(self, stamp_ns: int, now_ns: int) -> bool:
+        """Whether to keep waiting for poses at ``stamp_ns`` (live tf data still arriving)."""
+        sources = [self.poses] + ([self.sensor_poses] if self.sensor_poses is not None else [])
+        if not any(s.waiting(stamp_ns) for s in sources):
+            return False
+        return now_ns <= 0 or now_ns - stamp_ns <= self.wait_ns
+
+    def counters(self) -> Any:
+        """Return what was dropped so far.
+
+        :return: the synchroniser's counters, plus ``future`` (per effector) and
+            ``out_of_order`` (samples).
+        """
+        from types import SimpleNamespace
+        return SimpleNamespace(**vars(self.sync.counters), future=self.future,
+                               out_of_order=self.out_of_order)
+
+    def finish(self) -> None:
+        """End of the input: readings left waiting are counted as unsynchronised."""
+        self.sync.finish()
+
+
+def _runs(poses: np.ndarray, sensors: Optional[np.ndarray], valid: np.ndarray) -> list:
+    """``(first, stop)`` of the runs of samples with equal poses and validity."""
+    k = len(valid)
+    if not k:
+        return []
+    change = np.any(poses[1:] != poses[:-1], axis=(1, 2)) | (valid[1:] != valid[:-1])
+    if sensors is not None:
+        change |= np.any(sensors[1:] != sensors[:-1], axis=(1, 2))
+    bounds = [0] + (np.flatnonzero(change) + 1).tolist() + [k]
+    return list(zip(bounds[:-1], bounds[1:]))

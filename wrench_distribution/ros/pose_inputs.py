@@ -1,0 +1,110 @@
+"""The analyzer's contact (and sensor) pose inputs, fed into the engine's pose sources.
+
+``static``: the configured poses. ``topic``: each PoseArray is checked and added to a
+:class:`~wrench_distribution.engine.poses.HeldPoses`, the class ``analyze-bag`` fills from
+the bag. ``tf``: :class:`~wrench_distribution.ros.tf.TfBufferPoses` looks the contact frames
+(and ``sensor_frames``) up at each sample's stamp in the tf2 buffer; a 10 Hz timer lets the
+engine analyse the samples that waited for tf data.
+"""
+from typing import Callable, Optional
+
+from geometry_msgs.msg import PoseArray
+
+from wrench_distribution.config import ConfigError
+from wrench_distribution.core.codec import stamp_to_ns
+from wrench_distribution.engine.poses import HeldPoses, StaticPoses
+from wrench_distribution.ros.conversions import pose_array_to_arrays
+from wrench_distribution.ros.diagnostics import DiagnosticsState, ERROR
+from wrench_distribution.ros.qos import reliable_qos
+
+#: period of the timer that retries samples waiting for tf data (s)
+TF_RETRY_PERIOD = 0.1
+
+
+class PoseInputs:
+    """Build the pose sources of the configured ``contact_source`` and feed them.
+
+    :param node: the rclpy node.
+    :param config: the typed ``AnalyzerConfig``.
+    :param diag: diagnostics state for rejected pose messages.
+    :raises ConfigError: when tf is configured but tf2 is not importable.
+    """
+
+    def __init__(self, node, config, diag: DiagnosticsState) -> None:
+        self.node = node
+        self.config = config
+        self.diag = diag
+        self.source = config.contact_source
+        self.sensors = None
+        self.rejected: Optional[str] = None
+        names = list(config.effectors)
+        if self.source == 'static':
+            self.contacts = StaticPoses([list(c.position) + list(c.orientation)
+                                         for c in config.contacts])
+        elif self.source == 'topic':
+            self.contacts = HeldPoses(names, config.object_frame,
+                                      int(round(config.contact_timeout * 1e9)))
+        else:
+            self._tf_sources(config)
+
+    def _tf_sources(self, config) -> None:
+        from wrench_distribution.ros.tf import tf2_available, TfBufferPoses, TfPoseLookup
+        if not tf2_available():
+            raise ConfigError("parameter 'contact_source': 'tf' needs tf2_ros, which is "
+                              'not importable here; accepted here: topic, static')
+        frames = list(config.contact_frames)
+        lookup = TfPoseLookup(self.node, config.object_frame, frames)
+        self.contacts = TfBufferPoses(lookup, [config.object_frame] * len(frames), frames)
+        sensor_frames = config.params.get('sensor_frames')
+        if sensor_frames:
+            self.sensors = TfBufferPoses(lookup, frames, sensor_frames)
+
+    def start(self, engine, publish: Callable) -> None:
+        """Subscribe (topic) or start the retry timer (tf); check static poses now.
+
+        :param engine: the node's ``AnalysisEngine``.
+        :param publish: called with each ``Step`` the retry timer produces.
+        :raises ConfigError: when the core rejects the static contacts.
+        """
+        self.engine = engine
+        self.publish = publish
+        if self.source == 'static':
+            try:
+                engine.prepare(self.contacts.poses)
+            except ValueError as e:
+                raise ConfigError("parameter 'contact_positions'/'contact_orientations': "
+                                  f'the core rejects the static contacts: {e}') from None
+        elif self.source == 'topic':
+            self.node.create_subscription(PoseArray, self.config.topics['contact_poses'],
+                                          self._on_poses, reliable_qos(10))
+        else:
+            self.node.create_timer(TF_RETRY_PERIOD, self._retry)
+
+    def _retry(self) -> None:
+        self.publish(self.engine.retry(self.node.get_clock().now().nanoseconds))
+
+    def _on_poses(self, msg: PoseArray) -> None:
+        pos, quat = pose_array_to_arrays(msg)
+        try:
+            pose = self.contacts.check(msg.header.frame_id, pos, quat)
+        except ValueError as e:
+            self.rejected = f'contact poses rejected: {e}'
+            self.diag.problem('rejected_contacts', self.rejected, ERROR)
+            return
+        self.rejected = None
+        self.contacts.add(stamp_to_ns(msg.header.stamp), pose)
+
+    def problem(self) -> Optional[str]:
+        """Why the contacts cannot be used yet, or None.
+
+        :return: a reason, or None.
+        """
+        if self.rejected is not None:
+            return self.rejected
+        if self.engine.cache.distributor is not None:
+            return None
+        if self.source == 'topic' and not len(self.contacts.stamps):
+            return f'no contact poses yet (contact_source=topic, {self.contacts.description})'
+        if self.source == 'tf' and self.contacts.problem:
+            return f'no contact poses yet (contact_source=tf: {self.contacts.problem})'
+        return None
