@@ -11,9 +11,9 @@
 
 No ROS import anywhere in this package.
 """
-from .loading import (AnalyzerConfig, build_core_objects, contact_friction_fields,
+from .loading import (AnalyzerConfig, build_core_objects, contact_friction_fields, contacts_from,
                       DistributorConfig, load_analyzer_config, load_distributor_config,
-                      read_ros_params_yaml)
+                      read_ros_params_yaml, sensor_models_from)
 from .readme import parameter_table, readme_tables, simulator_tables
 from .schema import (ANALYZER_PARAMS, BUILTIN_PARAMS, COMMON_PARAMS, ConfigError,
                      DISTRIBUTOR_PARAMS, LIMIT_CEILING, ParamSpec)
@@ -23,8 +23,8 @@ from .validation import (check_param_value, parse_handles, parse_schedule, per_e
 __all__ = [
     'ANALYZER_PARAMS', 'AnalyzerConfig', 'BUILTIN_PARAMS', 'COMMON_PARAMS', 'ConfigError',
     'DISTRIBUTOR_PARAMS', 'DistributorConfig', 'LIMIT_CEILING', 'ParamSpec',
-    'build_core_objects', 'check_param_value', 'contact_friction_fields',
+    'build_core_objects', 'check_param_value', 'contact_friction_fields', 'contacts_from',
     'load_analyzer_config', 'load_distributor_config', 'parameter_table', 'parse_handles',
     'parse_schedule', 'per_effector_limits', 'read_ros_params_yaml', 'readme_tables',
-    'ros_yaml_type_problems', 'simulator_tables', 'validate_params',
+    'ros_yaml_type_problems', 'sensor_models_from', 'simulator_tables', 'validate_params',
 ]

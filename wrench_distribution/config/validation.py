@@ -38,11 +38,7 @@ def _check_scalar(spec: ParamSpec, value: Any, fail) -> Any:
     """Check a string, bool, double or integer value (see :func:`check_param_value`)."""
     t = spec.type
     if t == STRING:
-        if not isinstance(value, str):
-            raise fail(f'expected a string, got {value!r}')
-        if spec.accepted is not None and value not in spec.accepted:
-            raise fail(f'{value!r} is not accepted')
-        return value
+        return _check_string(spec, value, fail, 'a string')
     if t == BOOL:
         if not isinstance(value, bool):
             raise fail(f'expected true or false, got {value!r}')
@@ -64,6 +60,15 @@ def _check_scalar(spec: ParamSpec, value: Any, fail) -> Any:
     raise fail(f'unknown type {t}')  # pragma: no cover
 
 
+def _check_string(spec: ParamSpec, value: Any, fail, expected: str) -> str:
+    """Check a string, or one entry of a string array, against the accepted values."""
+    if not isinstance(value, str):
+        raise fail(f'expected {expected}, got {value!r}')
+    if spec.accepted is not None and value not in spec.accepted:
+        raise fail(f'{value!r} is not accepted')
+    return value
+
+
 def _check_array(spec: ParamSpec, value: Any, fail) -> list:
     """Check an array value (see :func:`check_param_value`)."""
     t = spec.type
@@ -76,12 +81,7 @@ def _check_array(spec: ParamSpec, value: Any, fail) -> list:
             raise fail(f'expected a list, got {value!r}') from None
     out = list(value)
     if t == STRING_ARRAY:
-        for v in out:
-            if not isinstance(v, str):
-                raise fail(f'expected strings, got {v!r}')
-            if spec.accepted is not None and v not in spec.accepted:
-                raise fail(f'{v!r} is not accepted')
-        return out
+        return [_check_string(spec, v, fail, 'strings') for v in out]
     if t == DOUBLE_ARRAY:
         res = []
         for v in out:

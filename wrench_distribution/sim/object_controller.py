@@ -6,9 +6,11 @@ the ROS node is ``object_controller_node``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import numpy as np
 
+from wrench_distribution.core.contacts import inertia_matrix
 from wrench_distribution.core.spatial import cross, exp_so3, log_so3
 
 from ..config.sim import CONTROLLER_DEFAULTS  # noqa: F401 (re-exported)
@@ -132,3 +134,19 @@ class PoseController:
         torque = inertia_w @ (alpha_d + kp_r * e_rot + kd_r * (omega_d - omega)) + cross(
             omega, inertia_w @ omega)
         return np.concatenate([rotation.T @ force, rotation.T @ torque])
+
+
+def controller_from(params: Mapping) -> PoseController:
+    """Build the controller of the ``object_controller`` parameters.
+
+    :param params: validated ``object_controller`` parameters
+        (``validate_params('object_controller', ...)``).
+    :return: the controller (its start pose unset).
+    """
+    return PoseController(
+        params['object_mass'], inertia_matrix(params['object_inertia']),
+        np.array(params['object_com']), np.array(params['gravity']),
+        (params['position_gain'], params['velocity_gain'], params['orientation_gain'],
+         params['angular_velocity_gain']),
+        np.array(params['move_offset']), np.array(params['move_rotation']),
+        params['move_start'], params['move_duration'])

@@ -20,11 +20,10 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 from wrench_distribution.config.sim import CONTROLLER_PARAMS
 from wrench_distribution.core.codec import join_labels, stamp_to_ns
-from wrench_distribution.core.contacts import inertia_matrix
 from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
 from wrench_distribution.ros.parameters import declare_and_validate
 
-from .object_controller import parse_schedule, PoseController, scheduled
+from .object_controller import controller_from, parse_schedule, scheduled
 
 
 class ObjectControllerNode(Node):
@@ -35,13 +34,7 @@ class ObjectControllerNode(Node):
         p = declare_and_validate(self, CONTROLLER_PARAMS, 'object_controller')
         self.p = p
         self.schedule = parse_schedule(p['internal_load_schedule'])
-        self.law = PoseController(
-            p['object_mass'], inertia_matrix(p['object_inertia']), np.array(p['object_com']),
-            np.array(p['gravity']),
-            (p['position_gain'], p['velocity_gain'], p['orientation_gain'],
-             p['angular_velocity_gain']),
-            np.array(p['move_offset']), np.array(p['move_rotation']), p['move_start'],
-            p['move_duration'])
+        self.law = controller_from(p)
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self.wrench_pub = self.create_publisher(WrenchStamped, 'desired_wrench', reliable)
         self.load_pub = self.create_publisher(Float64MultiArray, 'internal_load', reliable)

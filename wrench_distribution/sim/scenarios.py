@@ -17,11 +17,11 @@ import yaml
 from .ft_sensor import SimulatedFTSensors
 from .grasp import GraspCompliance
 from .simulator import HeldObjectSim
+from ..config.loading import sensor_models_from
 from ..config.schema import ConfigError
 from ..config.sim import BASELINE_DEFAULTS  # noqa: F401 (re-exported)
 from ..config.validation import validate_params
 from ..core.contacts import inertia_matrix
-from ..core.sensor_model import SensorModel
 
 SCENARIOS = ('dual_arm', 'three_finger_hand', 'quadruped_stance')
 
@@ -166,25 +166,6 @@ def _friction(values, n: int):
     return np.where(v > 0, v, np.nan)
 
 
-def sensor_models(params: Mapping) -> list:
-    """Build the core :class:`SensorModel` of every effector, from the sensor parameters.
-
-    The names match the analyzer's (``sensor_positions``, ``sensor_orientations``,
-    ``sensor_signs``, ``tool_masses``, ``tool_coms``); empty arrays mean the defaults.
-
-    :param params: a section holding ``effectors`` and the sensor parameters.
-    :return: list of n sensor models
-    """
-    n = len(params['effectors'])
-    pos = _per_effector(params.get('sensor_positions', []), n, 3, [0, 0, 0])
-    ori = _per_effector(params.get('sensor_orientations', []), n, 4, [0, 0, 0, 1])
-    signs = list(params.get('sensor_signs', [])) or [1] * n
-    masses = list(params.get('tool_masses', [])) or [0.0] * n
-    coms = _per_effector(params.get('tool_coms', []), n, 3, [0, 0, 0])
-    return [SensorModel(tuple(pos[i]), tuple(ori[i]), int(signs[i]), float(masses[i]),
-                        tuple(coms[i])) for i in range(n)]
-
-
 def build_sensors(params: Mapping) -> SimulatedFTSensors:
     """Build the simulated sensors of a scenario.
 
@@ -192,5 +173,5 @@ def build_sensors(params: Mapping) -> SimulatedFTSensors:
     :return: the sensors
     """
     p = sim_params(params)
-    return SimulatedFTSensors(sensor_models(p), p['sensor_force_noise'],
+    return SimulatedFTSensors(sensor_models_from(p), p['sensor_force_noise'],
                               p['sensor_torque_noise'], p['sensor_biases'], int(p['noise_seed']))
