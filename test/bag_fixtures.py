@@ -98,7 +98,7 @@ def contact_motion(t_s: np.ndarray) -> np.ndarray:
     return out
 
 
-def _to_sensor(applied: np.ndarray, contact_quat: np.ndarray, i: int) -> np.ndarray:
+def to_sensor(applied: np.ndarray, contact_quat: np.ndarray, i: int) -> np.ndarray:
     """Sensor reading that corresponds to an applied contact wrench (by hand)."""
     rs = Rotation.from_quat(SENSOR_ORIENTATIONS[i]).as_matrix()
     p = SENSOR_POSITIONS[i]
@@ -145,7 +145,7 @@ def make_scenario(k: int = 200, moving: bool = False, seed: int = 0,
             r = Rotation.from_quat(poses[j, i, 3:]).inv()
             applied[j, i] = np.concatenate([r.apply(applied_object[j, i, :3]),
                                             r.apply(applied_object[j, i, 3:])])
-            readings[j, i] = _to_sensor(applied[j, i], poses[j, i, 3:], i)
+            readings[j, i] = to_sensor(applied[j, i], poses[j, i, 3:], i)
     return Scenario(stamps, resultant, squeeze, applied, readings, poses)
 
 
@@ -226,7 +226,8 @@ TF = 'tf2_msgs/msg/TFMessage'
 def write_scenario_bag(path: Path, sc: Scenario, storage: str = 'sqlite3', *,
                        poses: str = 'none', drop: Sequence[tuple[int, int]] = (),
                        topics: Optional[Sequence[str]] = None,
-                       pose_period: int = 10, sensor_frames: bool = False) -> Path:
+                       pose_period: int = 10, sensor_frames: bool = False,
+                       bad_frames: Sequence[tuple[int, int]] = ()) -> Path:
     """Write the scenario's F/T streams (and contact poses) into a bag.
 
     Receive times lag the header stamps by a different delay per effector (so a
@@ -239,6 +240,8 @@ def write_scenario_bag(path: Path, sc: Scenario, storage: str = 'sqlite3', *,
     :param sensor_frames: with ``'tf'``, also the sensor frames ``<effector>_ft`` as static
         children of the contact frames (the sensor poses of the scenario).
     :param drop: ``(sample, effector)`` messages left out of the bag.
+    :param bad_frames: ``(sample, effector)`` messages written in frame ``wrong`` instead of
+        ``<effector>_ft``.
     """
     bw = BagWriter(path, storage)
     topics = list(topics or [f'/{e}/ft_sensor' for e in EFFECTORS])
@@ -247,8 +250,9 @@ def write_scenario_bag(path: Path, sc: Scenario, storage: str = 'sqlite3', *,
         for i, e in enumerate(EFFECTORS):
             if (j, i) in dropped:
                 continue
+            frame = 'wrong' if (j, i) in set(bad_frames) else f'{e}_ft'
             bw.add(topics[i], WS, int(ns) + 300_000 * (i + 1),
-                   wrench_msg(int(ns), f'{e}_ft', sc.readings[j, i]))
+                   wrench_msg(int(ns), frame, sc.readings[j, i]))
     k = len(sc.stamps_ns)
     if poses == 'topic':
         for j in range(0, k, pose_period):

@@ -147,18 +147,20 @@ def test_live_replay_equals_offline(tmp_path, procs, poses):
     analyzer = script('analyzer')  # wherever it is installed (venv, colcon, PATH)
     env = ros_env()
     sc = F.make_scenario(SAMPLES, seed=7)
-    # one F/T message lost, so that the synchronisation rule matters
+    # one F/T message lost and one in the wrong frame, so that the synchronisation rule matters
     bag = F.write_scenario_bag(tmp_path / 'bag', sc, 'sqlite3', drop=[(40, 2)],
-                               poses='none' if poses == 'static' else 'topic')
+                               poses='none' if poses == 'static' else 'topic',
+                               bad_frames=[(70, 0)])
     params = F.params(poses, use_sim_time=True, input_qos='reliable', output_qos='reliable',
-                      qos_depth=1000, diagnostics_period=1.0)
+                      qos_depth=1000, diagnostics_period=1.0,
+                      ft_frames=[f'{e}_ft' for e in F.EFFECTORS])
     cfg = tmp_path / 'params.yaml'
     cfg.write_text(yaml.safe_dump(params))
 
     # offline, with the very same parameter file
     analyze_bag(bag, load_analyzer_config(cfg), tmp_path / 'offline', Options(plots=False))
     header, offline, offline_stamps = read_offline(tmp_path / 'offline')
-    assert len(offline_stamps) == SAMPLES - 1
+    assert len(offline_stamps) == SAMPLES - 2
 
     # live: analyzer (sim time) <- player (/clock + recorded topics); recorder -> JSON
     node = procs.start([analyzer, '--ros-args', '--params-file', str(cfg)],
@@ -166,7 +168,7 @@ def test_live_replay_equals_offline(tmp_path, procs, poses):
     rec_script = tmp_path / 'recorder.py'
     rec_script.write_text(RECORDER)
     rec_out = tmp_path / 'live.json'
-    rec = procs.start([sys.executable, str(rec_script), str(rec_out), str(SAMPLES - 1), '40',
+    rec = procs.start([sys.executable, str(rec_script), str(rec_out), str(SAMPLES - 2), '40',
                        ','.join(F.EFFECTORS)], tmp_path / 'recorder.log', env)
     assert wait_for_line(tmp_path / 'recorder.log', 'READY', 30, rec), \
         (tmp_path / 'analyzer.log').read_text()[-2000:]
@@ -206,7 +208,7 @@ def test_live_replay_equals_offline(tmp_path, procs, poses):
                                rtol=1e-9, atol=1e-9)
     # and both recover the prescribed squeeze
     keep = np.ones(SAMPLES, bool)
-    keep[40] = False
+    keep[[40, 70]] = False
     np.testing.assert_allclose(np.array([x[1] for x in lam])[:, labels.index(F.SQUEEZE)],
                                sc.squeeze[keep], atol=1e-8)
 

@@ -341,7 +341,7 @@ def check_csv_equals_parquet(out: Path) -> None:
 
 
 def reference_rule(n, tol, age, stream, recv, stamp, wrench):
-    """Apply the analyzer node's ``_on_ft`` rule, transcribed message by message."""
+    """Apply the analyzer node's synchronisation rule (README: sync_tolerance, max_age), message by message."""
     fresh, stamps, raw, out = [False] * n, [0] * n, np.zeros((n, 6)), []
     for i, r, s, w in zip(stream, recv, stamp, wrench):
         if not np.isfinite(w).all():
@@ -392,11 +392,12 @@ def test_sync_equals_the_node_rule_on_irregular_streams(seed):
     assert len(expected) > k // 2
 
 
-def test_sqlite_fast_read_equals_rosbags_order(tmp_path, monkeypatch):
+def test_sqlite_fast_read_equals_rosbags_order(tmp_path):
     """Reading the sqlite3 file directly gives rosbags' messages in rosbags' order.
 
     Also with equal receive times and messages missing.
     """
+    from rosbags.highlevel import AnyReader
     from wrench_distribution.bag.reader import BagReader
     sc = F.make_scenario(50, seed=9)
     bw = F.BagWriter(tmp_path / 'bag', 'sqlite3')
@@ -411,17 +412,16 @@ def test_sqlite_fast_read_equals_rosbags_order(tmp_path, monkeypatch):
     bag = bw.close()
     topics = [f'/{e}/ft_sensor' for e in F.EFFECTORS]
 
-    def chunks():
-        with BagReader(bag) as reader:
+    def chunks(fast: bool):
+        with BagReader(bag, fast_sqlite=fast) as reader:
+            assert reader.fast_path(topics) == fast
             parts = list(reader.wrench_chunks(topics, 17))
         return [np.concatenate([p[j] for p in parts]) for j in range(4)]
-    with BagReader(bag) as reader:
-        assert reader._sqlite_sources({t: i for i, t in enumerate(topics)})  # fast path
+    with AnyReader([bag]) as plain:  # rosbags itself: the order to reproduce
         expected = [(topics.index(c.topic), t, raw) for c, t, raw in
-                    reader._reader.messages(connections=reader._reader.connections)]
-    fast = chunks()
-    monkeypatch.setattr(BagReader, '_sqlite_sources', lambda self, index: None)
-    slow = chunks()
+                    plain.messages(connections=plain.connections)]
+    fast = chunks(True)
+    slow = chunks(False)
     for f, s in zip(fast, slow):  # stream, receive time, stamp, wrench
         np.testing.assert_array_equal(f, s)
     assert fast[0].tolist() == [e[0] for e in expected]
@@ -444,7 +444,7 @@ def test_every_commanded_element_is_read_back_by_analyze_bag(tmp_path, storage):
     resultant = sc.resultant.copy()
     resultant[::3, 3:] = 0.0  # zero resultant torque on every third sample
     applied = dist.synthesize_batch(resultant, lam).wrench_contact
-    readings = np.array([[F._to_sensor(applied[j, i], F.ORIENTATIONS[i], i) for i in range(len(F.EFFECTORS))]
+    readings = np.array([[F.to_sensor(applied[j, i], F.ORIENTATIONS[i], i) for i in range(len(F.EFFECTORS))]
                          for j in range(k)])
     sc = dataclasses.replace(sc, resultant=resultant, applied=applied, readings=readings)
     bag = F.write_scenario_bag(tmp_path / 'bag', sc, storage)

@@ -64,7 +64,6 @@ class AnalyzerNode(Node):
         self._use_object_frame = cfg['output_frame'] == 'object'
         self._diag = DiagnosticsState(f'{self.get_name()}: analysis', self.get_name(),
                                       _CONCERNS, self.get_logger())
-        self._ft_frames = cfg['ft_frames'] or [''] * len(self._names)
         self._friction = FrictionStage(cfg, 'check')
         self._friction_pub = self.create_publisher(Float64MultiArray, cfg['friction_topic'], 10) \
             if cfg['friction_topic'] and self._friction.active else None
@@ -120,16 +119,11 @@ class AnalyzerNode(Node):
 
     # -- the per-message path -----------------------------------------------------------
     def _on_ft(self, i: int, msg: WrenchStamped) -> None:
-        want = self._ft_frames[i]
         stamp = stamp_to_ns(msg.header.stamp)
         self._last_stamp_ns[i] = stamp
-        if want and msg.header.frame_id != want:
-            return self._drop(Drop(i, 'frame', f"F/T reading of '{self._names[i]}' is in frame "
-                                   f"'{msg.header.frame_id}', expected '{want}' (ft_frames); "
-                                   'dropped'))
-        step = self._engine.offer(i, stamp, wrench_to_array(msg.wrench),
-                                  self._ros_clock.now().nanoseconds)
-        self._publish_step(step)
+        self._publish_step(self._engine.offer(i, stamp, wrench_to_array(msg.wrench),
+                                              self._ros_clock.now().nanoseconds,
+                                              msg.header.frame_id))
 
     def _publish_step(self, step) -> None:
         """Report the drops and publish the samples of one engine step."""

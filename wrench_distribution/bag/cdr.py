@@ -80,3 +80,20 @@ def decode_wrench_stamped(
         stamps[i] = stamp
         wrenches[i] = wrench
     return stamps, wrenches
+
+
+def frame_ids(payloads: Sequence[bytes], fallback: Callable[[bytes], str]) -> list[str]:
+    """Return the ``header.frame_id`` of each CDR ``WrenchStamped`` payload.
+
+    :param payloads: serialized messages.
+    :param fallback: gives the frame id of a payload that is not little-endian plain CDR.
+    :return: one frame id per payload.
+    """
+    out = []
+    for raw in payloads:
+        if raw[:2] != _CDR_LE or len(raw) < _MIN_SIZE:
+            out.append(fallback(raw))
+            continue
+        strlen = int.from_bytes(raw[12:16], 'little')
+        out.append(bytes(raw[16:15 + strlen]).decode('utf-8', 'replace'))
+    return out

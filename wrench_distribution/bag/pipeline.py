@@ -110,7 +110,8 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
         progress = Progress(total, bag_path.name, enabled=options.progress)
         clock = _StageClock(options.timings)
         try:
-            _analyse_chunks(bag.wrench_chunks(topics, options.chunk), analyzer,
+            frames = analyzer.ft_frames if any(analyzer.ft_frames) else None
+            _analyse_chunks(bag.wrench_chunks(topics, options.chunk, frames), analyzer,
                             samples, (builder, buffer), progress, clock)
         finally:
             progress.close()

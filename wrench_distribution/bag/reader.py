@@ -19,7 +19,7 @@ from rosbags.typesys import get_typestore, Stores
 
 from wrench_distribution.core.codec import stamp_to_ns
 
-from .cdr import decode_wrench_stamped
+from .cdr import decode_wrench_stamped, frame_ids
 from .errors import BagError
 
 WRENCH_STAMPED = 'geometry_msgs/msg/WrenchStamped'
@@ -82,10 +82,13 @@ class BagReader:
     """An open rosbag2 bag; use as a context manager.
 
     :param path: bag directory (with ``metadata.yaml``).
+    :param fast_sqlite: read an uncompressed sqlite3 bag's F/T messages with one query
+        (:meth:`fast_path`) instead of through rosbags' generators; same messages, same order.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, fast_sqlite: bool = True) -> None:
         self.path = Path(path)
+        self.fast_sqlite = fast_sqlite
         if not self.path.exists():
             raise BagError(f'bag not found: {self.path}')
         if self.path.is_file():
@@ -159,12 +162,14 @@ class BagReader:
             return self._reader.deserialize(raw, msgtype)
 
     def wrench_chunks(
-        self, topics: Sequence[str], chunk: int,
-    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        self, topics: Sequence[str], chunk: int, frames: Optional[Sequence[str]] = None,
+    ) -> Iterator[tuple]:
         """Read ``WrenchStamped`` topics in bag order, ``chunk`` messages at a time.
 
+        :param frames: expected ``frame_id`` per topic (``''``: any), or None for no check.
         :returns: iterator of ``(stream (k,) int index into topics, receive_ns (k,),
-            stamp_ns (k,), wrench (k, 6))``.
+            stamp_ns (k,), wrench (k, 6))``, plus ``frame_ok (k,) bool`` when ``frames``
+            is given (frame ids compared without a leading ``/``).
         """
         index = {t: i for i, t in enumerate(topics)}
 
@@ -175,7 +180,7 @@ class BagReader:
                     [w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
 
         with translate_errors(self.path):
-            sources = self._sqlite_sources(index)
+            sources = self._sqlite_sources(index) if self.fast_sqlite else None
             if sources is None:  # mcap, or compressed messages: through rosbags
                 conns = [c for c in self._reader.connections if c.topic in index]
                 by_conn = {c.id: index[c.topic] for c in conns}
@@ -195,7 +200,25 @@ class BagReader:
                         del batch
                     if not k:
                         break
-                    yield self._decode(stream, recv, raws, topics, slow)
+                    decoded = self._decode(stream, recv, raws, topics, slow)
+                    yield decoded if frames is None else decoded + (
+                        self._frames_ok(stream, raws, frames),)
+
+    def _frames_ok(self, stream: np.ndarray, raws: list, frames: Sequence[str]) -> np.ndarray:
+        """Whether each message's frame id is the expected one of its topic."""
+        want = [f.lstrip('/') for f in frames]
+        ids = frame_ids(raws, lambda raw: self.deserialize(raw, WRENCH_STAMPED).header.frame_id)
+        return np.fromiter((not want[i] or f.lstrip('/') == want[i]
+                            for i, f in zip(stream.tolist(), ids)), bool, count=len(ids))
+
+    def fast_path(self, topics: Sequence[str]) -> bool:
+        """Tell whether :meth:`wrench_chunks` reads these topics with the sqlite3 query.
+
+        :param topics: the F/T topics.
+        :return: True for an uncompressed sqlite3 bag holding them (and ``fast_sqlite``).
+        """
+        index = {t: i for i, t in enumerate(topics)}
+        return self.fast_sqlite and self._sqlite_sources(index) is not None
 
     def _sqlite_sources(self, index: dict) -> Optional[list]:
         """``(query, topic id -> stream, key of a row)`` per sqlite3 storage file, or None.

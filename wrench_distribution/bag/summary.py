@@ -116,7 +116,8 @@ class SummaryBuilder:
                             'unsynchronised': int(counters.unsynchronised[i]),
                             'stale': int(counters.stale[i]),
                             'rejected_nan': int(counters.rejected_nan[i]),
-                            'future': int(counters.future[i])}
+                            'future': int(counters.future[i]),
+                            'wrong_frame': int(counters.frame[i])}
         span = (self.last - self.first) * 1e-9 if self.count else 0.0
         return {
             'bag': bag, 'storage': storage, 'config': config, 'contact_poses': pose_source,
@@ -133,6 +134,7 @@ class SummaryBuilder:
                 'stale_messages': int(counters.stale.sum()),
                 'rejected_nan_messages': int(counters.rejected_nan.sum()),
                 'future_messages': int(counters.future.sum()),
+                'wrong_frame_messages': int(counters.frame.sum()),
                 'out_of_order_samples': int(counters.out_of_order),
                 'samples_without_contact_pose': self.no_pose,
                 'per_effector': per_eff},

@@ -7,8 +7,9 @@ sensor models and gravity, the solver cache (:mod:`.cache`) and the core's
 per message; ``analyze-bag`` calls :meth:`AnalysisEngine.push_chunk` per chunk of a bag. The
 rules are the same, so the two give the same samples, with the same values.
 
-Per sample, in order: a reading stamped more than ``max_future`` after its receive time is
-dropped (``future``); the synchroniser's rule (``unsynchronised``, ``stale``, ``nan``); a
+Per sample, in order: a reading in another frame than its ``ft_frames`` entry is dropped
+(``frame``); a reading stamped more than ``max_future`` after its receive time is dropped
+(``future``); the synchroniser's rule (``unsynchronised``, ``stale``, ``nan``); a
 sample stamped at or before the last analysed one is dropped (``out_of_order``); a sample
 without contact (or sensor) poses at its stamp is dropped (``no_contacts``), except that
 live, while tf data that covers the stamp may still come, it waits (at most
@@ -24,7 +25,7 @@ import numpy as np
 
 from wrench_distribution.core import spatial as Q
 from .cache import DistributorCache
-from .poses import PoseSource, sensor_models_at
+from .poses import PoseSource, same_frame, sensor_models_at
 from .results import ChunkResult, empty_shape, join, QUANTITIES
 from .sync import StampSynchronizer
 
@@ -102,7 +103,10 @@ class AnalysisEngine:
         self.distributors_built = 0
         self.last_out_ns: Optional[int] = None
         self.no_pose = 0
+        #: expected ``frame_id`` per F/T stream (``''``: any), from ``ft_frames``
+        self.ft_frames = list(cfg.params.get('ft_frames') or [''] * self.n)
         self.future = np.zeros(self.n, np.int64)
+        self.wrong_frame = np.zeros(self.n, np.int64)
         self.out_of_order = 0
         #: why the last sample without contacts had none (None after an analysed sample)
         self.contact_problem: Optional[str] = None
@@ -129,46 +133,56 @@ class AnalysisEngine:
 
     # -- offline: one chunk of a bag -------------------------------------------------------
     def push_chunk(self, stream: np.ndarray, recv_ns: np.ndarray, stamp_ns: np.ndarray,
-                   wrench: np.ndarray) -> ChunkResult:
+                   wrench: np.ndarray, frame_ok: Optional[np.ndarray] = None) -> ChunkResult:
         """Synchronise and analyse one chunk of F/T messages (arrival order).
 
         :param stream: effector index per message (m,).
         :param recv_ns: receive times (m,).
         :param stamp_ns: header stamps (m,).
         :param wrench: readings (m, 6), sensor frames.
+        :param frame_ok: (m,) whether each ``frame_id`` is the expected one (:attr:`ft_frames`);
+            None when not checked.
         :return: the samples completed in this chunk.
         """
         stream = np.asarray(stream, np.int64)
         stamp_ns = np.asarray(stamp_ns, np.int64)
         recv_ns = np.asarray(recv_ns, np.int64)
+        bad = np.zeros(len(stream), bool) if frame_ok is None else ~np.asarray(frame_ok, bool)
+        self.wrong_frame += np.bincount(stream[bad], minlength=self.n)
         if self.future_ns:
-            ahead = stamp_ns - recv_ns > self.future_ns
-            if ahead.any():
-                self.future += np.bincount(stream[ahead], minlength=self.n)
-                keep = ~ahead
-                stream, recv_ns, stamp_ns, wrench = (stream[keep], recv_ns[keep],
-                                                     stamp_ns[keep], wrench[keep])
+            ahead = ~bad & (stamp_ns - recv_ns > self.future_ns)
+            self.future += np.bincount(stream[ahead], minlength=self.n)
+            bad |= ahead
+        if bad.any():
+            keep = ~bad
+            stream, recv_ns, stamp_ns, wrench = (stream[keep], recv_ns[keep], stamp_ns[keep],
+                                                 wrench[keep])
         st, readings = self.sync.push(stream, recv_ns, stamp_ns, wrench)
-        if len(st):
-            later = st > np.maximum.accumulate(
-                np.concatenate([[self.last_out_ns if self.last_out_ns is not None else -1],
-                                st[:-1]]))
-            self.out_of_order += int(np.count_nonzero(~later))
-            st, readings = st[later], readings[later]
         return self.analyze(st, readings)
 
     def analyze(self, stamps_ns: np.ndarray, readings: np.ndarray) -> ChunkResult:
-        """Analyse synchronised samples; samples without poses are dropped and counted.
+        """Analyse synchronised samples, dropping and counting those the live path drops.
 
-        :param stamps_ns: sample stamps (k,), increasing.
+        A sample stamped at or before the last one analysed is out of order; a sample
+        without poses at its stamp is dropped (``no_pose``, :attr:`contact_problem`).
+
+        :param stamps_ns: sample stamps (k,), in arrival order.
         :param readings: raw sensor readings (k, n, 6), sensor frame about the sensor origin.
         :return: the analysed samples.
         """
         stamps_ns = np.asarray(stamps_ns, np.int64)
         poses, sensors, valid = self._poses_at(stamps_ns)
+        # the newest stamp analysed before each sample: only samples with poses count
+        last = self.last_out_ns if self.last_out_ns is not None else np.iinfo(np.int64).min
+        before = np.maximum.accumulate(np.concatenate([[last], np.where(valid, stamps_ns,
+                                                                        last)[:-1]]))
+        in_order = stamps_ns > before
+        self.out_of_order += int(np.count_nonzero(~in_order))
         outs: dict = {q.name: [] for q in QUANTITIES}
         kept = []
-        for a, b in _runs(poses, sensors, valid):
+        for a, b in _runs(poses, sensors, valid, in_order):
+            if not in_order[a]:
+                continue
             if not valid[a]:
                 self._no_pose(int(stamps_ns[a]), b - a)
                 continue
@@ -256,16 +270,23 @@ class AnalysisEngine:
             self._rebuilt()
 
     # -- live: one message at a time ---------------------------------------------------------
-    def offer(self, i: int, stamp_ns: int, wrench, recv_ns: int) -> Step:
+    def offer(self, i: int, stamp_ns: int, wrench, recv_ns: int, frame_id: str = '') -> Step:
         """Take one F/T reading (the live path).
 
         :param i: effector index.
         :param stamp_ns: its header stamp.
         :param wrench: the reading (6,), sensor frame.
         :param recv_ns: receive time (node clock; 0 when the clock has not started).
+        :param frame_id: its header frame id (checked against :attr:`ft_frames`).
         :return: the samples analysed and the drops caused by this reading.
         """
         step = Step()
+        want = self.ft_frames[i]
+        if want and not same_frame(frame_id, want):
+            self.wrong_frame[i] += 1
+            step.drops.append(Drop(i, 'frame', f"F/T reading of '{self.names[i]}' is in frame "
+                                   f"'{frame_id}', expected '{want}' (ft_frames); dropped"))
+            return step
         ahead = stamp_ns - recv_ns
         if self.future_ns and recv_ns > 0 and ahead > self.future_ns:
             self.future[i] += 1
@@ -341,24 +362,26 @@ class AnalysisEngine:
     def counters(self) -> Any:
         """Return what was dropped so far.
 
-        :return: the synchroniser's counters, plus ``future`` (per effector) and
-            ``out_of_order`` (samples).
+        :return: the synchroniser's counters, plus ``future`` and ``frame`` (per effector)
+            and ``out_of_order`` (samples).
         """
         from types import SimpleNamespace
         return SimpleNamespace(**vars(self.sync.counters), future=self.future,
-                               out_of_order=self.out_of_order)
+                               frame=self.wrong_frame, out_of_order=self.out_of_order)
 
     def finish(self) -> None:
         """End of the input: readings left waiting are counted as unsynchronised."""
         self.sync.finish()
 
 
-def _runs(poses: np.ndarray, sensors: Optional[np.ndarray], valid: np.ndarray) -> list:
-    """``(first, stop)`` of the runs of samples with equal poses and validity."""
-    k = len(valid)
+def _runs(poses: np.ndarray, sensors: Optional[np.ndarray], *masks: np.ndarray) -> list:
+    """``(first, stop)`` of the runs of samples with equal poses and equal masks."""
+    k = len(poses)
     if not k:
         return []
-    change = np.any(poses[1:] != poses[:-1], axis=(1, 2)) | (valid[1:] != valid[:-1])
+    change = np.any(poses[1:] != poses[:-1], axis=(1, 2))
+    for mask in masks:
+        change |= mask[1:] != mask[:-1]
     if sensors is not None:
         change |= np.any(sensors[1:] != sensors[:-1], axis=(1, 2))
     bounds = [0] + (np.flatnonzero(change) + 1).tolist() + [k]
