@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from wrench_distribution.bag.pipeline import analyze_bag, Options  # noqa: E402
-from wrench_distribution.bag.reader import BagReader, WRENCH_STAMPED  # noqa: E402
+from wrench_distribution.bag.reader import BagReader, default_typestore, WRENCH_STAMPED  # noqa: E402
 from wrench_distribution.params import load_analyzer_config  # noqa: E402
 
 EFFECTORS = ['e0', 'e1', 'e2', 'e3']
@@ -98,14 +98,14 @@ def params() -> dict:
 
 
 def time_read(bag: Path, deserialise: bool) -> tuple[float, int]:
+    ts = default_typestore()
     t = time.perf_counter()
     count = 0
     with BagReader(bag) as reader:
-        ts = reader._reader
         topics = list(reader.topics)
         if deserialise:
             for _, _, raw in reader.raw_messages(topics):
-                ts.deserialize(raw, WRENCH_STAMPED)
+                ts.deserialize_cdr(raw, WRENCH_STAMPED)
                 count += 1
         else:
             for _ in reader.raw_messages(topics):

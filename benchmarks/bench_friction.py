@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 
 from wrench_distribution.core import LoadDistributor  # noqa: E402
 from wrench_distribution.core.friction import (  # noqa: E402
-    _ConeProgram, FrictionInfeasibleError, FrictionModel, FrictionOptions,
+    ConeProgram, FrictionInfeasibleError, FrictionModel, FrictionOptions,
 )
 from wrench_distribution.core.friction_reference import random_grasp, reference_solve  # noqa: E402
 
@@ -79,8 +79,8 @@ def bench_case(rng, n: int, kind: str, samples: int, reference_samples: int) -> 
             return run
         times['apply'] += _time(safe(model.apply), wrenches)
         times['warm'] += _time(safe(model.required_load), commands)
-        times['cold'] += _time(lambda c: _ConeProgram(model).solve_scaled(
-            model._program.cone_data(c[:, :3]) / max(np.abs(c).max(), 1e-12)), commands)
+        times['cold'] += _time(lambda c: ConeProgram(model).solve_scaled(
+            model.program.cone_data(c[:, :3]) / max(np.abs(c).max(), 1e-12)), commands)
         for c in commands[:reference_samples]:
             start = time.perf_counter()
             ref = reference_solve(c[:, :3], model.basis_contact[:, :3, :], model.normals, model.mu,
@@ -92,7 +92,7 @@ def bench_case(rng, n: int, kind: str, samples: int, reference_samples: int) -> 
                 infeasible += 1
                 continue
             feasible += 1
-            objective = model._program.objective(c[:, :3], added)
+            objective = model.program.objective(c[:, :3], added)
             if ref.feasible:
                 gap = max(gap, (objective - ref.objective) / max(abs(objective), 1e-12))
     return {k: 1e6 * statistics.median(v) for k, v in times.items()} | {

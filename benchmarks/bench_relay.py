@@ -50,7 +50,12 @@ def stop(proc: subprocess.Popen, timeout: float = 5.0) -> None:
             proc.wait()
 
 
-def _env(domain: int) -> dict:
+def ros_env(domain: int) -> dict:
+    """Return the environment of a child process: DDS on loopback, the given domain.
+
+    :param domain: ROS_DOMAIN_ID.
+    :return: a copy of ``os.environ`` with the ROS variables set.
+    """
     env = dict(os.environ)
     env['ROS_DOMAIN_ID'] = str(domain)
     env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
@@ -250,7 +255,11 @@ def role_talker(args) -> None:
 
 
 # -- orchestration ----------------------------------------------------------------------
-def _distributor_params(path: str) -> None:
+def write_distributor_params(path: str) -> None:
+    """Write the distributor's parameter file of the relay benchmark (four static contacts).
+
+    :param path: file to write.
+    """
     import yaml
     pos = [0.3, 0.2, 0.0, 0.3, -0.2, 0.0, -0.3, 0.2, 0.0, -0.3, -0.2, 0.0]
     with open(path, 'w') as f:
@@ -308,7 +317,7 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
     :return: dict of results.
     """
     tmp = tempfile.mkdtemp(prefix='wd_bench_')
-    env = _env(domain)
+    env = ros_env(domain)
     me = [sys.executable, os.path.abspath(__file__)]
     common = ['--rate', str(rate), '--duration', str(duration), '--settle', str(settle)]
     procs = []
@@ -318,7 +327,7 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
                                           env=env))
         else:
             pf = os.path.join(tmp, 'p.yaml')
-            _distributor_params(pf)
+            write_distributor_params(pf)
             exe = os.path.join(os.path.dirname(sys.executable), 'distributor')
             e = dict(env, WRENCH_DISTRIBUTION_EXECUTOR=executor)
             procs.append(subprocess.Popen([exe, '--ros-args', '--params-file', pf,

@@ -104,9 +104,9 @@ def run(minutes: float, rate: float, settle: float, domain: int, rss_period: flo
     relay = _relay_module()
     duration = minutes * 60.0
     tmp = tempfile.mkdtemp(prefix='wd_soak_')
-    env = relay._env(domain)
+    env = relay.ros_env(domain)
     pf = os.path.join(tmp, 'p.yaml')
-    relay._distributor_params(pf)
+    relay.write_distributor_params(pf)
     exe = os.path.join(os.path.dirname(sys.executable), 'distributor')
     relay_py = [sys.executable, os.path.join(_HERE, 'bench_relay.py')]
     common = ['--rate', str(rate), '--duration', str(duration), '--settle', str(settle)]

@@ -21,7 +21,7 @@ import time
 
 import yaml
 
-from .sim.scenarios import load_sections, scenario_file, SCENARIOS
+from .sim.scenarios import load_sections, scenario_file, SCENARIOS, validate_sections
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 ROS_ENV = {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1'}
@@ -75,11 +75,14 @@ def run_sections(sections: dict, duration: float | None, zero_internal: bool) ->
     :param duration: requested sim time, or None for the file's.
     :param zero_internal: set every scheduled internal-load value to 0.
     :return: the modified sections (a copy)
+    :raises ValueError: for a duration too short, or a parameter the schema refuses
+        (``ConfigError``).
     """
     out = {k: dict(v) for k, v in sections.items()}
     sim, ctl = out['object_sim'], out['object_controller']
-    nominal = float(sim.get('duration', 6.0)) or 6.0
-    release = float(sim.get('release_time', 0.5))
+    checked = validate_sections(sections)  # the schema's values and defaults
+    nominal = checked['object_sim']['duration'] or 6.0
+    release = checked['object_sim']['release_time']
     duration = nominal if duration is None else float(duration)
     if duration <= release + 0.5:
         raise ValueError(f'--duration must exceed {release + 0.5:g} s (fixture release + 0.5 s)')
@@ -89,13 +92,13 @@ def run_sections(sections: dict, duration: float | None, zero_internal: bool) ->
 
     def stretch(t: float) -> float:
         return t if t <= release else release + (t - release) * factor
-    start = float(ctl.get('move_start', 1.0))
-    end = start + float(ctl.get('move_duration', 2.0))
+    start = checked['object_controller']['move_start']
+    end = start + checked['object_controller']['move_duration']
     ctl['move_start'] = stretch(start)
     ctl['move_duration'] = stretch(end) - stretch(start)
     from .sim.object_controller import parse_schedule
     schedule = []
-    for when, handles in parse_schedule(ctl.get('internal_load_schedule', [])):
+    for when, handles in parse_schedule(checked['object_controller']['internal_load_schedule']):
         values = ', '.join(f'{k}={0.0 if zero_internal else v:g}' for k, v in handles.items())
         schedule.append(f'{stretch(when):.6g}: {values}')
     ctl['internal_load_schedule'] = schedule
@@ -134,7 +137,8 @@ def _prepare_sections(args) -> tuple:
 
     :param args: parsed arguments.
     :return: ``(scenario path, node sections)``.
-    :raises ValueError: on a bad option; ``OSError`` when the scenario cannot be read.
+    :raises ValueError: on a bad option or parameter (``ConfigError``); ``OSError`` when the
+        scenario cannot be read.
     """
     path = scenario_file(args.scenario)
     sections = run_sections(load_sections(str(path)), args.duration,
@@ -149,6 +153,7 @@ def _prepare_sections(args) -> tuple:
         sections['object_controller']['move_duration'] = float(args.move_duration)
     if args.squeeze is not None:
         _set_schedule(sections['object_controller'], args.squeeze)
+    validate_sections(sections)
     return path, sections
 
 

@@ -13,9 +13,12 @@ from wrench_distribution.config import (ANALYZER_PARAMS, AnalyzerConfig, build_c
                                         parameter_table, ParamSpec,
                                         parse_handles, per_effector_limits,
                                         read_ros_params_yaml, readme_tables,
-                                        ros_yaml_type_problems, validate_params)
+                                        ros_yaml_type_problems, simulator_tables,
+                                        validate_params)
 
 
 if __name__ == '__main__':  # python -m wrench_distribution.params: print the README tables
     for _title, _table in readme_tables().items():
         print(f'<!-- {_title} -->\n{_table}')
+    for _title, _table in simulator_tables().items():  # then those of docs/simulator.md
+        print(f'<!-- docs/simulator.md: {_title} -->\n{_table}')

@@ -175,23 +175,58 @@ def contact_friction_fields(v: dict) -> list:
             for m, nv in zip(mu, normals)]
 
 
+def contacts_from(v: dict) -> Optional[list]:
+    """Build the core ``Contact`` of every effector from its static pose and friction.
+
+    :param v: validated parameters holding ``effectors``, ``contact_types``,
+        ``contact_positions``, ``contact_orientations`` and the friction parameters (the
+        distributor's, the analyzer's or the simulator's).
+    :return: list of ``Contact``, or None when no contact positions are configured.
+    """
+    from wrench_distribution.core import Contact
+    effs = v['effectors']
+    n = len(effs)
+    if not v['contact_positions']:
+        return None
+    types = v['contact_types'] or ['rigid'] * n
+    pos = _group(v['contact_positions'], 3)
+    ori = _group(v['contact_orientations'], 4) or [(0.0, 0.0, 0.0, 1.0)] * n
+    extras = contact_friction_fields(v)
+    return [Contact(name=e, type=t, position=p, orientation=q, **x)
+            for e, t, p, q, x in zip(effs, types, pos, ori, extras)]
+
+
+def sensor_models_from(v: dict) -> list:
+    """Build the core ``SensorModel`` of every effector from the sensor parameters.
+
+    :param v: validated parameters holding ``effectors``, ``sensor_positions``,
+        ``sensor_orientations``, ``sensor_signs``, ``tool_masses`` and ``tool_coms`` (the
+        analyzer's or the simulator's); empty arrays mean the defaults.
+    :return: one ``SensorModel`` per effector.
+    :raises ConfigError: when the core refuses a sensor (the message names the cause).
+    """
+    from wrench_distribution.core import SensorModel
+    n = len(v['effectors'])
+    pos = _group(v['sensor_positions'], 3) or [(0.0, 0.0, 0.0)] * n
+    ori = _group(v['sensor_orientations'], 4) or [(0.0, 0.0, 0.0, 1.0)] * n
+    signs = v['sensor_signs'] or [1] * n
+    masses = v['tool_masses'] or [0.0] * n
+    coms = _group(v['tool_coms'], 3) or [(0.0, 0.0, 0.0)] * n
+    try:
+        return [SensorModel(position=p, orientation=q, sign=s, tool_mass=m, tool_com=c)
+                for p, q, s, m, c in zip(pos, ori, signs, masses, coms)]
+    except ValueError as e:  # core InvalidInputError
+        raise ConfigError(f'invalid sensor configuration: {e}') from None
+
+
 def build_core_objects(v: dict) -> tuple:
     """Build core ``Contact`` list (or None), ``ObjectModel`` and ``DistributionOptions``.
 
     :param v: validated parameters (:func:`validate_params`).
     :return: ``(contacts or None, object_model, options)``.
     """
-    from wrench_distribution.core import Contact, DistributionOptions, ObjectModel
-    effs = v['effectors']
-    n = len(effs)
-    types = v['contact_types'] or ['rigid'] * n
-    contacts = None
-    if v['contact_positions']:
-        pos = _group(v['contact_positions'], 3)
-        ori = _group(v['contact_orientations'], 4) or [(0.0, 0.0, 0.0, 1.0)] * n
-        extras = contact_friction_fields(v)
-        contacts = [Contact(name=e, type=t, position=p, orientation=q, **x)
-                    for e, t, p, q, x in zip(effs, types, pos, ori, extras)]
+    from wrench_distribution.core import DistributionOptions, ObjectModel
+    contacts = contacts_from(v)
     inertia = list(v['object_inertia']) or None  # the core's inertia_matrix reads its forms
     obj = ObjectModel(com=tuple(v['object_com']),
                       mass=v['object_mass'] if v['object_mass'] > 0 else None,
@@ -257,11 +292,9 @@ def load_analyzer_config(path_or_dict: Any, node_name: str = 'wrench_analyzer',
         positions are configured; ``sensors`` has one ``SensorModel`` per effector).
     :raises ConfigError: on any invalid or unknown parameter (message names it).
     """
-    from wrench_distribution.core import SensorModel
     v = validate_params('analyzer', _params_of(path_or_dict, node_name),
                         strict_unknown=strict_unknown)
     effs = v['effectors']
-    n = len(effs)
     f = _base_fields(v)
     f['topics'] = {'ft': _per_eff_topics(v['ft_topics'], effs, 'ft_sensor'),
                    'manipulating': _per_eff_topics(v['manipulating_topics'], effs,
@@ -275,17 +308,7 @@ def load_analyzer_config(path_or_dict: Any, node_name: str = 'wrench_analyzer',
                    'object_wrench': v['object_wrench_topic'],
                    'internal_load': v['internal_load_topic'],
                    'contact_poses': v['contact_poses_topic']}
-    pos = _group(v['sensor_positions'], 3) or [(0.0, 0.0, 0.0)] * n
-    ori = _group(v['sensor_orientations'], 4) or [(0.0, 0.0, 0.0, 1.0)] * n
-    signs = v['sensor_signs'] or [1] * n
-    masses = v['tool_masses'] or [0.0] * n
-    coms = _group(v['tool_coms'], 3) or [(0.0, 0.0, 0.0)] * n
-    try:
-        sensors = [SensorModel(position=p, orientation=q, sign=s, tool_mass=m, tool_com=c)
-                   for p, q, s, m, c in zip(pos, ori, signs, masses, coms)]
-    except ValueError as e:  # core InvalidInputError
-        raise ConfigError(f'invalid sensor configuration: {e}') from None
-    return AnalyzerConfig(**f, sensors=sensors, gravity=tuple(v['gravity']),
+    return AnalyzerConfig(**f, sensors=sensor_models_from(v), gravity=tuple(v['gravity']),
                           sync_tolerance=v['sync_tolerance'], max_age=v['max_age'],
                           output_frame=v['output_frame'])
 

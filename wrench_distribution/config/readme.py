@@ -1,9 +1,10 @@
-"""The README's parameter tables, generated from the schema (a test checks the README)."""
+"""The parameter tables of the README and docs/simulator.md, generated from the schema (tests check both)."""
 from __future__ import annotations
 
 from typing import Sequence
 
 from .schema import ANALYZER_PARAMS, COMMON_PARAMS, DISTRIBUTOR_PARAMS, ParamSpec
+from .sim import SIM_SPECS
 
 
 def _default_text(spec: ParamSpec) -> str:
@@ -37,3 +38,11 @@ def readme_tables() -> dict:
             'distributor': parameter_table([s for s in DISTRIBUTOR_PARAMS
                                             if s.name not in common]),
             'analyzer': parameter_table([s for s in ANALYZER_PARAMS if s.name not in common])}
+
+
+def simulator_tables() -> dict:
+    """Return the parameter tables of the simulator's nodes, as docs/simulator.md shows them.
+
+    :return: ``{'object_sim': str, 'object_controller': str, 'baseline_distributor': str}``.
+    """
+    return {kind: parameter_table(specs) for kind, specs in SIM_SPECS.items()}

@@ -37,6 +37,7 @@ class ParamSpec:
     :param maximum: inclusive upper bound for numbers, or None.
     :param read_only: True when it cannot change after start-up.
     :param constraints: human-readable accepted values (additional_constraints).
+    :param minimum_excluded: True when ``minimum`` itself is refused (a number > minimum).
     """
 
     name: str
@@ -48,6 +49,7 @@ class ParamSpec:
     maximum: Optional[float] = None
     read_only: bool = True
     constraints: str = ''
+    minimum_excluded: bool = False
 
     def constraint_text(self) -> str:
         """Return the accepted values as text.
@@ -61,7 +63,7 @@ class ParamSpec:
         if self.minimum is not None and self.maximum is not None:
             return f'between {self.minimum} and {self.maximum}'
         if self.minimum is not None:
-            return f'>= {self.minimum}'
+            return f'{">" if self.minimum_excluded else ">="} {self.minimum}'
         return 'any ' + self.type.replace('_', ' ')
 
 
@@ -109,9 +111,9 @@ COMMON_PARAMS = [
     _p('object_mass', DOUBLE, 0.0,
        'Object mass (kg), informational for the core; 0 means unknown.', minimum=0.0),
     _p('object_inertia', DOUBLE_ARRAY, [],
-       'Object inertia about the CoM in object axes (kg m^2): 9 numbers row-major or '
-       '[Ixx, Iyy, Izz, Ixy, Ixz, Iyz]; empty: unknown.',
-       constraints='9 or 6 finite numbers, or empty'),
+       'Object inertia about the CoM in object axes (kg m^2): 3 principal moments, '
+       '[Ixx, Iyy, Izz, Ixy, Ixz, Iyz] or 9 numbers row-major; empty: unknown.',
+       constraints='3, 6 or 9 finite numbers, symmetric positive definite, or empty'),
     _p('torque_share', DOUBLE, 0.0,
        'Share of the object torque produced by contact torques (paper VI-C).',
        minimum=0.0, maximum=1.0, read_only=False),

@@ -1,129 +1,164 @@
 """Simulator section of the schema: the parameters of the demo's own nodes.
 
 ``object_sim``, ``object_controller`` and ``baseline_distributor`` declare their parameters
-through the same :class:`ParamSpec` as the distributor and the analyzer.
-
-Each node's defaults are the reference (see docs/simulator.md); the specs take their types
-from them.
+through the same :class:`ParamSpec` as the distributor and the analyzer (type, default,
+range, description), and :func:`~wrench_distribution.config.validation.validate_params`
+checks them with the same messages. A parameter the simulator shares with the two nodes
+(effectors, contacts, sensors) takes its spec from the node schema, with the simulator's
+default where it differs. See docs/simulator.md.
 """
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from dataclasses import replace
+from typing import Any
 
-from .schema import ParamSpec
+from .schema import (ANALYZER_PARAMS, BOOL, COMMON_PARAMS, DOUBLE, DOUBLE_ARRAY, INTEGER,
+                     ParamSpec, STRING, STRING_ARRAY)
 
-#: Simulator parameters and defaults (see docs/simulator.md).
-SIM_DEFAULTS: dict = {
-    'world_frame': 'world',
-    'object_frame': 'object',
-    'effectors': [],
-    'contact_types': [],
-    'contact_positions': [],
-    'contact_orientations': [],
-    'friction_coefficients': [],
-    'contact_normals': [],
-    'object_mass': 1.0,
-    'object_inertia': [0.01, 0.01, 0.01],
-    'object_com': [0.0, 0.0, 0.0],
-    'initial_position': [0.0, 0.0, 0.0],
-    'initial_orientation': [0.0, 0.0, 0.0, 1.0],
-    'gravity': [0.0, 0.0, -9.81],
-    'effector_mass': 0.5,
-    'effector_inertia': 0.002,
-    'grasp_stiffness': 1.0e4,
-    'grasp_damping': 100.0,
-    'grasp_rot_stiffness': 100.0,
-    'grasp_rot_damping': 0.6,
-    'sensor_positions': [],
-    'sensor_orientations': [],
-    'sensor_signs': [],
-    'tool_masses': [],
-    'tool_coms': [],
-    'sensor_force_noise': 0.0,
-    'sensor_torque_noise': 0.0,
-    'sensor_biases': [],
-    'noise_seed': 0,
-    'physics_rate': 1000.0,
-    'publish_rate': 250.0,
-    'real_time_factor': 1.0,
-    'release_time': 0.5,
-    'start_timeout': 30.0,
-    'duration': 0.0,
-    'command_timeout': 0.1,
-    'wait_for_subscribers': 0,
-    'contact_rate': 20.0,
-    'marker_rate': 10.0,
-    'lockstep': True,
-    'lockstep_timeout': 0.5,
-}
-
-#: Parameters of the baseline (Moore-Penrose) distributor node.
-BASELINE_DEFAULTS = {
-    'object_frame': 'object',
-    'effectors': [],
-    'contact_types': [],
-    'object_com': [0.0, 0.0, 0.0],
-}
-
-#: Controller parameters and defaults (see docs/simulator.md).
-CONTROLLER_DEFAULTS = {
-    'world_frame': 'world',
-    'object_frame': 'object',
-    'object_mass': 1.0,
-    'object_inertia': [0.01, 0.01, 0.01],
-    'object_com': [0.0, 0.0, 0.0],
-    'gravity': [0.0, 0.0, -9.81],
-    'position_gain': 100.0,
-    'velocity_gain': 20.0,
-    'orientation_gain': 100.0,
-    'angular_velocity_gain': 20.0,
-    'move_start': 1.0,
-    'move_duration': 2.0,
-    'move_offset': [0.0, 0.0, 0.0],
-    'move_rotation': [0.0, 0.0, 0.0],
-    'internal_load_schedule': [],
-    'internal_load_rate': 5.0,
-}
-
-_EMPTY_TYPES = {
-    'effectors': 'string_array', 'contact_types': 'string_array',
-    'sensor_signs': 'integer_array', 'internal_load_schedule': 'string_array',
-}
+_NODE_SPECS = {s.name: s for s in list(COMMON_PARAMS) + list(ANALYZER_PARAMS)}
 
 
-def specs_from_defaults(defaults: Mapping, descriptions: Optional[Mapping] = None) -> tuple:
-    """Parameter specs whose types are those of the defaults.
+def _shared(name: str, **changes: Any) -> ParamSpec:
+    """Return the node schema's spec of ``name``, with some fields changed for the simulator."""
+    return replace(_NODE_SPECS[name], **changes)
 
-    Empty lists are double arrays unless listed in ``_EMPTY_TYPES``.
 
-    :param defaults: name -> default value.
-    :param descriptions: name -> one-line description (optional).
-    :return: tuple of :class:`ParamSpec`
+def _p(name: str, type_: str, default: Any, description: str, **kw: Any) -> ParamSpec:
+    return ParamSpec(name, type_, default, description, **kw)
+
+
+def _positive(name: str, default: float, description: str) -> ParamSpec:
+    return _p(name, DOUBLE, default, description, minimum=0.0, minimum_excluded=True)
+
+
+def _vector(name: str, default: list, description: str) -> ParamSpec:
+    return _p(name, DOUBLE_ARRAY, default, description, constraints='3 finite numbers')
+
+
+_WORLD_FRAME = _p('world_frame', STRING, 'world',
+                  "World frame (object_pose, object_twist, markers; the controller's reference).",
+                  constraints='a non-empty frame id')
+_OBJECT_MASS = _positive('object_mass', 1.0, 'Mass of the object (kg).')
+_OBJECT_INERTIA = _p(
+    'object_inertia', DOUBLE_ARRAY, [0.01, 0.01, 0.01],
+    'Inertia of the object about its CoM in object axes (kg m^2): 3 principal moments, '
+    '[Ixx, Iyy, Izz, Ixy, Ixz, Iyz] or 9 numbers row-major.',
+    constraints='3, 6 or 9 finite numbers, symmetric positive definite')
+_GRAVITY = _vector('gravity', [0.0, 0.0, -9.81], 'Gravity in the world frame (m/s^2).')
+
+#: Parameter specs of ``object_sim``.
+SIM_PARAMS: tuple = (
+    _WORLD_FRAME,
+    _shared('object_frame'),
+    _shared('effectors'),
+    _shared('contact_types'),
+    _shared('contact_positions',
+            description='Contact positions in the object frame [x,y,z per effector] (m).',
+            constraints='3 numbers per effector, or empty (every contact at the origin)'),
+    _shared('contact_orientations',
+            description='Contact orientations in the object frame [qx,qy,qz,qw per effector]; '
+                        'empty: identity.'),
+    _shared('friction_coefficients'),
+    _shared('contact_normals'),
+    _OBJECT_MASS,
+    _OBJECT_INERTIA,
+    _shared('object_com'),
+    _vector('initial_position', [0.0, 0.0, 0.0],
+            'Initial position of the object frame in the world frame (m).'),
+    _p('initial_orientation', DOUBLE_ARRAY, [0.0, 0.0, 0.0, 1.0],
+       'Initial orientation of the object frame in the world frame [qx,qy,qz,qw].',
+       constraints='4 numbers, not all zero'),
+    _GRAVITY,
+    _positive('effector_mass', 0.5, 'Mass of each effector body (kg).'),
+    _positive('effector_inertia', 0.002,
+              'Isotropic inertia of each rigid-contact effector body (kg m^2).'),
+    _positive('grasp_stiffness', 1.0e4, 'Translational stiffness of each grasp spring (N/m).'),
+    _p('grasp_damping', DOUBLE, 100.0, 'Translational damping of each grasp (N s/m).',
+       minimum=0.0),
+    _p('grasp_rot_stiffness', DOUBLE, 100.0,
+       'Rotational stiffness of each rigid grasp (N m/rad).', minimum=0.0),
+    _p('grasp_rot_damping', DOUBLE, 0.6, 'Rotational damping of each rigid grasp (N m s/rad).',
+       minimum=0.0),
+    _shared('sensor_positions'),
+    _shared('sensor_orientations'),
+    _shared('sensor_signs'),
+    _shared('tool_masses'),
+    _shared('tool_coms'),
+    _p('sensor_force_noise', DOUBLE, 0.0,
+       'Standard deviation of the white noise on each force reading (N).', minimum=0.0),
+    _p('sensor_torque_noise', DOUBLE, 0.0,
+       'Standard deviation of the white noise on each torque reading (N m).', minimum=0.0),
+    _p('sensor_biases', DOUBLE_ARRAY, [],
+       'Constant bias of each sensor [fx,fy,fz,tx,ty,tz per effector]; empty: none.',
+       constraints='6 numbers per effector, or empty'),
+    _p('noise_seed', INTEGER, 0, 'Seed of the sensor noise.', minimum=0),
+    _p('physics_rate', DOUBLE, 1000.0, 'Physics step rate (Hz).', minimum=1.0),
+    _positive('publish_rate', 250.0,
+              'Rate of /clock, the state and the sensors (Hz), a whole number of physics steps.'),
+    _p('real_time_factor', DOUBLE, 1.0, 'Largest sim time per wall time; 0: as fast as possible.',
+       minimum=0.0),
+    _p('release_time', DOUBLE, 0.5, 'Sim time at which the fixture releases the object (s).',
+       minimum=0.0),
+    _p('start_timeout', DOUBLE, 30.0,
+       "Wall time to wait for every effector's first command before the clock starts (s).",
+       minimum=0.0),
+    _p('duration', DOUBLE, 0.0, 'Sim time after which the node exits (s); 0: never.',
+       minimum=0.0),
+    _p('command_timeout', DOUBLE, 0.1, 'Commands older than this (s, sim time) count as zero.',
+       minimum=0.0),
+    _p('wait_for_subscribers', INTEGER, 0,
+       'Subscribers each F/T topic must have before the clock starts.', minimum=0),
+    _positive('contact_rate', 20.0, 'Rate of contact_poses (Hz, sim time).'),
+    _p('marker_rate', DOUBLE, 10.0, 'Rate of ~/markers (Hz, sim time); 0: none.', minimum=0.0),
+    _p('lockstep', BOOL, True,
+       'After each publish, wait for the commands stamped with it (at most lockstep_timeout).'),
+    _p('lockstep_timeout', DOUBLE, 0.5,
+       'Longest wait for the commands of one step in lockstep (s, wall clock).', minimum=0.0),
+)
+
+#: Parameter specs of ``object_controller``.
+CONTROLLER_PARAMS: tuple = (
+    _WORLD_FRAME,
+    _shared('object_frame'),
+    _OBJECT_MASS,
+    _OBJECT_INERTIA,
+    _shared('object_com'),
+    _GRAVITY,
+    _p('position_gain', DOUBLE, 100.0, 'Position gain (1/s^2).', minimum=0.0),
+    _p('velocity_gain', DOUBLE, 20.0, 'Velocity gain (1/s).', minimum=0.0),
+    _p('orientation_gain', DOUBLE, 100.0, 'Orientation gain (1/s^2).', minimum=0.0),
+    _p('angular_velocity_gain', DOUBLE, 20.0, 'Angular velocity gain (1/s).', minimum=0.0),
+    _p('move_start', DOUBLE, 1.0, 'Sim time at which the move starts (s).', minimum=0.0),
+    _positive('move_duration', 2.0, 'Duration of the minimum-jerk move (s).'),
+    _vector('move_offset', [0.0, 0.0, 0.0], 'Translation of the move, world axes (m).'),
+    _vector('move_rotation', [0.0, 0.0, 0.0], 'Rotation of the move, rotation vector (rad).'),
+    _p('internal_load_schedule', STRING_ARRAY, [],
+       'Internal load over time: entries "<time>: name=value, name=value" (handle names).',
+       constraints='entries "<time>: basis_name=number, ..."'),
+    _p('internal_load_rate', DOUBLE, 5.0, 'Rate of internal_load messages (Hz, sim time).',
+       minimum=0.0),
+)
+
+#: Parameter specs of ``baseline_distributor`` (the Moore-Penrose distribution).
+BASELINE_PARAMS: tuple = tuple(_shared(name) for name in
+                               ('object_frame', 'effectors', 'contact_types', 'object_com'))
+
+#: Node name -> specs of the simulator's nodes (the kinds of ``validate_params``).
+SIM_SPECS = {'object_sim': SIM_PARAMS, 'object_controller': CONTROLLER_PARAMS,
+             'baseline_distributor': BASELINE_PARAMS}
+
+
+def defaults_of(specs: tuple) -> dict:
+    """Return the defaults of some specs.
+
+    :param specs: parameter specs.
+    :return: name -> default (fresh lists for arrays).
     """
-    out = []
-    for name, value in defaults.items():
-        if isinstance(value, bool):
-            kind = 'bool'
-        elif isinstance(value, int):
-            kind = 'integer'
-        elif isinstance(value, float):
-            kind = 'double'
-        elif isinstance(value, str):
-            kind = 'string'
-        elif not value:
-            kind = _EMPTY_TYPES.get(name, 'double_array')
-        elif isinstance(value[0], str):
-            kind = 'string_array'
-        elif isinstance(value[0], int) and not isinstance(value[0], bool):
-            kind = 'integer_array'
-        else:
-            kind = 'double_array'
-        text = (descriptions or {}).get(name, name.replace('_', ' '))
-        out.append(ParamSpec(name, kind, value, text))
-    return tuple(out)
+    return {s.name: list(s.default) if isinstance(s.default, list) else s.default
+            for s in specs}
 
 
-#: Parameter specs of each simulator node, by node name.
-SIM_PARAMS: tuple = specs_from_defaults(SIM_DEFAULTS)
-CONTROLLER_PARAMS: tuple = specs_from_defaults(CONTROLLER_DEFAULTS)
-BASELINE_PARAMS: tuple = specs_from_defaults(BASELINE_DEFAULTS)
+#: Parameters and defaults of each simulator node (see docs/simulator.md).
+SIM_DEFAULTS: dict = defaults_of(SIM_PARAMS)
+CONTROLLER_DEFAULTS: dict = defaults_of(CONTROLLER_PARAMS)
+BASELINE_DEFAULTS: dict = defaults_of(BASELINE_PARAMS)

@@ -6,6 +6,10 @@ from typing import Any, Mapping, Optional, Sequence
 
 from .schema import (BOOL, BUILTIN_PARAMS, ConfigError, DOUBLE, DOUBLE_ARRAY, INTEGER, INTEGER_ARRAY,
                      LIMIT_CEILING, PARAM_INDEX, ParamSpec, STRING, STRING_ARRAY)
+from .sim import SIM_SPECS
+
+#: Kind (node name) -> parameter name -> spec, for the two nodes and the simulator's nodes.
+INDEX = dict(PARAM_INDEX, **{kind: {s.name: s for s in specs} for kind, specs in SIM_SPECS.items()})
 
 
 # -- value checks ------------------------------------------------------------------------
@@ -34,11 +38,7 @@ def _check_scalar(spec: ParamSpec, value: Any, fail) -> Any:
     """Check a string, bool, double or integer value (see :func:`check_param_value`)."""
     t = spec.type
     if t == STRING:
-        if not isinstance(value, str):
-            raise fail(f'expected a string, got {value!r}')
-        if spec.accepted is not None and value not in spec.accepted:
-            raise fail(f'{value!r} is not accepted')
-        return value
+        return _check_string(spec, value, fail, 'a string')
     if t == BOOL:
         if not isinstance(value, bool):
             raise fail(f'expected true or false, got {value!r}')
@@ -49,7 +49,8 @@ def _check_scalar(spec: ParamSpec, value: Any, fail) -> Any:
         if not _finite(value):
             raise fail(f'expected a finite number, got {value!r}')
         v = float(value) if t == DOUBLE else int(value)
-        if spec.minimum is not None and v < spec.minimum:
+        if spec.minimum is not None and (v < spec.minimum or (spec.minimum_excluded
+                                                              and v == spec.minimum)):
             raise fail(f'{v} is too small')
         if spec.maximum is not None and v > spec.maximum:
             raise fail(f'{v} is too large')
@@ -59,24 +60,28 @@ def _check_scalar(spec: ParamSpec, value: Any, fail) -> Any:
     raise fail(f'unknown type {t}')  # pragma: no cover
 
 
+def _check_string(spec: ParamSpec, value: Any, fail, expected: str) -> str:
+    """Check a string, or one entry of a string array, against the accepted values."""
+    if not isinstance(value, str):
+        raise fail(f'expected {expected}, got {value!r}')
+    if spec.accepted is not None and value not in spec.accepted:
+        raise fail(f'{value!r} is not accepted')
+    return value
+
+
 def _check_array(spec: ParamSpec, value: Any, fail) -> list:
     """Check an array value (see :func:`check_param_value`)."""
     t = spec.type
-    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+    if isinstance(value, (str, bytes)):
+        raise fail(f'expected a list, got {value!r}')
+    if not isinstance(value, (list, tuple)):
         try:
             value = list(value)  # numpy arrays, array.array from rclpy
         except TypeError:
             raise fail(f'expected a list, got {value!r}') from None
-        if isinstance(value, (str, bytes)):
-            raise fail(f'expected a list, got {value!r}')
     out = list(value)
     if t == STRING_ARRAY:
-        for v in out:
-            if not isinstance(v, str):
-                raise fail(f'expected strings, got {v!r}')
-            if spec.accepted is not None and v not in spec.accepted:
-                raise fail(f'{v!r} is not accepted')
-        return out
+        return [_check_string(spec, v, fail, 'strings') for v in out]
     if t == DOUBLE_ARRAY:
         res = []
         for v in out:
@@ -94,10 +99,11 @@ def _check_array(spec: ParamSpec, value: Any, fail) -> list:
     raise fail(f'unknown type {t}')  # pragma: no cover
 
 
-def parse_handles(entries: Sequence[str]) -> dict:
+def parse_handles(entries: Sequence[str], parameter: str = 'internal_load_handles') -> dict:
     """Parse ``["squeeze(left,right)=20", ...]`` into ``{name: value}``.
 
     :param entries: strings ``name=value``.
+    :param parameter: the parameter they come from (named in the message).
     :return: dict of handle name to float.
     :raises ConfigError: on a malformed entry or a non-finite value.
     """
@@ -111,10 +117,44 @@ def parse_handles(entries: Sequence[str]) -> dict:
             x = float('nan')
         if not sep or not name or not math.isfinite(x):
             raise ConfigError(
-                f"parameter 'internal_load_handles': bad entry {e!r}; accepted: entries "
+                f"parameter '{parameter}': bad entry {e!r}; accepted: entries "
                 '"basis_name=number", e.g. "squeeze(left,right)=20.0"')
         out[name] = x
     return out
+
+
+def parse_schedule(entries: Sequence[str]) -> list:
+    """Parse ``["0.0: squeeze(a,b)=20", "3.0: squeeze(a,b)=40, twist(a,b)=1"]``.
+
+    An entry with nothing after the colon prescribes no internal load; the handles of an
+    entry are those of :func:`parse_handles`, separated by commas outside parentheses.
+
+    :param entries: ``"<time>: name=value, name=value"`` strings.
+    :return: list of ``(time, {name: value})`` sorted by time.
+    :raises ConfigError: on a malformed entry (the message names the parameter).
+    """
+    out = []
+    for entry in entries:
+        when, sep, rest = str(entry).partition(':')
+        try:
+            time = float(when)
+        except ValueError:
+            time = float('nan')
+        if not sep or not math.isfinite(time):
+            raise ConfigError(f"parameter 'internal_load_schedule': {entry!r} does not start with "
+                              'a finite "<time>:"; accepted: entries "<time>: name=value, ..."')
+        depth, token, tokens = 0, '', []
+        for ch in rest:  # split on commas outside parentheses
+            depth += (ch == '(') - (ch == ')')
+            if ch == ',' and depth == 0:
+                tokens.append(token)
+                token = ''
+            else:
+                token += ch
+        tokens.append(token)
+        out.append((time, parse_handles([t for t in tokens if t.strip()],
+                                        'internal_load_schedule')))
+    return sorted(out, key=lambda x: x[0])
 
 
 def _per_effector(values: dict, name: str, n: int, width: int, allow_empty: bool = True,
@@ -134,7 +174,8 @@ def validate_params(kind: str, values: Mapping[str, Any], *, strict_unknown: boo
                     fill_defaults: bool = True) -> dict:
     """Validate a full parameter set of one node (types, ranges, cross-checks).
 
-    :param kind: ``'distributor'`` or ``'analyzer'``.
+    :param kind: ``'distributor'``, ``'analyzer'``, or a simulator node (``'object_sim'``,
+        ``'object_controller'``, ``'baseline_distributor'``).
     :param values: parameter name -> value (missing ones take defaults when
         ``fill_defaults``).
     :param strict_unknown: raise on names the node does not declare.
@@ -142,7 +183,7 @@ def validate_params(kind: str, values: Mapping[str, Any], *, strict_unknown: boo
     :return: normalised dict of every parameter.
     :raises ConfigError: with a message naming the parameter and the accepted values.
     """
-    index = PARAM_INDEX[kind]
+    index = INDEX[kind]
     unknown = [k for k in values if k not in index and k not in BUILTIN_PARAMS
                and not k.startswith('qos_overrides.')]
     if unknown and strict_unknown:
@@ -159,21 +200,24 @@ def validate_params(kind: str, values: Mapping[str, Any], *, strict_unknown: boo
 
 
 def _cross_check(kind: str, v: dict) -> None:
-    idx = PARAM_INDEX[kind]
-    effs = v['effectors']
-    if not v['object_frame']:
-        raise ConfigError("parameter 'object_frame': must not be empty; accepted: a frame id")
-    if len(effs) < 2:
-        raise ConfigError(f"parameter 'effectors': required, got {effs!r}; accepted: "
-                          f'{idx["effectors"].constraint_text()}')
-    if any(not e for e in effs) or len(set(effs)) != len(effs):
-        raise ConfigError(f"parameter 'effectors': names must be non-empty and unique, got "
-                          f'{effs!r}')
-    _check_contacts(v, idx)
-    if kind == 'distributor':
-        _check_distributor(v, idx)
-    else:
-        _check_analyzer(v, idx)
+    idx = INDEX[kind]
+    for frame in ('object_frame', 'world_frame'):
+        if frame in v and not v[frame]:
+            raise ConfigError(f"parameter '{frame}': must not be empty; accepted: a frame id")
+    if 'effectors' in v:
+        effs = v['effectors']
+        if len(effs) < 2:
+            raise ConfigError(f"parameter 'effectors': required, got {effs!r}; accepted: "
+                              f'{idx["effectors"].constraint_text()}')
+        if any(not e for e in effs) or len(set(effs)) != len(effs):
+            raise ConfigError(f"parameter 'effectors': names must be non-empty and unique, got "
+                              f'{effs!r}; accepted: {idx["effectors"].constraint_text()}')
+    checks = {'distributor': (_check_contacts, _check_distributor),
+              'analyzer': (_check_contacts, _check_analyzer),
+              'object_sim': (_check_sim,), 'object_controller': (_check_controller,),
+              'baseline_distributor': (_check_baseline,)}
+    for check in checks[kind]:
+        check(v, idx)
 
 
 def _check_contacts(v: dict, idx: dict) -> None:
@@ -191,22 +235,49 @@ def _check_contacts(v: dict, idx: dict) -> None:
                   spec=idx['virtual_mass_values'])
     _per_effector(v, 'torque_weights', n, 1, spec=idx['torque_weights'])
     _check_friction(v, n, idx)
-    for name, width in (('object_com', 3), ('basis_reference_axis', 3)):
-        if len(v[name]) != width:
-            raise ConfigError(f"parameter '{name}': expected {width} numbers, got {v[name]!r}")
+    _fixed_widths(v, idx, (('object_com', 3), ('basis_reference_axis', 3)))
     if not any(abs(x) > 0 for x in v['basis_reference_axis']):
         raise ConfigError("parameter 'basis_reference_axis': must not be zero; accepted: "
                           '3 finite numbers, not all zero')
-    if len(v['object_inertia']) not in (0, 6, 9):
-        raise ConfigError("parameter 'object_inertia': expected 9 numbers (row-major), 6 "
-                          '([Ixx, Iyy, Izz, Ixy, Ixz, Iyz]) or none')
+    if v['object_inertia']:
+        _check_inertia(v, idx)
     if any(w < 0 for w in v['torque_weights']):
         raise ConfigError("parameter 'torque_weights': must be >= 0")
-    q = v['contact_orientations']
-    for i in range(0, len(q), 4):
-        if math.sqrt(sum(x * x for x in q[i:i + 4])) < 1e-9:
-            raise ConfigError(f"parameter 'contact_orientations': quaternion of "
-                              f"'{effs[i // 4]}' is zero; accepted: unit quaternions")
+    _check_contact_orientations(v)
+
+
+def _check_contact_orientations(v: dict) -> None:
+    i = _zero_group(v['contact_orientations'], 4)
+    if i is not None:
+        raise ConfigError(f"parameter 'contact_orientations': quaternion of "
+                          f"'{v['effectors'][i]}' is zero; accepted: unit quaternions")
+
+
+def _zero_group(values: Sequence[float], width: int) -> Optional[int]:
+    """Return the index of the first group of ``width`` numbers whose norm is zero, or None."""
+    for i in range(0, len(values), width):
+        if math.sqrt(sum(x * x for x in values[i:i + width])) < 1e-9:
+            return i // width
+    return None
+
+
+def _fixed_widths(v: dict, idx: dict, widths: Sequence[tuple]) -> None:
+    """Check arrays of a fixed number of entries: ``(name, width)`` pairs."""
+    for name, width in widths:
+        if len(v[name]) != width:
+            raise ConfigError(f"parameter '{name}': expected {width} numbers, got {v[name]!r}; "
+                              f'accepted: {idx[name].constraint_text()}')
+
+
+def _check_inertia(v: dict, idx: dict) -> None:
+    """Check ``object_inertia`` in the forms the core reads (``core.contacts.inertia_matrix``)."""
+    from wrench_distribution.core.contacts import inertia_matrix
+    from wrench_distribution.core.errors import InvalidInputError
+    try:
+        inertia_matrix(v['object_inertia'])
+    except InvalidInputError as e:
+        raise ConfigError(f"parameter 'object_inertia': {e}, got {v['object_inertia']!r}; "
+                          f"accepted: {idx['object_inertia'].constraint_text()}") from None
 
 
 def _check_distributor(v: dict, idx: dict) -> None:
@@ -223,23 +294,60 @@ def _check_distributor(v: dict, idx: dict) -> None:
 def _check_analyzer(v: dict, idx: dict) -> None:
     """Analyzer cross-checks: sensor, tool and output arrays."""
     n = len(v['effectors'])
-    for name, width in (('ft_topics', 1), ('sensor_positions', 3),
-                        ('sensor_orientations', 4), ('sensor_frames', 1),
-                        ('sensor_signs', 1), ('tool_masses', 1), ('tool_coms', 3),
+    for name, width in (('ft_topics', 1), ('sensor_frames', 1),
                         ('manipulating_topics', 1), ('constraint_topics', 1),
                         ('internal_topics', 1), ('invariant_topics', 1), ('ft_frames', 1)):
+        _per_effector(v, name, n, width, spec=idx[name])
+    _check_sensors(v, idx)
+    _fixed_widths(v, idx, (('gravity', 3),))
+
+
+def _check_sensors(v: dict, idx: dict) -> None:
+    """Sensor models of the analyzer and the simulator: widths, signs, tool masses."""
+    n = len(v['effectors'])
+    for name, width in (('sensor_positions', 3), ('sensor_orientations', 4),
+                        ('sensor_signs', 1), ('tool_masses', 1), ('tool_coms', 3)):
         _per_effector(v, name, n, width, spec=idx[name])
     if any(s not in (1, -1) for s in v['sensor_signs']):
         raise ConfigError(f"parameter 'sensor_signs': got {v['sensor_signs']!r}; "
                           'accepted: +1 or -1 per effector')
     if any(m < 0 for m in v['tool_masses']):
-        raise ConfigError("parameter 'tool_masses': must be >= 0")
-    if len(v['gravity']) != 3:
-        raise ConfigError("parameter 'gravity': expected 3 numbers")
-    q = v['sensor_orientations']
-    for i in range(0, len(q), 4):
-        if math.sqrt(sum(x * x for x in q[i:i + 4])) < 1e-9:
-            raise ConfigError("parameter 'sensor_orientations': zero quaternion")
+        raise ConfigError(f"parameter 'tool_masses': must be >= 0, got {v['tool_masses']!r}; "
+                          f"accepted: {idx['tool_masses'].constraint_text()}")
+    if _zero_group(v['sensor_orientations'], 4) is not None:
+        raise ConfigError("parameter 'sensor_orientations': zero quaternion; accepted: "
+                          f"{idx['sensor_orientations'].constraint_text()}, not all zero")
+
+
+def _check_sim(v: dict, idx: dict) -> None:
+    """``object_sim`` cross-checks: per-effector arrays, object, initial pose, sensors."""
+    n = len(v['effectors'])
+    for name, width in (('contact_types', 1), ('contact_positions', 3),
+                        ('contact_orientations', 4), ('sensor_biases', 6)):
+        _per_effector(v, name, n, width, spec=idx[name])
+    _check_contact_orientations(v)
+    _check_friction(v, n, idx)
+    _fixed_widths(v, idx, (('object_com', 3), ('initial_position', 3), ('initial_orientation', 4),
+                           ('gravity', 3)))
+    if _zero_group(v['initial_orientation'], 4) is not None:
+        raise ConfigError("parameter 'initial_orientation': zero quaternion; accepted: "
+                          f"{idx['initial_orientation'].constraint_text()}")
+    _check_inertia(v, idx)
+    _check_sensors(v, idx)
+
+
+def _check_controller(v: dict, idx: dict) -> None:
+    """``object_controller`` cross-checks: object, move, schedule."""
+    _fixed_widths(v, idx, (('object_com', 3), ('gravity', 3), ('move_offset', 3),
+                           ('move_rotation', 3)))
+    _check_inertia(v, idx)
+    parse_schedule(v['internal_load_schedule'])
+
+
+def _check_baseline(v: dict, idx: dict) -> None:
+    """``baseline_distributor`` cross-checks: contact types and centre of mass."""
+    _per_effector(v, 'contact_types', len(v['effectors']), 1, spec=idx['contact_types'])
+    _fixed_widths(v, idx, (('object_com', 3),))
 
 
 def _check_limits(v: dict, n: int) -> None:
@@ -276,11 +384,10 @@ def _check_friction(v: dict, n: int, idx: dict) -> None:
     if any(not (_finite(m) and m >= 0) for m in v['friction_coefficients']):
         raise ConfigError(f"parameter 'friction_coefficients': got {v['friction_coefficients']!r}; "
                           'accepted: one finite number >= 0 per effector (0: none)')
-    normals = v['contact_normals']
-    for i in range(0, len(normals), 3):
-        if math.sqrt(sum(x * x for x in normals[i:i + 3])) < 1e-9:
-            raise ConfigError(f"parameter 'contact_normals': normal of '{v['effectors'][i // 3]}' "
-                              'is zero; accepted: 3 numbers per effector, not all zero')
+    i = _zero_group(v['contact_normals'], 3)
+    if i is not None:
+        raise ConfigError(f"parameter 'contact_normals': normal of '{v['effectors'][i]}' "
+                          'is zero; accepted: 3 numbers per effector, not all zero')
 
 
 def ros_yaml_type_problems(kind: str, values: Mapping[str, Any]) -> list:
@@ -289,11 +396,11 @@ def ros_yaml_type_problems(kind: str, values: Mapping[str, Any]) -> list:
     rcl types a value by its YAML form: ``0`` is an integer and cannot set a double
     parameter, arrays must not be empty or mix types.
 
-    :param kind: ``'distributor'`` or ``'analyzer'``.
+    :param kind: ``'distributor'``, ``'analyzer'`` or a simulator node.
     :param values: flat parameters as read from YAML.
     :return: list of messages (empty when the file is fine for ROS).
     """
-    index = PARAM_INDEX[kind]
+    index = INDEX[kind]
     out = []
     for name, value in values.items():
         spec = index.get(name)

@@ -127,6 +127,8 @@ class FrictionModel:
 
     :param distributor: the grasp; its contacts carry ``friction`` and ``normal``.
     :param options: mode and margin.
+    :ivar program: the auto mode's :class:`ConeProgram`, or None when no contact is
+        unilateral (or the grasp has no internal load).
     """
 
     def __init__(self, distributor: LoadDistributor, options: Optional[FrictionOptions] = None) -> None:
@@ -144,7 +146,7 @@ class FrictionModel:
         columns = np.eye(m)
         self.basis_contact = np.array(
             [distributor.internal_wrench(columns[j]) for j in range(m)]).T.reshape(self.n, 6, m)
-        self._program = _ConeProgram(self) if self.unilateral.any() and m else None
+        self.program = ConeProgram(self) if self.unilateral.any() and m else None
 
     @property
     def active(self) -> bool:
@@ -170,12 +172,12 @@ class FrictionModel:
         :raises FrictionInfeasibleError: when no internal load satisfies the cones.
         """
         commands = finite_array(commands, (self.n, 6), 'contact wrenches')
-        if self._program is None:
+        if self.program is None:
             check = self.check(commands)
             if check.worst != 'ok':
-                raise FrictionInfeasibleError(self._infeasible_message(check))
+                raise FrictionInfeasibleError(self.infeasible_message(check))
             return np.zeros(self.m)
-        return self._program.solve(commands[:, :3])
+        return self.program.solve(commands[:, :3])
 
     def apply(self, wrench, internal_load: InternalLoad = None) -> FrictionResult:
         """Commands for a desired resultant with the configured friction mode.
@@ -196,7 +198,12 @@ class FrictionModel:
             commands = commands + np.einsum('ikj,j->ik', self.basis_contact, added)
         return FrictionResult(commands, lam + added, added, self.check(commands))
 
-    def _infeasible_message(self, check: FrictionCheck) -> str:
+    def infeasible_message(self, check: FrictionCheck) -> str:
+        """Explain why no internal load keeps the contacts inside their cones.
+
+        :param check: the check of the commands that could not be corrected.
+        :return: the message of :class:`FrictionInfeasibleError`, naming the contacts.
+        """
         bad = [f'{name} ({status})' for name, status in zip(self.distributor.names, check.status)
                if status in ('pulling', 'slipping', 'near_limit')]
         return (f'no internal load keeps every contact inside its friction cone with margin '
@@ -250,7 +257,7 @@ def _tangent_basis(normal: np.ndarray) -> np.ndarray:
     return np.column_stack([first, np.cross(normal, first)])
 
 
-class _ConeProgram:
+class ConeProgram:
     """The auto-mode SOCP in clarabel's form, built once per geometry.
 
     Variables ``x`` (reduced, scaled coordinates of the added load); per constrained contact
@@ -321,12 +328,12 @@ class _ConeProgram:
         if size == 0.0 or self.rank == 0:
             check = model.check(np.hstack([forces, np.zeros_like(forces)]))
             if check.worst != 'ok':
-                raise FrictionInfeasibleError(model._infeasible_message(check))
+                raise FrictionInfeasibleError(model.infeasible_message(check))
             return np.zeros(model.m)
         x, status = self.solve_scaled(b_vec / size)
         if x is None:
             raise FrictionInfeasibleError(
-                model._infeasible_message(model.check(np.hstack([forces, np.zeros_like(forces)])))
+                model.infeasible_message(model.check(np.hstack([forces, np.zeros_like(forces)])))
                 + f' (solver: {status})')
         return self._reduce @ (x * self._column_scale) * size
 

@@ -120,8 +120,17 @@ def _regime(regime: Regime) -> Dict[str, Any]:
     return {'name': regime.name, 'reasons': list(regime.reasons), 'message': regime.message}
 
 
-def _common(distributor: LoadDistributor) -> Dict[str, Any]:
+def _document(distributor: LoadDistributor, result, contacts: dict, **internal: Any) -> Dict[str, Any]:
+    """Fields shared by both documents: ``internal`` adds to ``internal_load``."""
     return {
+        'contacts': contacts,
+        'resultant': result.resultant.tolist(),
+        'residual': result.residual,
+        'internal_load': {
+            'basis': distributor.basis_names, 'units': distributor.basis_units,
+            'values': result.internal_load.tolist(), **internal,
+        },
+        'invariant_norm': result.invariant_norm,
         'virtual_masses': dict(zip(distributor.names, distributor.virtual_masses.tolist())),
         'regime': _regime(distributor.regime),
         'gain': distributor.gain,
@@ -147,18 +156,8 @@ def synthesis_document(distributor: LoadDistributor, synthesis: Synthesis) -> Di
         }
     along = synthesis.along_manipulating_object.reshape(-1)
     scale = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / distributor.reference_length)], distributor.n)
-    return {
-        'contacts': contacts,
-        'resultant': synthesis.resultant.tolist(),
-        'residual': synthesis.residual,
-        'internal_load': {
-            'basis': distributor.basis_names, 'units': distributor.basis_units,
-            'values': synthesis.internal_load.tolist(),
-            'along_manipulating_norm': float(np.sqrt(0.5 * np.sum((along * scale) ** 2))),
-        },
-        'invariant_norm': synthesis.invariant_norm,
-        **_common(distributor),
-    }
+    return _document(distributor, synthesis, contacts,
+                     along_manipulating_norm=float(np.sqrt(0.5 * np.sum((along * scale) ** 2))))
 
 
 def analysis_document(distributor: LoadDistributor, analysis: Analysis) -> Dict[str, Any]:
@@ -175,18 +174,8 @@ def analysis_document(distributor: LoadDistributor, analysis: Analysis) -> Dict[
             for part in ('manipulating', 'constraint', 'internal', 'invariant')
             for suffix, frame in (('', 'contact'), ('_object', 'object'))
         }
-    return {
-        'contacts': contacts,
-        'resultant': analysis.resultant.tolist(),
-        'residual': analysis.residual,
-        'internal_load': {
-            'basis': distributor.basis_names, 'units': distributor.basis_units,
-            'values': analysis.internal_load.tolist(),
-            'norm': analysis.internal_load_norm, 'norm_unit': 'N',
-        },
-        'invariant_norm': analysis.invariant_norm,
-        **_common(distributor),
-    }
+    return _document(distributor, analysis, contacts, norm=analysis.internal_load_norm,
+                     norm_unit='N')
 
 
 def measured_matrix(distributor: LoadDistributor, measured: Any) -> np.ndarray:

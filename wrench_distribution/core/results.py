@@ -1,7 +1,7 @@
 """Result records of synthesis and analysis, and the regime report."""
 from dataclasses import dataclass, field, fields
 from functools import cached_property
-from typing import Callable, Mapping, Optional, Tuple
+from typing import Callable, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
@@ -139,12 +139,8 @@ class BatchSynthesis:
 
 
 @dataclass(frozen=True)
-class Analysis(_Invariant):
-    """Decomposition of measured contact wrenches (eq. 80) and the internal-load state.
-
-    ``internal_*`` and ``internal_load`` are the linear read-out in the named basis (the wrench
-    ``E lambda`` applied by the effectors); ``invariant_*`` the paper's eq. 78 state.
-    """
+class _Decomposition(_Invariant):
+    """Fields of :class:`Analysis`; :class:`BatchAnalysis` has them with a leading sample axis."""
 
     resultant: np.ndarray
     manipulating_contact: np.ndarray
@@ -154,8 +150,8 @@ class Analysis(_Invariant):
     constraint_object: np.ndarray
     internal_object: np.ndarray
     internal_load: np.ndarray
-    internal_load_norm: float
-    residual: float
+    internal_load_norm: Union[float, np.ndarray]
+    residual: Union[float, np.ndarray]
     invariant_source: Optional[InvariantSource] = field(default=None, repr=False, compare=False)
 
     def _applied_object(self) -> np.ndarray:
@@ -163,23 +159,18 @@ class Analysis(_Invariant):
 
 
 @dataclass(frozen=True)
-class BatchAnalysis(_Invariant):
+class Analysis(_Decomposition):
+    """Decomposition of measured contact wrenches (eq. 80) and the internal-load state.
+
+    ``internal_*`` and ``internal_load`` are the linear read-out in the named basis (the wrench
+    ``E lambda`` applied by the effectors); ``invariant_*`` the paper's eq. 78 state;
+    ``internal_load_norm`` and ``residual`` are floats.
+    """
+
+
+@dataclass(frozen=True)
+class BatchAnalysis(_Decomposition):
     """Analysis of k samples: the fields of :class:`Analysis` with a leading sample axis."""
-
-    resultant: np.ndarray
-    manipulating_contact: np.ndarray
-    constraint_contact: np.ndarray
-    internal_contact: np.ndarray
-    manipulating_object: np.ndarray
-    constraint_object: np.ndarray
-    internal_object: np.ndarray
-    internal_load: np.ndarray
-    internal_load_norm: np.ndarray
-    residual: np.ndarray
-    invariant_source: Optional[InvariantSource] = field(default=None, repr=False, compare=False)
-
-    def _applied_object(self) -> np.ndarray:
-        return self.manipulating_object + self.internal_object
 
     def sample(self, index: int) -> Analysis:
         """One sample as an :class:`Analysis`.

@@ -9,6 +9,7 @@ from typing import List, Optional, Tuple
 import numpy as np
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
+from wrench_distribution.config.schema import default_of
 from wrench_distribution.core.codec import join_labels
 from wrench_distribution.core.friction import (
     FrictionCheck, FrictionInfeasibleError, FrictionModel, FrictionOptions, STATUSES,
@@ -32,7 +33,9 @@ class FrictionStage:
         self.names = list(cfg['effectors'])
         self.extras = contact_friction_fields(cfg)
         self.options = FrictionOptions(mode, cfg['friction_margin'])
-        self.on_infeasible = cfg.get('on_friction_infeasible', 'hold')
+        # the analyzer declares no on_friction_infeasible: its check mode never needs it
+        self.on_infeasible = cfg.get('on_friction_infeasible',
+                                     default_of('distributor', 'on_friction_infeasible'))
         self._model: Optional[FrictionModel] = None
         self._for = None
         self.check: Optional[FrictionCheck] = None

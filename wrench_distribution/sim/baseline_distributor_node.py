@@ -15,10 +15,10 @@ import numpy as np
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
-from .node_params import declare_and_read
 from ..config.sim import BASELINE_PARAMS
 from ..core.baselines import moore_penrose
 from ..core.spatial import quaternion_to_matrix
+from ..ros.parameters import declare_and_validate
 
 
 class BaselineDistributorNode(Node):
@@ -26,10 +26,8 @@ class BaselineDistributorNode(Node):
 
     def __init__(self) -> None:
         super().__init__('baseline_distributor')
-        p = declare_and_read(self, BASELINE_PARAMS)
+        p = declare_and_validate(self, BASELINE_PARAMS, 'baseline_distributor')
         self.effectors = list(p['effectors'])
-        if len(self.effectors) < 2:
-            raise ValueError("parameter 'effectors': at least two effectors are required")
         self.types = list(p['contact_types']) or ['rigid'] * len(self.effectors)
         self.com = np.array(p['object_com'], dtype=float)
         self.r = None

@@ -6,14 +6,15 @@ the ROS node is ``object_controller_node``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping
 
 import numpy as np
 
+from wrench_distribution.core.contacts import inertia_matrix
 from wrench_distribution.core.spatial import cross, exp_so3, log_so3
 
 from ..config.sim import CONTROLLER_DEFAULTS  # noqa: F401 (re-exported)
-from ..params import ConfigError
+from ..config.validation import parse_schedule  # noqa: F401 (re-exported)
 
 
 def min_jerk(t: float, start: float, duration: float) -> tuple[float, float, float]:
@@ -33,53 +34,6 @@ def min_jerk(t: float, start: float, duration: float) -> tuple[float, float, flo
     ds = 30 * tau ** 2 * (1 - tau) ** 2 / duration
     dds = 60 * tau * (1 - tau) * (1 - 2 * tau) / duration ** 2
     return s, ds, dds
-
-
-def _number(text: str, entry: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float('nan')
-    if not np.isfinite(value):
-        raise ConfigError(f'internal_load_schedule: {text.strip()!r} is not a finite number '
-                          f'in {entry!r}')
-    return value
-
-
-def parse_schedule(entries: Sequence[str]) -> list:
-    """Parse ``["0.0: squeeze(a,b)=20", "3.0: squeeze(a,b)=40, twist(a,b)=1"]``.
-
-    An entry with nothing after the colon prescribes no internal load.
-
-    :param entries: ``"<time>: name=value, name=value"`` strings.
-    :return: list of ``(time, {name: value})`` sorted by time
-    :raises ConfigError: on a malformed entry
-    """
-    out = []
-    for entry in entries:
-        when, sep, rest = str(entry).partition(':')
-        if not sep:
-            raise ConfigError(f'internal_load_schedule: {entry!r} lacks "<time>:"')
-        handles = {}
-        depth, token, tokens = 0, '', []
-        for ch in rest:  # split on commas outside parentheses
-            depth += (ch == '(') - (ch == ')')
-            if ch == ',' and depth == 0:
-                tokens.append(token)
-                token = ''
-            else:
-                token += ch
-        tokens.append(token)
-        for tok in tokens:
-            if not tok.strip():
-                continue
-            name, eq, value = tok.rpartition('=')
-            if not eq or not name.strip():
-                raise ConfigError(f'internal_load_schedule: bad handle {tok.strip()!r} '
-                                  f'in {entry!r}')
-            handles[name.strip()] = _number(value, entry)
-        out.append((_number(when, entry), handles))
-    return sorted(out, key=lambda x: x[0])
 
 
 def scheduled(schedule: list, t: float) -> dict:
@@ -180,3 +134,19 @@ class PoseController:
         torque = inertia_w @ (alpha_d + kp_r * e_rot + kd_r * (omega_d - omega)) + cross(
             omega, inertia_w @ omega)
         return np.concatenate([rotation.T @ force, rotation.T @ torque])
+
+
+def controller_from(params: Mapping) -> PoseController:
+    """Build the controller of the ``object_controller`` parameters.
+
+    :param params: validated ``object_controller`` parameters
+        (``validate_params('object_controller', ...)``).
+    :return: the controller (its start pose unset).
+    """
+    return PoseController(
+        params['object_mass'], inertia_matrix(params['object_inertia']),
+        np.array(params['object_com']), np.array(params['gravity']),
+        (params['position_gain'], params['velocity_gain'], params['orientation_gain'],
+         params['angular_velocity_gain']),
+        np.array(params['move_offset']), np.array(params['move_rotation']),
+        params['move_start'], params['move_duration'])

@@ -19,11 +19,10 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 from wrench_distribution.config.sim import CONTROLLER_PARAMS
 from wrench_distribution.core.codec import join_labels, stamp_to_ns
-from wrench_distribution.core.contacts import inertia_matrix
 from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
+from wrench_distribution.ros.parameters import declare_and_validate
 
-from .node_params import declare_and_read
-from .object_controller import parse_schedule, PoseController, scheduled
+from .object_controller import controller_from, parse_schedule, scheduled
 
 
 class ObjectControllerNode(Node):
@@ -31,16 +30,10 @@ class ObjectControllerNode(Node):
 
     def __init__(self) -> None:
         super().__init__('object_controller')
-        p = declare_and_read(self, CONTROLLER_PARAMS)
+        p = declare_and_validate(self, CONTROLLER_PARAMS, 'object_controller')
         self.p = p
         self.schedule = parse_schedule(p['internal_load_schedule'])
-        self.law = PoseController(
-            p['object_mass'], inertia_matrix(p['object_inertia']), np.array(p['object_com']),
-            np.array(p['gravity']),
-            (p['position_gain'], p['velocity_gain'], p['orientation_gain'],
-             p['angular_velocity_gain']),
-            np.array(p['move_offset']), np.array(p['move_rotation']), p['move_start'],
-            p['move_duration'])
+        self.law = controller_from(p)
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self.wrench_pub = self.create_publisher(WrenchStamped, 'desired_wrench', reliable)
         self.load_pub = self.create_publisher(Float64MultiArray, 'internal_load', reliable)

@@ -32,9 +32,9 @@ from visualization_msgs.msg import Marker, MarkerArray
 from wrench_distribution.config.sim import SIM_PARAMS
 from wrench_distribution.core.codec import join_labels, ns_to_stamp, stamp_to_ns
 from wrench_distribution.core.spatial import matrix_to_quaternion as quaternion_from_matrix
+from wrench_distribution.ros.parameters import declare_and_validate
 
-from .node_params import declare_and_read
-from .scenarios import build_sensors, build_sim, sim_params
+from .scenarios import build_sensors, build_sim
 
 #: Parameters of the node only (the rest of SIM_DEFAULTS describes the physics).
 EXTRA = ('wait_for_subscribers', 'contact_rate', 'marker_rate', 'lockstep', 'lockstep_timeout')
@@ -56,11 +56,9 @@ class ObjectSimNode(Node):
 
     def __init__(self) -> None:
         super().__init__('object_sim')
-        self.p = sim_params(declare_and_read(self, SIM_PARAMS))
+        self.p = declare_and_validate(self, SIM_PARAMS, 'object_sim')
         self.extra = {k: self.p[k] for k in EXTRA}
         self.effectors = list(self.p['effectors'])
-        if len(self.effectors) < 2:
-            raise ValueError("parameter 'effectors': at least two effectors are required")
         self.n = len(self.effectors)
         self.sim = build_sim(self.p)
         self.sensors = build_sensors(self.p)

@@ -9,12 +9,12 @@ from typing import Mapping, Optional
 import numpy as np
 
 from wrench_distribution.core.codec import split_labels, stamp_to_ns
-from wrench_distribution.core.contacts import inertia_matrix
 from wrench_distribution.core.spatial import log_so3, quaternion_to_matrix as matrix_from_quaternion
 
 from .friction_report import format_friction, friction_summary
 from .friction_report import TOPICS as FRICTION_TOPICS
-from .object_controller import parse_schedule, PoseController
+from .object_controller import controller_from, parse_schedule
+from .scenarios import validate_sections
 
 #: Seconds after the fixture release and after each internal-load change that the
 #: comparison skips (transients of the grasp springs and of the controller).
@@ -92,26 +92,11 @@ def read_bag(path: Path, topics=SUMMARY_TOPICS) -> dict:
     return out
 
 
-def _controller(params: Mapping) -> PoseController:
-    return PoseController(
-        params['object_mass'], inertia_matrix(params['object_inertia']),
-        np.array(params['object_com']), np.array(params['gravity']),
-        (params['position_gain'], params['velocity_gain'], params['orientation_gain'],
-         params['angular_velocity_gain']),
-        np.array(params['move_offset']), np.array(params['move_rotation']),
-        params['move_start'], params['move_duration'])
-
-
 def _distributor(sim_params: Mapping):
-    from ..core import Contact, LoadDistributor, ObjectModel
-    n = len(sim_params['effectors'])
-    types = list(sim_params['contact_types']) or ['rigid'] * n
-    pos = np.asarray(sim_params['contact_positions'], float).reshape(n, 3)
-    quat = np.asarray(sim_params['contact_orientations'] or [0, 0, 0, 1] * n, float).reshape(n, 4)
-    contacts = [Contact(e, t, tuple(p), tuple(q))
-                for e, t, p, q in zip(sim_params['effectors'], types, pos, quat)]
-    return LoadDistributor(contacts, ObjectModel(com=tuple(sim_params['object_com']),
-                                                 mass=sim_params['object_mass']))
+    from ..config.loading import contacts_from
+    from ..core import LoadDistributor, ObjectModel
+    return LoadDistributor(contacts_from(sim_params), ObjectModel(com=tuple(sim_params['object_com']),
+                                                                  mass=sim_params['object_mass']))
 
 
 def summarize(series: Mapping[str, Series], sections: Mapping, duration: float) -> dict:
@@ -122,13 +107,14 @@ def summarize(series: Mapping[str, Series], sections: Mapping, duration: float) 
     :param duration: sim time of the run, s.
     :return: JSON-ready summary
     """
-    sim_p, ctl_p = sections['object_sim'], sections['object_controller']
-    release = float(sim_p.get('release_time', 0.5))
+    checked = validate_sections(sections)  # the schema's values and defaults
+    sim_p, ctl_p = checked['object_sim'], checked['object_controller']
+    release = sim_p['release_time']
     start = release + SETTLE
-    move = (float(ctl_p['move_start']), float(ctl_p['move_start']) + float(ctl_p['move_duration']))
+    move = (ctl_p['move_start'], ctl_p['move_start'] + ctl_p['move_duration'])
     out: dict = {'duration': duration, 'release_time': release, 'settle': SETTLE, 'move': move,
-                 'sensor_noise': {'force_N': float(sim_p.get('sensor_force_noise', 0.0)),
-                                  'torque_Nm': float(sim_p.get('sensor_torque_noise', 0.0))}}
+                 'sensor_noise': {'force_N': sim_p['sensor_force_noise'],
+                                  'torque_Nm': sim_p['sensor_torque_noise']}}
     out['message_counts'] = dict(sorted(series.get('_counts', {}).items()))
     out.update(_tracking_summary(series.get('object_pose'), ctl_p, start))
     out.update(_internal_summary(series, sim_p, ctl_p, duration, start))
@@ -146,7 +132,7 @@ def _tracking_summary(pose: Optional[Series], ctl_p: Mapping, start: float) -> d
     """
     if pose is None or not len(pose.t):
         return {}
-    law = _controller(ctl_p)
+    law = controller_from(ctl_p)
     law.origin = (pose.v[0, :3], matrix_from_quaternion(pose.v[0, 3:]))
     pos_err, rot_err = [], []
     for t, row in zip(pose.t, pose.v):
@@ -196,7 +182,7 @@ def _internal_summary(series: Mapping[str, Series], sim_p: Mapping, ctl_p: Mappi
 
     :return: ``{'basis', 'internal_load'}`` and ``'_internal'`` when recorded.
     """
-    schedule = parse_schedule(ctl_p.get('internal_load_schedule', []))
+    schedule = parse_schedule(ctl_p['internal_load_schedule'])
     dist = _distributor(sim_p)
     names = list(dist.basis_names)
     units = list(dist.basis_units)

@@ -17,15 +17,22 @@ import yaml
 from .ft_sensor import SimulatedFTSensors
 from .grasp import GraspCompliance
 from .simulator import HeldObjectSim
-from ..config.sim import BASELINE_DEFAULTS, SIM_DEFAULTS  # noqa: F401 (BASELINE_DEFAULTS re-exported)
+from ..config.loading import sensor_models_from
+from ..config.schema import ConfigError
+from ..config.sim import BASELINE_DEFAULTS  # noqa: F401 (re-exported)
+from ..config.validation import validate_params
 from ..core.contacts import inertia_matrix
-from ..core.sensor_model import SensorModel
 
 SCENARIOS = ('dual_arm', 'three_finger_hand', 'quadruped_stance')
 
 #: Sections of a demo file and their node names.
 NODES = ('object_sim', 'object_controller', 'wrench_distributor', 'wrench_analyzer',
          'baseline_distributor')
+
+#: Section (node name) -> kind of :func:`~wrench_distribution.config.validation.validate_params`.
+SECTION_KINDS = {'object_sim': 'object_sim', 'object_controller': 'object_controller',
+                 'wrench_distributor': 'distributor', 'wrench_analyzer': 'analyzer',
+                 'baseline_distributor': 'baseline_distributor'}
 
 #: Parameters that must be equal in every section that sets them.
 SHARED = ('object_frame', 'effectors', 'contact_types', 'contact_positions',
@@ -88,19 +95,33 @@ def check_consistency(sections: Mapping[str, Mapping]) -> list:
     return problems
 
 
+def validate_sections(sections: Mapping[str, Mapping]) -> dict:
+    """Validate every section of a scenario with its node's schema.
+
+    :param sections: as returned by :func:`load_sections`.
+    :return: node name -> validated parameters (defaults filled in).
+    :raises ConfigError: naming the node's parameter and its accepted values.
+    """
+    out = {}
+    for node, params in sections.items():
+        if node not in SECTION_KINDS:
+            raise ConfigError(f'unknown section {node!r}; expected: {", ".join(NODES)}')
+        try:
+            out[node] = validate_params(SECTION_KINDS[node], params)
+        except ConfigError as e:
+            raise ConfigError(f'{node}: {e}') from None
+    return out
+
+
 def sim_params(params: Mapping) -> dict:
-    """Return the simulator parameters with defaults filled in.
+    """Return the simulator parameters validated by the schema, with defaults filled in.
 
     :param params: the ``object_sim`` section (or a subset).
     :return: complete dict
-    :raises ValueError: for unknown parameter names
+    :raises ConfigError: for an unknown parameter or a value the schema refuses (a
+        ``ValueError``; the message names the parameter and the accepted values)
     """
-    unknown = set(params) - set(SIM_DEFAULTS) - {'use_sim_time'}
-    if unknown:
-        raise ValueError(f'unknown object_sim parameter(s): {", ".join(sorted(unknown))}')
-    out = dict(SIM_DEFAULTS)
-    out.update(params)
-    return out
+    return validate_params('object_sim', params)
 
 
 def _per_effector(values, n: int, width: int, default) -> np.ndarray:
@@ -145,25 +166,6 @@ def _friction(values, n: int):
     return np.where(v > 0, v, np.nan)
 
 
-def sensor_models(params: Mapping) -> list:
-    """Build the core :class:`SensorModel` of every effector, from the sensor parameters.
-
-    The names match the analyzer's (``sensor_positions``, ``sensor_orientations``,
-    ``sensor_signs``, ``tool_masses``, ``tool_coms``); empty arrays mean the defaults.
-
-    :param params: a section holding ``effectors`` and the sensor parameters.
-    :return: list of n sensor models
-    """
-    n = len(params['effectors'])
-    pos = _per_effector(params.get('sensor_positions', []), n, 3, [0, 0, 0])
-    ori = _per_effector(params.get('sensor_orientations', []), n, 4, [0, 0, 0, 1])
-    signs = list(params.get('sensor_signs', [])) or [1] * n
-    masses = list(params.get('tool_masses', [])) or [0.0] * n
-    coms = _per_effector(params.get('tool_coms', []), n, 3, [0, 0, 0])
-    return [SensorModel(tuple(pos[i]), tuple(ori[i]), int(signs[i]), float(masses[i]),
-                        tuple(coms[i])) for i in range(n)]
-
-
 def build_sensors(params: Mapping) -> SimulatedFTSensors:
     """Build the simulated sensors of a scenario.
 
@@ -171,5 +173,5 @@ def build_sensors(params: Mapping) -> SimulatedFTSensors:
     :return: the sensors
     """
     p = sim_params(params)
-    return SimulatedFTSensors(sensor_models(p), p['sensor_force_noise'],
+    return SimulatedFTSensors(sensor_models_from(p), p['sensor_force_noise'],
                               p['sensor_torque_noise'], p['sensor_biases'], int(p['noise_seed']))
