@@ -360,7 +360,7 @@ def startup_trial(kind: str, delay: float, domain: int, durability: str) -> dict
     :return: ``received`` (count), ``first`` (lowest index received or None), ``matched``.
     """
     tmp = tempfile.mkdtemp(prefix='wd_startup_')
-    env = _env(domain)
+    env = ros_env(domain)
     me = [sys.executable, os.path.abspath(__file__)]
     probe_out = os.path.join(tmp, 'probe.json')
     talker_out = os.path.join(tmp, 'talker.json')

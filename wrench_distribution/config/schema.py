@@ -103,7 +103,10 @@ COMMON_PARAMS = [
        'Contacts that move less than this (m, and rad) reuse the cached distributor.',
        minimum=0.0),
     _p('contact_timeout', DOUBLE, 0.0,
-       'Contact poses older than this (s) are stale; 0 disables.', minimum=0.0,
+       'Contact poses older than this (s) are stale (the distributor: against the node '
+       'clock; the analyzer and analyze-bag: against the sample stamp); the analyzer also '
+       'waits at most this long for tf data covering a sample (1 s when 0); 0 disables.',
+       minimum=0.0,
        read_only=False),
     _p('object_com', DOUBLE_ARRAY, [0.0, 0.0, 0.0],
        'Centre of mass of the object in the object frame (m).',

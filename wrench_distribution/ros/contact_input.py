@@ -81,7 +81,6 @@ class ContactInput:
         except LookupError as e:
             why = f'{e}; keeping the previous poses' if self.cache.distributor else str(e)
             self.diag.problem('tf_failures', why)
-            self.node.get_logger().warning(why, throttle_duration_sec=5.0)
             return
         self._apply(contacts.positions, contacts.quaternions, freshness_ns(contacts.stamps_ns))
 
@@ -96,7 +95,6 @@ class ContactInput:
         except ValueError as e:
             self.error = f'contact poses rejected: {e}'
             self.diag.problem('rejected_contacts', self.error, ERROR)
-            self.node.get_logger().warning(self.error, throttle_duration_sec=2.0)
             return
         self.error = None
         self.last_update_ns = (self.node.get_clock().now().nanoseconds if stamp_ns == -1
@@ -111,13 +109,11 @@ class ContactInput:
             why = (f"contact_poses frame '{msg.header.frame_id}' is not the object frame "
                    f"'{self.object_frame}'")
             self.diag.problem('rejected_frame', why, ERROR)
-            self.node.get_logger().warning(why, throttle_duration_sec=2.0)
             return
         if len(msg.poses) != len(self.cache.names):
             why = (f'contact_poses has {len(msg.poses)} poses, expected {len(self.cache.names)}'
                    f' (one per effector: {", ".join(self.cache.names)})')
             self.diag.problem('rejected_length', why, ERROR)
-            self.node.get_logger().warning(why, throttle_duration_sec=2.0)
             return
         pos, quat = pose_array_to_arrays(msg)
         self._apply(pos, quat)
