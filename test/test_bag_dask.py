@@ -124,6 +124,7 @@ def test_index_has_one_complete_row_per_bag(bags, cluster_run):
         assert row['dropped.unsynchronised'] == 2 * len(drop)
         assert row['dropped.stale'] == 0 and row['dropped.rejected_nan'] == 0
         assert row['dropped.no_contact_pose'] == 0
+        assert row['dropped.future'] == row['dropped.wrong_frame'] == row['dropped.out_of_order'] == 0
         # the squeeze was prescribed by hand: its largest value comes back, the rest is 0
         assert row[f'internal_load_max_abs.{F.SQUEEZE}'] == pytest.approx(
             sc.squeeze[kept].max(), rel=1e-9)

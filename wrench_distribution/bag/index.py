@@ -1,18 +1,31 @@
 """``index.parquet`` of a directory run: one row per bag, and the printed table."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .parallel import BagResult
+
+@dataclass
+class BagResult:
+    """Outcome of one bag: its summary, or the error that stopped it."""
+
+    bag: str
+    out: str
+    summary: Optional[dict] = None
+    error: Optional[str] = None
+
 
 #: summary.json 'dropped' entry -> index column
 DROPS = (('unsynchronised_messages', 'dropped.unsynchronised'),
          ('stale_messages', 'dropped.stale'),
          ('rejected_nan_messages', 'dropped.rejected_nan'),
+         ('future_messages', 'dropped.future'),
+         ('wrong_frame_messages', 'dropped.wrong_frame'),
+         ('out_of_order_samples', 'dropped.out_of_order'),
          ('samples_without_contact_pose', 'dropped.no_contact_pose'))
 LAMBDA_MAX = 'internal_load_max_abs.'
 

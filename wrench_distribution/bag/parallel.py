@@ -11,13 +11,13 @@ error; it never stops the others.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 import os
 from pathlib import Path
 from typing import Any, Optional
 import uuid
 
 from .errors import BagError
+from .index import BagResult, write_index
 from .progress import Progress
 
 
@@ -29,16 +29,6 @@ def find_bags(root: Path) -> list[Path]:
 def is_bag(path: Path) -> bool:
     """Return True when ``path`` is one rosbag2 bag directory."""
     return (Path(path) / 'metadata.yaml').is_file()
-
-
-@dataclass
-class BagResult:
-    """Outcome of one bag: its summary, or the error that stopped it."""
-
-    bag: str
-    out: str
-    summary: Optional[dict] = None
-    error: Optional[str] = None
 
 
 def analyze_one(bag: str, out: str, params: dict, options: Any,
@@ -141,7 +131,6 @@ def analyze_directory(root: Path, config: Any, out_dir: Path, options: Any, *,
             client.close()
             if cluster is not None:
                 cluster.close()
-    from .index import write_index
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         write_index(out_dir / 'index.parquet', results)
