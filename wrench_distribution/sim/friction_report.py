@@ -13,6 +13,7 @@ from typing import Mapping, Optional
 
 import numpy as np
 
+from .series import read_bag
 from ..core.codec import split_labels
 from ..core.friction import STATUSES
 
@@ -26,7 +27,7 @@ FORCE_FLOOR = 0.1
 def friction_summary(series: Mapping, start: float) -> Optional[dict]:
     """Per effector: slip, time lifted, measured utilisation; the added squeeze.
 
-    :param series: from :func:`.report.read_bag`.
+    :param series: from :func:`.series.read_bag`.
     :param start: evaluation start (after the fixture release and settling), s.
     :return: JSON-ready mapping, or None when nothing friction-related was recorded.
     """
@@ -123,7 +124,6 @@ def compare(first: Path, second: Path, out: Path) -> str:
     :param out: PNG to write.
     :return: the text.
     """
-    from .report import read_bag
     runs = []
     for path in (first, second):
         summary = json.loads((path / 'summary.json').read_text())
