@@ -172,12 +172,14 @@ def test_live_replay_equals_offline(tmp_path, procs, poses):
                        ','.join(F.EFFECTORS)], tmp_path / 'recorder.log', env)
     assert wait_for_line(tmp_path / 'recorder.log', 'READY', 30, rec), \
         (tmp_path / 'analyzer.log').read_text()[-2000:]
-    # every input the analyzer subscribes to must be matched before the first message
+    # every input the analyzer subscribes to must be matched before the first message, both
+    # ways: a reliable message sent before the reader has matched the writer comes late, by
+    # retransmission, after the other topics' (cross-topic order is what the rule relies on)
     inputs = [f'/{e}/ft_sensor' for e in F.EFFECTORS] + ['/clock', '/contact_poses']
     time.sleep(1.0)  # READY is the recorder's view; let the analyzer match the recorder too
     player = procs.start([sys.executable, '-m', 'wrench_distribution.bag.player', str(bag),
-                          '--rate', '0.2', '--wait-for', *inputs,
-                          '--wait-timeout', '20'], tmp_path / 'player.log', env)
+                          '--rate', '0.2', '--wait-for', *inputs, '--wait-timeout', '20',
+                          '--start-delay', '2'], tmp_path / 'player.log', env)
     assert player.wait(timeout=60) == 0, (tmp_path / 'player.log').read_text()[-2000:]
     rec.wait(timeout=45)
     assert rec_out.exists(), (tmp_path / 'recorder.log').read_text()[-2000:]

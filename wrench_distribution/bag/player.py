@@ -117,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--wait-for', nargs='*', default=[], metavar='TOPIC',
                         help='wait until these topics have a subscriber before playing')
     parser.add_argument('--wait-timeout', type=float, default=10.0)
+    parser.add_argument('--start-delay', type=float, default=0.0, metavar='S',
+                        help='seconds to wait after --wait-for before the first message (lets '
+                             'the subscribers match the publishers in turn)')
     parser.add_argument('--linger', type=float, default=0.5,
                         help='seconds to stay up after the last message (delivery)')
     args = parser.parse_args(argv)
@@ -133,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                                                                    args.wait_timeout):
                     node.get_logger().warning('no subscriber on some of '
                                               f'{args.wait_for}; playing anyway')
+                time.sleep(max(args.start_delay, 0.0))
                 n = node.play()
                 time.sleep(args.linger)
                 node.get_logger().info(f'played {n} messages from {args.bag}')
