@@ -42,7 +42,7 @@ ORDER_ODD = ('bend_v', 'shear_v')
 PAIR_KINDS = ('squeeze', 'twist', 'bend_u', 'bend_v', 'shear_u', 'shear_v')
 TORQUE_KINDS = ('twist', 'bend_u', 'bend_v')
 #: Candidates projected off the kept elements together (one matrix product per block).
-BLOCK = 48
+BLOCK = 32
 #: Relative margin within which completion candidates count as equally independent.
 TIE = 1e-9
 _HANDLE = re.compile(r'^\s*([a-z_]+)\s*\(([^()]*)\)\s*$')
@@ -429,8 +429,9 @@ def _scan(selection: _Selection, family: Candidates, start: int, stop: int) -> N
     if not picked:
         return
     residuals = selection.residuals(vectors[:, picked], coefficients[:, picked])
-    factor = scipy.linalg.cholesky(residuals.T @ (selection.metric[:, None] * residuals), lower=True)
-    directions = scipy.linalg.solve_triangular(factor, residuals.T, lower=True)
+    gram = residuals.T @ (selection.metric[:, None] * residuals)
+    factor = scipy.linalg.cholesky(gram, lower=True, check_finite=False)
+    directions = scipy.linalg.solve_triangular(factor, residuals.T, lower=True, check_finite=False)
     for row, j in enumerate(picked):
         selection.keep(family.names[start + j], family.units[start + j], vectors[:, j], directions[row])
 
@@ -449,8 +450,7 @@ def _complete(selection: _Selection, null_projector: np.ndarray, active: np.ndar
     norms2 = metric @ (vectors * vectors)
     coefficients = np.zeros((selection.dimension, norms2.size))
     count = len(selection.names)
-    # kept directions lie in N(G) and the projector is metric-orthogonal: d^T W P b = d^T W b
-    coefficients[:count] = rotate_blocks(selection.kept * metric, rotations)[:, active]
+    coefficients[:count] = selection.kept @ (metric[:, None] * vectors)
     sizes2 = norms2 - np.einsum('ij,ij->j', coefficients[:count], coefficients[:count])
 
     def add(j: int, scale: Optional[float]) -> bool:
