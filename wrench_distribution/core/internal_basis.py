@@ -208,7 +208,8 @@ def _family(geometry: Geometry, kinds: Sequence[str], neighbours: int) -> Candid
             if ok:
                 names.append(f'{kind}({geometry.names[a]},{geometry.names[b]})')
                 units.append('N*m' if kind in TORQUE_KINDS else 'N')
-    return Candidates(tuple(names), tuple(units), vectors.reshape(6 * geometry.n, -1)[:, valid.ravel()])
+    vectors = vectors.reshape(6 * geometry.n, -1)
+    return Candidates(tuple(names), tuple(units), vectors if valid.all() else vectors[:, valid.ravel()])
 
 
 def named_candidates(geometry: Geometry) -> Iterator[Candidates]:
@@ -448,24 +449,22 @@ def _complete(selection: _Selection, null_projector: np.ndarray, active: np.ndar
     pool = _fallback(null_projector, active, rotations)
     metric, vectors = selection.metric, pool.vectors
     norms2 = metric @ (vectors * vectors)
-    coefficients = np.zeros((selection.dimension, norms2.size))
-    count = len(selection.names)
-    coefficients[:count] = selection.kept @ (metric[:, None] * vectors)
-    sizes2 = norms2 - np.einsum('ij,ij->j', coefficients[:count], coefficients[:count])
+    coefficients = (selection.kept * metric) @ vectors
+    sizes2 = norms2 - np.einsum('ij,ij->j', coefficients, coefficients)
+    del coefficients
 
     def add(j: int, scale: Optional[float]) -> bool:
-        count = len(selection.names)
-        current = selection.residuals(vectors[:, j], coefficients[:count, j])
+        vector = vectors[:, j]
+        current = selection.residuals(vector, selection.kept @ (metric * vector))
         size = np.sqrt(max(float(metric @ (current * current)), 0.0))
         if scale is not None and size <= 1e-12 * scale:
             return False
         direction = current / size
-        # the new direction is orthogonal to the kept ones: its parts need only the vectors
-        coefficients[count] = (metric * direction) @ vectors
-        sizes2[:] -= coefficients[count] ** 2
+        # orthogonal to the kept directions: its part in each residual is its part in each vector
+        sizes2[:] -= ((metric * direction) @ vectors) ** 2
         sizes2[j] = 0.0
-        vector = vectors[:, j] if scale is None else direction * np.sqrt(norms2[j])
-        selection.keep(pool.names[j], pool.units[j], vector, direction)
+        selection.keep(pool.names[j], pool.units[j], vector if scale is None else direction * np.sqrt(norms2[j]),
+                       direction)
         return True
 
     for j in range(norms2.size):
