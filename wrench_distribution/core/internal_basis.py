@@ -392,13 +392,16 @@ def build_internal_basis(
     :return: the basis.
     """
     selection = _Selection(active.size, dimension, metric)
-    for family in candidates:
+    families = iter(candidates)
+    while selection.missing:
+        family = next(families, None)
+        if family is None:
+            _complete(selection, null_projector, active, rotations)
+            break
         for start in range(0, len(family.names), BLOCK):
-            if not selection.missing:
-                return selection.basis()
             _scan(selection, family, start, start + BLOCK)
-    if selection.missing:
-        _complete(selection, null_projector, active, rotations)
+            if not selection.missing:
+                break
     return selection.basis()
 
 
