@@ -22,15 +22,16 @@ Candidates come in a fixed order (docs/theory.md, section 6) and are kept when t
 independent of the ones already kept is at least ``BASIS_TOLERANCE`` of their size in the
 metric ``diag(I, I / l^2)``, until the null space of ``G`` is spanned. The threshold is what
 keeps the basis well conditioned: the coordinates of a physical load stay of its size.
-Pairs are generated lazily between near neighbours, so that large contact sets need about
-``12 n`` candidates.
+Pairs are generated between near neighbours, so that large contact sets need about ``12 n``
+candidates; each family of candidates is built at once as the columns of one matrix, and
+the selection works on blocks of columns (docs/benchmarks.md has the cost by contact count).
 """
 from dataclasses import dataclass
-from itertools import chain, islice
 import re
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
+import scipy.linalg
 
 from .options import BASIS_TOLERANCE
 from .spatial import cross
@@ -39,8 +40,12 @@ COMPONENTS = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
 #: Elements whose sign flips when the two contacts in the name are swapped.
 ORDER_ODD = ('bend_v', 'shear_v')
 PAIR_KINDS = ('squeeze', 'twist', 'bend_u', 'bend_v', 'shear_u', 'shear_v')
+TORQUE_KINDS = ('twist', 'bend_u', 'bend_v')
+#: Candidates projected off the kept elements together (one matrix product per block).
+BLOCK = 32
+#: Relative margin within which completion candidates count as equally independent.
+TIE = 1e-9
 _HANDLE = re.compile(r'^\s*([a-z_]+)\s*\(([^()]*)\)\s*$')
-Candidate = Tuple[str, str, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,15 @@ class InternalBasis:
     matrix: np.ndarray
     names: Tuple[str, ...]
     units: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Candidates in selection order: names, units and their stacked wrenches as columns (6n, k)."""
+
+    names: Tuple[str, ...]
+    units: Tuple[str, ...]
+    vectors: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -77,34 +91,77 @@ class Geometry:
         return len(self.names)
 
 
-def _norm(v: np.ndarray) -> float:
-    return float(np.sqrt(v @ v))
+def _norms(v: np.ndarray) -> np.ndarray:
+    """Euclidean norms of the rows of ``v`` (k, 3)."""
+    return np.sqrt(np.einsum('ij,ij->i', v, v))
 
 
-def _perpendicular(e: np.ndarray, axis: np.ndarray, frame: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """Return ``u = normalise(axis x e)`` and ``v = e x u``.
+def _perpendiculars(e: np.ndarray, axis: np.ndarray, frames: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Return ``u = normalise(axis x e)`` and ``v = e x u`` for each row of ``e`` (k, 3).
 
-    When ``e`` is parallel to ``axis`` the first contact's frame axes stand in for ``axis``
-    (so that everything turns with the object).
+    When ``e`` is parallel to ``axis`` the first contact's frame axes (``frames``, (k, 3, 3))
+    stand in for ``axis`` (so that everything turns with the object).
     """
     u = cross(axis, e)
-    for fallback in (frame[:, 0], frame[:, 1]):
-        if _norm(u) >= 1e-6:
+    for column in (0, 1):
+        small = _norms(u) < 1e-6
+        if not small.any():
             break
-        u = cross(fallback, e)
-    u /= _norm(u)
+        u = np.where(small[:, None], cross(frames[:, :, column], e), u)
+    u = u / _norms(u)[:, None]
     return u, cross(e, u)
 
 
-def _pair_line(geometry: Geometry, i: int, j: int) -> Tuple[np.ndarray, np.ndarray]:
-    """Return the unit direction of pair ``(i, j)`` and the vector joining it; coincident: a frame axis."""
+def _pair_lines(geometry: Geometry, i: np.ndarray, j: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return the unit directions of pairs ``(i, j)``, the vectors joining them and which coincide.
+
+    A coincident pair takes the x axis of its first contact's frame (y if x is along the
+    reference axis).
+    """
     delta = geometry.positions[j] - geometry.positions[i]
-    distance = _norm(delta)
-    if distance > 1e-9 * geometry.length:
-        return delta / distance, delta
-    frame = geometry.rotations[i]
-    axis = frame[:, 0] if _norm(cross(frame[:, 0], geometry.axis)) > 1e-6 else frame[:, 1]
-    return axis, delta
+    distance = _norms(delta)
+    coincident = ~(distance > 1e-9 * geometry.length)
+    frames = geometry.rotations[i]
+    x_free = _norms(cross(frames[:, :, 0], geometry.axis)) > 1e-6
+    frame_axis = np.where(x_free[:, None], frames[:, :, 0], frames[:, :, 1])
+    e = np.where(coincident[:, None], frame_axis, delta / np.where(coincident, 1.0, distance)[:, None])
+    return e, delta, coincident
+
+
+def _pair_elements(geometry: Geometry, kinds: Sequence[str], i: np.ndarray,
+                   j: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Return the stacked wrenches (6n, k, len(kinds)) of pair elements and which pairs can have them.
+
+    :param geometry: the contact set.
+    :param kinds: names from :data:`PAIR_KINDS`.
+    :param i: (k,) first contact indices.
+    :param j: (k,) second contact indices.
+    :return: the wrenches applied by the effectors, object axes about each contact, and a
+        (k, len(kinds)) mask.
+    """
+    rigid = geometry.rigid
+    e, delta, coincident = _pair_lines(geometry, i, j)
+    u, w = _perpendiculars(e, geometry.axis, geometry.rotations[i])
+    holders = rigid[i].astype(float) + rigid[j]
+    vectors = np.zeros((6 * geometry.n, i.size, len(kinds)))
+    valid = np.zeros((i.size, len(kinds)), bool)
+    pairs = np.arange(i.size)[:, None]
+    rows_i, rows_j = 6 * i[:, None] + np.arange(3), 6 * j[:, None] + np.arange(3)
+    for column, kind in enumerate(kinds):
+        direction = {'squeeze': e, 'twist': e, 'bend_u': u, 'bend_v': w, 'shear_u': u, 'shear_v': w}[kind]
+        offset = 3 if kind in TORQUE_KINDS else 0
+        vectors[rows_i + offset, pairs, column] = direction
+        vectors[rows_j + offset, pairs, column] = -direction
+        if kind == 'squeeze':
+            valid[:, column] = True
+        elif kind in TORQUE_KINDS:
+            valid[:, column] = rigid[i] & rigid[j]
+        else:
+            valid[:, column] = (holders > 0) | coincident
+            couple = cross(delta, direction) / np.maximum(holders, 1.0)[:, None]  # cancels the couple
+            vectors[rows_i + 3, pairs, column] = couple * rigid[i][:, None]
+            vectors[rows_j + 3, pairs, column] = couple * rigid[j][:, None]
+    return vectors, valid
 
 
 def pair_vector(geometry: Geometry, kind: str, i: int, j: int) -> Optional[np.ndarray]:
@@ -116,77 +173,71 @@ def pair_vector(geometry: Geometry, kind: str, i: int, j: int) -> Optional[np.nd
     :param j: second contact index.
     :return: the wrench applied by the effectors, object axes about each contact.
     """
-    rigid = geometry.rigid
-    e, delta = _pair_line(geometry, i, j)
-    v = np.zeros(6 * geometry.n)
-    if kind == 'squeeze':
-        v[6 * i:6 * i + 3], v[6 * j:6 * j + 3] = e, -e
-        return v
-    u, w = _perpendicular(e, geometry.axis, geometry.rotations[i])
-    if kind in ('twist', 'bend_u', 'bend_v'):
-        if not (rigid[i] and rigid[j]):
-            return None
-        direction = {'twist': e, 'bend_u': u, 'bend_v': w}[kind]
-        v[6 * i + 3:6 * i + 6], v[6 * j + 3:6 * j + 6] = direction, -direction
-        return v
-    coincident = _norm(delta) <= 1e-9 * geometry.length
-    if not (rigid[i] or rigid[j] or coincident):
-        return None
-    direction = u if kind == 'shear_u' else w
-    v[6 * i:6 * i + 3], v[6 * j:6 * j + 3] = direction, -direction
-    holders = [k for k in (i, j) if rigid[k]]
-    for k in holders:
-        v[6 * k + 3:6 * k + 6] = cross(delta, direction) / len(holders)  # cancels the couple
-    return v
+    vectors, valid = _pair_elements(geometry, (kind,), np.array([i]), np.array([j]))
+    return vectors[:, 0, 0] if valid[0, 0] else None
 
 
-def _near_pairs(positions: np.ndarray, neighbours: int) -> Iterator[Tuple[int, int]]:
+def _near_pairs(positions: np.ndarray, neighbours: int) -> Tuple[np.ndarray, np.ndarray]:
     """Pairs ``(i, j)``, ``i < j``, for each ``j`` with its ``neighbours`` nearest earlier contacts.
 
-    Up to ``neighbours + 1`` contacts these are all pairs, in lexicographic order of ``(j, i)``.
+    Up to ``neighbours + 1`` contacts these are all pairs, in lexicographic order of ``(j, i)``;
+    ties in distance go to the lower index.
+
+    :return: the arrays of ``i`` and of ``j``.
     """
-    for j in range(1, positions.shape[0]):
-        if j <= neighbours:
-            yield from ((i, j) for i in range(j))
-            continue
-        distance = np.sum((positions[:j] - positions[j]) ** 2, axis=1)
-        yield from ((int(i), j) for i in sorted(np.argsort(distance, kind='stable')[:neighbours]))
+    n = positions.shape[0]
+    head = [(i, j) for j in range(1, min(n, neighbours + 1)) for i in range(j)]
+    first = np.array([i for i, _ in head], dtype=int)
+    second = np.array([j for _, j in head], dtype=int)
+    if n <= neighbours + 1:
+        return first, second
+    later = np.arange(neighbours + 1, n)
+    distance = np.sum((positions[None, :, :] - positions[later, None, :]) ** 2, axis=2)
+    distance[np.arange(n)[None, :] >= later[:, None]] = np.inf
+    nearest = np.sort(np.argsort(distance, axis=1, kind='stable')[:, :neighbours], axis=1)
+    return np.r_[first, nearest.ravel()], np.r_[second, np.repeat(later, neighbours)]
 
 
-def _family(geometry: Geometry, kinds: Sequence[str], neighbours: int) -> Iterator[Candidate]:
-    names = geometry.names
-    for i, j in _near_pairs(geometry.positions, neighbours):
-        for kind in kinds:
-            vector = pair_vector(geometry, kind, i, j)
-            if vector is not None:
-                unit = 'N*m' if kind in ('twist', 'bend_u', 'bend_v') else 'N'
-                yield f'{kind}({names[i]},{names[j]})', unit, vector
+def _family(geometry: Geometry, kinds: Sequence[str], neighbours: int) -> Candidates:
+    """Return the pair elements of ``kinds`` on near-neighbour pairs, pair by pair, kinds in order."""
+    i, j = _near_pairs(geometry.positions, neighbours)
+    vectors, valid = _pair_elements(geometry, kinds, i, j)
+    names, units = [], []
+    for a, b, valid_kinds in zip(i.tolist(), j.tolist(), valid.tolist()):
+        for kind, ok in zip(kinds, valid_kinds):
+            if ok:
+                names.append(f'{kind}({geometry.names[a]},{geometry.names[b]})')
+                units.append('N*m' if kind in TORQUE_KINDS else 'N')
+    vectors = vectors.reshape(6 * geometry.n, -1)
+    return Candidates(tuple(names), tuple(units), vectors if valid.all() else vectors[:, valid.ravel()])
 
 
-def named_candidates(geometry: Geometry) -> Iterator[Candidate]:
-    """Yield every named element of the families above, lazily, in the selection order.
+def named_candidates(geometry: Geometry) -> Iterator[Candidates]:
+    """Yield every named element of the families above, family by family, in the selection order.
 
     Squeezes of each contact with its six nearest earlier contacts (all pairs up to seven
     contacts; beyond, a framework braced to its near neighbours spans the force null space
     of contacts in general position, with short, well-spread bars), torque modes and shears
     of each contact with its nearest earlier contact (the pair modes of a tree span every
-    wrench at the other contact), then warps. About ``12 n`` candidates in all.
+    wrench at the other contact), then warps. About ``12 n`` candidates in all; a family is
+    built only when the ones before it do not span the null space.
     """
-    return chain(
-        _family(geometry, ('squeeze',), 6),
-        _family(geometry, ('twist', 'bend_u', 'bend_v'), 1),
-        _family(geometry, ('shear_u', 'shear_v'), 1),
-        _warp_candidates(geometry),
-    )
+    yield _family(geometry, ('squeeze',), 6)
+    yield _family(geometry, TORQUE_KINDS, 1)
+    yield _family(geometry, ('shear_u', 'shear_v'), 1)
+    yield _warp_candidates(geometry)
 
 
-def _warp_weights(in_plane: np.ndarray, subset: Sequence[int], length: float) -> Optional[np.ndarray]:
-    system = np.vstack([np.ones(4), in_plane[list(subset)].T])
-    _, singular, vt4 = np.linalg.svd(system)
-    if singular[-1] < 1e-9 * max(length, 1e-300):
-        return None
-    weights = vt4[-1] if vt4[-1][-1] > 0 else -vt4[-1]
-    return weights / np.abs(weights).max()
+def _warp_weights(in_plane: np.ndarray, subsets: np.ndarray, length: float) -> Tuple[np.ndarray, np.ndarray]:
+    """Return the weights (k, 4) on each subset (k, 4) of contacts and which subsets have them.
+
+    The weights cancel force and in-plane moment; the largest is 1 in size, the last positive.
+    """
+    systems = np.concatenate([np.ones(subsets.shape)[:, None, :], np.swapaxes(in_plane[subsets], 1, 2)], axis=1)
+    _, singular, vt4 = np.linalg.svd(systems)
+    valid = ~(singular[:, -1] < 1e-9 * max(length, 1e-300))
+    weights = vt4[:, -1] * np.where(vt4[:, -1, -1] > 0, 1.0, -1.0)[:, None]
+    return weights / np.abs(weights).max(axis=1)[:, None], valid
 
 
 def _plane(geometry: Geometry) -> Tuple[np.ndarray, np.ndarray]:
@@ -204,43 +255,52 @@ def warp_vector(geometry: Geometry, subset: Sequence[int]) -> Optional[np.ndarra
     :return: (6n,) wrench or None.
     """
     normal, in_plane = _plane(geometry)
-    weights = _warp_weights(in_plane, subset, geometry.length)
-    return None if weights is None else _warp_stack(geometry.n, subset, weights, normal)
+    subsets = np.array([subset], dtype=int)
+    weights, valid = _warp_weights(in_plane, subsets, geometry.length)
+    return _warp_stack(geometry.n, subsets, weights, normal)[:, 0] if valid[0] else None
 
 
-def _warp_stack(n: int, subset: Sequence[int], weights: np.ndarray, normal: np.ndarray) -> np.ndarray:
-    v = np.zeros(6 * n)
-    for weight, index in zip(weights, subset):
-        v[6 * index:6 * index + 3] = weight * normal
-    return v
+def _warp_stack(n: int, subsets: np.ndarray, weights: np.ndarray, normal: np.ndarray) -> np.ndarray:
+    """Return the wrenches (6n, k): forces ``weight * normal`` on each subset's contacts."""
+    vectors = np.zeros((6 * n, subsets.shape[0]))
+    rows = 6 * subsets[:, :, None] + np.arange(3)
+    vectors[rows, np.arange(subsets.shape[0])[:, None, None]] = weights[:, :, None] * normal
+    return vectors
 
 
-def _warp_candidates(geometry: Geometry) -> Iterator[Candidate]:
+def _warp_candidates(geometry: Geometry) -> Candidates:
     names = geometry.names
     if geometry.n < 4:
-        return
+        return Candidates((), (), np.zeros((6 * geometry.n, 0)))
     normal, in_plane = _plane(geometry)
-    for k in range(3, geometry.n):
-        subset = (0, 1, 2, k)
-        weights = _warp_weights(in_plane, subset, geometry.length)
-        if weights is not None:
-            yield f'warp({",".join(names[i] for i in subset)})', 'N', _warp_stack(geometry.n, subset, weights, normal)
+    subsets = np.c_[np.tile([0, 1, 2], (geometry.n - 3, 1)), np.arange(3, geometry.n)]
+    weights, valid = _warp_weights(in_plane, subsets, geometry.length)
+    subsets = subsets[valid]
+    labels = tuple(f'warp({",".join(names[i] for i in subset)})' for subset in subsets.tolist())
+    return Candidates(labels, ('N',) * len(labels), _warp_stack(geometry.n, subsets, weights[valid], normal))
 
 
-def _fallback(null_projector: np.ndarray, active: np.ndarray, rotations: np.ndarray) -> List[Candidate]:
-    """Return unit components in the contact frames (so they turn with the object), projected on N(G)."""
-    blocks = np.zeros((active.size, active.size))
+def rotate_blocks(matrix: np.ndarray, rotations: np.ndarray) -> np.ndarray:
+    """Return ``matrix @ R`` for the block-diagonal ``R`` of :func:`.grasp.rotation_blocks`, block by block.
+
+    :param matrix: (k, 6n) array.
+    :param rotations: (n, 3, 3) contact frames.
+    :return: (k, 6n) array.
+    """
+    out = np.empty_like(matrix)
     for contact, rotation in enumerate(rotations):
-        blocks[6 * contact:6 * contact + 3, 6 * contact:6 * contact + 3] = rotation
-        blocks[6 * contact + 3:6 * contact + 6, 6 * contact + 3:6 * contact + 6] = rotation
-    indices = np.flatnonzero(active)
-    projected = null_projector @ blocks[:, indices]
-    out = []
-    for column, index in enumerate(indices):
-        contact, component = divmod(int(index), 6)
-        out.append((f'balanced_{COMPONENTS[component]}({contact})', 'N' if component < 3 else 'N*m',
-                    projected[:, column]))
+        for start in (6 * contact, 6 * contact + 3):
+            out[:, start:start + 3] = matrix[:, start:start + 3] @ rotation
     return out
+
+
+def _fallback(null_projector: np.ndarray, active: np.ndarray, rotations: np.ndarray) -> Candidates:
+    """Return unit components in the contact frames (so they turn with the object), projected on N(G)."""
+    indices = np.flatnonzero(active)
+    projected = rotate_blocks(null_projector, rotations)[:, indices]
+    contacts, components = np.divmod(indices, 6)
+    names = tuple(f'balanced_{COMPONENTS[c]}({k})' for k, c in zip(contacts.tolist(), components.tolist()))
+    return Candidates(names, tuple('N' if c < 3 else 'N*m' for c in components.tolist()), projected)
 
 
 def handle_vector(geometry: Geometry, key: str) -> Optional[np.ndarray]:
@@ -270,8 +330,47 @@ def handle_vector(geometry: Geometry, key: str) -> Optional[np.ndarray]:
     return vector
 
 
+class _Selection:
+    """The elements kept so far, in order, and a basis of their span orthonormal in the metric."""
+
+    def __init__(self, size: int, dimension: int, metric: np.ndarray) -> None:
+        self.metric = metric
+        self.dimension = dimension
+        self.directions = np.zeros((dimension, size))
+        self.names: List[str] = []
+        self.units: List[str] = []
+        self.columns: List[np.ndarray] = []
+
+    @property
+    def missing(self) -> int:
+        """Return how many elements are still to be found."""
+        return self.dimension - len(self.names)
+
+    @property
+    def kept(self) -> np.ndarray:
+        """Return the directions kept so far, one a row."""
+        return self.directions[:len(self.names)]
+
+    def residuals(self, vectors: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
+        """Return ``vectors`` (6n, k) less their parts along the kept directions, given as ``coefficients``."""
+        return vectors - self.kept.T @ coefficients
+
+    def keep(self, name: str, unit: str, vector: np.ndarray, direction: np.ndarray) -> None:
+        """Append one element and its unit direction, orthogonal to the directions before it."""
+        self.directions[len(self.names)] = direction
+        self.names.append(name)
+        self.units.append(unit)
+        self.columns.append(vector)
+
+    def basis(self) -> InternalBasis:
+        """Return the kept elements as a basis."""
+        size = self.directions.shape[1]
+        matrix = np.column_stack(self.columns) if self.columns else np.zeros((size, 0))
+        return InternalBasis(matrix, tuple(self.names), tuple(self.units))
+
+
 def build_internal_basis(
-    candidates: Iterable[Candidate],
+    candidates: Iterable[Candidates],
     null_projector: np.ndarray,
     active: np.ndarray,
     metric: np.ndarray,
@@ -281,78 +380,105 @@ def build_internal_basis(
     """Select the named basis of the null space of ``G`` from ordered candidates.
 
     Greedy in the candidates' order, in blocks: each block is projected off the kept vectors
-    with matrix products, then scanned in order.
+    with matrix products, then scanned in order. What the named candidates leave unspanned
+    is completed from the projected unit components (``balanced_*``).
 
-    :param candidates: ``(name, unit, vector)`` in selection order (may be lazy).
-    :param null_projector: projector (6n, 6n) on the null space of ``G``.
+    :param candidates: families of candidates in selection order (may be lazy).
+    :param null_projector: projector (6n, 6n) on the null space of ``G``, orthogonal in the metric.
     :param active: (6n,) mask of the components contacts can apply.
     :param metric: (6n,) diagonal metric ``diag(I, I / l^2)`` on the active components.
     :param dimension: dimension of the null space of ``G``.
     :param rotations: (n, 3, 3) contact frames (axes of the ``balanced_*`` fallbacks).
     :return: the basis.
     """
-    size = active.size
-    fallbacks = _fallback(null_projector, active, rotations)
-    ordered = chain(candidates, fallbacks)
-    orthonormal = np.zeros((size, dimension))
-    kept: List[Candidate] = []
-    while len(kept) < dimension:
-        chunk = list(islice(ordered, 24))
-        if not chunk:
+    selection = _Selection(active.size, dimension, metric)
+    families = iter(candidates)
+    while selection.missing:
+        family = next(families, None)
+        if family is None:
+            _complete(selection, null_projector, active, rotations)
             break
-        _scan(chunk, orthonormal, kept, metric, dimension)
-    if len(kept) < dimension:
-        _complete(fallbacks, orthonormal, kept, metric, dimension)
-    matrix = np.column_stack([v for _, _, v in kept]) if kept else np.zeros((size, 0))
-    return InternalBasis(matrix, tuple(n for n, _, _ in kept), tuple(u for _, u, _ in kept))
+        for start in range(0, len(family.names), BLOCK):
+            _scan(selection, family, start, start + BLOCK)
+            if not selection.missing:
+                break
+    return selection.basis()
 
 
-def _scan(chunk: List[Candidate], orthonormal: np.ndarray, kept: List[Candidate], metric: np.ndarray,
-          dimension: int) -> None:
-    """Keep, in order, the candidates of one block whose independent part is large enough.
+def _scan(selection: _Selection, family: Candidates, start: int, stop: int) -> None:
+    """Keep, in order, the candidates ``start:stop`` of a family whose independent part is large enough.
 
-    The block is projected off the kept vectors once; each kept candidate then updates the
-    rest of the block with one rank-1 product (Gram-Schmidt), so a rejection costs nothing.
+    The in-order choice runs on the block's Gram matrix less the parts along the kept
+    directions (named candidates touch few contacts: the products run on those rows only).
+    Its Schur complement after the candidates kept so far holds the squared sizes of what
+    remains independent, so a rejection costs nothing and a keep one small rank-1 update.
+    The kept ones are orthonormalised together (Cholesky of their Gram).
     """
-    # named elements are exact null vectors; the fallbacks are already projected
-    vectors = np.column_stack([vector for _, _, vector in chunk])
-    norms2 = np.einsum('ij,i,ij->j', vectors, metric, vectors)
-    count = len(kept)
-    residuals = vectors - orthonormal[:, :count] @ (orthonormal[:, :count].T @ (metric[:, None] * vectors))
-    sizes2 = np.einsum('ij,i,ij->j', residuals, metric, residuals)
-    for j, candidate in enumerate(chunk):
-        if len(kept) == dimension:
+    vectors = family.vectors[:, start:stop]
+    touched = np.flatnonzero(vectors.any(axis=1))
+    local = vectors[touched]
+    weighted = selection.metric[touched, None] * local
+    norms2 = np.einsum('ij,ij->j', local, weighted)
+    coefficients = selection.kept[:, touched] @ weighted
+    schur = local.T @ weighted - coefficients.T @ coefficients
+    picked: List[int] = []
+    for j in range(vectors.shape[1]):
+        if len(picked) == selection.missing:
             break
-        if norms2[j] == 0.0 or sizes2[j] <= BASIS_TOLERANCE ** 2 * norms2[j]:
+        pivot = schur[j, j]
+        if norms2[j] == 0.0 or pivot <= BASIS_TOLERANCE ** 2 * norms2[j]:
             continue
-        direction = residuals[:, j] / np.sqrt(sizes2[j])
-        orthonormal[:, len(kept)] = direction
-        kept.append(candidate)
-        projection = (metric * direction) @ residuals[:, j + 1:]
-        residuals[:, j + 1:] -= direction[:, None] * projection
-        sizes2[j + 1:] -= projection ** 2
+        picked.append(j)
+        schur[j + 1:, j + 1:] -= np.outer(schur[j + 1:, j] / pivot, schur[j, j + 1:])
+    if not picked:
+        return
+    residuals = selection.residuals(vectors[:, picked], coefficients[:, picked])
+    gram = residuals.T @ (selection.metric[:, None] * residuals)
+    factor = scipy.linalg.cholesky(gram, lower=True, check_finite=False)
+    directions = scipy.linalg.solve_triangular(factor, residuals.T, lower=True, check_finite=False)
+    for row, j in enumerate(picked):
+        selection.keep(family.names[start + j], family.units[start + j], vectors[:, j], directions[row])
 
 
-def _complete(pool: List[Candidate], orthonormal: np.ndarray, kept: List[Candidate], metric: np.ndarray,
-              dimension: int) -> None:
-    """Span what is left with the most independent fallbacks, one at a time (pivoted).
+def _complete(selection: _Selection, null_projector: np.ndarray, active: np.ndarray, rotations: np.ndarray) -> None:
+    """Span what is left with the projected unit components: in order first, then pivoted.
 
-    Each is kept as its part orthogonal to the elements before it, so that a fallback never
-    nearly repeats them (the basis stays well conditioned).
+    In order, a component is kept as it is when its independent part is large enough, as a
+    named candidate. Then, one at a time, the most independent one is kept as its part
+    orthogonal to the elements before it, at the size of the unit component, so that a
+    fallback never nearly repeats them (the basis stays well conditioned); of equally
+    independent ones (within :data:`TIE`), the first.
     """
-    vectors = np.column_stack([vector for _, _, vector in pool])
-    norms = np.sqrt(np.einsum('ij,i,ij->j', vectors, metric, vectors))
-    count = len(kept)
-    residuals = vectors - orthonormal[:, :count] @ (orthonormal[:, :count].T @ (metric[:, None] * vectors))
-    while len(kept) < dimension:
-        sizes = np.sqrt(np.maximum(np.einsum('ij,i,ij->j', residuals, metric, residuals), 0.0))
-        ratio = np.where(norms > 0, sizes / np.where(norms > 0, norms, 1.0), 0.0)
-        best = int(np.argmax(ratio))
-        if sizes[best] <= 1e-12 * norms.max():
+    pool = _fallback(null_projector, active, rotations)
+    metric, vectors = selection.metric, pool.vectors
+    norms2 = metric @ (vectors * vectors)
+    coefficients = (selection.kept * metric) @ vectors
+    sizes2 = norms2 - np.einsum('ij,ij->j', coefficients, coefficients)
+    del coefficients
+
+    def add(j: int, scale: Optional[float]) -> bool:
+        vector = vectors[:, j]
+        current = selection.residuals(vector, selection.kept @ (metric * vector))
+        size = np.sqrt(max(float(metric @ (current * current)), 0.0))
+        if scale is not None and size <= 1e-12 * scale:
+            return False
+        direction = current / size
+        # orthogonal to the kept directions: its part in each residual is its part in each vector
+        sizes2[:] -= ((metric * direction) @ vectors) ** 2
+        sizes2[j] = 0.0
+        selection.keep(pool.names[j], pool.units[j], vector if scale is None else direction * np.sqrt(norms2[j]),
+                       direction)
+        return True
+
+    for j in range(norms2.size):
+        if not selection.missing:
             return
-        direction = residuals[:, best] / sizes[best]
-        orthonormal[:, len(kept)] = direction
-        name, unit, _ = pool[best]
-        # the part independent of the elements kept so far, at the size of the unit component
-        kept.append((name, unit, direction * norms[best]))
-        residuals -= np.outer(direction, direction @ (metric[:, None] * residuals))
+        if norms2[j] != 0.0 and sizes2[j] > BASIS_TOLERANCE ** 2 * norms2[j]:
+            add(j, None)
+    norms = np.sqrt(norms2)
+    while selection.missing:
+        sizes = np.sqrt(np.maximum(sizes2, 0.0))
+        ratio = np.where(norms > 0, sizes / np.where(norms > 0, norms, 1.0), 0.0)
+        # the first of equals: symmetric contact sets tie exactly, and round-off must not choose
+        if not add(int(np.flatnonzero(ratio >= (1.0 - TIE) * ratio.max())[0]), norms.max()):
+            return

@@ -25,7 +25,7 @@ from .grasp import (
     grasp_matrix, grasp_rank, manipulating_maps, null_projector, pseudo_inverse, reference_length,
     rotation_blocks, virtual_inertia, wrench_scale,
 )
-from .internal_basis import build_internal_basis, Geometry, handle_vector, named_candidates
+from .internal_basis import build_internal_basis, Geometry, handle_vector, named_candidates, rotate_blocks
 from .invariant import invariant_part
 from .options import DistributionOptions, GAIN_LIMIT, HULL_TOLERANCE, MASS_FLOOR, RESIDUAL_TOLERANCE
 from .results import Analysis, BatchAnalysis, BatchSynthesis, Regime, Synthesis
@@ -229,7 +229,8 @@ class LoadDistributor:
         basis = build_internal_basis(named_candidates(self._geometry), projector, self.active_components,
                                      metric, self.internal_dimension, self._rotations)
         names = tuple(self._contact_names(name) for name in basis.names)
-        return InternalSpace(names, basis.units, basis.matrix, self._rotation_blocks.T @ basis.matrix)
+        to_contact = rotate_blocks((basis.matrix * self.active_components[:, None]).T, self._rotations).T
+        return InternalSpace(names, basis.units, basis.matrix, to_contact)
 
     @cached_property
     def _readout(self) -> ReadOut:
