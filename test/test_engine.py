@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import bag_fixtures as F
-from wrench_distribution.engine import AnalysisEngine, HeldPoses, StaticPoses
+from wrench_distribution.engine import AnalysisEngine, HeldPoses, StaticPoses, Step
 from wrench_distribution.params import load_analyzer_config
 
 N = len(F.EFFECTORS)
@@ -134,3 +134,46 @@ def test_clean_stream_gives_back_the_squeeze():
     np.testing.assert_allclose(lam[:, engine.basis_names.index(F.SQUEEZE)], sc.squeeze, atol=1e-8)
     np.testing.assert_allclose(np.concatenate([r['resultant'] for r in rows]), sc.resultant,
                                atol=1e-8)
+
+
+class _LateTf(HeldPoses):
+    """Poses that arrive later than the readings, as live tf does: ``waiting`` past the last."""
+
+    def waiting(self, stamp_ns: int) -> bool:
+        return not len(self.stamps) or stamp_ns > self.stamps[-1]
+
+    def at(self, stamps_ns):
+        poses, valid = super().at(stamps_ns)
+        return poses, valid & (np.asarray(stamps_ns) <= (self.stamps[-1] if len(self.stamps) else -1))
+
+
+@pytest.mark.parametrize('clock', [True, False])
+def test_a_sample_waits_for_its_poses_within_the_timeout_only(clock):
+    """A sample newer than the poses waits; it is analysed when they come, dropped after the wait.
+
+    Without a clock (sim time before /clock) the newest sample's stamp bounds the wait, so the
+    queue cannot grow without bound.
+    """
+    timeout = 0.01  # s: five samples at 500 Hz
+    engine = AnalysisEngine(_config('topic', contact_timeout=timeout, max_future=0.0),
+                            _LateTf(F.EFFECTORS, 'object', 0))
+    sc = F.make_scenario(40, seed=1)
+
+    def sample(j: int) -> Step:
+        """Offer the readings of sample j; return what they produced together."""
+        stamp = int(sc.stamps_ns[j])
+        now = stamp + 1000 if clock else 0
+        steps = [engine.offer(i, stamp, sc.readings[j, i], now) for i in range(N)]
+        return Step([x for s in steps for x in s.samples], [x for s in steps for x in s.drops])
+
+    engine.poses.add(int(sc.stamps_ns[0]), STATIC)
+    assert [s.stamp_ns for s in sample(0).samples] == [sc.stamps_ns[0]]
+    assert not sample(1).samples and not sample(2).drops  # waiting, not dropped
+    engine.poses.add(int(sc.stamps_ns[2]), STATIC)
+    assert [s.stamp_ns for s in sample(3).samples] == sc.stamps_ns[1:3].tolist()
+    dropped = [d for j in range(4, 12) for d in sample(j).drops]
+    # no poses after sample 2: the samples 3.. wait 10 ms of stamps, then each is dropped
+    assert [d.cause for d in dropped] == ['no_contacts'] * len(dropped)
+    assert 1 <= len(dropped) <= 12 - 3 - 5
+    assert len(engine.retry(int(sc.stamps_ns[39]) if clock else 0).drops) == (
+        12 - 3 - len(dropped) if clock else 0)

@@ -128,8 +128,7 @@ class AnalysisEngine:
         self.future_ns = int(round(max_future * 1e9))
         timeout_ns = int(round(contact_timeout * 1e9))
         self.wait_ns = timeout_ns or DEFAULT_WAIT_NS
-        if hasattr(self.poses, 'set_timeout'):
-            self.poses.set_timeout(timeout_ns)
+        self.poses.set_timeout(timeout_ns)
 
     # -- offline: one chunk of a bag -------------------------------------------------------
     def push_chunk(self, stream: np.ndarray, recv_ns: np.ndarray, stamp_ns: np.ndarray,
@@ -357,7 +356,9 @@ class AnalysisEngine:
         sources = [self.poses] + ([self.sensor_poses] if self.sensor_poses is not None else [])
         if not any(s.waiting(stamp_ns) for s in sources):
             return False
-        return now_ns <= 0 or now_ns - stamp_ns <= self.wait_ns
+        # without a clock (sim time before /clock), the newest sample's stamp bounds the wait
+        ref = now_ns if now_ns > 0 else self._pending[-1][0]
+        return ref - stamp_ns <= self.wait_ns
 
     def counters(self) -> Any:
         """Return what was dropped so far.

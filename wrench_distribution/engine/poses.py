@@ -44,6 +44,10 @@ class PoseSource:
         """Why there is no pose at ``stamp_ns`` (user-readable)."""
         return f'no contact pose at {stamp_ns * 1e-9:.6f} s from the {self.description}'
 
+    def set_timeout(self, timeout_ns: int) -> None:
+        """Change ``contact_timeout`` (ns; 0 disables); sources without an age limit ignore it."""
+        return None
+
 
 class StaticPoses(PoseSource):
     """Poses from the ``contact_positions`` / ``contact_orientations`` parameters."""
