@@ -110,6 +110,11 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
             (spin or spin_until_shutdown)(executor, node)
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
+        except Exception:
+            if rclpy.ok():
+                raise
+            # a callback that raced the shutdown (SIGINT shuts the context down while a
+            # timer publishes: "publisher's context is invalid"): the node is stopping anyway
         return 0
     finally:
         if node is not None:
