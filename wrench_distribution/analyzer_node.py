@@ -61,7 +61,6 @@ class AnalyzerNode(Node):
         typed = load_analyzer_config(cfg)  # core objects, sensors; ConfigError naming the cause
         self._cfg = cfg
         self._names: List[str] = cfg['effectors']
-        self._use_object_frame = cfg['output_frame'] == 'object'
         self._diag = DiagnosticsState(f'{self.get_name()}: analysis', self.get_name(),
                                       _CONCERNS, self.get_logger())
         self._friction = FrictionStage(cfg, 'check')
@@ -92,7 +91,7 @@ class AnalyzerNode(Node):
         :param topics: ``AnalyzerConfig.topics`` (per-effector topics resolved).
         """
         out_qos = qos_from_name(cfg['output_qos'], cfg['qos_depth'])
-        out_frames = ([cfg['object_frame']] * len(contact_frames) if self._use_object_frame
+        out_frames = ([cfg['object_frame']] * len(contact_frames) if cfg['output_frame'] == 'object'
                       else contact_frames)
         self._wrench_outputs = [  # (quantity, publishers, messages), one per effector
             (part, [self.create_publisher(WrenchStamped, t, out_qos) for t in topics[part]],
