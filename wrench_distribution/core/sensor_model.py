@@ -1,11 +1,11 @@
 """From an F/T sensor reading to the wrench an effector applies to the object."""
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 
 from .errors import InvalidInputError
-from .spatial import quaternion_to_matrix, transform_wrench
+from .spatial import cross, quaternion_to_matrix, skew
 from .validation import finite_vector
 
 
@@ -26,6 +26,8 @@ class SensorModel:
     sign: int = 1
     tool_mass: float = 0.0
     tool_com: Sequence[float] = (0.0, 0.0, 0.0)
+    #: rotation matrix of ``orientation`` (computed once, not per reading)
+    rotation: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.sign not in (1, -1):
@@ -35,30 +37,51 @@ class SensorModel:
         object.__setattr__(self, 'position', tuple(finite_vector(self.position, 3, 'sensor position')))
         object.__setattr__(self, 'tool_com', tuple(finite_vector(self.tool_com, 3, 'tool_com')))
         quaternion = finite_vector(self.orientation, 4, 'sensor orientation')
-        quaternion_to_matrix(quaternion)
+        object.__setattr__(self, 'rotation', quaternion_to_matrix(quaternion))
         object.__setattr__(self, 'orientation', tuple(quaternion))
+
+    def transport(self) -> np.ndarray:
+        """Matrix ``T`` (6, 6) moving a wrench from the sensor frame to the contact frame.
+
+        ``[f'; t'] = T [f; t]`` with ``f' = R f`` and ``t' = R t + p x (R f)``.
+
+        :return: ``T``.
+        """
+        t = np.zeros((6, 6))
+        t[:3, :3] = t[3:, 3:] = self.rotation
+        t[3:, :3] = skew(self.position) @ self.rotation
+        return t
+
+    def tool_wrench(self, gravity_contact) -> np.ndarray:
+        """Weight of the tool (quasi-static: ``m g`` at its centre of mass), sensor frame.
+
+        :param gravity_contact: gravity vector(s) in the contact frame, (3,) or (..., 3), m/s^2.
+        :return: wrench(es) (..., 6) about the sensor origin.
+        """
+        gravity_sensor = np.asarray(gravity_contact, float) @ self.rotation  # R^T g
+        weight = self.tool_mass * gravity_sensor
+        return np.concatenate([weight, cross(np.asarray(self.tool_com), weight)], axis=-1)
 
     def to_contact(self, measured, gravity_contact) -> np.ndarray:
         """Wrench applied to the object, in the contact frame about the contact point.
 
-        The reading is signed, the tool's weight (quasi-static: ``m g`` at the tool's centre
-        of mass) is added, and the sum is transported with ``f' = R f``,
-        ``t' = R t + p x (R f)``.
+        The reading is signed, the tool's weight is added, and the sum is transported
+        (:meth:`transport`).
 
         :param measured: sensor wrench(es) (..., 6), sensor frame about the sensor origin.
         :param gravity_contact: gravity vector(s) in the contact frame, (3,) or (..., 3), m/s^2.
         :return: wrench(es) (..., 6) in the contact frame about the contact point.
         """
-        measured = np.asarray(measured, dtype=float)
-        rotation = quaternion_to_matrix(self.orientation)
-        wrench = self.sign * measured
+        wrench = self.sign * np.asarray(measured, dtype=float)
         if self.tool_mass:
-            gravity_sensor = np.einsum('ji,...j->...i', rotation, np.asarray(gravity_contact, float))
-            weight = self.tool_mass * gravity_sensor
-            tool = np.concatenate(
-                [np.broadcast_to(weight, wrench[..., :3].shape),
-                 np.broadcast_to(np.cross(np.asarray(self.tool_com), weight), wrench[..., 3:].shape)],
-                axis=-1,
-            )
-            wrench = wrench + tool
-        return transform_wrench(wrench, rotation, np.asarray(self.position))
+            wrench = wrench + self.tool_wrench(gravity_contact)
+        return wrench @ self.transport().T
+
+    def affine(self, gravity_contact) -> tuple:
+        """Return the reading-to-contact map for one gravity vector: ``h = A m + b``.
+
+        :param gravity_contact: gravity vector (3,) in the contact frame, m/s^2.
+        :return: ``(A (6, 6), b (6,))``.
+        """
+        transport = self.transport()
+        return self.sign * transport, transport @ self.tool_wrench(gravity_contact)

@@ -111,6 +111,8 @@ class AnalysisEngine:
         #: why the last sample without contacts had none (None after an analysed sample)
         self.contact_problem: Optional[str] = None
         self._pending: deque = deque()
+        self._pose: Optional[np.ndarray] = None  # the last contact poses the cache accepted
+        self._sensor_map: tuple = ()  # (gain (n, 6, 6), offset (n, 6)) for the configured sensors
         self.set_limits(cfg.sync_tolerance, cfg.max_age, cfg.params.get('max_future', 0.0),
                         cfg.contact_timeout)
 
@@ -223,17 +225,17 @@ class AnalysisEngine:
         :return: ``(values per quantity, contact wrenches (k, n, 6))``, or None when the
             poses are refused (the reason is in :attr:`contact_problem`).
         """
-        try:
-            if self.cache.update(pose[:, :3], pose[:, 3:]):
-                self._rebuilt()
-        except ValueError as err:
-            self.contact_problem = f'contact poses rejected: {err}'
-            return None
+        if self._pose is None or not np.array_equal(pose, self._pose):  # else: nothing to check
+            try:
+                if self.cache.update(pose[:, :3], pose[:, 3:]):
+                    self._rebuilt()
+            except ValueError as err:
+                self.contact_problem = f'contact poses rejected: {err}'
+                return None
+            self._pose = np.array(pose)
         dist = self.cache.distributor
-        g_contact = Q.rotate_inverse(self.cache.quaternions, self.gravity)
-        contact = np.empty(readings.shape)
-        for i, sensor in enumerate(sensor_models_at(self.config.sensors, sensor_pose)):
-            contact[:, i] = sensor.to_contact(readings[:, i], g_contact[i])
+        gain, offset = self._sensor_map if sensor_pose is None else self._sensor_affine(sensor_pose)
+        contact = np.einsum('nij,knj->kni', gain, readings) + offset
         with np.errstate(all='ignore'):  # overflow ends as Inf, refused by the caller
             batch = dist.analyze_batch(contact)
         self.contact_problem = None
@@ -242,12 +244,26 @@ class AnalysisEngine:
 
     def _rebuilt(self) -> None:
         dist = self.cache.distributor
+        self._sensor_map = self._sensor_affine(None)
         self.basis_names = list(dist.basis_names)
         self.basis_units = list(getattr(dist, 'basis_units', []))
         self.regimes[dist.regime.message] = dist.regime.name
         self.distributors_built += 1
         if self.on_rebuild is not None:
             self.on_rebuild(dist)
+
+    def _sensor_affine(self, sensor_pose: Optional[np.ndarray]) -> tuple:
+        """Return the map from readings to contact wrenches, ``h_i = A_i m_i + b_i``.
+
+        :param sensor_pose: (n, 7) sensor poses in their contact frames, or None for the
+            configured ones.
+        :return: ``(A (n, 6, 6), b (n, 6))``; ``b`` holds the tools' weight, with gravity in
+            each contact frame (``R_i^T g``, the orientations the solver was built for).
+        """
+        g_contact = Q.rotate_inverse(self.cache.quaternions, self.gravity)
+        maps = [s.affine(g) for s, g in zip(sensor_models_at(self.config.sensors, sensor_pose),
+                                            g_contact)]
+        return np.stack([m[0] for m in maps]), np.stack([m[1] for m in maps])
 
     def prepare(self, pose: np.ndarray) -> None:
         """Build the solver for these contact poses now (static contacts fail at start-up).
