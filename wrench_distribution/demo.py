@@ -58,6 +58,12 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help='replace every scheduled internal-load value by this one (N or N*m)')
     p.add_argument('--move-duration', type=float, default=None,
                    help="duration of the controller's move in s (default: the scenario file)")
+    p.add_argument('--internal-load-feedback', choices=['off', 'on'], default='off',
+                   help="the distributor's internal-load feedback from the analyzer's "
+                        'measured/internal_load (default off: open loop)')
+    p.add_argument('--summary-json', default=None, metavar='PATH',
+                   help='also write the per-element summary (commanded, measured mean, RMS '
+                        'error over the steady window, limit violations) to PATH')
     p.add_argument('--no-plot', action='store_true', help='skip the PNG')
     p.add_argument('--timeout', type=float, default=None,
                    help='wall-clock limit in seconds (default 60 + 4 x duration)')
@@ -153,6 +159,10 @@ def _prepare_sections(args) -> tuple:
         sections['object_controller']['move_duration'] = float(args.move_duration)
     if args.squeeze is not None:
         _set_schedule(sections['object_controller'], args.squeeze)
+    from .sim.admittance_report import apply_feedback, follow_controller_move
+    follow_controller_move(sections)
+    if args.internal_load_feedback == 'on':
+        apply_feedback(sections)
     validate_sections(sections)
     return path, sections
 
@@ -162,7 +172,8 @@ def _output_dir(args, name: str) -> Path:
     tag = name + ('_' + args.baseline if args.baseline else '') + (
         '_zero' if args.internal_load == 'zero' else '') + (
         f'_squeeze{args.squeeze:g}' if args.squeeze is not None else '') + (
-        f'_friction_{args.friction}' if args.friction else '')
+        f'_friction_{args.friction}' if args.friction else '') + (
+        '_feedback' if args.internal_load_feedback == 'on' else '')
     out = Path(args.out) / tag
     if out.exists():
         shutil.rmtree(out)
@@ -365,6 +376,9 @@ def _report(args, run: dict, summary_extra: dict, title: str, ok: bool) -> int:
     write_json(summary, out / 'summary.json')
     if not args.no_plot:
         plot(summary, out / 'plot.png', title)
+    from .sim.admittance_report import write_element_summary
+    write_element_summary(out, run['sections'], run['duration'], args.summary_json,
+                          not args.no_plot)
     print()
     print(f'Files: {out / "summary.txt"}, {out / "summary.json"}'
           + ('' if args.no_plot else f', {out / "plot.png"}') + f', bag {out / "bag"} (mcap)')

@@ -46,6 +46,60 @@ _OBJECT_INERTIA = _p(
     constraints='3, 6 or 9 finite numbers, symmetric positive definite')
 _GRAVITY = _vector('gravity', [0.0, 0.0, -9.81], 'Gravity in the world frame (m/s^2).')
 
+def _six(name: str, default: list, description: str) -> ParamSpec:
+    return _p(name, DOUBLE_ARRAY, default, description,
+              constraints='6 finite numbers [x, y, z, rx, ry, rz]')
+
+
+#: ``object_sim`` parameters of the admittance-controlled arms (docs/simulator.md, 8): the
+#: controllers' own settings (ros2_controllers ``admittance_controller`` names), the arms'
+#: reference motion, and how the simulator's truth differs from the nodes' configuration.
+ADMITTANCE_PARAMS: tuple = (
+    _p('effector_model', STRING, 'force',
+       'force: ideal force-controlled effector bodies; admittance: position-controlled arm '
+       'tips, each driven by an admittance controller fed with wrench_command as its '
+       '~/wrench_reference (rigid contacts only).', accepted=('force', 'admittance')),
+    _six('admittance_mass', [10.0, 10.0, 10.0, 0.5, 0.5, 0.5],
+         'admittance.mass per axis of the control frame (the sensor frame) (kg, kg m^2).'),
+    _six('admittance_damping_ratio', [1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+         'admittance.damping_ratio per axis: D = 2 zeta sqrt(M K).'),
+    _six('admittance_stiffness', [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+         'admittance.stiffness per axis, about the reference pose (N/m, N m/rad).'),
+    _p('admittance_joint_damping', DOUBLE, 5.0,
+       'admittance.joint_damping: the offset acceleration loses this times its velocity (1/s).',
+       minimum=0.0),
+    _p('admittance_filter_coefficient', DOUBLE, 0.05,
+       'ft_sensor.filter_coefficient: exponential smoothing of reading + reference, per '
+       'physics step; 1: none.', minimum=0.0, maximum=1.0, minimum_excluded=True),
+    _p('admittance_cog_forces', DOUBLE_ARRAY, [],
+       "gravity_compensation.CoG.force per effector: the controller's own tool weight (N); "
+       'empty: 0.', constraints='one finite number >= 0 per effector, or empty'),
+    _p('admittance_cog_positions', DOUBLE_ARRAY, [],
+       "gravity_compensation.CoG.pos per effector, in the F/T sensor frame (m); empty: origin.",
+       constraints='3 numbers per effector, or empty'),
+    _positive('position_bandwidth', 60.0,
+              "Bandwidth of each arm's position loop (rad/s): the tip follows the admittance "
+              'output with this first-order lag.'),
+    _p('contact_position_errors', DOUBLE_ARRAY, [],
+       'Truth minus configuration of each contact position, object frame [x,y,z per '
+       'effector] (m); the nodes keep contact_positions; empty: none.',
+       constraints='3 numbers per effector, or empty'),
+    _p('contact_orientation_errors', DOUBLE_ARRAY, [],
+       'Truth relative to configuration of each contact orientation, rotation vector in the '
+       'object frame [rx,ry,rz per effector] (rad); empty: none.',
+       constraints='3 numbers per effector, or empty'),
+    _p('arm_move_start', DOUBLE, 1.0,
+       "Start of the arms' reference move (s): the object_controller's move_start.", minimum=0.0),
+    _positive('arm_move_duration', 2.0,
+              "Duration of the arms' reference move (s): the object_controller's move_duration."),
+    _vector('arm_move_offset', [0.0, 0.0, 0.0],
+            "Translation of the arms' reference move, world axes (m): the controller's "
+            'move_offset.'),
+    _vector('arm_move_rotation', [0.0, 0.0, 0.0],
+            "Rotation of the arms' reference move, rotation vector (rad): the controller's "
+            'move_rotation.'),
+)
+
 #: Parameter specs of ``object_sim``.
 SIM_PARAMS: tuple = (
     _WORLD_FRAME,
@@ -114,7 +168,7 @@ SIM_PARAMS: tuple = (
        'After each publish, wait for the commands stamped with it (at most lockstep_timeout).'),
     _p('lockstep_timeout', DOUBLE, 0.5,
        'Longest wait for the commands of one step in lockstep (s, wall clock).', minimum=0.0),
-)
+) + ADMITTANCE_PARAMS
 
 #: Parameter specs of ``object_controller``.
 CONTROLLER_PARAMS: tuple = (

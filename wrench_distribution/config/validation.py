@@ -323,8 +323,11 @@ def _check_sim(v: dict, idx: dict) -> None:
     """``object_sim`` cross-checks: per-effector arrays, object, initial pose, sensors."""
     n = len(v['effectors'])
     for name, width in (('contact_types', 1), ('contact_positions', 3),
-                        ('contact_orientations', 4), ('sensor_biases', 6)):
+                        ('contact_orientations', 4), ('sensor_biases', 6),
+                        ('admittance_cog_forces', 1), ('admittance_cog_positions', 3),
+                        ('contact_position_errors', 3), ('contact_orientation_errors', 3)):
         _per_effector(v, name, n, width, spec=idx[name])
+    _check_admittance(v, idx)
     _check_contact_orientations(v)
     _check_friction(v, n, idx)
     _fixed_widths(v, idx, (('object_com', 3), ('initial_position', 3), ('initial_orientation', 4),
@@ -334,6 +337,24 @@ def _check_sim(v: dict, idx: dict) -> None:
                           f"{idx['initial_orientation'].constraint_text()}")
     _check_inertia(v, idx)
     _check_sensors(v, idx)
+
+
+def _check_admittance(v: dict, idx: dict) -> None:
+    """``object_sim`` admittance arms: six numbers per law, masses > 0, rigid contacts."""
+    _fixed_widths(v, idx, (('admittance_mass', 6), ('admittance_damping_ratio', 6),
+                           ('admittance_stiffness', 6), ('arm_move_offset', 3),
+                           ('arm_move_rotation', 3)))
+    if any(m <= 0 for m in v['admittance_mass']):
+        raise ConfigError(f"parameter 'admittance_mass': must be > 0, got {v['admittance_mass']!r}; "
+                          f"accepted: {idx['admittance_mass'].constraint_text()}, each > 0")
+    for name in ('admittance_stiffness', 'admittance_damping_ratio', 'admittance_cog_forces'):
+        if any(x < 0 for x in v[name]):
+            raise ConfigError(f"parameter '{name}': must be >= 0, got {v[name]!r}; "
+                              f'accepted: {idx[name].constraint_text()}, each >= 0')
+    if v['effector_model'] == 'admittance' and 'point' in v['contact_types']:
+        raise ConfigError("parameter 'effector_model': admittance arms hold rigid grasps only, "
+                          f"got contact_types {v['contact_types']!r}; accepted: force, or "
+                          'admittance with rigid contacts')
 
 
 def _check_controller(v: dict, idx: dict) -> None:

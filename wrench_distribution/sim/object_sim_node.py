@@ -34,6 +34,7 @@ from wrench_distribution.core.codec import join_labels, ns_to_stamp, stamp_to_ns
 from wrench_distribution.core.spatial import matrix_to_quaternion as quaternion_from_matrix
 from wrench_distribution.ros.parameters import declare_and_validate
 
+from .admittance import accepts_reference
 from .scenarios import build_sensors, build_sim
 
 #: Parameters of the node only (the rest of SIM_DEFAULTS describes the physics).
@@ -61,7 +62,10 @@ class ObjectSimNode(Node):
         self.effectors = list(self.p['effectors'])
         self.n = len(self.effectors)
         self.sim = build_sim(self.p)
-        self.sensors = build_sensors(self.p)
+        #: Admittance-controlled arms: commands are wrench references in the sensor frames.
+        self.arms = self.p['effector_model'] == 'admittance'
+        self.sensors = self.sim.sensors if self.arms else build_sensors(self.p)
+        self.dropped_references = np.zeros(len(self.p['effectors']), dtype=int)
         self.dt = 1.0 / float(self.p['physics_rate'])
         self.substeps = max(1, int(round(self.p['physics_rate'] / self.p['publish_rate'])))
         self.period = self.substeps * self.dt
@@ -109,6 +113,14 @@ class ObjectSimNode(Node):
         if not np.all(np.isfinite(values)):
             self.get_logger().warning(f'{self.effectors[i]}: non-finite command ignored',
                                       throttle_duration_sec=2.0)
+            return
+        if self.arms and not accepts_reference(msg.header.frame_id, f'{self.effectors[i]}_ft_sensor'):
+            # as admittance_controller does: a reference in another frame is dropped
+            self.dropped_references[i] += 1
+            self.get_logger().error(
+                f"{self.effectors[i]}: ignoring wrench reference in frame "
+                f"'{msg.header.frame_id}'; expected '{self.effectors[i]}_ft_sensor' "
+                f'({int(self.dropped_references[i])} dropped)', throttle_duration_sec=2.0)
             return
         self.commands[i] = values
         self.command_time[i] = self.sim.time

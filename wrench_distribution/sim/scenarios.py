@@ -22,8 +22,9 @@ from ..config.schema import ConfigError
 from ..config.sim import BASELINE_DEFAULTS  # noqa: F401 (re-exported)
 from ..config.validation import validate_params
 from ..core.contacts import inertia_matrix
+from ..core.spatial import matrix_to_quaternion, quaternion_to_matrix
 
-SCENARIOS = ('dual_arm', 'three_finger_hand', 'quadruped_stance')
+SCENARIOS = ('dual_arm', 'three_finger_hand', 'quadruped_stance', 'dual_arm_admittance')
 
 #: Sections of a demo file and their node names.
 NODES = ('object_sim', 'object_controller', 'wrench_distributor', 'wrench_analyzer',
@@ -142,11 +143,20 @@ def build_sim(params: Mapping) -> HeldObjectSim:
     p = sim_params(params)
     n = len(p['effectors'])
     types = list(p['contact_types']) or ['rigid'] * n
-    return HeldObjectSim(
+    positions = _per_effector(p['contact_positions'], n, 3, [0, 0, 0])
+    orientations = _per_effector(p['contact_orientations'], n, 4, [0, 0, 0, 1])
+    if p['effector_model'] == 'admittance':
+        return _build_arm_sim(p, positions, orientations, _sim_arguments(p, types))
+    return HeldObjectSim(contact_positions=positions, contact_orientations=orientations,
+                         **_sim_arguments(p, types))
+
+
+def _sim_arguments(p: Mapping, types: list) -> dict:
+    """Arguments of :class:`HeldObjectSim` other than the contact poses."""
+    n = len(types)
+    return dict(
         mass=p['object_mass'], inertia=inertia_matrix(p['object_inertia']), com=p['object_com'],
         contact_types=types,
-        contact_positions=_per_effector(p['contact_positions'], n, 3, [0, 0, 0]),
-        contact_orientations=_per_effector(p['contact_orientations'], n, 4, [0, 0, 0, 1]),
         effector_mass=p['effector_mass'], effector_inertia=p['effector_inertia'],
         compliance=GraspCompliance(p['grasp_stiffness'], p['grasp_damping'],
                                    p['grasp_rot_stiffness'], p['grasp_rot_damping']),
@@ -154,6 +164,29 @@ def build_sim(params: Mapping) -> HeldObjectSim:
         orientation=p['initial_orientation'],
         friction=_friction(p['friction_coefficients'], n),
         normals=_per_effector(p['contact_normals'], n, 3, [0, 0, 1]))
+
+
+def _build_arm_sim(p: Mapping, positions: np.ndarray, orientations: np.ndarray, arguments: dict):
+    """Build the admittance-arm physics: true contacts, sensors, laws, reference motion.
+
+    :param p: validated ``object_sim`` parameters.
+    :param positions: (n, 3) configured contact positions.
+    :param orientations: (n, 4) configured contact quaternions.
+    :param arguments: the other :class:`HeldObjectSim` arguments.
+    :return: an :class:`~.arm_sim.ArmHeldObjectSim`
+    """
+    from .arm_sim import ArmHeldObjectSim, laws_from, reference_motion, true_contacts
+    n = len(positions)
+    true_pos, true_rot = true_contacts(
+        positions, orientations, _per_effector(p['contact_position_errors'], n, 3, [0, 0, 0]),
+        _per_effector(p['contact_orientation_errors'], n, 3, [0, 0, 0]))
+    sensors = build_sensors(p)
+    configured = (positions, np.stack([quaternion_to_matrix(q) for q in orientations]))
+    sensor_poses = (np.stack([np.asarray(m.position, float) for m in sensors.models]), sensors.rot)
+    return ArmHeldObjectSim(
+        sensors, laws_from(p), p['position_bandwidth'],
+        reference_motion(p, configured, sensor_poses), contact_positions=true_pos,
+        contact_orientations=np.stack([matrix_to_quaternion(r) for r in true_rot]), **arguments)
 
 
 def _friction(values, n: int):

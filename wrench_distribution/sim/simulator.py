@@ -233,6 +233,26 @@ class HeldObjectSim:
             the lift); the effectors still move and load their springs.
         """
         commands = np.asarray(commands, dtype=float).reshape(self.n, 6)
+        world, at, frames = self.step_object(dt, fixed)
+        cmd_f = np.einsum('nij,nj->ni', frames, commands[:, :3])
+        cmd_t = np.einsum('nij,nj->ni', frames, commands[:, 3:])
+        # Effectors: command minus the reaction of the grasp (own weight compensated).
+        moment = cmd_t - world[:, 3:] - cross(at - self.eff_pos, world[:, :3])
+        self.eff_vel = self.eff_vel + dt * (cmd_f - world[:, :3]) / self.effector_mass
+        self.eff_pos = self.eff_pos + dt * self.eff_vel
+        omega = self.eff_omega + dt * moment / self.effector_inertia
+        self.eff_omega = np.where(self.rigid[:, None], omega, self.body.omega)
+        self.eff_rot = exp_so3(self.eff_omega * dt) @ self.eff_rot
+        self.time += dt
+
+    def step_object(self, dt: float, fixed: bool = False) -> tuple:
+        """Advance the object alone by one step under the grasp wrenches and gravity.
+
+        :param dt: step, s.
+        :param fixed: hold the object in place (see :meth:`step`).
+        :return: ``(world, at, frames)``: the grasp wrenches (n, 6) on the object, world
+            axes about ``at`` (n, 3), and the effector frames (n, 3, 3), before the step.
+        """
         p_c, r_c, v_c, w_c = self.contact_state()
         frames = np.where(self.rigid[:, None, None], self.eff_rot, r_c)
         world = grasp_wrenches(self.compliance, self.rigid, self.eff_pos, frames,
@@ -240,8 +260,6 @@ class HeldObjectSim:
                                v_c + self.slip_rate @ self.body.rotation.T, w_c)
         world = self._coulomb(world, p_c, r_c, v_c, dt)
         self.last_grasp = world
-        cmd_f = np.einsum('nij,nj->ni', frames, commands[:, :3])
-        cmd_t = np.einsum('nij,nj->ni', frames, commands[:, 3:])
         # Object: grasp wrenches plus gravity.
         force = world[:, :3].sum(axis=0) + self.body.mass * self.gravity
         # Rigid grasps act at the contact point; a point contact's force acts where the
@@ -253,14 +271,7 @@ class HeldObjectSim:
             self.body.omega = np.zeros(3)
         else:
             self.body.step(force, torque, dt)
-        # Effectors: command minus the reaction of the grasp (own weight compensated).
-        moment = cmd_t - world[:, 3:] - cross(at - self.eff_pos, world[:, :3])
-        self.eff_vel = self.eff_vel + dt * (cmd_f - world[:, :3]) / self.effector_mass
-        self.eff_pos = self.eff_pos + dt * self.eff_vel
-        omega = self.eff_omega + dt * moment / self.effector_inertia
-        self.eff_omega = np.where(self.rigid[:, None], omega, self.body.omega)
-        self.eff_rot = exp_so3(self.eff_omega * dt) @ self.eff_rot
-        self.time += dt
+        return world, at, frames
 
     def preload(self, commands: np.ndarray, iterations: int = 5) -> None:
         """Place the effectors so that the springs already carry ``commands`` at rest.
