@@ -30,24 +30,29 @@ N = 2
 PER_EFFECTOR = {'contact_types': 1, 'contact_positions': 3, 'contact_orientations': 4,
                 'friction_coefficients': 1, 'contact_normals': 3, 'sensor_positions': 3,
                 'sensor_orientations': 4, 'sensor_signs': 1, 'tool_masses': 1, 'tool_coms': 3,
-                'sensor_biases': 6}
+                'sensor_biases': 6, 'admittance_cog_forces': 1, 'admittance_cog_positions': 3,
+                'contact_position_errors': 3, 'contact_orientation_errors': 3}
 #: Arrays of a fixed number of entries.
 FIXED = {'object_com': 3, 'initial_position': 3, 'initial_orientation': 4, 'gravity': 3,
-         'move_offset': 3, 'move_rotation': 3}
+         'move_offset': 3, 'move_rotation': 3, 'admittance_mass': 6, 'admittance_damping_ratio': 6,
+         'admittance_stiffness': 6, 'arm_move_offset': 3, 'arm_move_rotation': 3}
 #: Lower bound of every number (docs/simulator.md): (bound, whether the bound itself is accepted).
 #: Masses, stiffness, rates that divide and the move's duration must be > 0; the physics
 #: rate at least 1 Hz; the rest (gains, damping, noise, times, counts) >= 0.
 LOWER = dict(
     {name: (0.0, False) for name in ('object_mass', 'effector_mass', 'effector_inertia',
                                      'grasp_stiffness', 'publish_rate', 'contact_rate',
-                                     'move_duration')},
+                                     'move_duration', 'position_bandwidth', 'arm_move_duration',
+                                     'admittance_filter_coefficient')},
     physics_rate=(1.0, True),
     **{name: (0.0, True) for name in (
         'grasp_damping', 'grasp_rot_stiffness', 'grasp_rot_damping', 'sensor_force_noise',
         'sensor_torque_noise', 'noise_seed', 'real_time_factor', 'release_time', 'start_timeout',
         'duration', 'command_timeout', 'wait_for_subscribers', 'marker_rate', 'lockstep_timeout',
         'position_gain', 'velocity_gain', 'orientation_gain', 'angular_velocity_gain',
-        'move_start', 'internal_load_rate')})
+        'move_start', 'internal_load_rate', 'admittance_joint_damping', 'arm_move_start')})
+#: Upper bound of the numbers that have one (accepted itself).
+UPPER = {'admittance_filter_coefficient': 1.0}
 #: Values accepted together by object_sim (two effectors): every per-effector array filled.
 VALID = {'contact_types': ['rigid', 'point'], 'contact_positions': [0.0, 0.1, 0.0, 0.0, -0.1, 0.0],
          'contact_orientations': [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0],
@@ -74,8 +79,11 @@ def _numbers_out_of_range(spec) -> st.SearchStrategy:
     bound, inclusive = LOWER[spec.name]
     if spec.type == 'integer':
         return st.one_of(not_a_number, st.floats(0.1, 0.9), st.integers(max_value=int(bound) - 1))
-    return st.one_of(not_a_number, non_finite,
-                     st.floats(min_value=-1e12, max_value=bound, exclude_max=inclusive))
+    options = [not_a_number, non_finite,
+               st.floats(min_value=-1e12, max_value=bound, exclude_max=inclusive)]
+    if spec.name in UPPER:
+        options.append(st.floats(min_value=UPPER[spec.name], max_value=1e12, exclude_min=True))
+    return st.one_of(options)
 
 
 def _array_out_of_range(spec) -> st.SearchStrategy:
@@ -106,7 +114,11 @@ def _array_out_of_range(spec) -> st.SearchStrategy:
              'tool_masses': st.just([0.5, -0.1]), 'friction_coefficients': st.just([0.5, -1.0]),
              'contact_normals': st.just([0.0, 0.0, 1.0, 0.0, 0.0, 0.0]),
              'contact_orientations': st.just([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]),
-             'sensor_orientations': st.just([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])}
+             'sensor_orientations': st.just([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]),
+             'admittance_mass': st.just([1.0] * 5 + [0.0]),
+             'admittance_stiffness': st.just([-1.0] + [0.0] * 5),
+             'admittance_damping_ratio': st.just([1.0] * 5 + [-0.5]),
+             'admittance_cog_forces': st.just([1.0, -1.0])}
     if name in extra:
         options.append(extra[name])
     return st.one_of(options)
@@ -151,8 +163,8 @@ def test_numbers_within_their_range_are_accepted(kind, data):
         if spec.type == 'integer':
             values[spec.name] = data.draw(st.integers(int(bound), 10 ** 6), label=spec.name)
         else:
-            values[spec.name] = data.draw(st.floats(bound, 1e6, exclude_min=not inclusive),
-                                          label=spec.name)
+            values[spec.name] = data.draw(st.floats(bound, UPPER.get(spec.name, 1e6),
+                                                    exclude_min=not inclusive), label=spec.name)
     if kind == 'object_sim':
         values.update(VALID)
     validated = P.validate_params(kind, dict(BASE[kind], **values))

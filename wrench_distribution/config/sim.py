@@ -46,6 +46,7 @@ _OBJECT_INERTIA = _p(
     constraints='3, 6 or 9 finite numbers, symmetric positive definite')
 _GRAVITY = _vector('gravity', [0.0, 0.0, -9.81], 'Gravity in the world frame (m/s^2).')
 
+
 def _six(name: str, default: list, description: str) -> ParamSpec:
     return _p(name, DOUBLE_ARRAY, default, description,
               constraints='6 finite numbers [x, y, z, rx, ry, rz]')
@@ -75,7 +76,7 @@ ADMITTANCE_PARAMS: tuple = (
        "gravity_compensation.CoG.force per effector: the controller's own tool weight (N); "
        'empty: 0.', constraints='one finite number >= 0 per effector, or empty'),
     _p('admittance_cog_positions', DOUBLE_ARRAY, [],
-       "gravity_compensation.CoG.pos per effector, in the F/T sensor frame (m); empty: origin.",
+       'gravity_compensation.CoG.pos per effector, in the F/T sensor frame (m); empty: origin.',
        constraints='3 numbers per effector, or empty'),
     _positive('position_bandwidth', 60.0,
               "Bandwidth of each arm's position loop (rad/s): the tip follows the admittance "

@@ -179,7 +179,7 @@ class PositionLoop:
         self.omega = np.zeros(3)
 
     def step(self, position, rotation, dt: float) -> None:
-        """Move toward the commanded pose for one step (exact for the linear part).
+        """Advance the tip toward the commanded pose for one period; the linear part is exact.
 
         :param position: (3,) commanded world position.
         :param rotation: (3, 3) commanded world orientation.

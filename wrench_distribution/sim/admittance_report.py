@@ -78,7 +78,7 @@ def tolerance(commanded: float, unit: str) -> float:
 
 
 def steady_window(checked: Mapping, duration: float) -> tuple:
-    """The steady window: after the move and the last command change, to the end.
+    """Return the steady window: after the move and the last command change, to the end.
 
     :param checked: validated sections.
     :param duration: sim time of the run, s.
@@ -257,7 +257,7 @@ def format_elements(summary: Mapping) -> str:
 
 
 def _sibling(out: Path) -> Optional[Path]:
-    """The other loop's run of the same options (``_feedback`` suffix added or removed)."""
+    """Return the other loop's run of the same options (``_feedback`` suffix added or removed)."""
     name = out.name
     other = name[:-len('_feedback')] if name.endswith('_feedback') else name + '_feedback'
     path = out.parent / other / 'elements.npz'

@@ -96,7 +96,7 @@ class ArmHeldObjectSim(HeldObjectSim):
 
 
 def reference_motion(params: Mapping, contacts: tuple, sensor_poses: tuple) -> Callable:
-    """The arms' reference poses: the configured grasps carried along the planned move.
+    """Return the arms' reference poses: the configured grasps carried along the planned move.
 
     :param params: validated ``object_sim`` parameters (initial pose, ``arm_move_*``).
     :param contacts: ``(positions (n, 3), rotations (n, 3, 3))`` configured contacts in the
@@ -123,7 +123,7 @@ def reference_motion(params: Mapping, contacts: tuple, sensor_poses: tuple) -> C
 
 def true_contacts(positions: np.ndarray, quaternions: np.ndarray, position_errors,
                   orientation_errors) -> tuple:
-    """The simulator's contacts: the configured ones moved by the calibration errors.
+    """Return the simulator's contacts: the configured ones moved by the calibration errors.
 
     :param positions: (n, 3) configured contact positions, object frame.
     :param quaternions: (n, 4) configured orientations.

@@ -118,7 +118,7 @@ class ObjectSimNode(Node):
             # as admittance_controller does: a reference in another frame is dropped
             self.dropped_references[i] += 1
             self.get_logger().error(
-                f"{self.effectors[i]}: ignoring wrench reference in frame "
+                f'{self.effectors[i]}: ignoring wrench reference in frame '
                 f"'{msg.header.frame_id}'; expected '{self.effectors[i]}_ft_sensor' "
                 f'({int(self.dropped_references[i])} dropped)', throttle_duration_sec=2.0)
             return

@@ -154,16 +154,16 @@ def build_sim(params: Mapping) -> HeldObjectSim:
 def _sim_arguments(p: Mapping, types: list) -> dict:
     """Arguments of :class:`HeldObjectSim` other than the contact poses."""
     n = len(types)
-    return dict(
-        mass=p['object_mass'], inertia=inertia_matrix(p['object_inertia']), com=p['object_com'],
-        contact_types=types,
-        effector_mass=p['effector_mass'], effector_inertia=p['effector_inertia'],
-        compliance=GraspCompliance(p['grasp_stiffness'], p['grasp_damping'],
-                                   p['grasp_rot_stiffness'], p['grasp_rot_damping']),
-        gravity=p['gravity'], position=p['initial_position'],
-        orientation=p['initial_orientation'],
-        friction=_friction(p['friction_coefficients'], n),
-        normals=_per_effector(p['contact_normals'], n, 3, [0, 0, 1]))
+    return {
+        'mass': p['object_mass'], 'inertia': inertia_matrix(p['object_inertia']),
+        'com': p['object_com'], 'contact_types': types,
+        'effector_mass': p['effector_mass'], 'effector_inertia': p['effector_inertia'],
+        'compliance': GraspCompliance(p['grasp_stiffness'], p['grasp_damping'],
+                                      p['grasp_rot_stiffness'], p['grasp_rot_damping']),
+        'gravity': p['gravity'], 'position': p['initial_position'],
+        'orientation': p['initial_orientation'],
+        'friction': _friction(p['friction_coefficients'], n),
+        'normals': _per_effector(p['contact_normals'], n, 3, [0, 0, 1])}
 
 
 def _build_arm_sim(p: Mapping, positions: np.ndarray, orientations: np.ndarray, arguments: dict):
