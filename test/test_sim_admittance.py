@@ -166,7 +166,7 @@ def test_bad_parameters_are_refused_by_name(bad):
 
 
 def _arm_sim(stiffness: float, position_errors: list):
-    """The dual_arm_admittance physics with ideal sensors and the tool weight known exactly."""
+    """Build the dual_arm_admittance physics with ideal sensors and the tool weight known exactly."""
     from wrench_distribution.sim import scenarios
     p = scenarios.load_sections('dual_arm_admittance')['object_sim']
     p.update(sensor_biases=[], sensor_force_noise=0.0, sensor_torque_noise=0.0,

@@ -32,7 +32,7 @@ def sections() -> dict:
 
 
 def last_commanded() -> dict:
-    """The schedule's last entry, parsed here from the scenario file (not by the package)."""
+    """Return the schedule's last entry, parsed here from the scenario file (not by the package)."""
     entry = sections()['object_controller']['internal_load_schedule'][-1]
     values = dict.fromkeys(ELEMENTS, 0.0)
     for name, value in re.findall(r'([a-z_]+\([a-z,]+\))\s*=\s*([-+0-9.eE]+)', entry):
@@ -80,9 +80,12 @@ def check_shape(summary: dict) -> None:
 
 
 def test_open_loop_runs_and_measures_what_the_arms_really_apply(tmp_path):
-    """Open loop: the summary has its shape, and the arms' springs and the calibration errors
-    show: the squeeze, twist and bend fall short of their commands by more than the target,
-    while the arms still apply more than 60 % of each (the loop is not broken)."""
+    """Open loop: the summary has its shape, and the arms' real behaviour shows.
+
+    The arms' springs and the calibration errors make the squeeze, twist and bend fall
+    short of their commands by more than the target, while the arms still apply more than
+    60 % of each (the loop is not broken).
+    """
     summary = run_demo(tmp_path, 0, 'off')
     check_shape(summary)
     assert summary['internal_load_feedback'] is False
