@@ -31,6 +31,8 @@ test-core: $(STAMP)
 demo: $(STAMP)
 	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.demo
 	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.demo --scenario three_finger_hand --friction compare --duration 3
+	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.demo --scenario dual_arm_admittance --internal-load-feedback off --summary-json demo_output/dual_arm_admittance_open_loop.json
+	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.demo --scenario dual_arm_admittance --internal-load-feedback on --summary-json demo_output/dual_arm_admittance_closed_loop.json
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_core.py
