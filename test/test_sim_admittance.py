@@ -196,3 +196,31 @@ def test_arms_at_rest_apply_the_reference_less_the_admittance_spring(stiffness):
     expected = (reference_world - stiffness * np.reshape(errors, (2, 3))) / (
         1.0 + stiffness / k_grasp)
     assert sim.last_grasp[:, :3] == pytest.approx(expected, abs=2e-3)
+
+
+def test_the_scenario_tells_the_nodes_a_slightly_wrong_world():
+    """dual_arm_admittance: the nodes' configuration agrees where it must, differs as documented."""
+    from wrench_distribution.sim import scenarios
+    sections = scenarios.load_sections('dual_arm_admittance')
+    assert scenarios.check_consistency(sections) == []
+    checked = scenarios.validate_sections(sections)
+    sim, analyzer = checked['object_sim'], checked['wrench_analyzer']
+    distributor, controller = checked['wrench_distributor'], checked['object_controller']
+    assert sim['effector_model'] == 'admittance'
+    # the commands reach each arm in its F/T sensor frame, the frame it accepts
+    assert distributor['contact_frames'] == [f'{e}_ft_sensor' for e in sim['effectors']]
+    assert distributor['command_sign'] == 1 and analyzer['sensor_signs'] == sim['sensor_signs']
+    # the grasps are off by millimetres and degrees, not more
+    position_errors = np.abs(sim['contact_position_errors'])
+    angle_errors = np.linalg.norm(np.reshape(sim['contact_orientation_errors'], (-1, 3)), axis=1)
+    assert 0 < position_errors.max() <= 0.005 and 0 < angle_errors.max() <= np.radians(3.0)
+    # the tools weigh a little more or less than the analyzer and the controllers think
+    truth, believed = np.array(sim['tool_masses']), np.array(analyzer['tool_masses'])
+    assert np.all(truth != believed) and np.all(np.abs(truth - believed) <= 0.1 * believed)
+    assert sim['admittance_cog_forces'] == pytest.approx(list(believed * G), rel=1e-3)
+    assert np.any(np.array(sim['sensor_biases']) != 0) and sim['sensor_force_noise'] > 0
+    # the arms' reference move is the controller's
+    for name in ('move_start', 'move_duration', 'move_offset', 'move_rotation'):
+        assert sim['arm_' + name] == controller[name], name
+    # the analyzer's output is what the distributor's feedback listens to by default
+    assert analyzer['internal_load_topic'] == 'measured/internal_load'
