@@ -137,7 +137,9 @@ def test_a_wrench_reference_in_another_frame_is_dropped(tmp_path):
             send({'left': 'left_contact', 'right': 'object'}, 2.0)
             assert clock, 'no /clock from object_sim'
             assert all(m.clock.sec == 0 and m.clock.nanosec == 0 for m in clock)
-            assert "ignoring wrench reference in frame 'left_contact'" in node.output()
+            said = node.output()  # one throttled message for both arms (one call site)
+            assert ("ignoring wrench reference in frame 'left_contact'" in said
+                    or "ignoring wrench reference in frame 'object'" in said), said
             send({'left': 'left_ft_sensor', 'right': ''}, 1.0)
             assert client.spin_until(lambda: clock[-1].clock.sec > 0 or clock[-1].clock.nanosec > 0,
                                      15.0), node.output()[-2000:]
