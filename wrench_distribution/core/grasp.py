@@ -5,6 +5,7 @@ Pure functions of the contact set and the options, used once per configuration b
 to the paper; section numbers to docs/theory.md.
 """
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -202,18 +203,29 @@ def pseudo_inverse(inertia: VirtualInertia, share: float, weights: np.ndarray, r
     return core @ to_virtual_com(inertia.com)
 
 
-def null_projector(grasp: np.ndarray, metric: np.ndarray, active: np.ndarray) -> np.ndarray:
+def null_projector(grasp: np.ndarray, metric: np.ndarray, active: np.ndarray, length: float = 1.0,
+                   rank: Optional[int] = None) -> np.ndarray:
     """Projector on the null space of ``G`` over the active components, orthogonal in ``metric``.
+
+    Computed on the dimensionless matrix ``diag(I, I / l) G W^-1/2`` (forces in N, torques over
+    ``l``), so that neither the unit of length nor the mixture of N and N*m limits its accuracy;
+    its row space is that of its ``rank`` largest singular vectors.
 
     :param grasp: (6, 6n) grasp matrix.
     :param metric: (6n,) positive diagonal metric on the active components.
     :param active: (6n,) active-component mask.
+    :param length: characteristic length ``l`` that makes the torque rows dimensionless.
+    :param rank: rank of ``G`` (decided by :func:`grasp_rank`); None: numerical rank.
     :return: (6n, 6n) projector, zero on inactive components.
     """
-    g = grasp[:, active]
-    inverse_metric = 1.0 / metric[active]
-    gram = (g * inverse_metric) @ g.T
-    projector = np.eye(int(active.sum())) - (inverse_metric[:, None] * g.T) @ np.linalg.pinv(gram) @ g
+    root = np.sqrt(metric[active])
+    scaled = grasp[:, active] / root
+    scaled[3:] /= length
+    _, singular, vt = np.linalg.svd(scaled, full_matrices=False)
+    if rank is None:
+        rank = int(np.sum(singular > max(scaled.shape) * np.finfo(float).eps * singular.max()))
+    rows = vt[:rank]
+    projector = np.eye(root.size) - (rows.T / root[:, None]) @ (rows * root[None, :])
     full = np.zeros((active.size, active.size))
     full[np.ix_(active, active)] = projector
     return full

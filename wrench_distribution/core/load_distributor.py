@@ -225,7 +225,8 @@ class LoadDistributor:
     @cached_property
     def _internal(self) -> InternalSpace:
         metric = self._norm_metric
-        projector = null_projector(self.grasp_matrix, np.where(metric > 0, metric, 1.0), self.active_components)
+        projector = null_projector(self.grasp_matrix, np.where(metric > 0, metric, 1.0), self.active_components,
+                                   self.reference_length, self.rank)
         basis = build_internal_basis(named_candidates(self._geometry), projector, self.active_components,
                                      metric, self.internal_dimension, self._rotations)
         names = tuple(self._contact_names(name) for name in basis.names)
@@ -271,7 +272,8 @@ class LoadDistributor:
         canonical = self._canonical
         metric = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / canonical.length ** 2)], self.n) \
             / np.repeat(canonical.masses, 6) * self.active_components
-        projector = null_projector(self.grasp_matrix, np.where(metric > 0, metric, 1.0), self.active_components)
+        projector = null_projector(self.grasp_matrix, np.where(metric > 0, metric, 1.0), self.active_components,
+                                   self.reference_length, self.rank)
         particular = pseudo_inverse(canonical, 0.0, self._weights, self.rigid)
         maps = manipulating_maps(canonical, self._weights, self.rigid, projector)
         return ManipulatingSet(particular, maps, metric)
