@@ -190,15 +190,19 @@ class LoadDistributor:
         reasons = (['com_off_affine_hull'] if off_affine else []) + (['com_outside_hull'] if outside else [])
         if choice == 'reduced' or model.mass is None or model.inertia is None:
             return reduced, 'eq. 64', reasons
-        masses, weight = blended_masses(r, model.mass, model.inertia_matrix, self.options.torque_share, reduced)
-        if weight == 1.0:
+        masses, weight, residual = blended_masses(r, model.mass, model.inertia_matrix, self.options.torque_share,
+                                                  reduced)
+        if weight == 1.0 and residual <= RESIDUAL_TOLERANCE:
             return masses, 'eq. 59', []
         if choice == 'full' and weight == 0.0:
             raise InvalidInputError(
                 'virtual_masses=full: eq. 59 has no positive solution for these contacts '
-                '(it needs at least 10 contacts around the centre of mass and torque_share < 1); '
+                '(it needs about 10 contacts around the centre of mass and torque_share < 1); '
                 'use reduced or auto')
-        method = 'eq. 64' if weight == 0.0 else f'eqs. 59 and 64 blended ({weight:.3g} of eq. 59)'
+        if weight == 1.0:
+            method = f'eq. 59 (least squares, relative residual {residual:.2g})'
+        else:
+            method = 'eq. 64' if weight == 0.0 else f'eqs. 59 and 64 blended ({weight:.3g} of eq. 59)'
         return masses, method, reasons + ['full_inertia_unavailable']
 
     def _torque_weights(self) -> np.ndarray:
