@@ -164,7 +164,8 @@ def main() -> None:
     print('| regime | ' + ' | '.join(f'x {s:g}' for s in SCALES) + ' |')
     print('|---|' + '---|' * len(SCALES))
     for regime in REGIMES:
-        print(f'| {regime} | ' + ' | '.join(f'{table[regime, s][0]:.1e} [{table[regime, s][1]}]' for s in SCALES) + ' |')
+        cells = (f'{table[regime, s][0]:.1e} [{table[regime, s][1]}]' for s in SCALES)
+        print(f'| {regime} | ' + ' | '.join(cells) + ' |')
     message, rows = sphere_jumps()
     print(f'\n# sphere: 12 rigid contacts on a 5 cm ball, thin-shell inertia ({message})')
     print('| step (m) | command change (N, 49 N load) | virtual-mass change (mean 1) |')

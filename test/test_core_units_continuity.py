@@ -67,7 +67,7 @@ def layout_positions(layout, n, rng):
 
 @st.composite
 def grasps(draw):
-    """A grasp in base units: contacts, object model, options, a resultant and an internal load."""
+    """Draw a grasp in base units: contacts, object model, options, a resultant and a generator."""
     kind = draw(st.sampled_from(['rigid', 'point', 'mixed']))
     layout = draw(st.sampled_from(['general', 'two', 'collinear', 'coplanar', 'outside_hull', 'sphere']))
     masses = draw(st.sampled_from(['reduced', 'auto', 'full']))
@@ -95,7 +95,7 @@ def grasps(draw):
 
 
 def described(contacts, model, options, rotation, origin, scale):
-    """The same physical grasp in a frame turned by ``rotation``, with origin moved, lengths x scale."""
+    """Describe the same grasp in a frame turned by ``rotation``, with origin moved, lengths x scale."""
     moved = [Contact(c.name, c.type, scale * (rotation @ np.array(c.position)) + origin,
                      matrix_to_quaternion(rotation @ c.rotation)) for c in contacts]
     inertia = None if model.inertia is None else scale ** 2 * rotation @ model.inertia_matrix @ rotation.T
@@ -255,13 +255,13 @@ def zoom(evaluate, x0, direction, step, levels):
 
 
 def assert_shrinks(figures, what):
-    """The change over the last, tiny interval is negligible and far below the first one's."""
+    """Check that the change over the last, tiny interval is negligible and far below the first one's."""
     first, last = figures[0][1], figures[-1][1]
     assert last < 1e-8 + 1e-4 * first, f'{what}: change {last:.3g} over a step {figures[-1][0]:.3g} ({figures})'
 
 
 def twelve_on_a_sphere(kind='rigid'):
-    """A ball held by twelve contacts on its surface, thin-shell inertia: eq. 59's rows lose rank."""
+    """Hold a ball by twelve contacts on its surface, thin-shell inertia: eq. 59's rows lose rank."""
     positions = fibonacci_sphere(12, 0.05)
     return Family([kind] * 12, positions, np.zeros(3), 5.0, np.eye(3) * 2.0 / 3.0 * 5.0 * 0.05 ** 2)
 
