@@ -384,3 +384,23 @@ def test_the_basis_jumps_only_where_its_names_change(layout, with_mass, seed):
             a, names_a, fa = middle, names_m, fm
     # the last interval either holds a reported switch of names, or the elements barely moved
     assert names_a != names_b or np.abs(fb - fa).max() < 1e-8, (names_a, names_b, np.abs(fb - fa).max())
+
+
+@pytest.mark.parametrize('layout', ['sphere', 'point_masses', 'general'])
+def test_torque_share_up_to_one_with_mass_and_inertia(layout):
+    """Eq. 59 carries ``(1 - s) J_o``: as ``s -> 1`` it must hand over to eq. 64 without a jump."""
+    rng = np.random.default_rng(11)
+    family = continuity_family(layout, True, rng)
+    family.types = ['rigid'] * family.n
+    x0 = family.x0.copy()
+    x0[-1] = 0.9
+    direction = np.zeros_like(x0)
+    direction[-1] = 1.0
+    wrench = np.r_[rng.normal(size=3), rng.normal(size=3) * family.length] * 10.0
+    figures = zoom(lambda x: family.outputs(x, wrench)[0], x0, direction, 0.1, 36)
+    assert_shrinks(figures, f'{layout}: torque share 0.9 -> 1')
+    # at s = 1 no positive masses carry the zero inertia left to the forces: eq. 64's masses
+    at_one = family.distributor(x0 + 0.1 * direction)
+    assert 'full_inertia_unavailable' in at_one.regime.reasons
+    family.has_mass = False
+    np.testing.assert_allclose(at_one.virtual_masses, family.distributor(x0).virtual_masses, rtol=1e-12)
