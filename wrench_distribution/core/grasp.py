@@ -163,10 +163,13 @@ def virtual_inertia(masses: np.ndarray, r: np.ndarray, rigid: np.ndarray, spread
         regulariser = k_ref * (vectors * ramp) @ vectors.T
         collinear = bool(ramp.max() > 0)
     a_pinv = symmetric_pinv(j_force + regulariser, k_ref)
-    # Forces act on rotations through J_f only: drop the directions where J_f vanishes (exactly
-    # collinear contacts) so that A^-1 cannot amplify round-off there.
+    # Forces act on rotations through J_f only: fade out the directions where J_f vanishes (exactly
+    # collinear contacts) so that A^-1 cannot amplify round-off there; a ramp from 0 to 1 over the
+    # eigenvalues [0, EIGEN_CUTOFF k_ref], not a cut, so the commands stay continuous where
+    # contacts leave their line (the resultant's change, below EIGEN_CUTOFF / TORQUE_REGULARISATION,
+    # is taken back by the refinement of G_M+).
     f_values, f_vectors = np.linalg.eigh(j_force)
-    f_range = (f_vectors * (f_values > EIGEN_CUTOFF * k_ref)) @ f_vectors.T
+    f_range = (f_vectors * np.clip(f_values / (EIGEN_CUTOFF * k_ref), 0.0, 1.0)) @ f_vectors.T
     return VirtualInertia(masses, com, offsets, j_force, length, regulariser, collinear,
                           a_pinv, f_range @ a_pinv @ f_range)
 
