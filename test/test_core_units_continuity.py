@@ -2,7 +2,9 @@
 
 Units. The same physical grasp described with lengths multiplied by a factor drawn
 log-uniformly in [1e-6, 1e6], in a rotated object frame and with another origin, must give
-the same named basis, the same regime and the same outputs to 1e-9 relative. References are
+the same named basis, the same regime and the same outputs to 1e-9 relative (times the
+command gain of a grasp reported ill-conditioned, which amplifies the rounding of the new
+description itself). References are
 the invariants themselves: forces are unchanged, torques and N*m coordinates scale with the
 factor, every vector turns with the frame; all comparisons run in the unit-consistent form of
 docs/theory.md, section 3 (torques divided by the reference length).
@@ -110,9 +112,9 @@ def consistent(stacked, length):
     return np.asarray(stacked) * np.r_[np.ones(3), np.full(3, 1.0 / length)]
 
 
-def relative(a, b):
-    """Largest difference relative to the largest magnitude of the reference ``b``."""
-    return float(np.abs(np.asarray(a) - b).max() / max(np.abs(b).max(), 1e-300))
+def relative(a, b, size=0.0):
+    """Largest difference relative to the largest magnitude of the reference ``b`` (or ``size``)."""
+    return float(np.abs(np.asarray(a) - b).max() / max(np.abs(b).max(), size, 1e-300))
 
 
 def turn_back(stacked, rotation, scale):
@@ -159,13 +161,16 @@ def compare_descriptions(base, moved, rotation, scale, wrench, rng):
     noise = rng.normal(size=first.wrench_contact.shape) * np.r_[np.ones(3), np.full(3, length)]
     measured = first.wrench_contact + noise
     a, b = base.analyze(measured), moved.analyze(measured * unit)
+    # the analysis is linear in the measurement: its rounding scales with the measurement's size
+    size = np.abs(consistent(measured, length)).max()
     if a.internal_load.size:
-        errors['internal_load'] = relative(b.internal_load / lam_unit * to_newtons, a.internal_load * to_newtons)
+        errors['internal_load'] = relative(b.internal_load / lam_unit * to_newtons, a.internal_load * to_newtons,
+                                           size)
     errors['internal_wrench'] = relative(consistent(b.internal_contact / unit, length),
-                                         consistent(a.internal_contact, length))
-    errors['load_norm'] = relative(b.internal_load_norm, a.internal_load_norm)
+                                         consistent(a.internal_contact, length), size)
+    errors['load_norm'] = relative(b.internal_load_norm, a.internal_load_norm, size)
     errors['invariant'] = relative(consistent(b.invariant_contact / unit, length),
-                                   consistent(a.invariant_contact, length))
+                                   consistent(a.invariant_contact, length), size)
     return errors
 
 
@@ -187,7 +192,9 @@ def test_same_answer_in_any_unit_frame_and_origin(grasp, exponent):
     assert moved.basis_names == base.basis_names
     assert moved.basis_units == base.basis_units
     errors = compare_descriptions(base, moved, rotation, scale, wrench, rng)
-    assert max(errors.values()) < SAME, errors
+    # describing the grasp anew rounds its inputs; a grasp reported ill-conditioned amplifies that
+    # rounding by its gain (nearly collinear point contacts), a unit-dependent decision would not
+    assert max(errors.values()) < SAME * max(1.0, base.gain), (errors, base.gain)
 
 
 def test_micrometre_grasps_keep_their_names():
