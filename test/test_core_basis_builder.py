@@ -76,7 +76,8 @@ def reference_basis(grasp, contacts):
                         np.array(grasp.options.basis_reference_axis), grasp.reference_length, rotations)
     named = [(name, family.vectors[:, k]) for family in named_candidates(geometry)
              for k, name in enumerate(family.names)]
-    projector = null_projector(grasp.grasp_matrix, np.where(metric > 0, metric, 1.0), grasp.active_components)
+    projector = null_projector(grasp.grasp_matrix, np.where(metric > 0, metric, 1.0), grasp.active_components,
+                               grasp.reference_length, grasp.rank)
     indices = np.flatnonzero(grasp.active_components)
     pool = [(f'balanced_{COMPONENTS[i % 6]}({grasp.names[i // 6]})', vector)
             for i, vector in zip(indices, (projector @ rotation_blocks(rotations))[:, indices].T)]

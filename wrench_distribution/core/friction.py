@@ -285,10 +285,15 @@ class ConeProgram:
         self._rows = np.vstack(rows)  # maps a contact-frame force stack to cone coordinates
         self._contacts = np.flatnonzero(model.unilateral)
         stacked = np.vstack([r @ model.basis_contact[i, :3, :] for r, i in zip(rows, self._contacts)])
-        # Directions of lambda that change no constrained force are left as prescribed.
-        _, singular, vt = np.linalg.svd(stacked, full_matrices=False)
+        # Directions of lambda that change no constrained force are left as prescribed; decided
+        # and complemented in coordinates of one unit (N*m ones over the reference length), so
+        # that neither the rank nor the complement depends on the unit of length.
+        distributor = model.distributor
+        to_newtons = np.array([distributor.reference_length if unit == 'N*m' else 1.0
+                               for unit in distributor.basis_units])
+        _, singular, vt = np.linalg.svd(stacked * to_newtons, full_matrices=False)
         rank = int(np.sum(singular > 1e-9 * max(singular.max(initial=0.0), 1e-300)))
-        self._reduce = vt[:rank].T  # (m, r)
+        self._reduce = vt[:rank].T * to_newtons[:, None]  # (m, r): lambda per reduced coordinate
         a_mat = -stacked @ self._reduce
         norms = np.linalg.norm(a_mat, axis=0)
         self._column_scale = 1.0 / np.where(norms > 0, norms, 1.0)

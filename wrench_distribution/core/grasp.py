@@ -5,6 +5,7 @@ Pure functions of the contact set and the options, used once per configuration b
 to the paper; section numbers to docs/theory.md.
 """
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -162,10 +163,13 @@ def virtual_inertia(masses: np.ndarray, r: np.ndarray, rigid: np.ndarray, spread
         regulariser = k_ref * (vectors * ramp) @ vectors.T
         collinear = bool(ramp.max() > 0)
     a_pinv = symmetric_pinv(j_force + regulariser, k_ref)
-    # Forces act on rotations through J_f only: drop the directions where J_f vanishes (exactly
-    # collinear contacts) so that A^-1 cannot amplify round-off there.
+    # Forces act on rotations through J_f only: fade out the directions where J_f vanishes (exactly
+    # collinear contacts) so that A^-1 cannot amplify round-off there; a ramp from 0 to 1 over the
+    # eigenvalues [0, EIGEN_CUTOFF k_ref], not a cut, so the commands stay continuous where
+    # contacts leave their line (the resultant's change, below EIGEN_CUTOFF / TORQUE_REGULARISATION,
+    # is taken back by the refinement of G_M+).
     f_values, f_vectors = np.linalg.eigh(j_force)
-    f_range = (f_vectors * (f_values > EIGEN_CUTOFF * k_ref)) @ f_vectors.T
+    f_range = (f_vectors * np.clip(f_values / (EIGEN_CUTOFF * k_ref), 0.0, 1.0)) @ f_vectors.T
     return VirtualInertia(masses, com, offsets, j_force, length, regulariser, collinear,
                           a_pinv, f_range @ a_pinv @ f_range)
 
@@ -202,18 +206,29 @@ def pseudo_inverse(inertia: VirtualInertia, share: float, weights: np.ndarray, r
     return core @ to_virtual_com(inertia.com)
 
 
-def null_projector(grasp: np.ndarray, metric: np.ndarray, active: np.ndarray) -> np.ndarray:
+def null_projector(grasp: np.ndarray, metric: np.ndarray, active: np.ndarray, length: float = 1.0,
+                   rank: Optional[int] = None) -> np.ndarray:
     """Projector on the null space of ``G`` over the active components, orthogonal in ``metric``.
+
+    Computed on the dimensionless matrix ``diag(I, I / l) G W^-1/2`` (forces in N, torques over
+    ``l``), so that neither the unit of length nor the mixture of N and N*m limits its accuracy;
+    its row space is that of its ``rank`` largest singular vectors.
 
     :param grasp: (6, 6n) grasp matrix.
     :param metric: (6n,) positive diagonal metric on the active components.
     :param active: (6n,) active-component mask.
+    :param length: characteristic length ``l`` that makes the torque rows dimensionless.
+    :param rank: rank of ``G`` (decided by :func:`grasp_rank`); None: numerical rank.
     :return: (6n, 6n) projector, zero on inactive components.
     """
-    g = grasp[:, active]
-    inverse_metric = 1.0 / metric[active]
-    gram = (g * inverse_metric) @ g.T
-    projector = np.eye(int(active.sum())) - (inverse_metric[:, None] * g.T) @ np.linalg.pinv(gram) @ g
+    root = np.sqrt(metric[active])
+    scaled = grasp[:, active] / root
+    scaled[3:] /= length
+    _, singular, vt = np.linalg.svd(scaled, full_matrices=False)
+    if rank is None:
+        rank = int(np.sum(singular > max(scaled.shape) * np.finfo(float).eps * singular.max()))
+    rows = vt[:rank]
+    projector = np.eye(root.size) - (rows.T / root[:, None]) @ (rows * root[None, :])
     full = np.zeros((active.size, active.size))
     full[np.ix_(active, active)] = projector
     return full

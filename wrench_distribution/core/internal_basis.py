@@ -181,7 +181,7 @@ def _near_pairs(positions: np.ndarray, neighbours: int) -> Tuple[np.ndarray, np.
     """Pairs ``(i, j)``, ``i < j``, for each ``j`` with its ``neighbours`` nearest earlier contacts.
 
     Up to ``neighbours + 1`` contacts these are all pairs, in lexicographic order of ``(j, i)``;
-    ties in distance go to the lower index.
+    distances equal within a relative :data:`TIE` go to the lower index.
 
     :return: the arrays of ``i`` and of ``j``.
     """
@@ -194,7 +194,15 @@ def _near_pairs(positions: np.ndarray, neighbours: int) -> Tuple[np.ndarray, np.
     later = np.arange(neighbours + 1, n)
     distance = np.sum((positions[None, :, :] - positions[later, None, :]) ** 2, axis=2)
     distance[np.arange(n)[None, :] >= later[:, None]] = np.inf
-    nearest = np.sort(np.argsort(distance, axis=1, kind='stable')[:, :neighbours], axis=1)
+    chosen = np.zeros((later.size, neighbours), dtype=int)
+    rows = np.arange(later.size)
+    for k in range(neighbours):
+        # the first of equally near ones (squared distances within 2 TIE, distances within TIE):
+        # symmetric layouts tie exactly, and round-off (or the unit of length) must not choose
+        closest = distance.min(axis=1, keepdims=True)
+        chosen[:, k] = np.argmax(distance <= closest * (1.0 + 2.0 * TIE), axis=1)
+        distance[rows, chosen[:, k]] = np.inf
+    nearest = np.sort(chosen, axis=1)
     return np.r_[first, nearest.ravel()], np.r_[second, np.repeat(later, neighbours)]
 
 
@@ -233,9 +241,10 @@ def _warp_weights(in_plane: np.ndarray, subsets: np.ndarray, length: float) -> T
 
     The weights cancel force and in-plane moment; the largest is 1 in size, the last positive.
     """
-    systems = np.concatenate([np.ones(subsets.shape)[:, None, :], np.swapaxes(in_plane[subsets], 1, 2)], axis=1)
+    unit_plane = in_plane / length  # dimensionless rows: the degeneracy test does not depend on the unit
+    systems = np.concatenate([np.ones(subsets.shape)[:, None, :], np.swapaxes(unit_plane[subsets], 1, 2)], axis=1)
     _, singular, vt4 = np.linalg.svd(systems)
-    valid = ~(singular[:, -1] < 1e-9 * max(length, 1e-300))
+    valid = ~(singular[:, -1] < 1e-9)
     weights = vt4[:, -1] * np.where(vt4[:, -1, -1] > 0, 1.0, -1.0)[:, None]
     return weights / np.abs(weights).max(axis=1)[:, None], valid
 
@@ -243,7 +252,13 @@ def _warp_weights(in_plane: np.ndarray, subsets: np.ndarray, length: float) -> T
 def _plane(geometry: Geometry) -> Tuple[np.ndarray, np.ndarray]:
     centred = geometry.positions - geometry.positions.mean(axis=0)
     _, _, vt = np.linalg.svd(centred)
-    normal = vt[2] if np.dot(vt[2], geometry.axis) >= 0 else -vt[2]
+    # the normal's sign: towards the reference axis; where the plane contains it (a tie that
+    # round-off would decide), towards the first of the first contact's frame axes off the plane
+    for reference in (geometry.axis, *geometry.rotations[0].T):
+        side = float(np.dot(vt[2], reference))
+        if abs(side) >= 1e-6:
+            break
+    normal = vt[2] if side >= 0 else -vt[2]
     return normal, centred @ vt[:2].T
 
 

@@ -190,15 +190,19 @@ class LoadDistributor:
         reasons = (['com_off_affine_hull'] if off_affine else []) + (['com_outside_hull'] if outside else [])
         if choice == 'reduced' or model.mass is None or model.inertia is None:
             return reduced, 'eq. 64', reasons
-        masses, weight = blended_masses(r, model.mass, model.inertia_matrix, self.options.torque_share, reduced)
-        if weight == 1.0:
+        masses, weight, residual = blended_masses(r, model.mass, model.inertia_matrix, self.options.torque_share,
+                                                  reduced)
+        if weight == 1.0 and residual <= RESIDUAL_TOLERANCE:
             return masses, 'eq. 59', []
         if choice == 'full' and weight == 0.0:
             raise InvalidInputError(
                 'virtual_masses=full: eq. 59 has no positive solution for these contacts '
-                '(it needs at least 10 contacts around the centre of mass and torque_share < 1); '
+                '(it needs about 10 contacts around the centre of mass and torque_share < 1); '
                 'use reduced or auto')
-        method = 'eq. 64' if weight == 0.0 else f'eqs. 59 and 64 blended ({weight:.3g} of eq. 59)'
+        if weight == 1.0:
+            method = f'eq. 59 (least squares, relative residual {residual:.2g})'
+        else:
+            method = 'eq. 64' if weight == 0.0 else f'eqs. 59 and 64 blended ({weight:.3g} of eq. 59)'
         return masses, method, reasons + ['full_inertia_unavailable']
 
     def _torque_weights(self) -> np.ndarray:
@@ -225,7 +229,8 @@ class LoadDistributor:
     @cached_property
     def _internal(self) -> InternalSpace:
         metric = self._norm_metric
-        projector = null_projector(self.grasp_matrix, np.where(metric > 0, metric, 1.0), self.active_components)
+        projector = null_projector(self.grasp_matrix, np.where(metric > 0, metric, 1.0), self.active_components,
+                                   self.reference_length, self.rank)
         basis = build_internal_basis(named_candidates(self._geometry), projector, self.active_components,
                                      metric, self.internal_dimension, self._rotations)
         names = tuple(self._contact_names(name) for name in basis.names)
@@ -271,7 +276,8 @@ class LoadDistributor:
         canonical = self._canonical
         metric = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / canonical.length ** 2)], self.n) \
             / np.repeat(canonical.masses, 6) * self.active_components
-        projector = null_projector(self.grasp_matrix, np.where(metric > 0, metric, 1.0), self.active_components)
+        projector = null_projector(self.grasp_matrix, np.where(metric > 0, metric, 1.0), self.active_components,
+                                   self.reference_length, self.rank)
         particular = pseudo_inverse(canonical, 0.0, self._weights, self.rigid)
         maps = manipulating_maps(canonical, self._weights, self.rigid, projector)
         return ManipulatingSet(particular, maps, metric)

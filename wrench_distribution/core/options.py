@@ -14,6 +14,9 @@ VIRTUAL_MASS_MODES = ('auto', 'reduced', 'full')
 HULL_REGULARISATION = 1e-3
 #: Relative distance above which the centre of mass counts as off the contacts' affine hull.
 HULL_TOLERANCE = 1e-7
+#: Relative residual of the dimensionless eq. 59 up to which its (filtered least-squares) masses
+#: are used in full; they fade out linearly into eq. 64's by twice this residual.
+FULL_INERTIA_RESIDUAL = 1e-3
 #: Smallest admissible virtual mass (masses are normalised to mean 1).
 MASS_FLOOR = 1e-2
 #: Eigenvalue ratio of the force inertia below which contact torques take over (collinear sets).

@@ -18,8 +18,9 @@ REASONS = {
     ),
     'explicit_masses_off_com': 'the explicit virtual masses do not satisfy eq. 53',
     'full_inertia_unavailable': (
-        'mass and inertia are given but eq. 59 has no positive solution (it needs at least '
-        '10 contacts in general position); eq. 64 was used'
+        'mass and inertia are given but eq. 59 has no exact positive solution (in general it '
+        'needs at least 10 contacts); eq. 64 was used, or blended continuously with eq. 59 '
+        '(the method says how much of each)'
     ),
     'collinear_contacts': (
         'the contacts are (nearly) collinear, so the force inertia of eq. 54 is singular; '

@@ -9,7 +9,7 @@ from typing import Tuple
 
 import numpy as np
 
-from .options import HULL_REGULARISATION, HULL_TOLERANCE, MASS_FLOOR
+from .options import FULL_INERTIA_RESIDUAL, HULL_REGULARISATION, HULL_TOLERANCE, MASS_FLOOR
 
 
 @dataclass(frozen=True)
@@ -82,40 +82,79 @@ def reduced_masses(positions: np.ndarray, com: np.ndarray) -> Tuple[np.ndarray, 
     return masses, off_affine, damped
 
 
+def _inertia_rows(unit_positions: np.ndarray) -> np.ndarray:
+    """Rows of eq. 59 (10, n) for dimensionless positions: mass, inertia (eq. 63), first moment.
+
+    The off-diagonal inertia rows carry ``sqrt(2)`` so that a rotation of the object frame acts
+    on the six inertia rows as an orthogonal map (Frobenius norm of the tensor): singular
+    values and residual norms of the system do not depend on the frame.
+    """
+    x, y, z = unit_positions.T
+    root2 = np.sqrt(2.0)
+    return np.vstack([
+        np.ones(x.size),
+        y * y + z * z, x * x + z * z, x * x + y * y, -root2 * x * y, -root2 * x * z, -root2 * y * z,
+        x, y, z,
+    ])
+
+
+def filtered_solution(rows: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Minimum-norm solution of ``rows m = target`` with the thin directions filtered continuously.
+
+    ``m = rows^T g(rows rows^T) target`` with ``g(x) = 1 / max(x, tau^2)`` and
+    ``tau = HULL_REGULARISATION sigma_max``: the minimum-norm (least-squares) solution where
+    every singular value is at least ``tau`` (eq. 59 as the paper solves it), and, as a
+    continuous matrix function of the rows, no jump where a singular value goes to zero
+    (contacts on a sphere, a circle, a plane, a line).
+
+    :param rows: (k, n) dimensionless system.
+    :param target: (k,) right-hand side.
+    :return: (n,) solution.
+    """
+    u, sigma, vt = np.linalg.svd(rows, full_matrices=False)
+    if sigma.size == 0 or sigma.max() == 0.0:
+        return np.zeros(rows.shape[1])
+    tau2 = (HULL_REGULARISATION * sigma.max()) ** 2
+    return vt.T @ ((u.T @ target) * sigma / np.maximum(sigma ** 2, tau2))
+
+
 def blended_masses(
     positions: np.ndarray, mass: float, inertia: np.ndarray, torque_share: float, reduced: np.ndarray
-) -> Tuple[np.ndarray, float]:
+) -> Tuple[np.ndarray, float, float]:
     """Eq. 59 masses where they are admissible, blended continuously into eq. 64's.
 
     Eq. 59 matches mass, centre of mass and the share ``1 - torque_share`` of the inertia the
-    forces must carry (``J_f = (1 - s) J_o``), so that ``M_o*`` is proportional to ``M_o``. Its
-    minimum-norm solution is used with weight ``w = clip((m_min - MASS_FLOOR) / MASS_FLOOR, 0, 1)``
-    (times the same ramp on its relative residual), and eq. 64's masses with ``1 - w``: the
-    switch between the two equations is continuous in the contact positions.
+    forces must carry (``J_f = (1 - s) J_o``), so that ``M_o*`` is proportional to ``M_o``. It is
+    written without units (positions over their RMS distance ``l`` from the centre of mass,
+    inertia over ``mass l^2``) and solved by :func:`filtered_solution`. With ``rho`` its relative
+    residual and ``m_min`` its smallest mass (mean 1), the weight of eq. 59 is
+
+        w = clip((m_min - MASS_FLOOR) / MASS_FLOOR, 0, 1) * clip(2 - rho / FULL_INERTIA_RESIDUAL, 0, 1)
+
+    and eq. 64's masses get ``1 - w`` (docs/theory.md, section 11.2): every factor is a
+    continuous function of the positions, the centre of mass, the mass and the inertia.
 
     :param positions: contact positions relative to the centre of mass (n, 3).
     :param mass: object mass.
     :param inertia: inertia about the centre of mass (3, 3).
     :param torque_share: the torque share ``s`` in [0, 1].
     :param reduced: eq. 64 masses (mean 1).
-    :return: masses (mean 1, all at least MASS_FLOOR) and the weight ``w`` of eq. 59.
+    :return: masses (mean 1, all at least MASS_FLOOR), the weight ``w`` of eq. 59 and ``rho``.
     """
     n = positions.shape[0]
-    if n < 10 or torque_share >= 1.0:
-        return reduced, 0.0
-    x, y, z = positions.T
-    rows = np.vstack([
-        np.ones(n),
-        y * y + z * z, x * x + z * z, x * x + y * y, -x * y, -x * z, -y * z,  # eq. 63
-        x, y, z,
-    ])
-    j = inertia * (1.0 - torque_share)
-    target = np.array([mass, j[0, 0], j[1, 1], j[2, 2], j[0, 1], j[0, 2], j[1, 2], 0.0, 0.0, 0.0])
-    solution, *_ = np.linalg.lstsq(rows, target, rcond=None)
-    residual = np.abs(rows @ solution - target).max() / np.abs(target).max()
-    if solution.sum() <= 0:
-        return reduced, 0.0
-    full = solution * n / solution.sum()
+    length2 = float(np.mean(np.einsum('ij,ij->i', positions, positions)))
+    if torque_share >= 1.0 or not length2 > 0.0:
+        return reduced, 0.0, np.inf
+    rows = _inertia_rows(positions / np.sqrt(length2))
+    j = inertia * (1.0 - torque_share) / (mass * length2)
+    root2 = np.sqrt(2.0)
+    target = np.array([1.0, j[0, 0], j[1, 1], j[2, 2], root2 * j[0, 1], root2 * j[0, 2], root2 * j[1, 2], 0, 0, 0])
+    solution = filtered_solution(rows, target)
+    residual = float(np.linalg.norm(rows @ solution - target) / np.linalg.norm(target))
+    total = solution.sum()
+    if not total > 0.0:
+        return reduced, 0.0, residual
+    full = solution * n / total
     weight = float(np.clip((full.min() - MASS_FLOOR) / MASS_FLOOR, 0.0, 1.0)
-                   * np.clip(2.0 - residual / HULL_TOLERANCE, 0.0, 1.0))
-    return weight * full + (1.0 - weight) * reduced, weight
+                   * np.clip(2.0 - residual / FULL_INERTIA_RESIDUAL, 0.0, 1.0))
+    return weight * full + (1.0 - weight) * reduced, weight, residual
