@@ -138,9 +138,10 @@ class InternalLoadFeedback:
         """
         if enabled == self.enabled:
             return
+        if enabled:
+            self.correction = self.current(now_ns).copy()  # what the release ramp left
         self.enabled = enabled
         if enabled:
-            self.correction = self.current(now_ns)
             self._released_ns = None
             self._rebumpless = True
             self._wait_ns = now_ns
