@@ -20,7 +20,7 @@ MS = 1_000_000
 
 @st.composite
 def grasps(draw, max_contacts=5):
-    """A grasp as distributor parameters: degenerate layouts, CoM outside the hull, any unit."""
+    """Draw a grasp as distributor parameters: degenerate layouts, CoM outside the hull, any unit."""
     n = draw(st.integers(2, max_contacts))
     rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
     unit = draw(st.sampled_from([0.001, 1.0, 1000.0]))  # km, m, mm

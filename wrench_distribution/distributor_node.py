@@ -243,6 +243,7 @@ class DistributorNode(Node):
         friction = engine.friction.condition() if engine.friction.active else None
         if friction is not None:
             cond['friction'].append(friction)
+        engine.feedback.current(time.monotonic_ns())  # staleness, also without inputs
         if engine.feedback.enabled and engine.feedback.status() != 'closed loop':
             cond['feedback'].append((WARN, f'internal-load feedback {engine.feedback.status()}'))
         quiet = self._quiet_outputs(time.monotonic_ns())

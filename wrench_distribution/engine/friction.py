@@ -9,11 +9,11 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
+from wrench_distribution.config.loading import contact_friction_fields
 from wrench_distribution.config.schema import default_of
 from wrench_distribution.core.friction import (
     FrictionCheck, FrictionInfeasibleError, FrictionModel, FrictionOptions,
 )
-from wrench_distribution.config.loading import contact_friction_fields
 from .status import ERROR, OK, WARN
 
 
