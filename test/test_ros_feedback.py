@@ -50,7 +50,7 @@ def client():
 
 
 def sensor() -> LoadDistributor:
-    """Return the read-out of the plant's sensor (same grasp as the node's)."""
+    """Return the plant's sensor read-out: a solver on the node's grasp."""
     return LoadDistributor([Contact(n, 'rigid', p, q) for n, p, q in
                             zip(('left', 'right'), POSITIONS, QUATS)], ObjectModel(com=COM))
 
