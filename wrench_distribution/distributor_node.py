@@ -71,8 +71,8 @@ class DistributorNode(Node):
                                  qos_from_name(cfg['input_qos'], cfg['qos_depth']))
         self.create_subscription(Float64MultiArray, cfg['internal_load_topic'],
                                  self._on_internal_load, reliable_qos(10))
-        self.create_subscription(Float64MultiArray, cfg['feedback_topic'],
-                                 self._on_measured, qos_from_name(cfg['output_qos'], 10))
+        self.create_subscription(Float64MultiArray, cfg['feedback_topic'], self._on_measured,
+                                 qos_from_name(cfg['input_qos'], cfg['qos_depth']))
         # watchdog, diagnostics and the drop summary run on the steady clock: they keep
         # running under use_sim_time when no /clock arrives
         steady = start_steady_timers(self, cfg['diagnostics_period'], self._publish_diagnostics,
