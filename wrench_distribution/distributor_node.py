@@ -9,7 +9,7 @@ between a message and its commands is the ROS-free
 """
 import sys
 import time
-from typing import Dict, List
+from typing import Dict, List, Set
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
@@ -18,14 +18,14 @@ from std_msgs.msg import Float64MultiArray
 from visualization_msgs.msg import MarkerArray
 
 from wrench_distribution.core import WrenchDistributionError
-from wrench_distribution.engine.distribution import DistributionEngine
+from wrench_distribution.engine.distribution import CONCERNS, DistributionEngine
 from wrench_distribution.params import ConfigError, DISTRIBUTOR_PARAMS, validate_params
 from wrench_distribution.ros.contact_input import ContactInput
 from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
                                                  make_wrench_stamped, parse_internal_load_msg,
                                                  stamp_to_ns)
-from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,
-                                                 STALE, start_steady_timers, WARN)
+from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, SimClockMonitor,
+                                                 start_steady_timers, WARN)
 from wrench_distribution.ros.markers import wrench_markers
 from wrench_distribution.ros.parameters import (add_parameter_callbacks, checked_changes,
                                                 declare_and_validate, typed_parameter)
@@ -33,8 +33,6 @@ from wrench_distribution.ros.qos import qos_from_name, reliable_qos
 from wrench_distribution.ros.runner import run_node
 
 _SPECS = {s.name: s for s in DISTRIBUTOR_PARAMS}
-_CONCERNS = ('input', 'contacts', 'internal load', 'solver', 'limits', 'clock', 'friction',
-             'feedback', 'outputs')
 _IL_PARAMS = ('internal_load', 'internal_load_handles')
 
 
@@ -52,7 +50,7 @@ class DistributorNode(Node):
         self._engine = engine = DistributionEngine(cfg)  # ConfigError naming the cause
         self._cfg = cfg
         self._diag = DiagnosticsState(f'{self.get_name()}: distribution', self.get_name(),
-                                      _CONCERNS, self.get_logger())
+                                      CONCERNS, self.get_logger())
         self._param_sync: list = []
         self._syncing = False
         self._ros_clock = self.get_clock()  # not `_clock`: that name is rclpy's own
@@ -93,6 +91,7 @@ class DistributorNode(Node):
         self._msgs = [make_wrench_stamped(cfg['object_frame'] if self._engine.object_axes
                                           else f) for f in frames]
         self._quiet_since: Dict[str, int] = {}  # command topic -> steady ns without subscriber
+        self._quiet_counted: Set[str] = set()
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self._marker_pub = self.create_publisher(MarkerArray, '~/markers', 1)
         self._last_marker = 0.0
@@ -113,11 +112,10 @@ class DistributorNode(Node):
         self._mirror_prescription()
 
     def _on_measured(self, msg: Float64MultiArray) -> None:
-        if not self._engine.feedback.enabled:
-            return
+        # taken also while the loop is open: the feedback status shows it (tuning step 1)
         names, values = parse_internal_load_msg(msg)
         why = self._engine.offer_measurement(names, values, time.monotonic_ns())
-        if why is not None:
+        if why is not None and self._engine.feedback.enabled:
             self._diag.problem('feedback_rejected', f'internal-load feedback: {why}', WARN,
                                'feedback')
 
@@ -205,47 +203,33 @@ class DistributorNode(Node):
 
     # -- diagnostics --------------------------------------------------------------------
     def _quiet_outputs(self, mono_ns: int) -> List[str]:
-        """Command topics without a subscriber for longer than ``no_subscriber_grace``."""
-        grace = self._cfg['no_subscriber_grace']
+        """Command topics without a subscriber for longer than ``no_subscriber_grace``.
+
+        Each such episode is counted once (``no_subscriber``); a subscriber ends it.
+        """
+        grace_ns = self._cfg['no_subscriber_grace'] * 1e9
         quiet = []
         for topic, pub in zip(self._topics, self._pubs):
             if pub.get_subscription_count() > 0:
                 self._quiet_since.pop(topic, None)
+                self._quiet_counted.discard(topic)
                 continue
             since = self._quiet_since.setdefault(topic, mono_ns)
-            if grace > 0 and mono_ns - since > grace * 1e9:
-                if since >= 0:  # first period past the grace: count it once
+            if grace_ns > 0 and mono_ns - since > grace_ns:
+                if topic not in self._quiet_counted:
+                    self._quiet_counted.add(topic)
                     self._diag.count('no_subscriber')
-                    self._quiet_since[topic] = -1 - since
                 quiet.append(topic)
         return quiet
 
     def _conditions(self, now_ns: int) -> dict:
-        engine = self._engine
-        cond: dict = {c: [] for c in _CONCERNS}
+        cond = self._engine.conditions(time.monotonic_ns())
         why = self._contacts.ready(now_ns)
         if why is not None:
             cond['contacts'].append((ERROR, why))
-        if engine.lam_error:
-            cond['internal load'].append((ERROR, engine.lam_error))
-        if engine.timed_out:
-            cond['input'].append((STALE, 'input timeout: ' + (
-                'publishing zero wrenches' if engine.on_timeout == 'zero'
-                else 'stopped publishing')))
-        elif engine.last_valid_ns is None:
-            cond['input'].append((OK, 'waiting for desired_wrench'))
-        if engine.limit_state is not None:
-            cond['limits'].append((ERROR, f'last desired wrench over a limit: '
-                                          f'{engine.limit_state}'))
         clock = self._sim_clock.problem()
         if clock is not None:
             cond['clock'].append(clock)
-        friction = engine.friction.condition() if engine.friction.active else None
-        if friction is not None:
-            cond['friction'].append(friction)
-        engine.feedback.current(time.monotonic_ns())  # staleness, also without inputs
-        if engine.feedback.enabled and engine.feedback.status() != 'closed loop':
-            cond['feedback'].append((WARN, f'internal-load feedback {engine.feedback.status()}'))
         quiet = self._quiet_outputs(time.monotonic_ns())
         if quiet:
             cond['outputs'].append((WARN, 'no subscriber for > no_subscriber_grace '

@@ -27,7 +27,11 @@ from .cache import DistributorCache
 from .feedback import FeedbackGains, InternalLoadFeedback
 from .friction import FrictionStage
 from .prescription import InternalLoadPrescription
+from .status import ERROR, OK, STALE, WARN
 
+#: The distributor's diagnostic concerns, one status each, in order.
+CONCERNS = ('input', 'contacts', 'internal load', 'solver', 'limits', 'clock', 'friction',
+            'feedback', 'outputs')
 #: Bisection steps when a limit cuts the feedback correction back (2**-30 of it is left).
 BACKOFF_STEPS = 30
 
@@ -528,6 +532,31 @@ class DistributionEngine:
                'feedback': self.feedback_values()}
         values.update(self.friction.values())
         return values, per
+
+    def conditions(self, mono_ns: int) -> dict:
+        """Return the engine's persistent conditions per concern (the node adds its own).
+
+        :param mono_ns: steady time (the feedback's staleness is checked here too, so a
+            missing measurement shows without any desired wrench).
+        :return: ``{concern: [(level, message)]}`` over :data:`CONCERNS`.
+        """
+        cond: dict = {c: [] for c in CONCERNS}
+        if self.lam_error:
+            cond['internal load'].append((ERROR, self.lam_error))
+        if self.timed_out:
+            cond['input'].append((STALE, 'input timeout: ' + (
+                'publishing zero wrenches' if self.on_timeout == 'zero' else 'stopped publishing')))
+        elif self.last_valid_ns is None:
+            cond['input'].append((OK, 'waiting for desired_wrench'))
+        if self.limit_state is not None:
+            cond['limits'].append((ERROR, f'last desired wrench over a limit: {self.limit_state}'))
+        friction = self.friction.condition() if self.friction.active else None
+        if friction is not None:
+            cond['friction'].append(friction)
+        self.feedback.current(mono_ns)
+        if self.feedback.enabled and self.feedback.status() != 'closed loop':
+            cond['feedback'].append((WARN, f'internal-load feedback {self.feedback.status()}'))
+        return cond
 
     def feedback_values(self) -> dict:
         """Commanded, measured and correction per basis element, and the loop's state."""
