@@ -15,6 +15,7 @@ commands as sent (scaled or not), the sign. Only a desired wrench whose commands
 unchanged by any limit is a *valid input*: it alone resets the watchdog.
 """
 from dataclasses import dataclass
+import math
 from typing import Optional, Sequence
 
 import numpy as np
@@ -280,7 +281,7 @@ class DistributionEngine:
         """
         w = self._w
         w[:] = wrench
-        if not np.isfinite(w).all():
+        if not all(map(math.isfinite, wrench)):
             return Outcome(None, 'nan', 'desired_wrench contains NaN or Inf', key='rejected_nan')
         if frame_id and frame_id != self.object_frame:
             return Outcome(None, 'frame', f"desired_wrench frame '{frame_id}' is not the "
@@ -306,9 +307,11 @@ class DistributionEngine:
         """Stacked internal wrench (prescription + feedback correction) and the correction."""
         internal = self._internal
         dist = self.cache.distributor
-        corr = self.feedback.current(mono_ns) if len(self.feedback.names) == len(
-            dist.basis_names) else None
-        if corr is None or not corr.any():
+        feedback = self.feedback
+        if not feedback.active or len(feedback.names) != len(dist.basis_names):
+            return internal, None
+        corr = feedback.current(mono_ns)
+        if not corr.any():
             return internal, None
         key = self._corr_key
         if key[0] is corr and key[1] is self.lam and key[2] is internal and key[3] is dist:

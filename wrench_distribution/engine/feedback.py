@@ -223,6 +223,11 @@ class InternalLoadFeedback:
         self.suspended = why
         self._rebumpless = True
 
+    @property
+    def active(self) -> bool:
+        """Tell whether a correction may be non-zero (on, or releasing after off)."""
+        return self.enabled or self._released_ns is not None
+
     def current(self, now_ns: int) -> np.ndarray:
         """Return the correction to add now (checks staleness; ramps down when off).
 
@@ -233,6 +238,8 @@ class InternalLoadFeedback:
             if self._released_ns is None:
                 return np.zeros(len(self.names))
             left = 1.0 - (now_ns - self._released_ns) * 1e-9 / RELEASE_S
+            if left <= 0.0:
+                self._released_ns = None  # released: nothing more to add
             return self._released_from * max(0.0, left)
         since = self._last_ns if self._last_ns is not None else self._wait_ns
         if since is not None and (now_ns - since) * 1e-9 > self.gains.timeout_s:
