@@ -20,16 +20,18 @@ MS = 1_000_000
 
 @st.composite
 def grasps(draw, max_contacts=5):
-    """Draw a grasp as distributor parameters: degenerate layouts, CoM outside the hull, any unit."""
+    """Draw a grasp as distributor parameters: degenerate layouts, CoM off the hull, any unit."""
     n = draw(st.integers(2, max_contacts))
     rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
     unit = draw(st.sampled_from([0.001, 1.0, 1000.0]))  # km, m, mm
-    layout = draw(st.sampled_from(['general', 'collinear', 'coplanar']))
+    layout = draw(st.sampled_from(['general', 'collinear', 'coplanar', 'nearly_coincident']))
     positions = rng.normal(size=(n, 3)) * 0.3
     if layout == 'collinear':
         positions = np.outer(rng.normal(size=n), rng.normal(size=3)) + rng.normal(size=3) * 0.1
     elif layout == 'coplanar':
         positions[:, 2] = 0.0
+    elif layout == 'nearly_coincident':
+        positions[-1] = positions[0] + rng.normal(size=3) * 1e-4
     com = positions.mean(0) + rng.normal(size=3) * draw(st.sampled_from([0.0, 0.1, 1.0]))
     quats = rng.normal(size=(n, 4))
     quats /= np.linalg.norm(quats, axis=1)[:, None]
