@@ -6,7 +6,10 @@ one after the other with the same source and sink, and the script reports the ra
 held, lost cycles (an input whose four outputs did not all arrive) and p50/p99
 latency from the input's header stamp to the arrival of the last of its four outputs.
 Each of ``--executors`` (kinds of ``wrench_distribution.ros.runner.make_executor``) runs
-the relay and the distributor; ratios are to the relay on ``--reference``. Before that,
+the relay and the distributor; ratios are to the relay on ``--reference``. With
+``--feedback`` the distributor also runs with ``internal_load_feedback`` on, fed by a
+``measure`` process that publishes a labelled measured internal load at the input rate
+(as the analyzer would: one measurement per command cycle). Before that,
 ``--startup-trials`` start-up trials per kind and durability count the runs in which a
 freshly started subscriber missed some of the first messages (:func:`startup_figures`).
 The last line applies the rule of docs/benchmarks.md, "Executor".
@@ -15,6 +18,9 @@ Usage::
 
     ROS_DOMAIN_ID=77 .venv/bin/python benchmarks/bench_relay.py --rates 500 1000 \
         --duration 8 --executors single multi events --startup-trials 9 --markdown
+    ROS_DOMAIN_ID=77 .venv/bin/python benchmarks/bench_relay.py --rates 500 1000 \
+        --duration 5 --settle 2 --executors events --reference events --startup-trials 0 \
+        --feedback --markdown
 
 DDS discovery stays on loopback (the script sets ``ROS_AUTOMATIC_DISCOVERY_RANGE`` and
 ``ROS_LOCALHOST_ONLY`` for every process).
@@ -33,6 +39,8 @@ N_EFFECTORS = 4
 NAMES = [f'e{i}' for i in range(N_EFFECTORS)]
 OUT_TOPICS = [f'{n}/wrench_command' for n in NAMES]
 IN_TOPIC = 'desired_wrench'
+POSITIONS = [0.3, 0.2, 0.0, 0.3, -0.2, 0.0, -0.3, 0.2, 0.0, -0.3, -0.2, 0.0]
+COM = [0.0, 0.0, 0.05]
 
 
 def stop(proc: subprocess.Popen, timeout: float = 5.0) -> None:
@@ -170,6 +178,35 @@ def role_source(args) -> None:
     rclpy.try_shutdown()
 
 
+def role_measure(args) -> None:
+    """Publish a measured internal load in the distributor's basis at ``--rate`` (feedback runs)."""
+    import rclpy
+    from std_msgs.msg import Float64MultiArray
+    from wrench_distribution.core import Contact, LoadDistributor, ObjectModel
+    from wrench_distribution.ros.conversions import make_internal_load_msg
+    rclpy.init()
+    node = rclpy.create_node('bench_measure')
+    pos = np.reshape(POSITIONS, (-1, 3))
+    names = LoadDistributor([Contact(n, 'rigid', p) for n, p in zip(NAMES, pos)],
+                            ObjectModel(com=COM)).basis_names
+    msg = make_internal_load_msg(names)
+    values = np.zeros(len(names))
+    values[0] = 9.0  # 90 % of the 10 N squeeze: the loop has something to correct
+    msg.data = values.tolist()
+    pub = node.create_publisher(Float64MultiArray, 'measured/internal_load', _qos('reliable'))
+    period = 1.0 / args.rate
+    t0 = time.perf_counter()
+    end = t0 + args.duration + args.settle + 2.0
+    k = 0
+    while time.perf_counter() < end:
+        d = t0 + k * period - time.perf_counter()
+        if d > 0:
+            time.sleep(d)
+        pub.publish(msg)
+        k += 1
+    rclpy.try_shutdown()
+
+
 STARTUP_TOPIC = 'startup_probe'
 #: Messages the start-up talker sends once it sees the probe's subscription.
 STARTUP_MESSAGES = 50
@@ -255,19 +292,20 @@ def role_talker(args) -> None:
 
 
 # -- orchestration ----------------------------------------------------------------------
-def write_distributor_params(path: str) -> None:
+def write_distributor_params(path: str, feedback: bool = False) -> None:
     """Write the distributor's parameter file of the relay benchmark (four static contacts).
 
     :param path: file to write.
+    :param feedback: run with ``internal_load_feedback`` on.
     """
     import yaml
-    pos = [0.3, 0.2, 0.0, 0.3, -0.2, 0.0, -0.3, 0.2, 0.0, -0.3, -0.2, 0.0]
     with open(path, 'w') as f:
         yaml.safe_dump({'/**': {'ros__parameters': {
             'effectors': NAMES, 'contact_types': ['rigid'] * N_EFFECTORS,
-            'contact_source': 'static', 'contact_positions': pos,
-            'object_com': [0.0, 0.0, 0.05], 'input_timeout': 0.0,
-            'internal_load_handles': ['squeeze(e0,e1)=10.0']}}}, f)
+            'contact_source': 'static', 'contact_positions': POSITIONS,
+            'object_com': COM, 'input_timeout': 0.0,
+            'internal_load_handles': ['squeeze(e0,e1)=10.0'],
+            'internal_load_feedback': feedback, 'feedback_timeout': 1.0}}}, f)
 
 
 def relay_figures(src_data: dict, sink_data: dict, label: str, rate: float) -> dict:
@@ -307,7 +345,8 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
             executor: str, sink_executor: str = 'events') -> dict:
     """Run source, target (relay or distributor) and sink once; return the figures.
 
-    :param target: ``relay`` or ``distributor``.
+    :param target: ``relay``, ``distributor`` or ``feedback`` (the distributor with
+        internal-load feedback on and a ``measure`` process).
     :param rate: input rate (Hz).
     :param duration: seconds of publishing.
     :param settle: seconds of discovery before publishing.
@@ -327,7 +366,9 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
                                           env=env))
         else:
             pf = os.path.join(tmp, 'p.yaml')
-            write_distributor_params(pf)
+            write_distributor_params(pf, feedback=target == 'feedback')
+            if target == 'feedback':
+                procs.append(subprocess.Popen(me + ['--role', 'measure'] + common, env=env))
             exe = os.path.join(os.path.dirname(sys.executable), 'distributor')
             e = dict(env, WRENCH_DISTRIBUTION_EXECUTOR=executor)
             procs.append(subprocess.Popen([exe, '--ros-args', '--params-file', pf,
@@ -347,7 +388,8 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
         src_data = json.load(f)
     with open(sink_out) as f:
         sink_data = json.load(f)
-    return relay_figures(src_data, sink_data, f'{target} ({executor})', rate)
+    label = 'distributor + feedback' if target == 'feedback' else target
+    return relay_figures(src_data, sink_data, f'{label} ({executor})', rate)
 
 
 def startup_trial(kind: str, delay: float, domain: int, durability: str) -> dict:
@@ -480,12 +522,14 @@ def _latency_rows(args, domain: int) -> list:
             relays[kind] = r
             r.update(kind=kind, is_distributor=False)
             rows.append(r)
+        targets = ['distributor'] + (['feedback'] if args.feedback else [])
         for kind in args.executors:
-            r = run_one('distributor', rate, args.duration, args.settle, domain, kind,
-                        args.sink_executor)
-            r.update(kind=kind, is_distributor=True)
-            rows.append(r)
-        for r in rows[-len(relays) - len(args.executors):]:
+            for target in targets:
+                r = run_one(target, rate, args.duration, args.settle, domain, kind,
+                            args.sink_executor)
+                r.update(kind=kind, is_distributor=True)
+                rows.append(r)
+        for r in rows[-len(relays) - len(args.executors) * len(targets):]:
             _ratios(r, relays[args.reference])
             if r['is_distributor'] and r['kind'] in relays:
                 _ratios(r, relays[r['kind']], '_same')
@@ -500,7 +544,7 @@ def main(argv=None) -> int:
     :return: exit code.
     """
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--role', choices=['source', 'relay', 'sink', 'probe', 'talker'])
+    ap.add_argument('--role', choices=['source', 'relay', 'sink', 'probe', 'talker', 'measure'])
     ap.add_argument('--out')
     ap.add_argument('--rate', type=float, default=500.0)
     ap.add_argument('--rates', type=float, nargs='*', default=[500.0, 1000.0],
@@ -521,11 +565,13 @@ def main(argv=None) -> int:
     ap.add_argument('--durability', nargs='+', default=['transient_local', 'volatile'],
                     help='QoS durability of the start-up trials; transient_local isolates the '
                          'executor, volatile adds the DDS discovery race')
+    ap.add_argument('--feedback', action='store_true',
+                    help='also run the distributor with internal_load_feedback on')
     ap.add_argument('--markdown', action='store_true')
     args = ap.parse_args(argv)
     if args.role:
         {'source': role_source, 'relay': role_relay, 'sink': role_sink, 'probe': role_probe,
-         'talker': role_talker}[args.role](args)
+         'talker': role_talker, 'measure': role_measure}[args.role](args)
         return 0
     domain = int(os.environ.get('ROS_DOMAIN_ID', '77'))
     startup = []

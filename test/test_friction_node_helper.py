@@ -1,4 +1,4 @@
-"""The nodes' friction helper (ros/friction.py) without DDS: frames, fallback, colours."""
+"""The friction stage (engine/friction.py) and the friction topic (ros/friction.py) without DDS."""
 import numpy as np
 import pytest
 
@@ -6,9 +6,9 @@ pytest.importorskip('std_msgs')
 
 from wrench_distribution.core import LoadDistributor  # noqa: E402
 from wrench_distribution.engine.cache import DistributorCache  # noqa: E402
+from wrench_distribution.engine.friction import FrictionStage, utilisation_color  # noqa: E402
 from wrench_distribution.params import build_core_objects, validate_params  # noqa: E402
-from wrench_distribution.ros.friction import (friction_message, FrictionStage,  # noqa: E402
-                                              utilisation_color)
+from wrench_distribution.ros.friction import friction_message  # noqa: E402
 
 QUATS = [[0.5, -0.5, 0.5, 0.5], [-0.6830127, -0.1830127, -0.6830127, 0.1830127],
          [-0.1830127, -0.6830127, -0.1830127, 0.6830127]]
@@ -36,9 +36,10 @@ def stage_and_solver(mode, **extra):
 def test_object_frame_commands_get_the_same_load_as_contact_frame_ones():
     stage, dist = stage_and_solver('auto')
     wrench = np.array([0.1, -0.2, 2.943, 0.0, 0.001, 0.0])
-    contact = stage.apply(dist, wrench, None, dist.wrench_commands(wrench), False)
+    contact = stage.apply(dist, dist.wrench_commands(wrench), False)
     added = stage.added.copy()
-    obj = stage.apply(dist, wrench, None, dist.wrench_commands(wrench, object_frame=True), True)
+    obj = stage.apply(dist, dist.wrench_commands(wrench, object_frame=True), True)
+    stage.check_sent(dist, obj, True)
     np.testing.assert_allclose(stage.added, added, atol=1e-9)
     rotations = [c.rotation for c in dist.contacts]
     for r, c, o in zip(rotations, contact, obj):
@@ -60,10 +61,11 @@ def test_infeasible_falls_back_and_reports_an_error(behaviour):
     stage = FrictionStage(cfg, 'auto')
     dist = LoadDistributor(contacts, obj, opts)
     up = np.array([0.5, 0.0, 10.0, 0, 0, 0])
-    good = stage.apply(dist, up, None, dist.wrench_commands(up), False)
+    good = stage.apply(dist, dist.wrench_commands(up), False)
+    stage.check_sent(dist, good, False)
     assert good is not None and np.all(good[:, 2] > 0)
     down = np.array([0.0, 0.0, -10.0, 0, 0, 0])
-    assert stage.apply(dist, down, None, dist.wrench_commands(down), False) is None
+    assert stage.apply(dist, dist.wrench_commands(down), False) is None
     fallback = stage.fallback()
     if behaviour == 'hold':
         np.testing.assert_array_equal(fallback, good)

@@ -20,13 +20,14 @@ from std_msgs.msg import Float64, Float64MultiArray
 
 from wrench_distribution.core.codec import ns_to_stamp, stamp_to_ns
 from wrench_distribution.engine import AnalysisEngine, Drop
+from wrench_distribution.engine.friction import FrictionStage
 from wrench_distribution.params import (ANALYZER_PARAMS, build_core_objects,
                                         load_analyzer_config, validate_params)
 from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
                                                  make_wrench_stamped, wrench_to_array)
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,
                                                  STALE, start_steady_timers, WARN)
-from wrench_distribution.ros.friction import friction_message, FrictionStage
+from wrench_distribution.ros.friction import friction_message
 from wrench_distribution.ros.parameters import (add_parameter_callbacks, checked_changes,
                                                 declare_and_validate)
 from wrench_distribution.ros.pose_inputs import PoseInputs

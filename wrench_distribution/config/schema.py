@@ -233,6 +233,33 @@ DISTRIBUTOR_PARAMS: tuple = tuple(COMMON_PARAMS + [
        'commands again), zero (publish zero wrenches) or scale (scale the whole command set '
        'uniformly into the limits). Always an ERROR with the figures.',
        accepted=('hold', 'zero', 'scale'), read_only=False),
+    _p('internal_load_feedback', BOOL, False,
+       'Close the loop on the internal load: add a PI correction per basis element, from '
+       'the measured internal load on feedback_topic, to the prescription (docs/force_control.md).',
+       read_only=False),
+    _p('feedback_topic', STRING, 'measured/internal_load',
+       "Measured internal load (Float64MultiArray, the analyzer's read-out); its layout label "
+       'must name the basis, else it is refused and counted.', constraints='a topic name'),
+    _p('feedback_kp', DOUBLE_ARRAY, [0.2],
+       'Proportional gain of the internal-load feedback (dimensionless): one value for every '
+       'basis element, or one per element.', read_only=False,
+       constraints='one or m finite numbers >= 0 (m basis elements)'),
+    _p('feedback_ki', DOUBLE_ARRAY, [2.0],
+       'Integral gain of the internal-load feedback (1/s): one value for every basis element, '
+       'or one per element.', read_only=False,
+       constraints='one or m finite numbers >= 0 (m basis elements)'),
+    _p('feedback_integral_limit', DOUBLE, 20.0,
+       'Largest absolute integral term of the feedback, per element (its unit, N or N m).',
+       minimum=0.0, maximum=LIMIT_CEILING, read_only=False),
+    _p('feedback_correction_limit', DOUBLE, 20.0,
+       'Largest absolute feedback correction, per element (its unit, N or N m).',
+       minimum=0.0, maximum=LIMIT_CEILING, read_only=False),
+    _p('feedback_timeout', DOUBLE, 0.2,
+       'A measured internal load older than this (s, steady clock) suspends the feedback '
+       '(correction held, counted, diagnosed).', minimum=1e-3, read_only=False),
+    _p('no_subscriber_grace', DOUBLE, 2.0,
+       'A command topic without a subscriber for longer than this (s) is a WARN in '
+       'diagnostics (counted); 0 disables.', minimum=0.0, read_only=False),
 ])
 
 ANALYZER_PARAMS: tuple = tuple(COMMON_PARAMS + [

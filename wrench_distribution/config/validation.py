@@ -289,6 +289,11 @@ def _check_distributor(v: dict, idx: dict) -> None:
         raise ConfigError("parameters 'internal_load' and 'internal_load_handles': set "
                           'at most one of them')
     _check_limits(v, n)
+    for name in ('feedback_kp', 'feedback_ki'):
+        gains = v[name]
+        if not gains or not all(math.isfinite(g) and g >= 0 for g in gains):
+            raise ConfigError(f"parameter '{name}': got {gains!r}; accepted: "
+                              f'{idx[name].constraint_text()}')
 
 
 def _check_analyzer(v: dict, idx: dict) -> None:

@@ -12,10 +12,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
-OK = 0
-WARN = 1
-ERROR = 2
-STALE = 3
+from wrench_distribution.engine.status import ERROR, OK, STALE, WARN
 _LEVEL_IS_BYTES = isinstance(DiagnosticStatus().level, (bytes, bytearray))
 _LEVEL_NAMES = {OK: 'OK', WARN: 'WARN', ERROR: 'ERROR', STALE: 'STALE'}
 

@@ -1,0 +1,270 @@
+"""Internal-load feedback: a PI correction per basis element, added to the prescription (no ROS).
+
+The distributor commands ``lambda = lambda_ref + u``; the analyzer measures ``lambda_meas``
+in the same named basis. Per element ``j`` and per new measurement ``k`` (``dt_k`` the
+steady time since the previous one, at most the timeout)::
+
+    e_k = lambda_ref - lambda_meas_k
+    I_k = clip(I_{k-1} + ki * e_k * dt_k, +-integral_limit)   (not while saturated outward)
+    u_k = clip(kp * e_k + I_k, +-correction_limit)
+
+``u`` is a set of basis coordinates, so its wrench ``E u`` lies in N(G): the resultant is
+untouched whatever ``u`` is (docs/theory.md, "Internal-load feedback").
+
+The loop is suspended (the correction held, nothing integrated) while the measurement is
+stale, labelled with another basis, or older than the last contact change; the reason is
+kept for diagnostics and each suspension is counted. Switching on is bumpless (the integral
+starts at ``-kp * e``, so ``u`` starts where it was); switching off ramps ``u`` to zero
+over :data:`RELEASE_S` seconds.
+"""
+from dataclasses import dataclass
+from typing import Dict, Optional, Sequence
+
+import numpy as np
+
+#: Seconds over which the correction returns to zero after the feedback is switched off.
+RELEASE_S = 1.0
+
+
+@dataclass
+class FeedbackGains:
+    """Gains and limits of the PI law.
+
+    :param kp: proportional gain, one value for all elements or one per element.
+    :param ki: integral gain (1/s), one value or one per element.
+    :param integral_limit: largest |integral term| (the elements' units).
+    :param correction_limit: largest |correction| (the elements' units).
+    :param timeout_s: a measurement older than this (s, steady clock) is stale.
+    """
+
+    kp: Sequence[float]
+    ki: Sequence[float]
+    integral_limit: float
+    correction_limit: float
+    timeout_s: float
+
+    def per_element(self, m: int) -> tuple:
+        """Return ``(kp, ki)`` as (m,) arrays.
+
+        :param m: number of basis elements.
+        :return: the two arrays.
+        :raises ValueError: when a gain array has neither 1 nor m values.
+        """
+        out = []
+        for name, values in (('feedback_kp', self.kp), ('feedback_ki', self.ki)):
+            values = np.asarray(values, float).reshape(-1)
+            if values.size not in (1, m):
+                raise ValueError(f"parameter '{name}' has {values.size} values, the basis has "
+                                 f'{m}: give one value for all elements or one per element')
+            out.append(np.broadcast_to(values, (m,)).copy())
+        return tuple(out)
+
+
+class InternalLoadFeedback:
+    """The PI correction of the internal load, element by element.
+
+    :param gains: gains and limits.
+    :param enabled: whether the loop starts closed.
+    """
+
+    def __init__(self, gains: FeedbackGains, enabled: bool = False) -> None:
+        self.gains = gains
+        self.enabled = enabled
+        self.names: list = []
+        self.kp = self.ki = np.zeros(0)
+        self.integral = np.zeros(0)
+        self.correction = np.zeros(0)
+        self.error = np.zeros(0)
+        self.measured: Optional[np.ndarray] = None
+        self.reference: Optional[np.ndarray] = None
+        self.counters: Dict[str, int] = {}
+        self.suspended: Optional[str] = 'no measurement yet'
+        self.gain_error: Optional[str] = None
+        self._last_ns: Optional[int] = None   # steady time of the last measurement used
+        self._wait_ns: Optional[int] = None   # since when the loop waits for one (absent)
+        self._released_ns: Optional[int] = None
+        self._released_from = np.zeros(0)
+        self._rebumpless = enabled
+
+    # -- configuration ------------------------------------------------------------------
+    def set_basis(self, names: Sequence[str], now_ns: int) -> None:
+        """Adopt the basis of a new solver (the contacts changed).
+
+        The correction is kept when the basis names are the same (it is a set of
+        coordinates of the same elements), otherwise reset to zero; in both cases the loop
+        waits for a measurement taken after ``now_ns``.
+
+        :param names: the new basis names.
+        :param now_ns: steady time of the change.
+        """
+        names = list(names)
+        if names != self.names:
+            m = len(names)
+            self.names = names
+            self.integral = np.zeros(m)
+            self.correction = np.zeros(m)
+            self.error = np.zeros(m)
+            self._released_from = np.zeros(m)
+            self.measured = None
+            self._rebumpless = True
+        self.set_gains(self.gains)
+        if self._last_ns is not None:
+            self._suspend('contacts changed: waiting for a measurement in the new geometry',
+                          'feedback_suspended_contacts')
+        self._last_ns = None
+        self._wait_ns = now_ns
+
+    def set_gains(self, gains: FeedbackGains) -> None:
+        """Adopt new gains (bumpless: the integral is re-seeded to keep the correction).
+
+        :param gains: the new gains and limits.
+        """
+        self.gains = gains
+        try:
+            self.kp, self.ki = gains.per_element(len(self.names))
+            self.gain_error = None
+        except ValueError as error:
+            self.kp = self.ki = np.zeros(len(self.names))
+            self.gain_error = str(error)
+        limit = gains.integral_limit
+        self.integral = np.clip(self.integral, -limit, limit)
+        self._rebumpless = True
+
+    def set_enabled(self, enabled: bool, now_ns: int) -> None:
+        """Switch the loop on or off at runtime, bumplessly.
+
+        :param enabled: the new state.
+        :param now_ns: steady time of the switch.
+        """
+        if enabled == self.enabled:
+            return
+        if enabled:
+            self.correction = self.current(now_ns).copy()  # what the release ramp left
+        self.enabled = enabled
+        if enabled:
+            self._released_ns = None
+            self._rebumpless = True
+            self._wait_ns = now_ns
+        else:
+            self._released_ns = now_ns
+            self._released_from = self.correction.copy()
+            self.integral = np.zeros(len(self.names))
+
+    # -- the law --------------------------------------------------------------------------
+    def measure(self, names: Optional[Sequence[str]], values: np.ndarray,
+                reference: Optional[np.ndarray], now_ns: int,
+                saturated: bool = False) -> Optional[str]:
+        """Take one measurement and update the correction.
+
+        :param names: the message's labels (None: unlabelled).
+        :param values: the measured coordinates.
+        :param reference: the internal load commanded before the correction (None: zero).
+        :param now_ns: steady receive time.
+        :param saturated: True when the last commands were cut back by a limit (the
+            integral then does not grow in the direction that made them so).
+        :return: None, or why the measurement was refused.
+        """
+        why = self._refusal(names, values, now_ns)
+        if why is not None:
+            return why
+        m = len(self.names)
+        self.reference = np.zeros(m) if reference is None else np.asarray(reference, float)
+        self.measured = np.asarray(values, float).copy()
+        self.error = self.reference - self.measured
+        dt = 0.0 if self._last_ns is None else min(
+            (now_ns - self._last_ns) * 1e-9, self.gains.timeout_s)
+        self._last_ns = now_ns
+        self.suspended = None
+        if not self.enabled or self.gain_error is not None:
+            return None
+        self._integrate(max(dt, 0.0), saturated)
+        return None
+
+    def _integrate(self, dt: float, saturated: bool) -> None:
+        """One PI update (the module docstring's law), with anti-windup."""
+        g = self.gains
+        if self._rebumpless:  # bumpless start: u stays where it was
+            self.integral = np.clip(self.correction - self.kp * self.error,
+                                    -g.integral_limit, g.integral_limit)
+            self._rebumpless = False
+            dt = 0.0
+        step = self.ki * self.error * dt
+        unclipped = self.kp * self.error + self.integral
+        # conditional integration: no growth outward while the output is saturated
+        outward = np.sign(step) == np.sign(unclipped)
+        frozen = outward & ((np.abs(unclipped) >= g.correction_limit) | saturated)
+        self.integral = np.clip(np.where(frozen, self.integral, self.integral + step),
+                                -g.integral_limit, g.integral_limit)
+        self.correction = np.clip(self.kp * self.error + self.integral,
+                                  -g.correction_limit, g.correction_limit)
+
+    def _refusal(self, names, values: np.ndarray, now_ns: int) -> Optional[str]:
+        """Why a measurement cannot be used (counted), or None."""
+        if names is None:
+            why, key = ('measured internal load has no basis labels (layout dim[0].label); '
+                        f'expected {";".join(self.names)}'), 'feedback_rejected_basis'
+        elif list(names) != self.names:
+            why, key = (f'measured internal load is in another basis ({";".join(names)}); '
+                        f'expected {";".join(self.names)}'), 'feedback_rejected_basis'
+        elif values.shape != (len(self.names),) or not np.all(np.isfinite(values)):
+            why, key = ('measured internal load has NaN, Inf or a wrong length',
+                        'feedback_rejected_values')
+        else:
+            return None
+        self.counters[key] = self.counters.get(key, 0) + 1
+        self.suspended = why
+        self._rebumpless = True
+        return why
+
+    def _suspend(self, why: str, key: str) -> None:
+        """Suspend the loop (counted once per suspension); the next use re-seeds bumplessly."""
+        if self.suspended is None or self.suspended == 'no measurement yet':
+            self.counters[key] = self.counters.get(key, 0) + 1
+        self.suspended = why
+        self._rebumpless = True
+
+    @property
+    def active(self) -> bool:
+        """Tell whether a correction may be non-zero (on, or releasing after off)."""
+        return self.enabled or self._released_ns is not None
+
+    def current(self, now_ns: int) -> np.ndarray:
+        """Return the correction to add now (checks staleness; ramps down when off).
+
+        :param now_ns: steady time.
+        :return: (m,) coordinates.
+        """
+        if not self.enabled:
+            if self._released_ns is None:
+                return np.zeros(len(self.names))
+            left = 1.0 - (now_ns - self._released_ns) * 1e-9 / RELEASE_S
+            if left <= 0.0:
+                self._released_ns = None  # released: nothing more to add
+            return self._released_from * max(0.0, left)
+        since = self._last_ns if self._last_ns is not None else self._wait_ns
+        if since is not None and (now_ns - since) * 1e-9 > self.gains.timeout_s:
+            self._suspend(('measured internal load stale' if self._last_ns is not None else
+                           'no measured internal load') + f' for > feedback_timeout '
+                          f'{self.gains.timeout_s:g} s: correction held',
+                          'feedback_suspended_stale')
+            self._last_ns = self._wait_ns = None
+        return self.correction
+
+    def backed_off(self, correction: np.ndarray) -> None:
+        """Record the correction actually applied after a limit cut it back.
+
+        :param correction: what was applied instead of :attr:`correction`.
+        """
+        self.correction = np.asarray(correction, float).copy()
+        self._rebumpless = True
+
+    def status(self) -> str:
+        """Return one line for diagnostics.
+
+        :return: e.g. ``closed loop`` or ``suspended: measured internal load stale``.
+        """
+        if not self.enabled:
+            return 'off'
+        if self.gain_error is not None:
+            return f'suspended: {self.gain_error}'
+        return 'closed loop' if self.suspended is None else f'suspended: {self.suspended}'
