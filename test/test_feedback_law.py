@@ -27,6 +27,17 @@ def test_open_loop_step_response_is_the_hand_derived_ramp():
                                    4.0 * np.array([2.0, -0.5]) * 0.010 * k, atol=1e-12)
 
 
+def test_the_integral_runs_on_the_control_clock_not_the_steady_one():
+    # a simulator at 1/4 real time: 40 ms of steady time per 10 ms of sim time; the ramp
+    # u_k = ki e dt k must use the sim-time dt (else ki is 4x too large and the loop rings)
+    fb = loop(kp=0.5, ki=4.0)
+    reference, measured = np.array([20.0, -1.0]), np.array([18.0, -0.5])
+    for k in range(6):
+        fb.measure(NAMES, measured, reference, k * 40 * MS, clock_ns=(1000 + k * 10) * MS)
+        np.testing.assert_allclose(fb.current(k * 40 * MS),
+                                   4.0 * np.array([2.0, -0.5]) * 0.010 * k, atol=1e-12)
+
+
 def test_closed_loop_converges_to_the_hand_derived_correction():
     # plant: measured = g * (reference + u) (an arm that delivers g of what it is told),
     # seen one sample late; at rest e = 0, so g (r + u*) = r and u* = r (1 - g) / g

@@ -114,7 +114,8 @@ class DistributorNode(Node):
     def _on_measured(self, msg: Float64MultiArray) -> None:
         # taken also while the loop is open: the feedback status shows it (tuning step 1)
         names, values = parse_internal_load_msg(msg)
-        why = self._engine.offer_measurement(names, values, time.monotonic_ns())
+        why = self._engine.offer_measurement(names, values, time.monotonic_ns(),
+                                             self._ros_clock.now().nanoseconds)
         if why is not None and self._engine.feedback.enabled:
             self._diag.problem('feedback_rejected', f'internal-load feedback: {why}', WARN,
                                'feedback')

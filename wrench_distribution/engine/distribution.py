@@ -253,18 +253,19 @@ class DistributionEngine:
         return ref if ref is None or corr is None or corr.shape != ref.shape else ref + corr
 
     def offer_measurement(self, names: Optional[Sequence[str]], values: np.ndarray,
-                          mono_ns: int) -> Optional[str]:
+                          mono_ns: int, clock_ns: int = 0) -> Optional[str]:
         """Take a measured internal load (the analyzer's read-out) for the feedback.
 
         :param names: the layout's labels (must be the basis names), or None.
         :param values: the coordinates.
-        :param mono_ns: steady receive time.
+        :param mono_ns: steady receive time (staleness).
+        :param clock_ns: node clock (the PI's time; 0: unknown, steady time used).
         :return: None, or why it was refused (counted by the feedback).
         """
         if self.cache.distributor is None:
             return 'no contacts yet: measurement ignored'
         return self.feedback.measure(names, np.asarray(values, float), self.reference(),
-                                     mono_ns, self._saturated)
+                                     mono_ns, self._saturated, clock_ns)
 
     # -- the per-message path -----------------------------------------------------------
     def step(self, stamp_ns: int, wrench: Sequence[float], now_ns: int, mono_ns: int,

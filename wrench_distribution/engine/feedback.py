@@ -81,6 +81,7 @@ class InternalLoadFeedback:
         self.suspended: Optional[str] = 'no measurement yet'
         self.gain_error: Optional[str] = None
         self._last_ns: Optional[int] = None   # steady time of the last measurement used
+        self._last_clock_ns: Optional[int] = None   # its control-clock time (the PI's dt)
         self._wait_ns: Optional[int] = None   # since when the loop waits for one (absent)
         self._released_ns: Optional[int] = None
         self._released_from = np.zeros(0)
@@ -111,7 +112,7 @@ class InternalLoadFeedback:
         if self._last_ns is not None:
             self._suspend('contacts changed: waiting for a measurement in the new geometry',
                           'feedback_suspended_contacts')
-        self._last_ns = None
+        self._last_ns = self._last_clock_ns = None
         self._wait_ns = now_ns
 
     def set_gains(self, gains: FeedbackGains) -> None:
@@ -153,7 +154,7 @@ class InternalLoadFeedback:
     # -- the law --------------------------------------------------------------------------
     def measure(self, names: Optional[Sequence[str]], values: np.ndarray,
                 reference: Optional[np.ndarray], now_ns: int,
-                saturated: bool = False) -> Optional[str]:
+                saturated: bool = False, clock_ns: int = 0) -> Optional[str]:
         """Take one measurement and update the correction.
 
         :param names: the message's labels (None: unlabelled).
@@ -162,6 +163,8 @@ class InternalLoadFeedback:
         :param now_ns: steady receive time.
         :param saturated: True when the last commands were cut back by a limit (the
             integral then does not grow in the direction that made them so).
+        :param clock_ns: the control clock (the node's, sim time under ``use_sim_time``), on
+            which the PI integrates; 0 when unknown: the steady time is used.
         :return: None, or why the measurement was refused.
         """
         why = self._refusal(names, values, now_ns)
@@ -171,9 +174,10 @@ class InternalLoadFeedback:
         self.reference = np.zeros(m) if reference is None else np.asarray(reference, float)
         self.measured = np.asarray(values, float).copy()
         self.error = self.reference - self.measured
-        dt = 0.0 if self._last_ns is None else min(
-            (now_ns - self._last_ns) * 1e-9, self.gains.timeout_s)
-        self._last_ns = now_ns
+        clock_ns = clock_ns if clock_ns > 0 else now_ns
+        dt = 0.0 if self._last_clock_ns is None else min(
+            (clock_ns - self._last_clock_ns) * 1e-9, self.gains.timeout_s)
+        self._last_ns, self._last_clock_ns = now_ns, clock_ns
         self.suspended = None
         if not self.enabled or self.gain_error is not None:
             return None
@@ -247,7 +251,7 @@ class InternalLoadFeedback:
                            'no measured internal load') + f' for > feedback_timeout '
                           f'{self.gains.timeout_s:g} s: correction held',
                           'feedback_suspended_stale')
-            self._last_ns = self._wait_ns = None
+            self._last_ns = self._last_clock_ns = self._wait_ns = None
         return self.correction
 
     def backed_off(self, correction: np.ndarray) -> None:
