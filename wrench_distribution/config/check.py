@@ -195,14 +195,22 @@ def _resolved(topic: str) -> str:
 
 
 def _tool_findings(d: dict, a: dict, controllers: Mapping[str, dict]) -> list:
-    """Tool masses against an ``admittance_controller``'s gravity compensation in the file."""
+    """Tool masses against a controller's gravity compensation in the same file.
+
+    ``admittance_controller``: ``gravity_compensation.CoG.force`` (the weight, N); FZI
+    ``cartesian_force_controller``: ``tool.mass`` (kg). The controller is the first name of
+    the effector's command topic.
+    """
     out = []
     effs = d['effectors']
     masses = _per_effector(a, 'tool_masses', 1, (0.0,))
     g = math.sqrt(sum(x * x for x in a['gravity']))
     for e, topic in zip(effs, d['command_topics'] or []):
         name = topic.strip('/').split('/')[0]
-        force = (controllers.get(name) or {}).get('gravity_compensation.CoG.force')
+        section = controllers.get(name) or {}
+        force = section.get('gravity_compensation.CoG.force')  # admittance_controller (N)
+        if force is None and 'tool.mass' in section:  # FZI cartesian controllers (kg)
+            force = [float(section['tool.mass']) * g]
         if force is None:
             continue
         weight = math.sqrt(sum(float(x) ** 2 for x in force))
