@@ -123,6 +123,8 @@ def write_bag(path: Path, rec: Tilting, *, tf_until: int = -1, tf_period: int = 
         if j in marks:
             bw.add('/tf', F.TF, ns - 50_000, F.tf_msg(ns, [('world', 'object', pose)]))
         if j not in gap:
-            bw.add('/object_pose', 'geometry_msgs/msg/PoseStamped', ns - 60_000,
+            # 1 ms ahead of the sample (after the previous sample's readings): live, the pose
+            # is in before the readings it serves
+            bw.add('/object_pose', 'geometry_msgs/msg/PoseStamped', ns - 1_000_000,
                    _pose_stamped(ns, 'world', pose))
     return bw.close()

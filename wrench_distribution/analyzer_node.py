@@ -214,11 +214,13 @@ class AnalyzerNode(Node):
         self.get_logger().info(f'tare ({self._tare_report}): {response.message}')
         return response
 
-    def _sensing_values(self, values: dict) -> None:
-        for name, row in zip(self._names, self._engine.biases.tolist()):
-            values[f'sensor_biases.{name}'] = ', '.join(f'{x:.6g}' for x in row)
+    def _sensing_values(self) -> dict:
+        """Key/values of the ``sensing`` status: biases in use, last tare, orientation drops."""
+        values = {f'sensor_biases.{name}': ', '.join(f'{x:.9g}' for x in row)
+                  for name, row in zip(self._names, self._engine.biases.tolist())}
         values['tare'] = self._tare_report
         values['samples_without_orientation'] = str(self._engine.no_orientation)
+        return values
 
     # -- diagnostics (steady clock) ------------------------------------------------------
     def _conditions(self, now_ns: int, values: dict) -> dict:
@@ -265,8 +267,8 @@ class AnalyzerNode(Node):
         if friction is not None:
             cond['friction'].append(friction)
         values.update(self._friction.values())
-        self._sensing_values(values)
-        self._diag_pub.publish(self._diag.build(now.to_msg(), cond, values))
+        self._diag_pub.publish(self._diag.build(now.to_msg(), cond, values,
+                                                {'sensing': self._sensing_values()}))
 
     def _log_drop_summary(self) -> None:
         line = self._diag.drop_summary()
