@@ -24,7 +24,7 @@ from typing import Optional
 import numpy as np
 
 from wrench_distribution.core import spatial as Q
-from .poses import PoseSource
+from .poses import HeldPoses, PoseSource
 
 #: what the object is doing while a tare window is recorded
 TARE_STATES = ('free', 'held')
@@ -62,10 +62,31 @@ class GravityModel:
 
     def why(self, stamp_ns: int) -> str:
         """Why there is no orientation at ``stamp_ns`` (user-readable)."""
-        if self.orientation is None:
+        source = self.orientation
+        if source is None:
             return ''
-        return (f'object orientation in gravity_frame unknown at {stamp_ns * 1e-9:.6f} s '
-                f'({self.orientation.why(stamp_ns)})')
+        why = source.why(stamp_ns)
+        if isinstance(source, HeldPoses):
+            why = (f'no object pose yet from the {source.description}'
+                   if not len(source.stamps) or stamp_ns < source.stamps[0] else
+                   f'the newest object pose from the {source.description} is older than '
+                   f'orientation_timeout={source.timeout * 1e-9:g} s')
+        return f'object orientation in gravity_frame unknown at {stamp_ns * 1e-9:.6f} s ({why})'
+
+
+
+class LiveHeldPoses(HeldPoses):
+    """A pose topic fed live: a sample waits until a pose stamped at or after it has come.
+
+    Offline, every pose of the bag is known before the analysis; live, a pose can arrive
+    after the readings it serves (no order across topics). Waiting for the first pose
+    stamped at or after the sample (bounded by the engine's wait) makes the live choice of
+    the pose the offline one.
+    """
+
+    def waiting(self, stamp_ns: int) -> bool:
+        """Whether no pose stamped at or after ``stamp_ns`` has come yet."""
+        return not len(self.stamps) or int(self.stamps[-1]) < stamp_ns
 
 
 class TareWindow:

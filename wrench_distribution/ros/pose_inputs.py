@@ -18,6 +18,7 @@ from wrench_distribution.config import ConfigError
 from wrench_distribution.core.codec import stamp_to_ns
 from wrench_distribution.engine.analysis import needs_orientation
 from wrench_distribution.engine.poses import HeldPoses, same_frame, StaticPoses
+from wrench_distribution.engine.sensing import LiveHeldPoses
 from wrench_distribution.ros.conversions import pose_array_to_arrays
 from wrench_distribution.ros.diagnostics import DiagnosticsState, ERROR
 from wrench_distribution.ros.qos import reliable_qos
@@ -79,7 +80,7 @@ class PoseInputs:
         """The object's pose in ``gravity_frame``: tf, or ``object_pose_topic``."""
         frame = params['gravity_frame']
         if params['object_orientation_source'] == 'topic':
-            self.orientation = HeldPoses(['object'], frame,
+            self.orientation = LiveHeldPoses(['object'], frame,
                                          int(round(params['orientation_timeout'] * 1e9)),
                                          description=f"topic {params['object_pose_topic']}")
             return
