@@ -193,3 +193,27 @@ def test_tare_service_writes_the_biases_back(tmp_path):
     text = (tmp_path / 'log.txt').read_text()
     assert 'signs: command_sign/sensor_signs' in text and 'check-config' in text, text[-2000:]
     assert 'right' in text.split('signs: command_sign/sensor_signs')[1].splitlines()[0]
+
+
+def test_orientation_from_tf_live_equals_offline(tmp_path):
+    """The analyzer node on tf (stand-in buffer fed the bag's /tf) = analyze-bag on /tf."""
+    from test_bag_live_replay import _wrench_rows, InProcessAnalyzer
+    rec = S.make_tilting()
+    bag = S.write_bag(tmp_path / 'bag', rec, tf_period=7)
+    params = S.params(sensor_biases=S.BIASES.ravel().tolist(), use_sim_time=True)
+    analyze_bag(bag, load_analyzer_config({'wrench_analyzer': {'ros__parameters': params}}),
+                tmp_path / 'offline', Options(plots=False))
+    header, offline, stamps = read_offline(tmp_path / 'offline')
+    assert len(stamps) == len(rec.stamps_ns)
+    live = InProcessAnalyzer(params)
+    try:
+        live.play(bag)
+        out = live.published
+    finally:
+        live.close()
+    got_stamps, got = _wrench_rows(out['/object_wrench'])
+    assert got_stamps == stamps
+    np.testing.assert_allclose(got, offline[:, [header.index(f'resultant.{c}') for c in COMP]],
+                               rtol=1e-9, atol=1e-9)
+    rows = np.searchsorted(rec.stamps_ns, stamps)
+    np.testing.assert_allclose(got, rec.resultant[rows], atol=1e-8)
