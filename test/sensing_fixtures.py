@@ -51,7 +51,7 @@ def object_rotation(t_s: np.ndarray) -> Rotation:
 
 
 def sensor_reading(applied: np.ndarray, object_rot: Rotation, i: int) -> np.ndarray:
-    """What sensor ``i`` reads (bias included) when its effector applies ``applied`` (contact frame).
+    """Return what sensor ``i`` reads (bias included) when its effector applies ``applied``.
 
     By hand: gravity into the object frame (``R_w^T g``), the contact frame (``R_c^T``) and
     the sensor frame (``R_s^T``); the applied wrench moved to the sensor origin

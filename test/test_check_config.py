@@ -16,8 +16,8 @@ import sys
 import pytest
 import yaml
 
-from wrench_distribution.config.check import check_file, config_findings, param_files
 from wrench_distribution.config import validate_params
+from wrench_distribution.config.check import check_file, config_findings, param_files
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted(glob.glob(str(ROOT / 'config' / '*.yaml')))
@@ -54,7 +54,7 @@ def _flip_quaternions(doc: dict) -> dict:
 
 
 def _swap_effectors(doc: dict) -> dict:
-    """The analyzer lists right before left, every per-effector array swapped with it."""
+    """List right before left in the analyzer, every per-effector array swapped with it."""
     p = doc[ANA]['ros__parameters']
     for name, width in (('effectors', 1), ('contact_types', 1), ('contact_positions', 3),
                         ('contact_orientations', 4), ('contact_frames', 1), ('ft_topics', 1),

@@ -9,7 +9,6 @@ diagnostics, and the node's start-up log carries the check-config findings of it
 from __future__ import annotations
 
 import json
-from pathlib import Path
 import sys
 import time
 
@@ -97,7 +96,7 @@ def _free_readings() -> np.ndarray:
 
 
 def _both_sections(params: dict) -> dict:
-    """A file with both nodes: the distributor's command_sign disagrees with the sensors."""
+    """Return a file with both nodes whose command_sign disagrees with the sensors."""
     dist = {k: params[k] for k in ('object_frame', 'effectors', 'contact_types', 'contact_source',
                                    'contact_positions', 'contact_orientations',
                                    'contact_frames', 'object_com', 'object_mass')}

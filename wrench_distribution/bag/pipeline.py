@@ -89,7 +89,7 @@ def pose_sources(bag: BagReader, config: Any, source: str, namespace: str, node:
 
 
 def orientation_source(bag: BagReader, config: Any, namespace: str, node: str):
-    """The object's orientation in ``gravity_frame`` from the bag, or None (not needed).
+    """Return the object's orientation in ``gravity_frame`` from the bag, or None (not needed).
 
     :raises BagError: when the bag cannot give it.
     """

@@ -285,7 +285,7 @@ def _load(path_or_dict: Any) -> Mapping:
 
 
 def param_files(argv: Sequence[str]) -> list:
-    """The ``--params-file`` paths of a ROS command line (after ``--ros-args``).
+    """Return the ``--params-file`` paths of a ROS command line (after ``--ros-args``).
 
     :param argv: the process arguments.
     :return: the paths, in order.
@@ -302,7 +302,7 @@ def param_files(argv: Sequence[str]) -> list:
 
 
 def findings_of_param_files(argv: Sequence[str]) -> list:
-    """Findings of each parameter file of a node's command line that has both sections.
+    """Return the findings of each parameter file of a command line that has both sections.
 
     A file without both sections, or one that does not validate, gives nothing here (the
     node reports its own section's errors).

@@ -74,7 +74,6 @@ class GravityModel:
         return f'object orientation in gravity_frame unknown at {stamp_ns * 1e-9:.6f} s ({why})'
 
 
-
 class LiveHeldPoses(HeldPoses):
     """A pose topic fed live: a sample waits until a pose stamped at or after it has come.
 
@@ -162,7 +161,7 @@ def tare_biases(gains: np.ndarray, unbiased: np.ndarray,
 
 
 def parse_biases(values, n: int) -> np.ndarray:
-    """The ``sensor_biases`` parameter as (n, 6); empty: zeros.
+    """Return the ``sensor_biases`` parameter as (n, 6); empty: zeros.
 
     :param values: the parameter value (6 n numbers, or empty).
     :param n: number of effectors.

@@ -77,12 +77,12 @@ class PoseInputs:
             self.sensors = TfBufferPoses(lookup, frames, sensor_frames)
 
     def _orientation_source(self, params: dict) -> None:
-        """The object's pose in ``gravity_frame``: tf, or ``object_pose_topic``."""
+        """Build the object's pose source in ``gravity_frame``: tf, or ``object_pose_topic``."""
         frame = params['gravity_frame']
         if params['object_orientation_source'] == 'topic':
             self.orientation = LiveHeldPoses(['object'], frame,
-                                         int(round(params['orientation_timeout'] * 1e9)),
-                                         description=f"topic {params['object_pose_topic']}")
+                                             int(round(params['orientation_timeout'] * 1e9)),
+                                             description=f"topic {params['object_pose_topic']}")
             return
         from wrench_distribution.ros.tf import TfBufferPoses
         lookup = self._tf_lookup('object_orientation_source', 'topic')
