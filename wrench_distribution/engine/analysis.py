@@ -130,6 +130,7 @@ class AnalysisEngine:
         self._pending: deque = deque()
         self._pose: Optional[np.ndarray] = None  # the last contact poses the cache accepted
         self._sensor_map: tuple = ()  # (gain (n, 6, 6), gravity map (n, 6, 3)), configured sensors
+        self._offset: Optional[np.ndarray] = None  # B g - A b of the configured sensors
         self.set_limits(cfg.sync_tolerance, cfg.max_age, cfg.params.get('max_future', 0.0),
                         cfg.contact_timeout)
 
@@ -267,14 +268,20 @@ class AnalysisEngine:
             self._pose = np.array(pose)
         dist = self.cache.distributor
         gain, weight = self._sensor_map if sensor_pose is None else self._sensor_affine(sensor_pose)
-        if gravity is None:
-            gravity = np.broadcast_to(self.gravity, (len(readings), 3))
-        # h = A (m - b) + B g_o (engine/sensing.py); the bias term is constant
-        unbiased = (np.einsum('nij,knj->kni', gain, readings)
-                    + np.einsum('nij,kj->kni', weight, gravity))
-        contact = unbiased - np.einsum('nij,nj->ni', gain, self.biases)
-        if self.tare_window is not None:
-            self.tare_window.add(stamps_ns, readings, gain, unbiased, gravity)
+        # h = A (m - b) + B g_o (engine/sensing.py)
+        if gravity is None and sensor_pose is None and self.tare_window is None:
+            if self._offset is None:  # configured sensors, constant gravity: one offset
+                self._offset = (np.einsum('nij,j->ni', weight, self.gravity)
+                                - np.einsum('nij,nj->ni', gain, self.biases))
+            contact = np.einsum('nij,knj->kni', gain, readings) + self._offset
+        else:
+            if gravity is None:
+                gravity = np.broadcast_to(self.gravity, (len(readings), 3))
+            unbiased = (np.einsum('nij,knj->kni', gain, readings)
+                        + np.einsum('nij,kj->kni', weight, gravity))
+            contact = unbiased - np.einsum('nij,nj->ni', gain, self.biases)
+            if self.tare_window is not None:
+                self.tare_window.add(stamps_ns, readings, gain, unbiased, gravity)
         with np.errstate(all='ignore'):  # overflow ends as Inf, refused by the caller
             batch = dist.analyze_batch(contact)
         self.contact_problem = None
@@ -285,6 +292,7 @@ class AnalysisEngine:
     def _rebuilt(self) -> None:
         dist = self.cache.distributor
         self._sensor_map = self._sensor_affine(None)
+        self._offset = None
         self.basis_names = list(dist.basis_names)
         self.basis_units = list(getattr(dist, 'basis_units', []))
         self.regimes[dist.regime.message] = dist.regime.name
@@ -317,6 +325,7 @@ class AnalysisEngine:
         :param biases: 6 n numbers, or empty for none.
         """
         self.biases = parse_biases(biases, self.n)
+        self._offset = None
 
     def record_tare(self, window: Optional[TareWindow]) -> None:
         """Record the analysed samples' readings into ``window`` (None: stop recording).
