@@ -12,6 +12,8 @@ from pathlib import Path
 import subprocess
 import sys
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
@@ -210,3 +212,77 @@ def test_sensing_parameter_table_is_in_docs():
     text = (ROOT / 'docs' / 'sensing.md').read_text()
     assert sensing_table() in text, ('docs/sensing.md parameter table is out of date: paste '
                                      'wrench_distribution.config.readme.sensing_table()')
+
+
+def _unit(values) -> np.ndarray:
+    q = np.asarray(values, float)
+    return q / np.linalg.norm(q)
+
+
+_QUAT = st.lists(st.floats(-1.0, 1.0), min_size=4, max_size=4).filter(
+    lambda q: np.linalg.norm(q) > 0.2).map(_unit)
+_VEC = st.lists(st.floats(-0.1, 0.1), min_size=3, max_size=3)
+
+
+@settings(max_examples=40, deadline=None)
+@given(object_quats=st.lists(_QUAT, min_size=4, max_size=4),
+       sensor_quats=st.lists(_QUAT, min_size=3, max_size=3),
+       sensor_positions=st.lists(_VEC, min_size=3, max_size=3),
+       signs=st.lists(st.sampled_from([-1, 1]), min_size=3, max_size=3),
+       masses=st.lists(st.floats(0.0, 3.0), min_size=3, max_size=3),
+       coms=st.lists(_VEC, min_size=3, max_size=3),
+       biases=st.lists(st.floats(-10.0, 10.0), min_size=18, max_size=18),
+       applied=st.lists(st.floats(-50.0, 50.0), min_size=18, max_size=18))
+def test_tare_then_read_back_any_sensor_and_orientation(object_quats, sensor_quats,
+                                                        sensor_positions, signs, masses, coms,
+                                                        biases, applied):
+    """Free samples in 3 orientations tare to the hand biases; a held one reads its resultant.
+
+    The readings are made by hand for any sensor pose, sign, tool and object orientation;
+    the reference resultant is the applied wrenches moved to the centre of mass by hand.
+    """
+    from wrench_distribution.engine import AnalysisEngine, HeldPoses, StaticPoses
+    from wrench_distribution.engine.sensing import TareWindow
+    from scipy.spatial.transform import Rotation
+    biases = np.reshape(biases, (3, 6))
+    applied = np.reshape(applied, (3, 6))
+    applied[2, 3:] = 0.0  # the palm is a point contact: force only
+    params = S.params(sensor_positions=np.ravel(sensor_positions).tolist(),
+                      sensor_orientations=np.ravel(sensor_quats).tolist(), sensor_signs=signs,
+                      tool_masses=masses, tool_coms=np.ravel(coms).tolist(),
+                      object_orientation_source='topic')
+    config = load_analyzer_config({'wrench_analyzer': {'ros__parameters': params}})
+    stamps = np.arange(1, 5, dtype=np.int64) * 1_000_000
+    orientation = HeldPoses(['object'], 'world')
+    orientation.extend(stamps, np.array([[[0.0, 0.0, 0.0, *q]] for q in object_quats]))
+    engine = AnalysisEngine(config, StaticPoses(np.concatenate([F.POSITIONS, F.ORIENTATIONS], 1)),
+                            orientation=orientation)
+
+    def reading(wrench: np.ndarray, object_quat, i: int) -> np.ndarray:
+        rs = Rotation.from_quat(sensor_quats[i]).as_matrix()
+        p = np.asarray(sensor_positions[i])
+        g_contact = (Rotation.from_quat(object_quat) * Rotation.from_quat(F.ORIENTATIONS[i])
+                     ).inv().apply(S.G_WORLD)
+        weight = masses[i] * (g_contact @ rs)
+        f_s = wrench[:3] @ rs
+        t_s = (wrench[3:] - np.cross(p, wrench[:3])) @ rs
+        tool = np.concatenate([weight, np.cross(coms[i], weight)])
+        return signs[i] * (np.concatenate([f_s, t_s]) - tool) + biases[i]
+
+    free = np.array([[reading(np.zeros(6), q, i) for i in range(3)] for q in object_quats[:3]])
+    engine.record_tare(TareWindow(10))
+    assert len(engine.analyze(stamps[:3], free)) == 3
+    found, _, count = engine.tare('free')
+    assert count == 3
+    np.testing.assert_allclose(found, biases, atol=1e-9)
+    engine.record_tare(None)
+    engine.set_biases(found.ravel().tolist())
+    held = np.array([[reading(applied[i], object_quats[3], i) for i in range(3)]])
+    result = engine.analyze(stamps[3:], held)
+    want = np.zeros(6)
+    for i in range(3):  # by hand: f_o = R f, t_o = R t + (p - com) x f_o
+        r = Rotation.from_quat(F.ORIENTATIONS[i])
+        f_o = r.apply(applied[i, :3])
+        t_o = r.apply(applied[i, 3:]) + np.cross(F.POSITIONS[i] - F.COM, f_o)
+        want += np.concatenate([f_o, t_o])
+    np.testing.assert_allclose(result.resultant[0], want, atol=1e-8)
