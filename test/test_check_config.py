@@ -171,3 +171,15 @@ def test_param_files_of_a_ros_command_line():
     argv = ['analyzer', '--params-file', 'not_ros.yaml', '--ros-args', '-r', '__ns:=/a',
             '--params-file', 'one.yaml', '-p', 'x:=1', '--params-file', 'two.yaml', '--', 'x']
     assert param_files(argv) == ['one.yaml', 'two.yaml']
+
+
+def test_nodes_warn_only_for_files_with_both_sections(tmp_path):
+    both = tmp_path / 'both.yaml'
+    both.write_text(yaml.safe_dump(_set(_base(), DIST, command_sign=-1)))
+    one = tmp_path / 'one.yaml'
+    one.write_text(yaml.safe_dump({ANA: _base()[ANA]}))
+    warnings: list = []
+    from wrench_distribution.config.check import warn_findings
+    argv = ['analyzer', '--ros-args', '--params-file', str(one), '--params-file', str(both)]
+    assert warn_findings(warnings.append, argv) == 1
+    assert warnings[0].startswith(f'{both}: signs: command_sign/sensor_signs')

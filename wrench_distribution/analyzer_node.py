@@ -25,6 +25,7 @@ from rclpy.parameter import Parameter
 from std_msgs.msg import Float64, Float64MultiArray
 from std_srvs.srv import Trigger
 
+from wrench_distribution.config.check import warn_findings
 from wrench_distribution.core.codec import ns_to_stamp, stamp_to_ns
 from wrench_distribution.engine import AnalysisEngine, Drop
 from wrench_distribution.engine.sensing import TareWindow
@@ -87,7 +88,7 @@ class AnalyzerNode(Node):
         self._tare_report = 'not tared by this node'
         self._inputs.start(self._engine, self._publish_step)
         self.create_service(Trigger, '~/tare', self._on_tare)
-        _log_config_findings(self.get_logger())
+        warn_findings(self.get_logger().warning, sys.argv)  # check-config, both sections
         in_qos = qos_from_name(cfg['input_qos'], cfg['qos_depth'])
         ft_topics = typed.topics['ft']
         for i, t in enumerate(ft_topics):
@@ -310,14 +311,6 @@ class AnalyzerNode(Node):
             self._inputs.orientation.set_timeout(int(round(new['orientation_timeout'] * 1e9)))
         if self._engine.tare_window.size != new['tare_samples']:
             self._engine.record_tare(TareWindow(new['tare_samples']))
-
-
-def _log_config_findings(logger) -> None:
-    """Log, as WARN, what check-config finds in the parameter files this process was given."""
-    from wrench_distribution.config.check import findings_of_param_files
-    for path, findings in findings_of_param_files(sys.argv):
-        for finding in findings:
-            logger.warning(f'{path}: {finding.text()} (wrench-distribution check-config)')
 
 
 def main(args=None) -> int:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 import math
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from .loading import read_ros_params_yaml
 from .schema import ConfigError
@@ -322,3 +322,18 @@ def findings_of_param_files(argv: Sequence[str]) -> list:
         if findings:
             out.append((path, findings))
     return out
+
+
+def warn_findings(warn: Callable[[str], None], argv: Sequence[str]) -> int:
+    """Report the findings of a node's parameter files, one warning each (nodes at start-up).
+
+    :param warn: where to write a warning (``node.get_logger().warning``).
+    :param argv: the process arguments (``sys.argv``).
+    :return: the number of findings.
+    """
+    count = 0
+    for path, findings in findings_of_param_files(argv):
+        for finding in findings:
+            warn(f'{path}: {finding.text()} (wrench-distribution check-config)')
+            count += 1
+    return count
