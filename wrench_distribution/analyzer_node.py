@@ -6,6 +6,11 @@ effector (``<effector>/ft_sensor``) and the contact poses (a PoseArray topic, st
 parameters, or tf2), hands every reading to the engine (synchronisation, contact and
 sensor poses at the sample's stamp, sensor models, gravity, solver cache) and publishes
 what it returns, with diagnostics for what it dropped.
+
+``~/tare`` (``std_srvs/Trigger``) averages the newest ``tare_samples`` samples into sensor
+biases (:meth:`AnalysisEngine.tare`, ``tare_state``) and writes them into ``sensor_biases``
+(the one parameter this node writes itself). At start-up, the findings of
+``wrench-distribution check-config`` on the parameter files it was given are logged as WARN.
 """
 import math
 import sys
@@ -16,11 +21,15 @@ from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from std_msgs.msg import Float64, Float64MultiArray
+from std_srvs.srv import Trigger
 
+from wrench_distribution.config.check import warn_findings
 from wrench_distribution.core.codec import ns_to_stamp, stamp_to_ns
 from wrench_distribution.engine import AnalysisEngine, Drop
 from wrench_distribution.engine.friction import FrictionStage
+from wrench_distribution.engine.sensing import TareWindow
 from wrench_distribution.params import (ANALYZER_PARAMS, build_core_objects,
                                         load_analyzer_config, validate_params)
 from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
@@ -35,7 +44,7 @@ from wrench_distribution.ros.qos import qos_from_name
 from wrench_distribution.ros.runner import run_node
 
 _SPECS = {s.name: s for s in ANALYZER_PARAMS}
-_CONCERNS = ('input', 'contacts', 'solver', 'clock', 'friction')
+_CONCERNS = ('input', 'contacts', 'sensing', 'solver', 'clock', 'friction')
 
 
 #: cause of a drop -> (diagnostic level, concern, legacy counter)
@@ -44,6 +53,7 @@ _DROPS = {
     'frame': (ERROR, 'input', None), 'unsynchronised': (WARN, 'input', None),
     'stale': (WARN, 'input', 'stale_drops'), 'out_of_order': (WARN, 'input', None),
     'no_contacts': (ERROR, 'contacts', 'no_contacts'),
+    'no_orientation': (ERROR, 'sensing', 'no_orientation'),
     'solver_nan': (ERROR, 'solver', 'rejected_nan'),
 }
 
@@ -73,8 +83,13 @@ class AnalyzerNode(Node):
         self._create_outputs(cfg, typed.topics, typed.contact_frames)
         self._inputs = PoseInputs(self, typed, self._diag)
         self._engine = AnalysisEngine(typed, self._inputs.contacts, self._inputs.sensors,
-                                      self._friction.extras, self._on_rebuild)
+                                      self._friction.extras, self._on_rebuild,
+                                      self._inputs.orientation)
+        self._engine.record_tare(TareWindow(cfg['tare_samples']))
+        self._tare_report = 'not tared by this node'
         self._inputs.start(self._engine, self._publish_step)
+        self.create_service(Trigger, '~/tare', self._on_tare)
+        warn_findings(self.get_logger().warning, sys.argv)  # check-config, both sections
         in_qos = qos_from_name(cfg['input_qos'], cfg['qos_depth'])
         ft_topics = typed.topics['ft']
         for i, t in enumerate(ft_topics):
@@ -172,12 +187,51 @@ class AnalyzerNode(Node):
                 self._friction_pub.publish(friction_message(self._friction.check, self._names))
         self._diag.count('samples_published')
 
+    # -- tare --------------------------------------------------------------------------
+    def _on_tare(self, request, response):
+        """``~/tare``: biases from the newest ``tare_samples`` samples, written back."""
+        window = self._engine.tare_window
+        want = self._cfg['tare_samples']
+        try:
+            if len(window.rows) < want:
+                raise ValueError(f'only {len(window.rows)} of tare_samples={want} samples '
+                                 'recorded since the start or the last change')
+            biases, spread, count = self._engine.tare(self._cfg['tare_state'])
+        except ValueError as e:
+            response.success, response.message = False, f'tare refused: {e}'
+            self.get_logger().error(response.message)
+            return response
+        values = [float(x) for x in biases.ravel()]
+        result = self.set_parameters([Parameter('sensor_biases', Parameter.Type.DOUBLE_ARRAY,
+                                                values)])[0]
+        if not result.successful:
+            response.success, response.message = False, f'tare refused: {result.reason}'
+            return response
+        self._tare_report = (f"{self._cfg['tare_state']}, {count} samples, largest spread "
+                             f'{float(spread.max()):.4g}')
+        response.success = True
+        response.message = 'sensor_biases = ' + ', '.join(
+            f'{name}: [{", ".join(f"{x:.6g}" for x in row)}]'
+            for name, row in zip(self._names, biases.tolist()))
+        self.get_logger().info(f'tare ({self._tare_report}): {response.message}')
+        return response
+
+    def _sensing_values(self) -> dict:
+        """Key/values of the ``sensing`` status: biases in use, last tare, orientation drops."""
+        values = {f'sensor_biases.{name}': ', '.join(f'{x:.9g}' for x in row)
+                  for name, row in zip(self._names, self._engine.biases.tolist())}
+        values['tare'] = self._tare_report
+        values['samples_without_orientation'] = str(self._engine.no_orientation)
+        return values
+
     # -- diagnostics (steady clock) ------------------------------------------------------
     def _conditions(self, now_ns: int, values: dict) -> dict:
         cond: dict = {c: [] for c in _CONCERNS}
         why = self._engine.contact_problem or self._inputs.problem()
         if why is not None:
             cond['contacts'].append((ERROR, why))
+        if self._engine.orientation_problem is not None:
+            cond['sensing'].append((ERROR, self._engine.orientation_problem))
         missing = [n for n, s in zip(self._names, self._last_stamp_ns) if s is None]
         if missing:
             cond['input'].append((WARN, 'no F/T data yet from: ' + ', '.join(missing)))
@@ -215,7 +269,8 @@ class AnalyzerNode(Node):
         if friction is not None:
             cond['friction'].append(friction)
         values.update(self._friction.values())
-        self._diag_pub.publish(self._diag.build(now.to_msg(), cond, values))
+        self._diag_pub.publish(self._diag.build(now.to_msg(), cond, values,
+                                                {'sensing': self._sensing_values()}))
 
     def _log_drop_summary(self) -> None:
         line = self._diag.drop_summary()
@@ -252,6 +307,11 @@ class AnalyzerNode(Node):
         self._cfg = new
         self._engine.set_limits(new['sync_tolerance'], new['max_age'], new['max_future'],
                                 new['contact_timeout'])
+        self._engine.set_biases(new['sensor_biases'])
+        if self._inputs.orientation is not None:
+            self._inputs.orientation.set_timeout(int(round(new['orientation_timeout'] * 1e9)))
+        if self._engine.tare_window.size != new['tare_samples']:
+            self._engine.record_tare(TareWindow(new['tare_samples']))
 
 
 def main(args=None) -> int:

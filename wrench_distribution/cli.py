@@ -1,7 +1,8 @@
 """``wrench-distribution``: synthesis and analysis from problem files, and bag analysis.
 
 Exit status: 0 on success, 2 on bad input or an unrealisable wrench (with a JSON
-``{"error": "..."}`` on standard output for the problem-file subcommands).
+``{"error": "..."}`` on standard output for the problem-file subcommands); ``check-config``
+exits 1 when the two sections of the file disagree.
 """
 import argparse
 import sys
@@ -64,6 +65,19 @@ def _basis(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_config(args: argparse.Namespace) -> int:
+    from .config import ConfigError
+    from .config.check import check_file
+    try:
+        findings = check_file(args.file)
+    except ConfigError as error:
+        print(to_json({'file': args.file, 'error': ' '.join(str(error).split())[:2000]}))
+        return 2
+    print(to_json({'file': args.file, 'ok': not findings,
+                   'findings': [f.as_dict() for f in findings]}))
+    return 1 if findings else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser with every subcommand.
 
@@ -81,6 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=text, description=text)
         sub.add_argument('--problem', required=True, help='problem file, YAML or JSON')
         sub.set_defaults(handler=handler)
+    text = ('check the wrench_distributor and wrench_analyzer sections of a parameter file '
+            'together: JSON list of disagreements; exit 1 when there are some, 2 on a bad file')
+    sub = commands.add_parser('check-config', help=text, description=text)
+    sub.add_argument('file', help='ROS parameter file (YAML) with both sections')
+    sub.set_defaults(handler=_check_config)
     try:
         from .bag import command as bag_command
     except ImportError:

@@ -17,6 +17,7 @@ from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray
 from visualization_msgs.msg import MarkerArray
 
+from wrench_distribution.config.check import warn_findings
 from wrench_distribution.core import WrenchDistributionError
 from wrench_distribution.engine.distribution import CONCERNS, DistributionEngine
 from wrench_distribution.params import ConfigError, DISTRIBUTOR_PARAMS, validate_params
@@ -48,6 +49,7 @@ class DistributorNode(Node):
         super().__init__(node_name, **kwargs)
         cfg = declare_and_validate(self, DISTRIBUTOR_PARAMS, 'distributor')
         self._engine = engine = DistributionEngine(cfg)  # ConfigError naming the cause
+        warn_findings(self.get_logger().warning, sys.argv)  # check-config, both sections
         self._cfg = cfg
         self._diag = DiagnosticsState(f'{self.get_name()}: distribution', self.get_name(),
                                       CONCERNS, self.get_logger())

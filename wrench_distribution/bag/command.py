@@ -49,6 +49,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     progress.add_argument('--progress', dest='progress', action='store_true', default=None,
                           help='draw a progress bar (default: when stderr is a terminal)')
     progress.add_argument('--no-progress', dest='progress', action='store_false')
+    parser.add_argument('--tare', metavar='START:END', default=None,
+                        help='tare the sensors on the samples stamped in this window first '
+                             '(seconds from the first F/T header stamp of the bag; "@" before '
+                             'both numbers: absolute header-stamp time), with tare_state of '
+                             'the parameter file; the biases replace sensor_biases')
     parser.add_argument('--json', action='store_true',
                         help='print the summary as JSON instead of a table')
 
@@ -81,9 +86,13 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.scheduler not in (None, 'local'):
         return _error('--jobs sizes a local cluster; a remote cluster has the workers '
                       'it was started with')
+    try:
+        tare = parse_tare(args.tare) if args.tare else None
+    except ValueError as err:
+        return _error(str(err))
     options = Options(namespace=args.namespace, contact_source=args.contact_source,
                       chunk=chunk, plots=not args.no_plots, progress=show,
-                      node_name=args.node_name, csv=args.csv)
+                      node_name=args.node_name, csv=args.csv, tare=tare)
     try:
         if not args.config.is_file():
             raise BagError(f'parameter file not found: {args.config}')
@@ -102,6 +111,28 @@ def run(args: argparse.Namespace) -> int:
     except MemoryError:
         return _error('out of memory; use a smaller --chunk')
     return _print(json.dumps(summary, indent=2) if args.json else format_table(summary))
+
+
+def parse_tare(text: str) -> tuple:
+    """Parse ``--tare START:END`` (relative seconds) or ``@START:@END`` (absolute).
+
+    :param text: the option's value.
+    :return: ``(start_s, end_s, absolute)``.
+    :raises ValueError: with a message naming the option.
+    """
+    import math
+    parts = text.split(':')
+    marks = [p.strip().startswith('@') for p in parts]
+    try:
+        if len(parts) != 2 or marks[0] != marks[1]:
+            raise ValueError
+        start, stop = (float(p.strip().lstrip('@')) for p in parts)
+    except ValueError:
+        raise ValueError(f'--tare {text!r}: expected START:END in seconds (e.g. 0.5:2.5), or '
+                         '@START:@END in absolute header-stamp seconds') from None
+    if not (math.isfinite(start) and math.isfinite(stop)) or stop <= start:
+        raise ValueError(f'--tare {text!r}: END must be a finite number after START')
+    return start, stop, marks[0]
 
 
 def _directory(args: argparse.Namespace, config, options, show: bool) -> int:

@@ -8,9 +8,10 @@ from typing import Any, Callable, Optional
 
 
 from wrench_distribution.engine import AnalysisEngine, StaticPoses
+from wrench_distribution.engine.analysis import needs_orientation
 from . import plotjuggler, plots, summary as summary_mod
 from .errors import BagError
-from .poses import read_pose_array, read_tf, tf_poses
+from .poses import read_pose_array, read_pose_stamped, read_tf, tf_poses
 from .progress import Progress
 from .reader import BagReader, WRENCH_STAMPED
 from .samples import package_version, SamplesWriter
@@ -31,6 +32,8 @@ class Options:
     :param node_name: node whose section of the parameter file is used.
     :param csv: also write ``samples.csv`` (``samples.parquet`` is always written).
     :param timings: if a dict, receives the seconds spent per stage (benchmarks).
+    :param tare: ``(start, stop, absolute)``: tare the sensors on the samples stamped in
+        this window (s; relative to the first F/T stamp unless absolute), or None.
     """
 
     namespace: str = '/'
@@ -41,6 +44,7 @@ class Options:
     node_name: str = 'wrench_analyzer'
     csv: bool = False
     timings: Optional[dict] = None
+    tare: Optional[tuple] = None
 
 
 def resolve_topic(name: str, namespace: str = '/', node: str = 'wrench_analyzer') -> str:
@@ -84,6 +88,21 @@ def pose_sources(bag: BagReader, config: Any, source: str, namespace: str, node:
     raise BagError(f'unknown contact source {source!r}; use topic, static or tf')
 
 
+def orientation_source(bag: BagReader, config: Any, namespace: str, node: str):
+    """Return the object's orientation in ``gravity_frame`` from the bag, or None (not needed).
+
+    :raises BagError: when the bag cannot give it.
+    """
+    params = config.params
+    if not needs_orientation(params):
+        return None
+    frame = params['gravity_frame']
+    if params['object_orientation_source'] == 'topic':
+        topic = resolve_topic(params['object_pose_topic'], namespace, node)
+        return read_pose_stamped(bag, topic, frame, float(params['orientation_timeout']))
+    return tf_poses(read_tf(bag), [frame], [config.object_frame])
+
+
 def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = Options(),
                 config_name: str = '') -> dict:
     """Analyse one bag into ``out_dir``; return the summary.
@@ -103,7 +122,13 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise BagError(f'cannot create output directory {out_dir}: {err}') from None
-        analyzer = AnalysisEngine(config, poses, sensor_poses, on_rebuild=_same_basis())
+        orientation = orientation_source(bag, config, options.namespace, options.node_name)
+        tare = None
+        if options.tare is not None:
+            config, tare = _tare(bag, topics, config, (poses, sensor_poses, orientation),
+                                 options)
+        analyzer = AnalysisEngine(config, poses, sensor_poses, on_rebuild=_same_basis(),
+                                  orientation=orientation)
         builder = summary_mod.SummaryBuilder(names)
         buffer = plots.PlotBuffer()
         samples = _samples_writer(out_dir, bag_path, config, options, config_name)
@@ -130,11 +155,49 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
             counters=analyzer.counters(), basis_names=analyzer.basis_names,
             basis_units=analyzer.basis_units, regimes=analyzer.regimes,
             distributors_built=analyzer.distributors_built, config=config_name, topics=topics)
+        if tare is not None:
+            summary['tare'] = tare
     summary['outputs'] = samples.names + ['summary.json', 'plotjuggler_layout.xml']
     clock.start()
     _write_outputs(out_dir, summary, analyzer, buffer, config, options)
     clock.stop('plots_layout_json')
     return summary
+
+
+def _tare(bag: BagReader, topics: list, config: Any, sources: tuple, options: Options) -> tuple:
+    """Tare the sensors on a window of the bag (``--tare``): a first pass over the bag.
+
+    :param sources: contact poses, sensor poses, orientation (the analysis' own sources).
+    :return: ``(config with sensor_biases set, the tare's report for summary.json)``.
+    :raises BagError: when the window holds no sample, or the tare fails.
+    """
+    import dataclasses
+
+    from wrench_distribution.engine.sensing import TareWindow
+    start, stop, absolute = options.tare
+    engine = AnalysisEngine(config, sources[0], sources[1], orientation=sources[2])
+    frames = engine.ft_frames if any(engine.ft_frames) else None
+    window = None
+    for chunk in bag.wrench_chunks(topics, options.chunk, frames):
+        if window is None:
+            origin = 0 if absolute else int(chunk[2].min())
+            window = TareWindow(0, origin + int(round(start * 1e9)), origin + int(round(stop * 1e9)))
+            engine.record_tare(window)
+        engine.push_chunk(*chunk)
+        if int(chunk[2].min()) > window.stop_ns:
+            break
+    state = config.params['tare_state']
+    try:
+        biases, spread, count = engine.tare(state)
+    except ValueError as err:
+        raise BagError(f'--tare {start:g}:{stop:g}: {err} (window {window.start_ns * 1e-9:.6f} s '
+                       f'to {window.stop_ns * 1e-9:.6f} s)') from None
+    values = [round(float(x), 12) for x in biases.ravel()]
+    params = dict(config.params, sensor_biases=values)
+    report = {'window_s': [window.start_ns * 1e-9, window.stop_ns * 1e-9], 'samples': count,
+              'state': state, 'sensor_biases': values,
+              'spread': [float(x) for x in spread.ravel()]}
+    return dataclasses.replace(config, params=params), report
 
 
 def _ft_topics(bag: BagReader, bag_path: Path, config: Any, options: Options) -> tuple:

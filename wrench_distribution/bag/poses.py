@@ -1,5 +1,8 @@
 """Contact and sensor poses read from a bag: a PoseArray topic, or ``/tf`` and ``/tf_static``.
 
+The object's orientation in ``gravity_frame`` (:mod:`wrench_distribution.engine.sensing`):
+the bag's ``/tf`` or a PoseStamped topic.
+
 They become the engine's pose sources (:mod:`wrench_distribution.engine.poses`), the same
 classes the analyzer node feeds live.
 """
@@ -14,6 +17,8 @@ from wrench_distribution.core.codec import stamp_to_ns
 from wrench_distribution.engine.poses import Edge, HeldPoses, same_frame, TfTree
 from .errors import BagError
 from .reader import BagReader, POSE_ARRAY, TF_MESSAGE
+
+POSE_STAMPED = 'geometry_msgs/msg/PoseStamped'
 
 
 def _pose7(p) -> list[float]:
@@ -108,3 +113,34 @@ def tf_poses(edges: dict[str, Edge], targets: Sequence[str], frames: Sequence[st
         return TfTree(edges, targets, frames)
     except ValueError as err:
         raise BagError(f'{err} in the bag') from None
+
+
+def read_pose_stamped(bag: BagReader, topic: str, frame: str, timeout_s: float) -> HeldPoses:
+    """Read every PoseStamped on ``topic``: the object's pose in ``frame`` (gravity_frame).
+
+    :param bag: the open bag.
+    :param topic: the topic (resolved).
+    :param frame: the frame the poses must be expressed in.
+    :param timeout_s: ``orientation_timeout``: older poses are not used (0: held forever).
+    :return: the poses as a one-frame source.
+    :raises BagError: missing topic, wrong type, no message, wrong frame.
+    """
+    bag.require(topic, POSE_STAMPED, 'object pose')
+    held = HeldPoses(['object'], frame, int(round(timeout_s * 1e9)),
+                     description=f'PoseStamped topic {topic}')
+    stamps, poses = [], []
+    for _, _, raw in bag.raw_messages([topic]):
+        msg = bag.deserialize(raw, POSE_STAMPED)
+        if msg.header.frame_id and not same_frame(msg.header.frame_id, frame):
+            raise BagError(f'{topic} is in frame {msg.header.frame_id!r} but gravity_frame is '
+                           f'{frame!r}')
+        stamps.append(stamp_to_ns(msg.header.stamp))
+        poses.append([_pose7(msg.pose)])
+    if not stamps:
+        raise BagError(f'topic {topic} (object pose) has no messages in {bag.path}')
+    arr = np.asarray(poses, float)
+    if not np.isfinite(arr).all() or (np.linalg.norm(arr[..., 3:], axis=-1) < 1e-9).any():
+        raise BagError(f'{topic} holds a pose with NaN, Inf or a zero quaternion')
+    arr[..., 3:] = Q.normalize(arr[..., 3:])
+    held.extend(np.asarray(stamps, np.int64), arr)
+    return held

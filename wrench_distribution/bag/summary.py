@@ -137,6 +137,7 @@ class SummaryBuilder:
                 'wrong_frame_messages': int(counters.frame.sum()),
                 'out_of_order_samples': int(counters.out_of_order),
                 'samples_without_contact_pose': self.no_pose,
+                'samples_without_orientation': int(getattr(counters, 'no_orientation', 0)),
                 'per_effector': per_eff},
             'max_resultant_residual': self.max_residual,
             'max_resultant_residual_stamp': self.max_residual_stamp,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .schema import ANALYZER_PARAMS, COMMON_PARAMS, DISTRIBUTOR_PARAMS, ParamSpec
+from .schema import ANALYZER_PARAMS, COMMON_PARAMS, DISTRIBUTOR_PARAMS, ParamSpec, SENSING_PARAMS
 from .sim import SIM_SPECS
 
 
@@ -33,11 +33,20 @@ def readme_tables() -> dict:
 
     :return: ``{'common': str, 'distributor': str, 'analyzer': str}``.
     """
-    common = {s.name for s in COMMON_PARAMS}
+    common = {s.name for s in COMMON_PARAMS} | set(SENSING_PARAMS)
     return {'common': parameter_table(COMMON_PARAMS),
             'distributor': parameter_table([s for s in DISTRIBUTOR_PARAMS
                                             if s.name not in common]),
             'analyzer': parameter_table([s for s in ANALYZER_PARAMS if s.name not in common])}
+
+
+def sensing_table() -> str:
+    """Return the table of the analyzer's gravity and tare parameters (docs/sensing.md).
+
+    :return: the table.
+    """
+    by_name = {s.name: s for s in ANALYZER_PARAMS}
+    return parameter_table([by_name[name] for name in SENSING_PARAMS])
 
 
 def simulator_tables() -> dict:

@@ -287,6 +287,34 @@ ANALYZER_PARAMS: tuple = tuple(COMMON_PARAMS + [
     _p('gravity', DOUBLE_ARRAY, [0.0, 0.0, -9.81],
        'Gravity vector in the object frame (m/s^2), for tool-mass compensation.',
        constraints='3 finite numbers'),
+    _p('gravity_frame', STRING, '',
+       'Frame the gravity parameter is given in (e.g. world); empty: the object frame '
+       '(gravity constant in the object frame). Another frame: the object orientation in it '
+       'at each sample stamp rotates gravity (object_orientation_source).',
+       constraints='a frame id, or empty'),
+    _p('object_orientation_source', STRING, 'tf',
+       'Where the object orientation in gravity_frame comes from (gravity_frame set): tf (the '
+       'object frame looked up at each sample stamp; analyze-bag: the bag /tf) or topic '
+       '(object_pose_topic).', accepted=('tf', 'topic')),
+    _p('object_pose_topic', STRING, 'object_pose',
+       'Pose of the object frame in gravity_frame (geometry_msgs/PoseStamped, header.frame_id '
+       '= gravity_frame), for object_orientation_source=topic.', constraints='a topic name'),
+    _p('orientation_timeout', DOUBLE, 0.1,
+       'An object pose from object_pose_topic older than this (s, against the sample stamp) is '
+       'not used: the sample is dropped (cause no_orientation); 0 disables.',
+       minimum=0.0, read_only=False),
+    _p('sensor_biases', DOUBLE_ARRAY, [],
+       'Bias of each sensor, subtracted from its raw reading in the sensor frame '
+       '[fx,fy,fz,tx,ty,tz per effector] (N, N m); ~/tare writes it; empty: none.',
+       read_only=False, constraints='6 finite numbers per effector, or empty'),
+    _p('tare_samples', INTEGER, 200,
+       'Samples ~/tare averages: the newest synchronised, analysed samples.',
+       minimum=1, maximum=100000, read_only=False),
+    _p('tare_state', STRING, 'free',
+       'What the object does while ~/tare averages: free (not held: every contact wrench is '
+       'zero, the sensors carry only their tools) or held (held at rest by the contacts '
+       'alone, without internal load; needs object_mass).',
+       accepted=('free', 'held'), read_only=False),
     _p('sync_tolerance', DOUBLE, 0.005,
        'Largest header-stamp skew between the n F/T messages of one sample (s).',
        minimum=0.0, read_only=False),
@@ -333,6 +361,10 @@ ANALYZER_PARAMS: tuple = tuple(COMMON_PARAMS + [
        'share a namespace.',
        constraints='a topic name'),
 ])
+
+#: analyzer parameters of gravity orientation and tare (their table is in docs/sensing.md)
+SENSING_PARAMS = ('gravity_frame', 'object_orientation_source', 'object_pose_topic',
+                  'orientation_timeout', 'sensor_biases', 'tare_samples', 'tare_state')
 
 _SPECS = {'distributor': DISTRIBUTOR_PARAMS, 'analyzer': ANALYZER_PARAMS}
 PARAM_INDEX = {kind: {s.name: s for s in specs} for kind, specs in _SPECS.items()}

@@ -301,7 +301,8 @@ def _check_analyzer(v: dict, idx: dict) -> None:
     n = len(v['effectors'])
     for name, width in (('ft_topics', 1), ('sensor_frames', 1),
                         ('manipulating_topics', 1), ('constraint_topics', 1),
-                        ('internal_topics', 1), ('invariant_topics', 1), ('ft_frames', 1)):
+                        ('internal_topics', 1), ('invariant_topics', 1), ('ft_frames', 1),
+                        ('sensor_biases', 6)):
         _per_effector(v, name, n, width, spec=idx[name])
     _check_sensors(v, idx)
     _fixed_widths(v, idx, (('gravity', 3),))

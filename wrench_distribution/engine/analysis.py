@@ -11,9 +11,11 @@ Per sample, in order: a reading in another frame than its ``ft_frames`` entry is
 (``frame``); a reading stamped more than ``max_future`` after its receive time is dropped
 (``future``); the synchroniser's rule (``unsynchronised``, ``stale``, ``nan``); a
 sample stamped at or before the last analysed one is dropped (``out_of_order``); a sample
-without contact (or sensor) poses at its stamp is dropped (``no_contacts``), except that
-live, while tf data that covers the stamp may still come, it waits (at most
-``contact_timeout``, or :data:`DEFAULT_WAIT_NS` when that is 0).
+without contact (or sensor) poses at its stamp is dropped (``no_contacts``), and one
+without the object's orientation in ``gravity_frame`` (:mod:`.sensing`) is dropped
+(``no_orientation``), except that live, while tf data that covers the stamp may still
+come, it waits (at most ``contact_timeout``, or :data:`DEFAULT_WAIT_NS` when that is 0).
+Readings have ``sensor_biases`` subtracted, in the sensor frame, before anything else.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from wrench_distribution.core import spatial as Q
 from .cache import DistributorCache
 from .poses import PoseSource, same_frame, sensor_models_at
 from .results import ChunkResult, empty_shape, join, QUANTITIES
+from .sensing import GravityModel, parse_biases, TareWindow
 from .sync import StampSynchronizer
 
 #: longest wait (stamp time) for tf data covering a sample when ``contact_timeout`` is 0
@@ -38,7 +41,7 @@ class Drop:
     """One dropped reading (``effector`` >= 0) or sample (``effector`` -1).
 
     :param cause: ``future``, ``nan``, ``unsynchronised``, ``stale``, ``out_of_order``,
-        ``no_contacts``.
+        ``no_contacts``, ``no_orientation``.
     :param message: what happened, user-readable.
     """
 
@@ -80,16 +83,30 @@ class AnalysisEngine:
         None for the configured sensor poses.
     :param contact_extras: extra ``Contact`` keyword arguments per effector (friction).
     :param on_rebuild: called with the solver after each rebuild.
+    :param orientation: the object frame's pose in ``gravity_frame`` (one frame), required
+        when ``gravity_frame`` is set to another frame than the object frame.
+    :raises ValueError: when ``gravity_frame`` needs an orientation and none is given.
     """
 
     def __init__(self, config: Any, poses: PoseSource, sensor_poses: Optional[PoseSource] = None,
                  contact_extras: Optional[list] = None,
-                 on_rebuild: Optional[Callable[[Any], None]] = None) -> None:
+                 on_rebuild: Optional[Callable[[Any], None]] = None,
+                 orientation: Optional[PoseSource] = None) -> None:
         cfg = config
         self.config = cfg
         self.names = list(cfg.effectors)
         self.n = len(self.names)
         self.gravity = np.asarray(cfg.gravity, float)
+        if needs_orientation(cfg.params) and orientation is None:
+            raise ValueError(f"gravity_frame '{cfg.params['gravity_frame']}' needs the object's "
+                             'orientation in it (tf or object_pose_topic)')
+        self.gravity_model = GravityModel(self.gravity, orientation)
+        self.biases = parse_biases(cfg.params.get('sensor_biases'), self.n)
+        self.no_orientation = 0
+        #: why the last sample without an orientation had none (None after an analysed one)
+        self.orientation_problem: Optional[str] = None
+        #: samples recorded for a tare (:meth:`record_tare`), or None
+        self.tare_window: Optional[TareWindow] = None
         self.frame = cfg.output_frame
         self.poses = poses
         self.sensor_poses = sensor_poses
@@ -112,7 +129,8 @@ class AnalysisEngine:
         self.contact_problem: Optional[str] = None
         self._pending: deque = deque()
         self._pose: Optional[np.ndarray] = None  # the last contact poses the cache accepted
-        self._sensor_map: tuple = ()  # (gain (n, 6, 6), offset (n, 6)) for the configured sensors
+        self._sensor_map: tuple = ()  # (gain (n, 6, 6), gravity map (n, 6, 3)), configured sensors
+        self._offset: Optional[np.ndarray] = None  # B g - A b of the configured sensors
         self.set_limits(cfg.sync_tolerance, cfg.max_age, cfg.params.get('max_future', 0.0),
                         cfg.contact_timeout)
 
@@ -165,14 +183,17 @@ class AnalysisEngine:
         """Analyse synchronised samples, dropping and counting those the live path drops.
 
         A sample stamped at or before the last one analysed is out of order; a sample
-        without poses at its stamp is dropped (``no_pose``, :attr:`contact_problem`).
+        without poses at its stamp is dropped (``no_pose``, :attr:`contact_problem`), one
+        without the object's orientation too (``no_orientation``).
 
         :param stamps_ns: sample stamps (k,), in arrival order.
         :param readings: raw sensor readings (k, n, 6), sensor frame about the sensor origin.
         :return: the analysed samples.
         """
         stamps_ns = np.asarray(stamps_ns, np.int64)
-        poses, sensors, valid = self._poses_at(stamps_ns)
+        poses, sensors, pose_valid = self._poses_at(stamps_ns)
+        gravity, gravity_valid = self.gravity_model.at(stamps_ns)
+        valid = pose_valid & gravity_valid
         # the newest stamp analysed before each sample: only samples with poses count
         last = self.last_out_ns if self.last_out_ns is not None else np.iinfo(np.int64).min
         before = np.maximum.accumulate(np.concatenate([[last], np.where(valid, stamps_ns,
@@ -181,14 +202,18 @@ class AnalysisEngine:
         self.out_of_order += int(np.count_nonzero(~in_order))
         outs: dict = {q.name: [] for q in QUANTITIES}
         kept = []
-        for a, b in _runs(poses, sensors, valid, in_order):
+        for a, b in _runs(poses, sensors, pose_valid, gravity_valid, in_order):
             if not in_order[a]:
                 continue
-            if not valid[a]:
+            if not pose_valid[a]:
                 self._no_pose(int(stamps_ns[a]), b - a)
                 continue
+            if not gravity_valid[a]:
+                self._no_orientation(int(stamps_ns[a]), b - a)
+                continue
             part = self._analyze_run(readings[a:b], poses[a], None if sensors is None
-                                     else sensors[a])
+                                     else sensors[a], None if gravity is None else gravity[a:b],
+                                     stamps_ns[a:b])
             if part is None:
                 self.no_pose += b - a
                 continue
@@ -218,10 +243,18 @@ class AnalysisEngine:
         self.contact_problem = why
         return why
 
+    def _no_orientation(self, stamp_ns: int, count: int) -> str:
+        why = self.gravity_model.why(stamp_ns)
+        self.no_orientation += count
+        self.orientation_problem = why
+        return why
+
     def _analyze_run(self, readings: np.ndarray, pose: np.ndarray,
-                     sensor_pose: Optional[np.ndarray]) -> Optional[tuple]:
+                     sensor_pose: Optional[np.ndarray], gravity: Optional[np.ndarray],
+                     stamps_ns: np.ndarray) -> Optional[tuple]:
         """Analyse samples sharing one contact configuration.
 
+        :param gravity: (k, 3) gravity in the object frame per sample, or None (constant).
         :return: ``(values per quantity, contact wrenches (k, n, 6))``, or None when the
             poses are refused (the reason is in :attr:`contact_problem`).
         """
@@ -234,17 +267,32 @@ class AnalysisEngine:
                 return None
             self._pose = np.array(pose)
         dist = self.cache.distributor
-        gain, offset = self._sensor_map if sensor_pose is None else self._sensor_affine(sensor_pose)
-        contact = np.einsum('nij,knj->kni', gain, readings) + offset
+        gain, weight = self._sensor_map if sensor_pose is None else self._sensor_affine(sensor_pose)
+        # h = A (m - b) + B g_o (engine/sensing.py)
+        if gravity is None and sensor_pose is None and self.tare_window is None:
+            if self._offset is None:  # configured sensors, constant gravity: one offset
+                self._offset = (np.einsum('nij,j->ni', weight, self.gravity)
+                                - np.einsum('nij,nj->ni', gain, self.biases))
+            contact = np.einsum('nij,knj->kni', gain, readings) + self._offset
+        else:
+            if gravity is None:
+                gravity = np.broadcast_to(self.gravity, (len(readings), 3))
+            unbiased = (np.einsum('nij,knj->kni', gain, readings)
+                        + np.einsum('nij,kj->kni', weight, gravity))
+            contact = unbiased - np.einsum('nij,nj->ni', gain, self.biases)
+            if self.tare_window is not None:
+                self.tare_window.add(stamps_ns, readings, gain, unbiased, gravity)
         with np.errstate(all='ignore'):  # overflow ends as Inf, refused by the caller
             batch = dist.analyze_batch(contact)
         self.contact_problem = None
+        self.orientation_problem = None
         return {q.name: getattr(batch, q.source.format(frame=self.frame))
                 for q in QUANTITIES}, contact
 
     def _rebuilt(self) -> None:
         dist = self.cache.distributor
         self._sensor_map = self._sensor_affine(None)
+        self._offset = None
         self.basis_names = list(dist.basis_names)
         self.basis_units = list(getattr(dist, 'basis_units', []))
         self.regimes[dist.regime.message] = dist.regime.name
@@ -253,17 +301,63 @@ class AnalysisEngine:
             self.on_rebuild(dist)
 
     def _sensor_affine(self, sensor_pose: Optional[np.ndarray]) -> tuple:
-        """Return the map from readings to contact wrenches, ``h_i = A_i m_i + b_i``.
+        """Return the map from readings to contact wrenches, ``h_i = A_i m_i + B_i g_o``.
+
+        The tools' weight is linear in gravity: column ``k`` of ``B_i`` is the weight's
+        wrench at the contact for ``g_o = e_k`` (rotated into each contact frame,
+        ``R_i^T e_k``, with the orientations the solver was built for).
 
         :param sensor_pose: (n, 7) sensor poses in their contact frames, or None for the
             configured ones.
-        :return: ``(A (n, 6, 6), b (n, 6))``; ``b`` holds the tools' weight, with gravity in
-            each contact frame (``R_i^T g``, the orientations the solver was built for).
+        :return: ``(A (n, 6, 6), B (n, 6, 3))``.
         """
-        g_contact = Q.rotate_inverse(self.cache.quaternions, self.gravity)
-        maps = [s.affine(g) for s, g in zip(sensor_models_at(self.config.sensors, sensor_pose),
-                                            g_contact)]
-        return np.stack([m[0] for m in maps]), np.stack([m[1] for m in maps])
+        models = sensor_models_at(self.config.sensors, sensor_pose)
+        gain = np.stack([s.affine(np.zeros(3))[0] for s in models])
+        weight = np.zeros((self.n, 6, 3))
+        for k, axis in enumerate(np.eye(3)):
+            g_contact = Q.rotate_inverse(self.cache.quaternions, axis)
+            weight[:, :, k] = [s.affine(g)[1] for s, g in zip(models, g_contact)]
+        return gain, weight
+
+    def set_biases(self, biases) -> None:
+        """Use new sensor biases (the ``sensor_biases`` parameter).
+
+        :param biases: 6 n numbers, or empty for none.
+        """
+        self.biases = parse_biases(biases, self.n)
+        self._offset = None
+
+    def record_tare(self, window: Optional[TareWindow]) -> None:
+        """Record the analysed samples' readings into ``window`` (None: stop recording).
+
+        :param window: where to record.
+        """
+        self.tare_window = window
+
+    def tare(self, state: str = 'free') -> tuple:
+        """Biases from the recorded window (:func:`~.sensing.tare_biases`).
+
+        :param state: ``free`` (the object is not held: every contact wrench is zero) or
+            ``held`` (held at rest by the contacts alone, without internal load: the
+            contact wrenches are the distribution of the object's weight).
+        :return: ``(biases (n, 6), spread (n, 6), samples used)``.
+        :raises ValueError: on an empty window, a ``held`` tare without ``object_mass``
+            or without a solver.
+        """
+        from .sensing import tare_biases
+        if self.tare_window is None:
+            raise ValueError('no tare window is being recorded')
+        _, gains, unbiased, gravity = self.tare_window.arrays()
+        expected = None
+        if state == 'held':
+            mass = self.config.params.get('object_mass', 0.0)
+            dist = self.cache.distributor
+            if not mass or dist is None:
+                raise ValueError("a 'held' tare needs object_mass > 0 and known contacts")
+            weight = np.concatenate([-mass * gravity, np.zeros_like(gravity)], axis=1)
+            expected = dist.synthesize_batch(weight).wrench_contact
+        biases, spread = tare_biases(gains, unbiased, expected)
+        return biases, spread, len(unbiased)
 
     def prepare(self, pose: np.ndarray) -> None:
         """Build the solver for these contact poses now (static contacts fail at start-up).
@@ -350,15 +444,21 @@ class AnalysisEngine:
                                        'the last published one; dropped (outputs never go '
                                        'backwards)'))
                 continue
-            poses, sensors, valid = self._poses_at(np.array([hi], np.int64))
-            if not valid[0] and self._may_come(hi, now_ns):
+            stamp = np.array([hi], np.int64)
+            poses, sensors, valid = self._poses_at(stamp)
+            gravity, gravity_valid = self.gravity_model.at(stamp)
+            if not (valid[0] and gravity_valid[0]) and self._may_come(hi, now_ns):
                 return
             self._pending.popleft()
             if not valid[0]:
                 step.drops.append(Drop(-1, 'no_contacts', f'no analysis: {self._no_pose(hi, 1)}'))
                 continue
+            if not gravity_valid[0]:
+                step.drops.append(Drop(-1, 'no_orientation',
+                                       f'no analysis: {self._no_orientation(hi, 1)}; dropped'))
+                continue
             part = self._analyze_run(readings[None], poses[0], None if sensors is None
-                                     else sensors[0])
+                                     else sensors[0], gravity, stamp)
             if part is None:
                 self.no_pose += 1
                 step.drops.append(Drop(-1, 'no_contacts', f'no analysis: {self.contact_problem}'))
@@ -369,7 +469,8 @@ class AnalysisEngine:
 
     def _may_come(self, stamp_ns: int, now_ns: int) -> bool:
         """Whether to keep waiting for poses at ``stamp_ns`` (live tf data still arriving)."""
-        sources = [self.poses] + ([self.sensor_poses] if self.sensor_poses is not None else [])
+        sources = [self.poses, self.gravity_model] + ([self.sensor_poses] if self.sensor_poses
+                                                      is not None else [])
         if not any(s.waiting(stamp_ns) for s in sources):
             return False
         # without a clock (sim time before /clock), the newest sample's stamp bounds the wait
@@ -379,16 +480,27 @@ class AnalysisEngine:
     def counters(self) -> Any:
         """Return what was dropped so far.
 
-        :return: the synchroniser's counters, plus ``future`` and ``frame`` (per effector)
-            and ``out_of_order`` (samples).
+        :return: the synchroniser's counters, plus ``future`` and ``frame`` (per effector),
+            ``out_of_order`` and ``no_orientation`` (samples).
         """
         from types import SimpleNamespace
         return SimpleNamespace(**vars(self.sync.counters), future=self.future,
-                               frame=self.wrong_frame, out_of_order=self.out_of_order)
+                               frame=self.wrong_frame, out_of_order=self.out_of_order,
+                               no_orientation=self.no_orientation)
 
     def finish(self) -> None:
         """End of the input: readings left waiting are counted as unsynchronised."""
         self.sync.finish()
+
+
+def needs_orientation(params: dict) -> bool:
+    """Whether ``gravity_frame`` is another frame than the object frame.
+
+    :param params: validated analyzer parameters.
+    :return: True when gravity needs the object's orientation.
+    """
+    frame = params.get('gravity_frame') or ''
+    return bool(frame) and not same_frame(frame, params.get('object_frame', ''))
 
 
 def _runs(poses: np.ndarray, sensors: Optional[np.ndarray], *masks: np.ndarray) -> list:

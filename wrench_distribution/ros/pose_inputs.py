@@ -5,14 +5,20 @@
 the bag. ``tf``: :class:`~wrench_distribution.ros.tf.TfBufferPoses` looks the contact frames
 (and ``sensor_frames``) up at each sample's stamp in the tf2 buffer; a 10 Hz timer lets the
 engine analyse the samples that waited for tf data.
+
+The object's orientation in ``gravity_frame`` (when set) comes the same ways: tf (the object
+frame looked up at each sample stamp) or a PoseStamped topic held in a
+:class:`~wrench_distribution.engine.poses.HeldPoses` with ``orientation_timeout``.
 """
 from typing import Callable, Optional
 
-from geometry_msgs.msg import PoseArray
+from geometry_msgs.msg import PoseArray, PoseStamped
 
 from wrench_distribution.config import ConfigError
 from wrench_distribution.core.codec import stamp_to_ns
-from wrench_distribution.engine.poses import HeldPoses, StaticPoses
+from wrench_distribution.engine.analysis import needs_orientation
+from wrench_distribution.engine.poses import HeldPoses, same_frame, StaticPoses
+from wrench_distribution.engine.sensing import LiveHeldPoses
 from wrench_distribution.ros.conversions import pose_array_to_arrays
 from wrench_distribution.ros.diagnostics import DiagnosticsState, ERROR
 from wrench_distribution.ros.qos import reliable_qos
@@ -36,6 +42,8 @@ class PoseInputs:
         self.diag = diag
         self.source = config.contact_source
         self.sensors = None
+        self.orientation = None
+        self._lookup = None
         self.rejected: Optional[str] = None
         names = list(config.effectors)
         if self.source == 'static':
@@ -46,18 +54,39 @@ class PoseInputs:
                                       int(round(config.contact_timeout * 1e9)))
         else:
             self._tf_sources(config)
+        if needs_orientation(config.params):
+            self._orientation_source(config.params)
+
+    def _tf_lookup(self, parameter: str, accepted: str):
+        from wrench_distribution.ros.tf import tf2_available, TfPoseLookup
+        if not tf2_available():
+            raise ConfigError(f"parameter '{parameter}': 'tf' needs tf2_ros, which is "
+                              f'not importable here; accepted here: {accepted}')
+        if self._lookup is None:
+            self._lookup = TfPoseLookup(self.node, self.config.object_frame,
+                                        list(self.config.contact_frames))
+        return self._lookup
 
     def _tf_sources(self, config) -> None:
-        from wrench_distribution.ros.tf import tf2_available, TfBufferPoses, TfPoseLookup
-        if not tf2_available():
-            raise ConfigError("parameter 'contact_source': 'tf' needs tf2_ros, which is "
-                              'not importable here; accepted here: topic, static')
+        from wrench_distribution.ros.tf import TfBufferPoses
         frames = list(config.contact_frames)
-        lookup = TfPoseLookup(self.node, config.object_frame, frames)
+        lookup = self._tf_lookup('contact_source', 'topic, static')
         self.contacts = TfBufferPoses(lookup, [config.object_frame] * len(frames), frames)
         sensor_frames = config.params.get('sensor_frames')
         if sensor_frames:
             self.sensors = TfBufferPoses(lookup, frames, sensor_frames)
+
+    def _orientation_source(self, params: dict) -> None:
+        """Build the object's pose source in ``gravity_frame``: tf, or ``object_pose_topic``."""
+        frame = params['gravity_frame']
+        if params['object_orientation_source'] == 'topic':
+            self.orientation = LiveHeldPoses(['object'], frame,
+                                             int(round(params['orientation_timeout'] * 1e9)),
+                                             description=f"topic {params['object_pose_topic']}")
+            return
+        from wrench_distribution.ros.tf import TfBufferPoses
+        lookup = self._tf_lookup('object_orientation_source', 'topic')
+        self.orientation = TfBufferPoses(lookup, [frame], [self.config.object_frame])
 
     def start(self, engine, publish: Callable) -> None:
         """Subscribe (topic) or start the retry timer (tf); check static poses now.
@@ -77,8 +106,24 @@ class PoseInputs:
         elif self.source == 'topic':
             self.node.create_subscription(PoseArray, self.config.topics['contact_poses'],
                                           self._on_poses, reliable_qos(10))
-        else:
+        if isinstance(self.orientation, HeldPoses):
+            self.node.create_subscription(PoseStamped, self.config.params['object_pose_topic'],
+                                          self._on_object_pose, reliable_qos(10))
+        if self._lookup is not None:
             self.node.create_timer(TF_RETRY_PERIOD, self._retry)
+
+    def _on_object_pose(self, msg: PoseStamped) -> None:
+        frame = self.config.params['gravity_frame']
+        p, q = msg.pose.position, msg.pose.orientation
+        try:
+            if msg.header.frame_id and not same_frame(msg.header.frame_id, frame):
+                raise ValueError(f"frame '{msg.header.frame_id}' is not gravity_frame '{frame}'")
+            pose = self.orientation.check('', [[p.x, p.y, p.z]], [[q.x, q.y, q.z, q.w]])
+        except ValueError as e:
+            self.diag.problem('rejected_object_pose', f'object pose rejected: {e}', ERROR,
+                              'sensing')
+            return
+        self.orientation.add(stamp_to_ns(msg.header.stamp), pose)
 
     def _retry(self) -> None:
         self.publish(self.engine.retry(self.node.get_clock().now().nanoseconds))

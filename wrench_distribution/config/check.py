@@ -1,0 +1,339 @@
+"""One configuration, checked as a whole: the distributor and analyzer sections together (no ROS).
+
+What is commanded is what is read back only when both nodes agree on the grasp. Each
+section is validated on its own first (:func:`~.validation.validate_params`); then
+:func:`config_findings` compares them and returns every disagreement, one
+:class:`Finding` each: effectors (names, order), frames (object frame, contact frames),
+contacts (source, topic, static poses, types), the object model and solver options (the
+basis the prescription and the read-out share), signs (the command against the sensor),
+topics (an output of one node on an input of the other) and tool masses (against a
+controller's gravity compensation in the same file).
+
+Signs: the force controllers this package is wired to (ros2_controllers
+``admittance_controller`` ``~/wrench_reference``, FZI ``cartesian_force_controller``
+``target_wrench``) add the command to the measured wrench, so a command acts like a sensor
+reading: ``command_sign`` must be ``-sensor_signs[i]`` for every effector. Where an
+``object_sim`` section in the same file consumes the commands (the simulator applies them
+as the wrenches on the object), ``command_sign`` must be +1.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+import math
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from .loading import read_ros_params_yaml
+from .schema import ConfigError
+from .validation import validate_params
+
+DISTRIBUTOR = 'wrench_distributor'
+ANALYZER = 'wrench_analyzer'
+
+#: parameters of the object model and solver options both nodes must share
+_SHARED = ('object_com', 'object_mass', 'object_inertia', 'torque_share', 'virtual_masses',
+           'torque_weights', 'basis_reference_axis', 'friction_coefficients',
+           'contact_normals')
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One disagreement between the two sections.
+
+    :param concern: ``effectors``, ``frames``, ``contacts``, ``object``, ``signs``,
+        ``topics`` or ``tools``.
+    :param parameter: the parameter(s) concerned.
+    :param message: what disagrees and why it matters.
+    :param distributor: the distributor's value (or None).
+    :param analyzer: the analyzer's value (or None).
+    """
+
+    concern: str
+    parameter: str
+    message: str
+    distributor: Any = None
+    analyzer: Any = None
+
+    def text(self) -> str:
+        """Return the finding as one line."""
+        return f'{self.concern}: {self.parameter}: {self.message}'
+
+    def as_dict(self) -> dict:
+        """Return the finding as a JSON-ready dict."""
+        return asdict(self)
+
+
+def _per_effector(v: dict, name: str, width: int, default: Sequence) -> dict:
+    """Per-effector groups of a flat array parameter, by effector name."""
+    values = list(v.get(name) or [])
+    names = v['effectors']
+    if not values:
+        return {e: tuple(default) for e in names}
+    return {e: tuple(values[i * width:(i + 1) * width]) for i, e in enumerate(names)}
+
+
+def _close(a: Sequence[float], b: Sequence[float], tolerance: float = 1e-9) -> bool:
+    return len(a) == len(b) and all(math.isclose(x, y, rel_tol=tolerance, abs_tol=tolerance)
+                                    for x, y in zip(a, b))
+
+
+def _same_rotation(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Whether two quaternions (any norm) are the same rotation (q and -q are)."""
+    na = math.sqrt(sum(x * x for x in a)) or 1.0
+    nb = math.sqrt(sum(x * x for x in b)) or 1.0
+    return abs(abs(sum(x * y for x, y in zip(a, b))) / (na * nb) - 1.0) < 1e-6
+
+
+def _differing(d: dict, a: dict, name: str, width: int, default: Sequence, same) -> list:
+    """Effectors whose ``name`` groups differ: ``[(effector, distributor, analyzer)]``."""
+    dv, av = _per_effector(d, name, width, default), _per_effector(a, name, width, default)
+    return [(e, list(dv[e]), list(av[e])) for e in d['effectors'] if not same(dv[e], av[e])]
+
+
+def _effector_findings(d: dict, a: dict) -> list:
+    de, ae = list(d['effectors']), list(a['effectors'])
+    if set(de) != set(ae):
+        return [Finding('effectors', 'effectors', 'the nodes name different effectors; no '
+                        'other comparison is possible', de, ae)]
+    if de != ae:
+        return [Finding('effectors', 'effectors', 'same effectors in another order: every '
+                        'per-effector array and the basis order differ between the nodes', de, ae)]
+    return []
+
+
+def _frame_findings(d: dict, a: dict) -> list:
+    out = []
+    if d['object_frame'] != a['object_frame']:
+        out.append(Finding('frames', 'object_frame', 'the object frames differ',
+                           d['object_frame'], a['object_frame']))
+    defaults = {e: f'{e}_contact' for e in d['effectors']}
+    df = dict(zip(d['effectors'], d['contact_frames'])) if d['contact_frames'] else defaults
+    af = dict(zip(a['effectors'], a['contact_frames'])) if a['contact_frames'] else defaults
+    bad = [e for e in d['effectors'] if df[e] != af[e]]
+    if bad:
+        out.append(Finding('frames', 'contact_frames', 'contact frames differ for '
+                           + ', '.join(bad), [df[e] for e in bad], [af[e] for e in bad]))
+    return out
+
+
+def _contact_findings(d: dict, a: dict) -> list:
+    out = []
+    bad = _differing(d, a, 'contact_types', 1, ('rigid',), lambda x, y: x == y)
+    if bad:
+        out.append(Finding('contacts', 'contact_types', 'contact types differ for '
+                           + ', '.join(e for e, _, _ in bad),
+                           [x[1][0] for x in bad], [x[2][0] for x in bad]))
+    if d['contact_source'] != a['contact_source']:
+        return out + [Finding('contacts', 'contact_source', 'the nodes take the contact poses '
+                              'from different sources: the read-out uses other poses than the '
+                              'distribution', d['contact_source'], a['contact_source'])]
+    if d['contact_source'] == 'topic' and d['contact_poses_topic'] != a['contact_poses_topic']:
+        out.append(Finding('contacts', 'contact_poses_topic', 'the contact poses come from '
+                           'different topics', d['contact_poses_topic'], a['contact_poses_topic']))
+    if d['contact_source'] == 'static':
+        for name, width, default, same in (
+                ('contact_positions', 3, (0.0,) * 3, _close),
+                ('contact_orientations', 4, (0.0, 0.0, 0.0, 1.0), _same_rotation)):
+            bad = _differing(d, a, name, width, default, same)
+            if bad:
+                out.append(Finding('contacts', name, 'static contact poses differ for '
+                                   + ', '.join(e for e, _, _ in bad),
+                                   [x[1] for x in bad], [x[2] for x in bad]))
+    return out
+
+
+def _object_findings(d: dict, a: dict) -> list:
+    out = []
+    for name in _SHARED:
+        dv, av = d[name], a[name]
+        same = _close(dv, av) if isinstance(dv, list) else (
+            math.isclose(dv, av, abs_tol=1e-12) if isinstance(dv, float) else dv == av)
+        if not same:
+            out.append(Finding('object', name, 'the object model or solver options differ: '
+                               'the read-out decomposes in another basis than the prescription',
+                               dv, av))
+    if d['virtual_masses'] == a['virtual_masses'] == 'explicit' and not _close(
+            d['virtual_mass_values'], a['virtual_mass_values']):
+        out.append(Finding('object', 'virtual_mass_values', 'explicit virtual masses differ',
+                           d['virtual_mass_values'], a['virtual_mass_values']))
+    return out
+
+
+def _sign_findings(d: dict, a: dict, simulated: bool) -> list:
+    signs = _per_effector(a, 'sensor_signs', 1, (1,))
+    want = {e: 1 if simulated else -signs[e][0] for e in d['effectors']}
+    bad = [e for e in d['effectors'] if d['command_sign'] != want[e]]
+    if not bad:
+        return []
+    why = ('the simulator (object_sim) applies the commands as the wrenches on the object: '
+           'command_sign must be 1' if simulated else
+           'the force controller adds the command to the measured wrench, so the command must '
+           'have the sign of a reading: command_sign = -sensor_signs (else the arms pull '
+           'instead of squeezing)')
+    return [Finding('signs', 'command_sign/sensor_signs', f'{why}; wrong for '
+                    + ', '.join(bad), d['command_sign'], [signs[e][0] for e in bad])]
+
+
+def _topic_findings(d: dict, a: dict) -> list:
+    out = []
+    if _resolved(d['internal_load_topic']) == _resolved(a['internal_load_topic']):
+        out.append(Finding('topics', 'internal_load_topic', "the analyzer's measured internal "
+                           "load would be the distributor's prescription input",
+                           d['internal_load_topic'], a['internal_load_topic']))
+    effs = d['effectors']
+    commands = [_resolved(t) for t in (d['command_topics'] or [f'{e}/wrench_command' for e in effs])]
+    sensors = [_resolved(t) for t in (a['ft_topics'] or [f'{e}/ft_sensor' for e in effs])]
+    both = sorted(set(commands) & set(sensors))
+    if both:
+        out.append(Finding('topics', 'command_topics/ft_topics', 'commands published on F/T '
+                           'sensor topics: ' + ', '.join(both), d['command_topics'],
+                           a['ft_topics']))
+    return out
+
+
+def _resolved(topic: str) -> str:
+    return topic.lstrip('/')
+
+
+def _tool_findings(d: dict, a: dict, controllers: Mapping[str, dict]) -> list:
+    """Tool masses against a controller's gravity compensation in the same file.
+
+    ``admittance_controller``: ``gravity_compensation.CoG.force`` (the weight, N); FZI
+    ``cartesian_force_controller``: ``tool.mass`` (kg). The controller is the first name of
+    the effector's command topic.
+    """
+    out = []
+    effs = d['effectors']
+    masses = _per_effector(a, 'tool_masses', 1, (0.0,))
+    g = math.sqrt(sum(x * x for x in a['gravity']))
+    for e, topic in zip(effs, d['command_topics'] or []):
+        name = topic.strip('/').split('/')[0]
+        section = controllers.get(name) or {}
+        force = section.get('gravity_compensation.CoG.force')  # admittance_controller (N)
+        if force is None and 'tool.mass' in section:  # FZI cartesian controllers (kg)
+            force = [float(section['tool.mass']) * g]
+        if force is None:
+            continue
+        weight = math.sqrt(sum(float(x) ** 2 for x in force))
+        if not math.isclose(weight, masses[e][0] * g, rel_tol=0.02, abs_tol=1e-6):
+            out.append(Finding('tools', f'tool_masses ({e}) / {name}.gravity_compensation',
+                               f'the controller compensates a tool weight of {weight:.4g} N, '
+                               f'the analyzer {masses[e][0] * g:.4g} N', force, masses[e][0]))
+    return out
+
+
+def config_findings(distributor: dict, analyzer: dict, simulated: bool = False,
+                    controllers: Optional[Mapping[str, dict]] = None) -> list:
+    """Every disagreement between validated distributor and analyzer parameters.
+
+    :param distributor: the distributor's parameters (:func:`validate_params`).
+    :param analyzer: the analyzer's parameters (:func:`validate_params`).
+    :param simulated: the commands go to the simulator (``object_sim``), not a controller.
+    :param controllers: other sections of the file (name -> flat parameters).
+    :return: the findings, in concern order (empty: the sections agree).
+    """
+    out = _effector_findings(distributor, analyzer)
+    if out and out[0].message.startswith('the nodes name different'):
+        return out
+    for check in (_frame_findings, _contact_findings, _object_findings, _topic_findings):
+        out += check(distributor, analyzer)
+    out += _sign_findings(distributor, analyzer, simulated)
+    out += _tool_findings(distributor, analyzer, controllers or {})
+    return out
+
+
+def check_file(path_or_dict: Any) -> list:
+    """Validate both sections of a parameter file and compare them.
+
+    :param path_or_dict: a file path, or the parsed YAML.
+    :return: the findings.
+    :raises ConfigError: the file cannot be read, lacks a section, or a section is invalid.
+    """
+    data = _load(path_or_dict)
+    sections = {}
+    for kind, node in (('distributor', DISTRIBUTOR), ('analyzer', ANALYZER)):
+        try:
+            sections[kind] = validate_params(kind, read_ros_params_yaml(data, node))
+        except ConfigError as e:
+            raise ConfigError(f'{node} section: {e}') from None
+    others = {}
+    for key, section in data.items():
+        name = str(key).lstrip('/').split('/')[-1]
+        if name not in (DISTRIBUTOR, ANALYZER) and isinstance(section, Mapping):
+            try:
+                others[name] = read_ros_params_yaml({key: section}, name)
+            except ConfigError:
+                continue  # not a node section: nothing to compare
+    return config_findings(sections['distributor'], sections['analyzer'],
+                           simulated='object_sim' in others, controllers=others)
+
+
+def _load(path_or_dict: Any) -> Mapping:
+    if isinstance(path_or_dict, Mapping):
+        return path_or_dict
+    import os
+
+    from wrench_distribution.core.errors import InvalidInputError
+    from wrench_distribution.core.safe_load import load_document
+    try:
+        data = load_document(os.fspath(path_or_dict), 'parameter file')
+    except InvalidInputError as e:
+        raise ConfigError(str(e)) from None
+    if not isinstance(data, Mapping):
+        raise ConfigError('parameter file: expected a mapping of node names to '
+                          '{ros__parameters: ...}')
+    return data
+
+
+def param_files(argv: Sequence[str]) -> list:
+    """Return the ``--params-file`` paths of a ROS command line (after ``--ros-args``).
+
+    :param argv: the process arguments.
+    :return: the paths, in order.
+    """
+    out, ros = [], False
+    for i, arg in enumerate(argv):
+        if arg == '--ros-args':
+            ros = True
+        elif arg == '--' and ros:
+            ros = False
+        elif ros and arg == '--params-file' and i + 1 < len(argv):
+            out.append(argv[i + 1])
+    return out
+
+
+def findings_of_param_files(argv: Sequence[str]) -> list:
+    """Return the findings of each parameter file of a command line that has both sections.
+
+    A file without both sections, or one that does not validate, gives nothing here (the
+    node reports its own section's errors).
+
+    :param argv: the process arguments.
+    :return: ``[(path, findings)]`` for the files with findings.
+    """
+    out = []
+    for path in param_files(argv):
+        try:
+            data = _load(path)
+            read_ros_params_yaml(data, DISTRIBUTOR)
+            read_ros_params_yaml(data, ANALYZER)
+            findings = check_file(data)
+        except (ConfigError, OSError):
+            continue
+        if findings:
+            out.append((path, findings))
+    return out
+
+
+def warn_findings(warn: Callable[[str], None], argv: Sequence[str]) -> int:
+    """Report the findings of a node's parameter files, one warning each (nodes at start-up).
+
+    :param warn: where to write a warning (``node.get_logger().warning``).
+    :param argv: the process arguments (``sys.argv``).
+    :return: the number of findings.
+    """
+    count = 0
+    for path, findings in findings_of_param_files(argv):
+        for finding in findings:
+            warn(f'{path}: {finding.text()} (wrench-distribution check-config)')
+            count += 1
+    return count
