@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional
 
 from wrench_distribution.engine import AnalysisEngine, StaticPoses
 from . import plotjuggler, plots, summary as summary_mod
-from .errors import BagError
+from .errors import BagError, IncompleteBag
 from .poses import read_pose_array, read_tf, tf_poses
 from .progress import Progress
 from .reader import BagReader, WRENCH_STAMPED
@@ -31,6 +31,8 @@ class Options:
     :param node_name: node whose section of the parameter file is used.
     :param csv: also write ``samples.csv`` (``samples.parquet`` is always written).
     :param timings: if a dict, receives the seconds spent per stage (benchmarks).
+    :param allow_incomplete: analyse a bag of which part cannot be read (reported in the
+        summary) instead of failing.
     """
 
     namespace: str = '/'
@@ -41,6 +43,7 @@ class Options:
     node_name: str = 'wrench_analyzer'
     csv: bool = False
     timings: Optional[dict] = None
+    allow_incomplete: bool = False
 
 
 def resolve_topic(name: str, namespace: str = '/', node: str = 'wrench_analyzer') -> str:
@@ -118,39 +121,69 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
             clock.start()
             _close(samples)
             clock.stop('write_samples')
+        completeness = bag.completeness()
         if builder.count == 0:
-            raise BagError(
-                f'no synchronised sample in {bag_path}: {total} F/T messages, none matched '
-                f'within sync_tolerance={config.sync_tolerance} s'
-                + (f' with a contact pose ({analyzer.no_pose} samples had none: '
-                   f'{analyzer.contact_problem})' if analyzer.no_pose else '')
-                + '; check sync_tolerance, max_age and the header stamps')
+            raise BagError(_no_sample_reason(bag_path, config, analyzer, total, completeness))
         summary = builder.build(
             bag=str(bag_path), storage=storage_of(bag_path), pose_source=poses.description,
             counters=analyzer.counters(), basis_names=analyzer.basis_names,
             basis_units=analyzer.basis_units, regimes=analyzer.regimes,
             distributors_built=analyzer.distributors_built, config=config_name, topics=topics)
+    summary['completeness'] = completeness
     summary['outputs'] = samples.names + ['summary.json', 'plotjuggler_layout.xml']
     clock.start()
     _write_outputs(out_dir, summary, analyzer, buffer, config, options)
     clock.stop('plots_layout_json')
+    if not completeness['complete'] and not options.allow_incomplete:
+        raise IncompleteBag(incomplete_message(bag_path, completeness), summary)
     return summary
+
+
+def incomplete_message(bag_path: Path, completeness: dict) -> str:
+    """One line saying what is missing from a bag and where (for the error and the index)."""
+    short = [f"{t}: read {v['read']} of {v['announced']}"
+             for t, v in completeness['topics'].items() if v['missing']]
+    problems = completeness['problems']
+    cause = 'corrupt or truncated bag, ' if problems else ''
+    return (f'bag {bag_path} is incomplete ({cause}{completeness["missing_messages"]} '
+            f'messages missing'
+            + (f'; {"; ".join(short)}' if short else '')
+            + (f'; {"; ".join(problems[:3])}' if problems else '')
+            + (f' (+{len(problems) - 3} more problems)' if len(problems) > 3 else '')
+            + '); the outputs hold what could be read; rerun with --allow-incomplete to '
+            'accept them')
+
+
+def _no_sample_reason(bag_path: Path, config: Any, analyzer: AnalysisEngine, total: int,
+                      completeness: dict) -> str:
+    """Why no sample came out: unreadable topics first, synchronisation last."""
+    empty = [(t, v) for t, v in completeness['topics'].items()
+             if v['type'] == WRENCH_STAMPED and v['read'] == 0]
+    if empty:
+        problems = completeness['problems']
+        why = ('corrupt or truncated bag: ' + '; '.join(problems[:3]) if problems
+               else 'the storage files hold none of them')
+        return ('no F/T message could be read from '
+                + ', '.join(f"{t} ({v['announced'] or 0} announced)" for t, v in empty)
+                + f' in {bag_path}: {why}')
+    return (f'no synchronised sample in {bag_path}: {total} F/T messages, none matched '
+            f'within sync_tolerance={config.sync_tolerance} s'
+            + (f' with a contact pose ({analyzer.no_pose} samples had none: '
+               f'{analyzer.contact_problem})' if analyzer.no_pose else '')
+            + '; check sync_tolerance, max_age and the header stamps')
 
 
 def _ft_topics(bag: BagReader, bag_path: Path, config: Any, options: Options) -> tuple:
     """Resolve the F/T topics, check their type and count their messages.
 
     :return: ``(topics, message count)``.
-    :raises BagError: when a topic is missing, of another type or empty.
+    :raises BagError: when a topic is missing or carries no WrenchStamped.
     """
     topics = [resolve_topic(t, options.namespace, options.node_name)
               for t in config.topics['ft']]
     for eff, topic in zip(config.effectors, topics):
         bag.require(topic, WRENCH_STAMPED, f'F/T sensor of {eff}')
-    total = bag.count(topics)
-    if total == 0:
-        raise BagError(f'the F/T topics {", ".join(topics)} have no messages in {bag_path}')
-    return topics, total
+    return topics, bag.count(topics)
 
 
 def _write_outputs(out_dir: Path, summary: dict, analyzer: AnalysisEngine,
