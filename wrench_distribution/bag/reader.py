@@ -329,4 +329,5 @@ class BagReader:
                              'missing': missing}
         missing = sum(t['missing'] for t in topics.values())
         return {'complete': not problems and not missing, 'missing_messages': missing,
-                'topics': topics, 'problems': problems, 'notes': list(self.notes)}
+                'topics': topics, 'problems': problems,
+                'notes': list(self.notes) + [n for f in self.files for n in f.notes]}

@@ -105,12 +105,14 @@ class StorageFile:
     :ivar connections: ``(topic, type)`` -> message count the file announces (None when
         it announces none).
     :ivar problems: what could not be read, one line each.
+    :ivar notes: what was read another way than usual, one line each.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.connections: dict[tuple[str, str], Optional[int]] = {}
         self.problems: list[str] = []
+        self.notes: list[str] = []
 
     def batches(self, wanted: Wanted, chunk: int) -> Iterator[Batch]:  # pragma: no cover
         """Yield the wanted messages in bag order, about ``chunk`` at a time."""
@@ -200,8 +202,8 @@ class McapFile(StorageFile):
         try:
             self.summary = self._reader.get_summary()
         except (McapError, struct.error, ValueError, EOFError) as err:
-            self.problems.append(f'{self.path.name}: no readable summary ({type(err).__name__}: '
-                                 f'{err}); read linearly up to where it breaks')
+            self.notes.append(f'{self.path.name}: no readable summary ({type(err).__name__}: '
+                              f'{err}); read linearly')
         if self.summary is not None:
             self._index_connections()
 
