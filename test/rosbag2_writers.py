@@ -106,7 +106,7 @@ def mcap_bag(bag: Path, parts: Sequence[list], **kwargs) -> dict:
     return counts
 
 
-_SQLITE_WRITER = r'''
+_SQLITE_WRITER = r"""
 import os, signal, sqlite3, sys
 path, split = sys.argv[1], int(sys.argv[2])
 rows = [line.split(' ') for line in sys.stdin.read().split('\n') if line]
@@ -135,11 +135,11 @@ for n, (topic, msgtype, recv, hexdata) in enumerate(rows):
 sys.stdout.write('written\n')
 sys.stdout.flush()
 os.kill(os.getpid(), signal.SIGKILL)  # the recorder dies: no checkpoint, no close
-'''
+"""
 
 
 def killed_sqlite_bag(bag: Path, messages: list, checkpointed: int) -> dict:
-    """A sqlite3 bag in WAL mode whose recorder was killed after writing ``messages``.
+    """Write a sqlite3 bag in WAL mode whose recorder is killed after writing ``messages``.
 
     The first ``checkpointed`` messages are in the ``.db3``; the rest only in its ``-wal``.
     """

@@ -15,17 +15,17 @@ from hypothesis import strategies as st
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-
-import bag_fixtures as F
 import rosbag2_writers as W
 from test_bag_offline import check_against_truth, read_parquet, run_cli
+
+import bag_fixtures as F
 
 TWIST = 'geometry_msgs/msg/TwistStamped'
 POSE = 'geometry_msgs/msg/PoseStamped'
 
 
 def twist_raw(ns: int, values) -> bytes:
-    """A TwistStamped payload (same size as a WrenchStamped one: the dangerous case)."""
+    """Return a TwistStamped payload (as long as a WrenchStamped one: the dangerous case)."""
     T = F.T
     V = T['geometry_msgs/msg/Vector3']
     msg = T[TWIST](header=F._header(ns, 'base'), twist=T['geometry_msgs/msg/Twist'](
@@ -94,8 +94,11 @@ def test_split_bag_with_different_qos_text_in_each_file(tmp_path):
 
 
 def test_metadata_qos_differs_from_the_sqlite_file(tmp_path):
-    """rosbags' own writer; then the QoS text of metadata.yaml is rewritten (as in rosbag2's
-    test bags): every message is still read."""
+    """Read every message when metadata.yaml's QoS text differs from the storage file's.
+
+    rosbags' own writer, then the QoS text of metadata.yaml rewritten (as in rosbag2's
+    test bags).
+    """
     sc = F.make_scenario(60)
     bag = F.write_scenario_bag(tmp_path / 'bag', sc, 'sqlite3')
     meta = (bag / 'metadata.yaml').read_text()
@@ -160,7 +163,7 @@ def test_extra_topics_with_unknown_or_empty_schemas_are_ignored(tmp_path):
 
 
 def zero_length_frame_raw(ns: int, w) -> bytes:
-    """WrenchStamped CDR with a ``frame_id`` of length 0 (no NUL), laid out by hand."""
+    """Return WrenchStamped CDR with a ``frame_id`` of length 0 (no NUL), laid out by hand."""
     head = b'\x00\x01\x00\x00' + int(ns // 10**9).to_bytes(4, 'little', signed=True)
     head += int(ns % 10**9).to_bytes(4, 'little') + (0).to_bytes(4, 'little')
     head += b'\x00' * 4  # doubles align to 8 from the end of the encapsulation header
@@ -182,7 +185,7 @@ def test_zero_length_frame_id(tmp_path):
 
 
 def _check_partial(tmp_path: Path, sc: F.Scenario, summary: dict) -> None:
-    """What an incomplete bag's outputs hold is right, and what is missing is counted."""
+    """Check that an incomplete bag's outputs are right and what is missing is counted."""
     done = summary['completeness']
     assert not done['complete']
     for topic in done['topics'].values():
@@ -197,7 +200,7 @@ def _check_partial(tmp_path: Path, sc: F.Scenario, summary: dict) -> None:
 
 @pytest.fixture(scope='module')
 def chunked_bag(tmp_path_factory):
-    """A chunked, zstd-compressed, CRC-checked MCAP bag of 300 samples (about 30 chunks)."""
+    """Return a chunked, zstd-compressed, CRC-checked MCAP bag of 300 samples (many chunks)."""
     sc = F.make_scenario(300)
     root = tmp_path_factory.mktemp('chunked')
     W.mcap_bag(root / 'bag', [W.ft_messages(sc)], chunk_size=2048)
@@ -223,8 +226,10 @@ def _damaged_copy(tmp_path: Path, bag: Path, fraction: float, truncate: bool) ->
 @given(fraction=st.floats(0.02, 0.9), truncate=st.booleans())
 def test_damage_at_any_offset_is_refused_or_counted(tmp_path_factory, chunked_bag, fraction,
                                                     truncate):
-    """Garbage or truncation anywhere: an error naming it, or (with --allow-incomplete)
-    correct samples for what was read and the shortfall counted; never exit 0 with less."""
+    """Refuse or count garbage or truncation anywhere; never exit 0 with less.
+
+    With --allow-incomplete: correct samples for what was read, the shortfall counted.
+    """
     sc, bag = chunked_bag
     tmp_path = tmp_path_factory.mktemp('damaged')
     damaged = _damaged_copy(tmp_path, bag, fraction, truncate)
@@ -292,3 +297,46 @@ def test_directory_with_a_damaged_bag(tmp_path, capsys, chunked_bag):
         else:
             assert code == 2 and 'incomplete' in bad['error']
             assert '1 of 2 bags failed' in error_line(capsys)
+
+
+@pytest.mark.parametrize('output_frame', ['contact', 'object'])
+def test_friction_offline_per_contact(tmp_path, output_frame):
+    """Check friction.parquet's utilisation, normal force and status per contact and sample.
+
+    As the analyzer node's ``measured/friction`` (utilisation -1 where undefined), derived
+    by hand from the scenario's applied wrenches.
+    """
+    sc = F.make_scenario(120, moving=True)
+    bag = F.write_scenario_bag(tmp_path / 'bag', sc, 'mcap', poses='topic', pose_period=1)
+    mu = np.array([0.5, 0.3, 0.8])
+    normals = np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [0.6, 0.0, 0.8]])
+    cfg = F.write_params(tmp_path / 'p.yaml', 'topic', friction_coefficients=mu.tolist(),
+                         contact_normals=normals.ravel().tolist(), friction_margin=0.1,
+                         output_frame=output_frame)
+    assert run_cli(bag, '--config', cfg, '--out', tmp_path / 'out', '--no-plots') == 0
+    table = pq.read_table(tmp_path / 'out' / 'friction.parquet')
+    assert table.column('stamp_ns').to_pylist() == sc.stamps_ns.tolist()
+    statuses = table.schema.metadata[b'statuses'].decode().split(',')
+    seen = set()
+    for i, e in enumerate(F.EFFECTORS):
+        f = sc.applied[:, i, :3]
+        normal = f @ normals[i]
+        tangential = np.linalg.norm(f - normal[:, None] * normals[i], axis=1)
+        util = tangential / (mu[i] * normal)
+        got = {k: table.column(f'{e}.friction.{k}').to_numpy()
+               for k in ('utilisation', 'normal_force', 'status')}
+        np.testing.assert_allclose(got['normal_force'], normal, atol=1e-8)
+        pushing = normal > 1e-6
+        np.testing.assert_allclose(got['utilisation'][pushing], util[pushing], rtol=1e-8)
+        assert np.all(got['utilisation'][~pushing] == -1.0)
+        names = [statuses[int(c)] for c in got['status']]
+        clear = pushing & (np.abs(util - 0.9) > 1e-6) & (np.abs(util - 1.0) > 1e-6)
+        expected = np.where(util < 0.9, 'ok', np.where(util < 1.0, 'near_limit', 'slipping'))
+        assert [n for n, c in zip(names, clear) if c] == list(expected[clear])
+        assert all(n == 'pulling' for n, p in zip(names, normal < -1e-6) if p)
+        seen.update(names)
+    assert len(seen) >= 2  # the scenario crosses statuses
+    summary = json.loads((tmp_path / 'out' / 'summary.json').read_text())
+    assert 'friction.parquet' in summary['outputs']
+    left = summary['friction']['contacts']['left']
+    assert sum(left['status_samples'].values()) == 120

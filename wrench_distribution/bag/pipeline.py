@@ -7,9 +7,11 @@ import time
 from typing import Any, Callable, Optional
 
 
+from wrench_distribution.config import contact_friction_fields
 from wrench_distribution.engine import AnalysisEngine, StaticPoses
 from . import plotjuggler, plots, summary as summary_mod
 from .errors import BagError, IncompleteBag
+from .friction import friction_active, FrictionRecorder
 from .poses import read_pose_array, read_tf, tf_poses
 from .progress import Progress
 from .reader import BagReader, WRENCH_STAMPED
@@ -106,18 +108,23 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise BagError(f'cannot create output directory {out_dir}: {err}') from None
-        analyzer = AnalysisEngine(config, poses, sensor_poses, on_rebuild=_same_basis())
+        analyzer = AnalysisEngine(config, poses, sensor_poses,
+                                  contact_friction_fields(config.params), _same_basis())
         builder = summary_mod.SummaryBuilder(names)
         buffer = plots.PlotBuffer()
+        friction = FrictionRecorder(config, analyzer, out_dir) if friction_active(config) else None
         samples = _samples_writer(out_dir, bag_path, config, options, config_name)
         progress = Progress(total, bag_path.name, enabled=options.progress)
         clock = _StageClock(options.timings)
         try:
             frames = analyzer.ft_frames if any(analyzer.ft_frames) else None
             _analyse_chunks(bag.wrench_chunks(topics, options.chunk, frames), analyzer,
-                            samples, (builder, buffer), progress, clock)
+                            samples, (builder, buffer) + ((friction,) if friction else ()),
+                            progress, clock)
         finally:
             progress.close()
+            if friction is not None:
+                friction.close()
             clock.start()
             _close(samples)
             clock.stop('write_samples')
@@ -130,7 +137,10 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
             basis_units=analyzer.basis_units, regimes=analyzer.regimes,
             distributors_built=analyzer.distributors_built, config=config_name, topics=topics)
     summary['completeness'] = completeness
-    summary['outputs'] = samples.names + ['summary.json', 'plotjuggler_layout.xml']
+    if friction is not None:
+        summary['friction'] = friction.summary()
+    summary['outputs'] = samples.names + ['summary.json', 'plotjuggler_layout.xml'] + (
+        ['friction.parquet'] if friction is not None else [])
     clock.start()
     _write_outputs(out_dir, summary, analyzer, buffer, config, options)
     clock.stop('plots_layout_json')
