@@ -340,3 +340,37 @@ def test_friction_offline_per_contact(tmp_path, output_frame):
     assert 'friction.parquet' in summary['outputs']
     left = summary['friction']['contacts']['left']
     assert sum(left['status_samples'].values()) == 120
+
+
+@settings(max_examples=30, deadline=None)
+@given(frame=st.text(st.characters(min_codepoint=97, max_codepoint=122), max_size=11),
+       counts=st.lists(st.integers(0, 4), min_size=1, max_size=6),
+       same=st.booleans())
+def test_pose_array_decoding_equals_rosbags(frame, counts, same):
+    """The numpy PoseArray decoder gives rosbags' deserialisation for any frame and size."""
+    from wrench_distribution.bag.cdr import decode_pose_arrays
+    rng = np.random.default_rng(len(frame) + 7 * len(counts))
+    counts = [counts[0]] * len(counts) if same else counts
+    messages = [F.pose_array_msg(F.START_NS + 12_345 * j, frame, rng.normal(size=(c, 7)))
+                for j, c in enumerate(counts)]
+    raws = [bytes(F.TYPESTORE.serialize_cdr(m, F.PA)) for m in messages]
+    sizes = np.array([len(r) for r in raws])
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+
+    def never(raw):
+        raise AssertionError('plain little-endian CDR must not need the fallback')
+    decoded = decode_pose_arrays(np.frombuffer(b''.join(raws), np.uint8), starts, sizes,
+                                 lambda raw: _by_rosbags(raw) if not same else never(raw))
+    for (stamp, frame_id, poses), msg in zip(decoded, messages):
+        assert stamp == msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+        assert frame_id == frame
+        expected = [[p.position.x, p.position.y, p.position.z, p.orientation.x,
+                     p.orientation.y, p.orientation.z, p.orientation.w] for p in msg.poses]
+        assert poses.tolist() == expected
+
+
+def _by_rosbags(raw: bytes):
+    msg = F.TYPESTORE.deserialize_cdr(raw, F.PA)
+    return (msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec, msg.header.frame_id,
+            [[p.position.x, p.position.y, p.position.z, p.orientation.x, p.orientation.y,
+              p.orientation.z, p.orientation.w] for p in msg.poses])

@@ -20,7 +20,7 @@ import yaml
 
 from wrench_distribution.core.codec import stamp_to_ns
 
-from .cdr import decode_wrench_buffer, frame_ids
+from .cdr import decode_pose_arrays, decode_wrench_buffer, frame_ids
 from .errors import BagError
 from .storage import Batch, McapFile, SqliteFile, StorageFile
 
@@ -266,6 +266,19 @@ class BagReader:
             where = f' on {topic}' if topic else ''
             raise BagError(f'corrupt message{where} in {self.path}: it does not decode as '
                            f'{msgtype} ({type(err).__name__}: {err})') from None
+
+    def pose_arrays(self, topic: str) -> Iterator[tuple[int, str, np.ndarray]]:
+        """Yield ``(stamp_ns, frame_id, poses (m, 7))`` of every PoseArray on ``topic``.
+
+        Decoded with numpy where the layout allows, else with the typestore.
+        """
+        def slow(raw: bytes) -> tuple[int, str, list]:
+            msg = self.deserialize(raw, POSE_ARRAY, topic)
+            return (stamp_to_ns(msg.header.stamp), msg.header.frame_id,
+                    [[p.position.x, p.position.y, p.position.z, p.orientation.x,
+                      p.orientation.y, p.orientation.z, p.orientation.w] for p in msg.poses])
+        for batch in self.batches([topic], 100_000):
+            yield from decode_pose_arrays(batch.data, batch.starts, batch.sizes, slow)
 
     def wrench_chunks(
         self, topics: Sequence[str], chunk: int, frames: Optional[Sequence[str]] = None,

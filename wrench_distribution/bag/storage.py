@@ -28,6 +28,7 @@ import urllib.parse
 
 import numpy as np
 
+from .cdr import rows_at
 from .errors import BagError
 
 #: ``(topic, type)`` -> stream index of the caller
@@ -310,7 +311,7 @@ class McapFile(StorageFile):
     def _gather(self, data: np.ndarray, stream, recv, offsets, index) -> Optional[Batch]:
         """Locate each message record in the chunk and check it against its index entry."""
         ok = (offsets >= 0) & (offsets + _MESSAGE_HEAD <= len(data))
-        head = data[np.where(ok, offsets, 0)[:, None] + np.arange(_MESSAGE_HEAD)]
+        head = rows_at(data, np.where(ok, offsets, 0), _MESSAGE_HEAD)
         length = head[:, 1:9].copy().view('<u8')[:, 0].astype(np.int64)
         log_time = head[:, 15:23].copy().view('<u8')[:, 0].astype(np.int64)
         ok &= (head[:, 0] == _OP_MESSAGE) & (log_time == recv)
