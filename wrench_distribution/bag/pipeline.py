@@ -98,6 +98,8 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
     bag_path = Path(bag_path)
     out_dir = Path(out_dir)
     names = list(config.effectors)
+    if options.plots:
+        plots.preload()
     with BagReader(bag_path) as bag:
         bag_path = bag.path  # a storage file given instead of its bag directory
         topics, total = _ft_topics(bag, bag_path, config, options)
