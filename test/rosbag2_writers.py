@@ -18,7 +18,7 @@ import subprocess
 import sys
 from typing import Optional, Sequence
 
-from mcap.writer import CompressionType, Writer
+from mcap.writer import CompressionType, IndexType, Writer
 import yaml
 
 import bag_fixtures as F
@@ -48,7 +48,8 @@ def ft_messages(sc: F.Scenario, effectors: Sequence[str] = F.EFFECTORS) -> list:
 
 def write_mcap(path: Path, messages: list, *, qos: str = QOS_A, chunked: bool = True,
                chunk_size: int = 4096, schemas: Optional[dict] = None,
-               compression: CompressionType = CompressionType.ZSTD) -> dict:
+               compression: CompressionType = CompressionType.ZSTD,
+               index_types: IndexType = IndexType.ALL) -> dict:
     """Write one MCAP file as rosbag2_storage_mcap does; return its counts per (topic, type).
 
     :param schemas: type -> ``(encoding, definition bytes)`` overriding the ``ros2msg``
@@ -58,7 +59,7 @@ def write_mcap(path: Path, messages: list, *, qos: str = QOS_A, chunked: bool = 
     counts: dict = {}
     with open(path, 'wb') as f:
         writer = Writer(f, chunk_size=chunk_size, compression=compression,
-                        use_chunking=chunked)
+                        use_chunking=chunked, index_types=index_types)
         writer.start(profile='ros2', library='rosbag2.mcap.test')
         ids: dict = {}
         for topic, msgtype, recv, raw in messages:

@@ -144,6 +144,19 @@ def test_unchunked_mcap_with_out_of_order_log_times(tmp_path):
     assert summary['completeness']['complete']
 
 
+@pytest.mark.parametrize('compression', ['NONE', 'LZ4', 'ZSTD'])
+def test_chunked_mcap_without_message_indexes(tmp_path, compression):
+    """Chunks but no message index records (chunk index only), any chunk compression."""
+    from mcap.writer import CompressionType, IndexType
+    sc = F.make_scenario(100)
+    W.mcap_bag(tmp_path / 'bag', [W.ft_messages(sc)], chunk_size=1500,
+               index_types=IndexType.CHUNK, compression=CompressionType[compression])
+    code, summary = analyse(tmp_path, tmp_path / 'bag')
+    assert code == 0
+    check_against_truth(tmp_path / 'out', sc)
+    assert summary['completeness']['complete']
+
+
 def test_extra_topics_with_unknown_or_empty_schemas_are_ignored(tmp_path):
     sc = F.make_scenario(90)
     messages = W.ft_messages(sc)

@@ -235,9 +235,12 @@ class McapFile(StorageFile):
         indexes = sorted(self.summary.chunk_indexes,
                          key=lambda c: (c.message_start_time, c.chunk_start_offset))
         for index in indexes:
-            if not any(cid in by_channel for cid in index.message_index_offsets):
+            if not index.message_index_offsets:  # written without message indexes
+                batch = self._chunk_records(index, by_channel)
+            elif not any(cid in by_channel for cid in index.message_index_offsets):
                 continue  # no wanted channel: never decompressed
-            batch = self._chunk(index, by_channel)
+            else:
+                batch = self._chunk(index, by_channel)
             if batch is None or not len(batch):
                 continue
             pending.append(batch)
@@ -279,6 +282,23 @@ class McapFile(StorageFile):
         recv = np.concatenate([e[1] for e in entries])
         offsets = np.concatenate([e[2] for e in entries])
         return self._gather(data, stream, recv, offsets, index)
+
+    def _chunk_records(self, index, by_channel: dict) -> Optional[Batch]:
+        """Read the wanted messages of a chunk without message indexes (mcap's record parser)."""
+        from mcap.exceptions import McapError
+        from mcap.records import Chunk, Message
+        from mcap.data_stream import ReadDataStream
+        from mcap.stream_reader import breakup_chunk, CRCValidationError
+        try:
+            self._file.seek(index.chunk_start_offset + 1 + 8)
+            records = breakup_chunk(Chunk.read(ReadDataStream(self._file)), validate_crc=True)
+        except (CRCValidationError, McapError, struct.error, ValueError, EOFError) as err:
+            self.problems.append(f'{self._where(index)}: unreadable ({type(err).__name__}: '
+                                 f'{err}); its messages are lost')
+            return None
+        rows = [(by_channel[r.channel_id], r.log_time, r.data) for r in records
+                if isinstance(r, Message) and r.channel_id in by_channel]
+        return self._rows(rows) if rows else None
 
     def _message_index(self, offset: int, cid: int, stream: int, index) -> Optional[tuple]:
         """``(stream, log times, offsets in the chunk)`` of a MessageIndex record (MCAP spec)."""
