@@ -157,6 +157,28 @@ def test_chunked_mcap_without_message_indexes(tmp_path, compression):
     assert summary['completeness']['complete']
 
 
+@pytest.mark.parametrize('storage', ['sqlite3', 'mcap'])
+@pytest.mark.parametrize('mode', ['MESSAGE', 'FILE'])
+def test_compressed_bags_of_rosbags_writer(tmp_path, storage, mode):
+    """rosbags' writer with zstd compression per message or per file."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.rosbag2.enums import CompressionFormat, CompressionMode
+    sc = F.make_scenario(60)
+    plugin = StoragePlugin.MCAP if storage == 'mcap' else StoragePlugin.SQLITE3
+    writer = Writer(tmp_path / 'bag', version=8, storage_plugin=plugin)
+    writer.set_compression(CompressionMode[mode], CompressionFormat.ZSTD)
+    with writer as w:
+        conns = {}
+        for topic, msgtype, recv, raw in W.ft_messages(sc):
+            if topic not in conns:
+                conns[topic] = w.add_connection(topic, msgtype, typestore=F.TYPESTORE)
+            w.write(conns[topic], recv, raw)
+    code, summary = analyse(tmp_path, tmp_path / 'bag')
+    assert code == 0
+    check_against_truth(tmp_path / 'out', sc)
+    assert summary['completeness']['complete']
+
+
 def test_extra_topics_with_unknown_or_empty_schemas_are_ignored(tmp_path):
     sc = F.make_scenario(90)
     messages = W.ft_messages(sc)

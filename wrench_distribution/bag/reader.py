@@ -22,7 +22,7 @@ from wrench_distribution.core.codec import stamp_to_ns
 
 from .cdr import decode_pose_arrays, decode_wrench_buffer, frame_ids
 from .errors import BagError
-from .storage import Batch, McapFile, SqliteFile, StorageFile
+from .storage import Batch, decompress_batch, McapFile, SqliteFile, StorageFile
 
 WRENCH_STAMPED = 'geometry_msgs/msg/WrenchStamped'
 POSE_ARRAY = 'geometry_msgs/msg/PoseArray'
@@ -238,9 +238,12 @@ class BagReader:
         for key in wanted:
             self.read_counts.setdefault(key, 0)
         keys = list(wanted)
+        per_message = str(self.info.get('compression_mode') or '').lower() == 'message'
         for file in self.files:
             with translate_errors(file.path):
                 for whole in file.batches(wanted, chunk):
+                    if per_message and isinstance(file, McapFile):
+                        whole = decompress_batch(whole, file.path)
                     for start in range(0, len(whole), chunk):
                         batch = whole.part(start, start + chunk)
                         counts = np.bincount(batch.stream, minlength=len(keys))

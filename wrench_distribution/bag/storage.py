@@ -173,6 +173,12 @@ class SqliteFile(StorageFile):
             self._db.close()
 
 
+def decompress_batch(batch: Batch, path: Path) -> Batch:
+    """Return ``batch`` with each payload zstd-decompressed (``compression_mode: message``)."""
+    raws = [batch.payload(j) for j in range(len(batch))]
+    return Batch.from_rows(batch.stream, batch.recv, _decompress_each(raws, path))
+
+
 def _decompress_each(raws, path: Path) -> list:
     import zstandard
     decompressor = zstandard.ZstdDecompressor()
