@@ -80,6 +80,29 @@ def test_topic_with_two_other_types_is_an_error_naming_both(tmp_path, capsys):
     assert 'sync_tolerance' not in line
 
 
+def test_topic_not_in_cdr_names_its_encoding(tmp_path, capsys):
+    from mcap.writer import Writer
+    sc = F.make_scenario(5)
+    messages = [m for m in W.ft_messages(sc) if m[0] != '/right/ft_sensor']
+    W.mcap_bag(tmp_path / 'bag', [messages])
+    data = next((tmp_path / 'bag').glob('*.mcap'))
+    with open(data, 'wb') as f:  # rewritten with /right/ft_sensor in JSON
+        writer = Writer(f)
+        writer.start(profile='ros2', library='test')
+        schema = writer.register_schema(F.WS, 'ros2msg', W.msgdef(F.WS))
+        ids = {t: writer.register_channel(t, 'cdr', schema) for t in
+               ('/left/ft_sensor', '/palm/ft_sensor')}
+        ids['/right/ft_sensor'] = writer.register_channel('/right/ft_sensor', 'json', schema)
+        for topic, _, recv, raw in messages:
+            writer.add_message(ids[topic], log_time=recv, data=raw, publish_time=recv)
+            writer.add_message(ids['/right/ft_sensor'], log_time=recv, data=b'{}',
+                               publish_time=recv)
+        writer.finish()
+    code, _ = analyse(tmp_path, tmp_path / 'bag')
+    line = error_line(capsys)
+    assert code == 2 and '/right/ft_sensor' in line and 'json' in line and 'CDR' in line
+
+
 def test_split_bag_with_different_qos_text_in_each_file(tmp_path):
     sc = F.make_scenario(200)
     messages = W.ft_messages(sc)
@@ -160,7 +183,7 @@ def test_chunked_mcap_without_message_indexes(tmp_path, compression):
 @pytest.mark.parametrize('storage', ['sqlite3', 'mcap'])
 @pytest.mark.parametrize('mode', ['MESSAGE', 'FILE'])
 def test_compressed_bags_of_rosbags_writer(tmp_path, storage, mode):
-    """rosbags' writer with zstd compression per message or per file."""
+    """Read the bags of rosbags' writer with zstd compression per message or per file."""
     from rosbags.rosbag2 import StoragePlugin, Writer
     from rosbags.rosbag2.enums import CompressionFormat, CompressionMode
     sc = F.make_scenario(60)

@@ -219,6 +219,12 @@ class BagReader:
                     'which one is meant is ambiguous')
             raise BagError(f'topic {topic} in bag {self.path} has type {types[topic][0]}, '
                            f'expected {msgtype}')
+        encodings = {e for f in self.files for e in f.encodings.get((topic, msgtype), ())}
+        if encodings - {'cdr', ''}:
+            raise BagError(
+                f'topic {topic} in bag {self.path} is recorded as '
+                f'{" and ".join(sorted(encodings))}, not CDR; analyze-bag decodes CDR '
+                '(the ROS 2 default serialisation)')
         others = [m for m in types[topic] if m != msgtype]
         if others and self._chosen.get(topic) != msgtype:
             self.notes.append(

@@ -114,6 +114,8 @@ class StorageFile:
         self.connections: dict[tuple[str, str], Optional[int]] = {}
         self.problems: list[str] = []
         self.notes: list[str] = []
+        #: ``(topic, type)`` -> serialisation formats of its connections (``cdr``...)
+        self.encodings: dict[tuple[str, str], set] = {}
 
     def batches(self, wanted: Wanted, chunk: int) -> Iterator[Batch]:  # pragma: no cover
         """Yield the wanted messages in bag order, about ``chunk`` at a time."""
@@ -135,13 +137,15 @@ class SqliteFile(StorageFile):
         uri = 'file:' + urllib.parse.quote(str(self.path)) + '?mode=ro'
         try:
             self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
-            rows = self._db.execute('SELECT id, name, type FROM topics').fetchall()
+            rows = self._db.execute(
+                'SELECT id, name, type, serialization_format FROM topics').fetchall()
         except sqlite3.DatabaseError as err:
             raise BagError(f'cannot open {self.path}: corrupt or truncated bag '
                            f'(sqlite3: {err})') from None
         self._ids: dict[tuple[str, str], list[int]] = {}
-        for topic_id, name, msgtype in rows:
+        for topic_id, name, msgtype, encoding in rows:
             self._ids.setdefault((name, msgtype), []).append(int(topic_id))
+            self.encodings.setdefault((name, msgtype), set()).add(str(encoding))
             self.connections.setdefault((name, msgtype), None)
 
     def batches(self, wanted: Wanted, chunk: int) -> Iterator[Batch]:
@@ -222,6 +226,7 @@ class McapFile(StorageFile):
             schema = summary.schemas.get(channel.schema_id)
             key = (channel.topic, schema.name if schema else '')
             self._channels[cid] = key
+            self.encodings.setdefault(key, set()).add(channel.message_encoding)
             if summary.statistics is not None:
                 self.connections[key] = (self.connections.get(key) or 0) + counts.get(cid, 0)
             else:
