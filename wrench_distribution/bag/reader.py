@@ -300,10 +300,18 @@ class BagReader:
             is given (frame ids compared without a leading ``/``).
         """
         topics = list(topics)
+        parts: list = []
+        count = 0
         for batch in self.batches(topics, chunk):
             stamp, wrench = self._decode(batch, topics)
-            decoded = (batch.stream, batch.recv, stamp, wrench)
-            yield decoded if frames is None else decoded + (self._frames_ok(batch, frames),)
+            parts.append((batch.stream, batch.recv, stamp, wrench)
+                         + (() if frames is None else (self._frames_ok(batch, frames),)))
+            count += len(batch)
+            if count >= chunk:
+                yield from _in_chunks(parts, chunk)
+                parts, count = [], 0
+        if parts:
+            yield from _in_chunks(parts, chunk)
 
     def _slow(self, topic: str):
         def decode(raw: bytes) -> tuple[int, list[float]]:
@@ -353,3 +361,15 @@ class BagReader:
         return {'complete': not problems and not missing, 'missing_messages': missing,
                 'topics': topics, 'problems': problems,
                 'notes': list(self.notes) + [n for f in self.files for n in f.notes]}
+
+
+def _in_chunks(parts: list, chunk: int) -> Iterator[tuple]:
+    """Join decoded parts (tuples of arrays), in receive-time order, ``chunk`` rows at a time."""
+    joined = tuple(np.concatenate(column) if len(parts) > 1 else column[0]
+                   for column in zip(*parts))
+    recv = joined[1]
+    if len(recv) > 1 and np.any(recv[1:] < recv[:-1]):  # chunks overlapping in log time
+        order = np.argsort(recv, kind='stable')
+        joined = tuple(column[order] for column in joined)
+    for start in range(0, len(recv), chunk):
+        yield tuple(column[start:start + chunk] for column in joined)

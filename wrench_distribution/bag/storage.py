@@ -82,22 +82,13 @@ class Batch:
         return cls(np.asarray(stream, np.int64), np.asarray(recv, np.int64), data, starts, sizes)
 
 
-def _concat(batches: list) -> Batch:
-    """One batch from several, sorted by receive time (stable)."""
-    if len(batches) == 1:
-        out = batches[0]
-    else:
-        shift = np.cumsum([0] + [len(b.data) for b in batches[:-1]])
-        out = Batch(np.concatenate([b.stream for b in batches]),
-                    np.concatenate([b.recv for b in batches]),
-                    np.concatenate([b.data for b in batches]),
-                    np.concatenate([b.starts + s for b, s in zip(batches, shift)]),
-                    np.concatenate([b.sizes for b in batches]))
-    if len(out) > 1 and np.any(out.recv[1:] < out.recv[:-1]):
-        order = np.argsort(out.recv, kind='stable')
-        out = Batch(out.stream[order], out.recv[order], out.data, out.starts[order],
-                    out.sizes[order])
-    return out
+def _sorted(batch: Batch) -> Batch:
+    """Return ``batch`` sorted by receive time (stable)."""
+    if len(batch) > 1 and np.any(batch.recv[1:] < batch.recv[:-1]):
+        order = np.argsort(batch.recv, kind='stable')
+        return Batch(batch.stream[order], batch.recv[order], batch.data, batch.starts[order],
+                     batch.sizes[order])
+    return batch
 
 
 class StorageFile:
@@ -240,9 +231,8 @@ class McapFile(StorageFile):
             yield from self._linear(wanted, chunk)
 
     def _indexed(self, wanted: Wanted, chunk: int) -> Iterator[Batch]:
+        """Yield the wanted messages chunk by chunk (each in log-time order)."""
         by_channel = {cid: wanted[key] for cid, key in self._channels.items() if key in wanted}
-        pending: list[Batch] = []
-        count = 0
         indexes = sorted(self.summary.chunk_indexes,
                          key=lambda c: (c.message_start_time, c.chunk_start_offset))
         for index in indexes:
@@ -252,15 +242,8 @@ class McapFile(StorageFile):
                 continue  # no wanted channel: never decompressed
             else:
                 batch = self._chunk(index, by_channel)
-            if batch is None or not len(batch):
-                continue
-            pending.append(batch)
-            count += len(batch)
-            if count >= chunk:
-                yield _concat(pending)
-                pending, count = [], 0
-        if pending:
-            yield _concat(pending)
+            if batch is not None and len(batch):
+                yield batch
 
     def _where(self, index) -> str:
         return (f'{self.path.name}: chunk at byte {index.chunk_start_offset} '
@@ -384,7 +367,7 @@ class McapFile(StorageFile):
     @staticmethod
     def _rows(rows: list) -> Batch:
         stream, recv, raws = zip(*rows)
-        return _concat([Batch.from_rows(stream, recv, list(raws))])
+        return _sorted(Batch.from_rows(stream, recv, list(raws)))
 
     def close(self) -> None:
         """Close the file."""
