@@ -19,7 +19,9 @@ goes on with the next part.
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
+import operator
 from pathlib import Path
 import sqlite3
 import struct
@@ -39,6 +41,26 @@ _OP_MESSAGE = 0x05
 _OP_MESSAGE_INDEX = 0x07
 #: a message record: opcode 1, length 8, channel 2, sequence 4, log time 8, publish time 8
 _MESSAGE_HEAD = 1 + 8 + 2 + 4 + 8 + 8
+
+
+#: columns of a ``(topic id, receive time, payload)`` row (faster than ``zip(*rows)``)
+_KEY, _TIME, _RAW = (operator.itemgetter(j) for j in range(3))
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause cyclic garbage collection while a chunk's rows exist.
+
+    The collector would walk the hundreds of thousands of live tuples again and again; they
+    hold no cycles and are freed by reference counting.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class Batch:
@@ -150,14 +172,20 @@ class SqliteFile(StorageFile):
         try:
             cursor = self._db.execute(query, tuple(to_stream))
             while True:
-                rows = cursor.fetchmany(chunk)
-                if not rows:
+                with _gc_paused():  # C-level calls per row; no collector walking the rows
+                    rows = cursor.fetchmany(chunk)
+                    k = len(rows)
+                    stream = np.fromiter(map(to_stream.__getitem__, map(_KEY, rows)),
+                                         np.int64, count=k)
+                    recv = np.fromiter(map(_TIME, rows), np.int64, count=k)
+                    raws = list(map(_RAW, rows))
+                    del rows
+                if not k:
                     break
-                read += len(rows)
-                ids, recv, raws = zip(*rows)
+                read += k
                 if self.compressed:
                     raws = _decompress_each(raws, self.path)
-                yield Batch.from_rows(list(map(to_stream.__getitem__, ids)), recv, list(raws))
+                yield Batch.from_rows(stream, recv, raws)
         except sqlite3.DatabaseError as err:
             self.problems.append(f'{self.path.name}: sqlite3 stopped after {read} messages '
                                  f'of the wanted topics: {err}')
