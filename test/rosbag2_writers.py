@@ -23,10 +23,16 @@ import yaml
 
 import bag_fixtures as F
 
+_INFINITE = '{sec: 9223372036, nsec: 854775807}'
+#: QoS text as rosbag2 writes it (a YAML list of profiles in a string)
 QOS_A = ('- history: 3\n  depth: 0\n  reliability: 1\n  durability: 2\n'
-         '  deadline: {sec: 9223372036, nsec: 854775807}\n')
+         f'  deadline: {_INFINITE}\n  lifespan: {_INFINITE}\n  liveliness: 1\n'
+         f'  liveliness_lease_duration: {_INFINITE}\n'
+         '  avoid_ros_namespace_conventions: false\n')
 QOS_B = ('- history: 1\n  depth: 10\n  reliability: 2\n  durability: 2\n'
-         '  deadline: {sec: 0, nsec: 0}\n  lifespan: {sec: 0, nsec: 0}\n')
+         '  deadline: {sec: 0, nsec: 0}\n  lifespan: {sec: 0, nsec: 0}\n  liveliness: 0\n'
+         '  liveliness_lease_duration: {sec: 0, nsec: 0}\n'
+         '  avoid_ros_namespace_conventions: false\n')
 
 
 def msgdef(msgtype: str) -> bytes:
@@ -77,13 +83,13 @@ def write_mcap(path: Path, messages: list, *, qos: str = QOS_A, chunked: bool = 
 
 
 def write_metadata(bag: Path, storage: str, files: Sequence[str], counts: dict,
-                   qos: str = QOS_B, times: Sequence[int] = (0, 1)) -> None:
-    """Write the ``metadata.yaml`` of a bag (rosbag2 format version 9)."""
+                   qos: str = QOS_A, times: Sequence[int] = (0, 1)) -> None:
+    """Write the ``metadata.yaml`` of a bag (rosbag2 format version 8, Humble/Jazzy)."""
     topics = [{'topic_metadata': {'name': t, 'type': m, 'serialization_format': 'cdr',
                                   'offered_qos_profiles': qos, 'type_description_hash': ''},
                'message_count': n} for (t, m), n in sorted(counts.items())]
     doc = {'rosbag2_bagfile_information': {
-        'version': 9, 'storage_identifier': storage, 'duration': {'nanoseconds': times[1]},
+        'version': 8, 'storage_identifier': storage, 'duration': {'nanoseconds': times[1]},
         'starting_time': {'nanoseconds_since_epoch': times[0]},
         'message_count': sum(counts.values()), 'topics_with_message_count': topics,
         'compression_format': '', 'compression_mode': '', 'relative_file_paths': list(files),
@@ -98,7 +104,7 @@ def mcap_bag(bag: Path, parts: Sequence[list], **kwargs) -> dict:
     counts: dict = {}
     names = []
     qos = kwargs.pop('file_qos', [QOS_A] * len(parts))
-    meta_qos = kwargs.pop('metadata_qos', QOS_B)
+    meta_qos = kwargs.pop('metadata_qos', qos[0])  # by default as rosbag2: the same text
     for k, (part, file_qos) in enumerate(zip(parts, qos)):
         names.append(f'{bag.name}_{k}.mcap')
         for key, n in write_mcap(bag / names[-1], part, qos=file_qos, **kwargs).items():

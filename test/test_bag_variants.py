@@ -51,7 +51,8 @@ def error_line(capsys) -> str:
 def test_topic_with_two_types_reads_only_the_expected_one(tmp_path):
     sc = F.make_scenario(80)
     messages = W.ft_messages(sc)
-    messages += [('/right/ft_sensor', TWIST, int(ns) + 400_000, twist_raw(int(ns), [100.0] * 6))
+    # the TwistStamped, same stamp, arrives after the wrench: read as a wrench, it would win
+    messages += [('/right/ft_sensor', TWIST, int(ns) + 700_000, twist_raw(int(ns), [100.0] * 6))
                  for ns in sc.stamps_ns]
     messages.sort(key=lambda m: m[2])
     W.mcap_bag(tmp_path / 'bag', [messages])

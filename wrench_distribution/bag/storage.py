@@ -63,6 +63,19 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _chunk_errors() -> tuple:
+    """Exceptions that mean "this part of an MCAP file is damaged", caught by name.
+
+    mcap's own (:class:`McapError`, its CRC check's ``CRCValidationError``, a ``ValueError``),
+    ``struct.error`` and ``EOFError`` from short reads, zstandard's ``ZstdError``, and lz4's
+    frame decoder, which raises ``RuntimeError``.
+    """
+    import zstandard
+    from mcap.exceptions import McapError
+    return (McapError, struct.error, ValueError, EOFError, OSError, io.UnsupportedOperation,
+            zstandard.ZstdError, RuntimeError)
+
+
 class Batch:
     """Messages in bag order: stream index, receive time and payload bytes of each.
 
@@ -231,7 +244,7 @@ class McapFile(StorageFile):
         self.summary = None
         try:
             self.summary = self._reader.get_summary()
-        except (McapError, struct.error, ValueError, EOFError) as err:
+        except _chunk_errors() as err:
             self.notes.append(f'{self.path.name}: no readable summary ({type(err).__name__}: '
                               f'{err}); read linearly')
         if self.summary is not None:
@@ -280,7 +293,6 @@ class McapFile(StorageFile):
 
     def _chunk(self, index, by_channel: dict) -> Optional[Batch]:
         """Read the wanted messages of one chunk through its message indexes."""
-        from mcap.exceptions import McapError
         from mcap.stream_reader import CRCValidationError
         entries = []
         for cid, offset in index.message_index_offsets.items():
@@ -294,7 +306,7 @@ class McapFile(StorageFile):
             self.problems.append(f'{self._where(index)}: CRC check failed ({err}); '
                                  f'{expected} wanted messages lost')
             return None
-        except (McapError, struct.error, ValueError, EOFError, OSError) as err:
+        except _chunk_errors() as err:
             self.problems.append(f'{self._where(index)}: unreadable ({type(err).__name__}: '
                                  f'{err}); {expected} wanted messages lost')
             return None
@@ -307,14 +319,13 @@ class McapFile(StorageFile):
 
     def _chunk_records(self, index, by_channel: dict) -> Optional[Batch]:
         """Read the wanted messages of a chunk without message indexes (mcap's record parser)."""
-        from mcap.exceptions import McapError
-        from mcap.records import Chunk, Message
         from mcap.data_stream import ReadDataStream
-        from mcap.stream_reader import breakup_chunk, CRCValidationError
+        from mcap.records import Chunk, Message
+        from mcap.stream_reader import breakup_chunk
         try:
             self._file.seek(index.chunk_start_offset + 1 + 8)
             records = breakup_chunk(Chunk.read(ReadDataStream(self._file)), validate_crc=True)
-        except (CRCValidationError, McapError, struct.error, ValueError, EOFError) as err:
+        except _chunk_errors() as err:
             self.problems.append(f'{self._where(index)}: unreadable ({type(err).__name__}: '
                                  f'{err}); its messages are lost')
             return None
@@ -368,7 +379,6 @@ class McapFile(StorageFile):
 
     def _linear(self, wanted: Wanted, chunk: int) -> Iterator[Batch]:
         """Read the file in order with mcap's non-seeking reader (no index needed)."""
-        from mcap.exceptions import McapError
         from mcap.reader import NonSeekingReader
         self._file.seek(0)
         reader = NonSeekingReader(self._file, validate_crcs=True)
@@ -385,7 +395,7 @@ class McapFile(StorageFile):
                         read += len(rows)
                         yield self._rows(rows)
                         rows = []
-        except (McapError, struct.error, ValueError, EOFError, io.UnsupportedOperation) as err:
+        except _chunk_errors() as err:
             self.problems.append(
                 f'{self.path.name}: reading stopped after {read + len(rows)} wanted messages, '
                 f'near byte {self._file.tell()} ({type(err).__name__}: {err})')
