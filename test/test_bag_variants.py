@@ -133,6 +133,16 @@ def test_metadata_qos_differs_from_the_sqlite_file(tmp_path):
     check_against_truth(tmp_path / 'out', sc)
 
 
+def test_metadata_qos_differs_from_the_mcap_file(tmp_path):
+    """rosbags reads no message of such a bag (rosbag2's own test bags); all are read here."""
+    sc = F.make_scenario(60)
+    W.mcap_bag(tmp_path / 'bag', [W.ft_messages(sc)], file_qos=[W.QOS_A], metadata_qos=W.QOS_B)
+    code, summary = analyse(tmp_path, tmp_path / 'bag')
+    assert code == 0
+    check_against_truth(tmp_path / 'out', sc)
+    assert summary['completeness']['complete']
+
+
 def _other_qos(meta: str) -> str:
     import yaml
     doc = yaml.safe_load(meta)
