@@ -134,7 +134,7 @@ def test_metadata_qos_differs_from_the_sqlite_file(tmp_path):
 
 
 def test_metadata_qos_differs_from_the_mcap_file(tmp_path):
-    """rosbags reads no message of such a bag (rosbag2's own test bags); all are read here."""
+    """Read every message; rosbags reads none of such a bag (as of rosbag2's own test bags)."""
     sc = F.make_scenario(60)
     W.mcap_bag(tmp_path / 'bag', [W.ft_messages(sc)], file_qos=[W.QOS_A], metadata_qos=W.QOS_B)
     code, summary = analyse(tmp_path, tmp_path / 'bag')
