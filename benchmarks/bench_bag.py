@@ -1,7 +1,9 @@
 """Benchmark: offline bag analysis against merely reading and deserialising the bag.
 
-Writes a bag of N synchronised samples from 4 F/T sensors (4 N messages,
-``geometry_msgs/msg/WrenchStamped``), then times in the same run:
+Writes a bag of N synchronised samples from ``--effectors`` F/T sensors (4 by default,
+``geometry_msgs/msg/WrenchStamped``; with ``--pose-topic`` also a
+``geometry_msgs/msg/PoseArray`` contact topic every 10 samples, which the analysis then
+reads), then times in the same run:
 
 * ``read``: iterating the raw messages with rosbags (no deserialisation);
 * ``read+deserialise``: the same plus ``typestore.deserialize_cdr`` of every message,
@@ -21,7 +23,7 @@ the figures are only comparable within one run.
 Usage::
 
     .venv/bin/python benchmarks/bench_bag.py [--samples 1000000] [--storage sqlite3|mcap]
-        [--csv] [--workdir DIR] [--bag EXISTING_BAG] [--keep] [--profile OUT.prof]
+        [--effectors 4] [--pose-topic] [--csv] [--workdir DIR] [--bag EXISTING_BAG] [--keep] [--profile OUT.prof]
         [--json OUT]
     .venv/bin/python benchmarks/bench_bag.py --bags 8 --samples 100000 [--workers 2]
 """
@@ -38,6 +40,7 @@ import tempfile
 import time
 
 import numpy as np
+from rosbags.highlevel import AnyReader
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import get_typestore, Stores
 import yaml
@@ -46,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from wrench_distribution.bag.pipeline import analyze_bag, Options  # noqa: E402
-from wrench_distribution.bag.reader import BagReader, default_typestore, WRENCH_STAMPED  # noqa: E402
+from wrench_distribution.bag.reader import default_typestore  # noqa: E402
 from wrench_distribution.params import load_analyzer_config  # noqa: E402
 
 EFFECTORS = ['e0', 'e1', 'e2', 'e3']
@@ -68,13 +71,33 @@ def encode(stamps_ns: np.ndarray, wrenches: np.ndarray, frame_id: str) -> np.nda
     return buf
 
 
-def write_bag(path: Path, samples: int, storage: str) -> None:
+POSE_PERIOD = 10
+
+
+def pose_array(ts, ns: int, effectors: int):
+    """Return the PoseArray of the static contact poses, stamped ``ns``."""
+    T = ts.types
+    poses = [T['geometry_msgs/msg/Pose'](
+        position=T['geometry_msgs/msg/Point'](x=p[0], y=p[1], z=p[2]),
+        orientation=T['geometry_msgs/msg/Quaternion'](x=0.0, y=0.0, z=0.0, w=1.0))
+        for p in POSITIONS[:effectors]]
+    stamp = T['builtin_interfaces/msg/Time'](sec=ns // 10**9, nanosec=ns % 10**9)
+    return T['geometry_msgs/msg/PoseArray'](
+        header=T['std_msgs/msg/Header'](stamp=stamp, frame_id='object'), poses=poses)
+
+
+def write_bag(path: Path, samples: int, storage: str, effectors: int = 4,
+              pose_topic: bool = False) -> None:
+    """Write the benchmark bag (F/T streams, and a PoseArray topic if asked)."""
     ts = get_typestore(Stores.ROS2_HUMBLE)
     rng = np.random.default_rng(0)
     plugin = StoragePlugin.MCAP if storage == 'mcap' else StoragePlugin.SQLITE3
+    names = EFFECTORS[:effectors]
     with Writer(path, version=8, storage_plugin=plugin) as w:
-        conns = [w.add_connection(f'/{e}/ft_sensor', WRENCH_STAMPED, typestore=ts)
-                 for e in EFFECTORS]
+        conns = [w.add_connection(f'/{e}/ft_sensor', 'geometry_msgs/msg/WrenchStamped',
+                                  typestore=ts) for e in names]
+        pose_conn = w.add_connection('/contact_poses', 'geometry_msgs/msg/PoseArray',
+                                     typestore=ts) if pose_topic else None
         step = 100_000
         for s in range(0, samples, step):
             k = min(step, samples - s)
@@ -82,33 +105,40 @@ def write_bag(path: Path, samples: int, storage: str) -> None:
             base = np.column_stack([np.sin(st * 1e-9), np.cos(st * 1e-9), 5 + 0 * st,
                                     0 * st, 0 * st, 0 * st])
             bufs = [encode(st, base + rng.normal(scale=0.5, size=(k, 6)), f'{e}_ft')
-                    for e in EFFECTORS]
+                    for e in names]
             recv = (st + 200_000).tolist()
             for j in range(k):
+                if pose_conn is not None and (s + j) % POSE_PERIOD == 0:
+                    w.write(pose_conn, recv[j] - 100_000, ts.serialize_cdr(
+                        pose_array(ts, int(st[j]), effectors), 'geometry_msgs/msg/PoseArray'))
                 for c, b in zip(conns, bufs):
                     w.write(c, recv[j], b[j].tobytes())
 
 
-def params() -> dict:
-    return {'wrench_analyzer': {'ros__parameters': {
-        'effectors': EFFECTORS, 'contact_source': 'static',
-        'contact_positions': [x for p in POSITIONS for x in p],
-        'object_com': [0.0, 0.0, 0.02], 'object_mass': 3.0, 'max_age': 0.0,
-        'sync_tolerance': 0.0005}}}
+def params(effectors: int = 4, pose_topic: bool = False) -> dict:
+    """Return the analyzer parameters of the benchmark bag."""
+    p = {'effectors': EFFECTORS[:effectors], 'contact_source': 'static',
+         'contact_positions': [x for p in POSITIONS[:effectors] for x in p],
+         'object_com': [0.0, 0.0, 0.02], 'object_mass': 3.0, 'max_age': 0.0,
+         'sync_tolerance': 0.0005}
+    if pose_topic:
+        p.pop('contact_positions')
+        p.update(contact_source='topic', contact_timeout=1.0)
+    return {'wrench_analyzer': {'ros__parameters': p}}
 
 
 def time_read(bag: Path, deserialise: bool) -> tuple[float, int]:
+    """Time rosbags' own read (and deserialisation) of every message of the bag."""
     ts = default_typestore()
     t = time.perf_counter()
     count = 0
-    with BagReader(bag) as reader:
-        topics = list(reader.topics)
+    with AnyReader([bag], default_typestore=ts) as reader:
         if deserialise:
-            for _, _, raw in reader.raw_messages(topics):
-                ts.deserialize_cdr(raw, WRENCH_STAMPED)
+            for conn, _, raw in reader.messages():
+                reader.deserialize(raw, conn.msgtype)
                 count += 1
         else:
-            for _ in reader.raw_messages(topics):
+            for _ in reader.messages():
                 count += 1
     return time.perf_counter() - t, count
 
@@ -118,7 +148,8 @@ def report(args, out: Path, n: int, read_s: float, deser_s: float, full_s: float
     """Print the ratios, the output sizes and the load; return the figures."""
     load_before, load_after = loads
     sizes = {p.name: p.stat().st_size / 1e6 for p in out.glob('samples.*')}
-    result = {'samples': args.samples, 'effectors': 4, 'messages': n,
+    result = {'samples': args.samples, 'effectors': args.effectors,
+              'pose_topic': args.pose_topic, 'messages': n,
               'storage': args.storage, 'read_s': read_s, 'read_deserialise_s': deser_s,
               'analyze_s': full_s, 'stages_s': stages, 'output_MB': sizes,
               'ratio_vs_read_deserialise': full_s / deser_s,
@@ -138,11 +169,11 @@ def bench_directory(args, work: Path) -> int:
     """Sequential analysis of N bags against Dask tasks on local clusters."""
     from wrench_distribution.bag.parallel import analyze_directory
     root = work / 'fleet'
-    write_bag(root / 'bag000', args.samples, args.storage)
+    write_bag(root / 'bag000', args.samples, args.storage, args.effectors, args.pose_topic)
     for j in range(1, args.bags):
         shutil.copytree(root / 'bag000', root / f'bag{j:03d}')
     cfg_path = work / 'params.yaml'
-    cfg_path.write_text(yaml.safe_dump(params()))
+    cfg_path.write_text(yaml.safe_dump(params(args.effectors, args.pose_topic)))
     config = load_analyzer_config(cfg_path)
     print(f'{args.bags} bags x {args.samples} samples x 4 effectors ({args.storage}); '
           f'load average before: {os.getloadavg()[0]:.2f}', flush=True)
@@ -173,6 +204,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument('--keep', action='store_true', help='keep the bag and outputs')
     parser.add_argument('--json', type=Path, default=None, help='write the figures here')
     parser.add_argument('--csv', action='store_true', help='also write samples.csv')
+    parser.add_argument('--effectors', type=int, default=4, choices=(2, 3, 4),
+                        help='F/T sensors in the bag (default: %(default)s)')
+    parser.add_argument('--pose-topic', action='store_true',
+                        help='also record a PoseArray contact topic (every 10 samples) and '
+                             'read the contacts from it')
     parser.add_argument('--bag', type=Path, default=None,
                         help='reuse a bag written by an earlier run (--keep); --samples '
                              'and --storage must match it')
@@ -190,13 +226,13 @@ def bench_one_bag(args: argparse.Namespace, work: Path) -> None:
     bag = args.bag or work / f'bag_{args.storage}'
     if args.bag is None:
         t = time.perf_counter()
-        write_bag(bag, args.samples, args.storage)
-        print(f'wrote {args.samples} samples x 4 effectors ({args.storage}, '
+        write_bag(bag, args.samples, args.storage, args.effectors, args.pose_topic)
+        print(f'wrote {args.samples} samples x {args.effectors} effectors ({args.storage}, '
               f'{sum(p.stat().st_size for p in bag.iterdir()) / 1e6:.0f} MB) '
               f'in {time.perf_counter() - t:.1f} s', flush=True)
     load_before = os.getloadavg()
     cfg_path = work / 'params.yaml'
-    cfg_path.write_text(yaml.safe_dump(params()))
+    cfg_path.write_text(yaml.safe_dump(params(args.effectors, args.pose_topic)))
     config = load_analyzer_config(cfg_path)
     time_read(bag, False)  # warm the page cache
     read_s, n = time_read(bag, False)

@@ -45,6 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--csv', action='store_true',
                         help='also write samples.csv (samples.parquet is always written)')
     parser.add_argument('--no-plots', action='store_true', help='skip the PNG plots')
+    parser.add_argument('--allow-incomplete', action='store_true',
+                        help='analyse what can be read of a bag with unreadable parts or fewer '
+                             'messages than it announces (reported in summary.json and the '
+                             'index) instead of failing')
     progress = parser.add_mutually_exclusive_group()
     progress.add_argument('--progress', dest='progress', action='store_true', default=None,
                           help='draw a progress bar (default: when stderr is a terminal)')
@@ -92,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
         return _error(str(err))
     options = Options(namespace=args.namespace, contact_source=args.contact_source,
                       chunk=chunk, plots=not args.no_plots, progress=show,
-                      node_name=args.node_name, csv=args.csv, tare=tare)
+                      node_name=args.node_name, csv=args.csv, tare=tare,
+                      allow_incomplete=args.allow_incomplete)
     try:
         if not args.config.is_file():
             raise BagError(f'parameter file not found: {args.config}')

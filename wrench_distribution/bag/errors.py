@@ -8,3 +8,14 @@ class BagError(Exception):
     The message is one readable line; the command prints it as ``error: ...`` and
     exits with status 2.
     """
+
+
+class IncompleteBag(BagError):
+    """A bag of which part could not be read; the outputs hold the rest.
+
+    :ivar summary: the summary of what was read (its ``completeness`` says what is missing).
+    """
+
+    def __init__(self, message: str, summary: dict) -> None:
+        super().__init__(message)
+        self.summary = summary

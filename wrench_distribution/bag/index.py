@@ -39,7 +39,9 @@ def _fixed_fields() -> list[pa.Field]:
             + [f(col, pa.int64()) for _, col in DROPS]
             + [f('max_resultant_residual', pa.float64(), 'N, N*m'),
                f('internal_load_norm_max', pa.float64(), 'N'),
-               f('regimes', pa.list_(pa.string())), f('error', pa.string())])
+               f('regimes', pa.list_(pa.string())), f('complete', pa.bool_()),
+               f('missing_messages', pa.int64()), f('problems', pa.list_(pa.string())),
+               f('error', pa.string())])
 
 
 def _basis(results: Sequence[BagResult]) -> dict[str, str]:
@@ -63,6 +65,9 @@ def index_row(r: BagResult) -> dict:
                internal_load_norm_max=s['internal_load_norm'].get('max'),
                regimes=sorted({g['name'] for g in s['regimes']}))
     row.update({col: s['dropped'][key] for key, col in DROPS})
+    done = s.get('completeness') or {}
+    row.update(complete=done.get('complete'), missing_messages=done.get('missing_messages'),
+               problems=done.get('problems'))
     row.update({LAMBDA_MAX + name: st.get('max_abs')
                 for name, st in s['internal_load'].items()})
     return row
@@ -72,7 +77,7 @@ def index_table(results: Sequence[BagResult]) -> pa.Table:
     """Return the index table, one row per bag.
 
     Columns: path, duration, samples, drops per cause, largest |internal load| per basis element
-    and of its norm, regimes seen, error.
+    and of its norm, regimes seen, completeness (complete, messages missing, problems), error.
     """
     basis = _basis(results)
     fields = _fixed_fields()
@@ -106,5 +111,7 @@ def format_index(results: Sequence[BagResult]) -> str:
         dropped = sum(row[col] for _, col in DROPS)
         lines.append(f"{r.bag:<{width}}  {row['samples']:>9} {row['duration']:>10.3f} "
                      f"{dropped:>8} {_num(row['max_resultant_residual'], '.3g'):>10} "
-                     f"{_num(row['internal_load_norm_max']):>12}  {','.join(row['regimes'])}")
+                     f"{_num(row['internal_load_norm_max']):>12}  {','.join(row['regimes'])}"
+                     + ('' if row.get('complete') in (True, None) else
+                        f"  INCOMPLETE: {row['missing_messages']} messages missing"))
     return '\n'.join(lines)

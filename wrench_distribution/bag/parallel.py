@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Optional
 import uuid
 
-from .errors import BagError
+from .errors import BagError, IncompleteBag
 from .index import BagResult, write_index
 from .progress import Progress
 
@@ -45,6 +45,8 @@ def analyze_one(bag: str, out: str, params: dict, options: Any,
         config = load_analyzer_config(params, options.node_name)
         summary = analyze_bag(Path(bag), config, Path(out), options, config_name=config_name)
         return BagResult(bag, out, summary=summary)
+    except IncompleteBag as err:  # counted as a failure, with what was read in its row
+        return BagResult(bag, out, summary=err.summary, error=str(err))
     except (BagError, ConfigError) as err:
         return BagResult(bag, out, error=str(err))
     except MemoryError:

@@ -7,10 +7,12 @@ import time
 from typing import Any, Callable, Optional
 
 
+from wrench_distribution.config import contact_friction_fields
 from wrench_distribution.engine import AnalysisEngine, StaticPoses
 from wrench_distribution.engine.analysis import needs_orientation
 from . import plotjuggler, plots, summary as summary_mod
-from .errors import BagError
+from .errors import BagError, IncompleteBag
+from .friction import friction_active, FrictionRecorder
 from .poses import read_pose_array, read_pose_stamped, read_tf, tf_poses
 from .progress import Progress
 from .reader import BagReader, WRENCH_STAMPED
@@ -34,6 +36,8 @@ class Options:
     :param timings: if a dict, receives the seconds spent per stage (benchmarks).
     :param tare: ``(start, stop, absolute)``: tare the sensors on the samples stamped in
         this window (s; relative to the first F/T stamp unless absolute), or None.
+    :param allow_incomplete: analyse a bag of which part cannot be read (reported in the
+        summary) instead of failing.
     """
 
     namespace: str = '/'
@@ -45,6 +49,7 @@ class Options:
     csv: bool = False
     timings: Optional[dict] = None
     tare: Optional[tuple] = None
+    allow_incomplete: bool = False
 
 
 def resolve_topic(name: str, namespace: str = '/', node: str = 'wrench_analyzer') -> str:
@@ -112,6 +117,8 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
     bag_path = Path(bag_path)
     out_dir = Path(out_dir)
     names = list(config.effectors)
+    if options.plots:
+        plots.preload()
     with BagReader(bag_path) as bag:
         bag_path = bag.path  # a storage file given instead of its bag directory
         topics, total = _ft_topics(bag, bag_path, config, options)
@@ -127,29 +134,30 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
         if options.tare is not None:
             config, tare = _tare(bag, topics, config, (poses, sensor_poses, orientation),
                                  options)
-        analyzer = AnalysisEngine(config, poses, sensor_poses, on_rebuild=_same_basis(),
+        analyzer = AnalysisEngine(config, poses, sensor_poses,
+                                  contact_friction_fields(config.params), _same_basis(),
                                   orientation=orientation)
         builder = summary_mod.SummaryBuilder(names)
         buffer = plots.PlotBuffer()
+        friction = FrictionRecorder(config, analyzer, out_dir) if friction_active(config) else None
         samples = _samples_writer(out_dir, bag_path, config, options, config_name)
         progress = Progress(total, bag_path.name, enabled=options.progress)
         clock = _StageClock(options.timings)
         try:
             frames = analyzer.ft_frames if any(analyzer.ft_frames) else None
             _analyse_chunks(bag.wrench_chunks(topics, options.chunk, frames), analyzer,
-                            samples, (builder, buffer), progress, clock)
+                            samples, (builder, buffer) + ((friction,) if friction else ()),
+                            progress, clock)
         finally:
             progress.close()
+            if friction is not None:
+                friction.close()
             clock.start()
             _close(samples)
             clock.stop('write_samples')
+        completeness = bag.completeness()
         if builder.count == 0:
-            raise BagError(
-                f'no synchronised sample in {bag_path}: {total} F/T messages, none matched '
-                f'within sync_tolerance={config.sync_tolerance} s'
-                + (f' with a contact pose ({analyzer.no_pose} samples had none: '
-                   f'{analyzer.contact_problem})' if analyzer.no_pose else '')
-                + '; check sync_tolerance, max_age and the header stamps')
+            raise BagError(_no_sample_reason(bag_path, config, analyzer, total, completeness))
         summary = builder.build(
             bag=str(bag_path), storage=storage_of(bag_path), pose_source=poses.description,
             counters=analyzer.counters(), basis_names=analyzer.basis_names,
@@ -157,10 +165,16 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
             distributors_built=analyzer.distributors_built, config=config_name, topics=topics)
         if tare is not None:
             summary['tare'] = tare
-    summary['outputs'] = samples.names + ['summary.json', 'plotjuggler_layout.xml']
+    summary['completeness'] = completeness
+    if friction is not None:
+        summary['friction'] = friction.summary()
+    summary['outputs'] = samples.names + ['summary.json', 'plotjuggler_layout.xml'] + (
+        ['friction.parquet'] if friction is not None else [])
     clock.start()
     _write_outputs(out_dir, summary, analyzer, buffer, config, options)
     clock.stop('plots_layout_json')
+    if not completeness['complete'] and not options.allow_incomplete:
+        raise IncompleteBag(incomplete_message(bag_path, completeness), summary)
     return summary
 
 
@@ -178,6 +192,7 @@ def _tare(bag: BagReader, topics: list, config: Any, sources: tuple, options: Op
     engine = AnalysisEngine(config, sources[0], sources[1], orientation=sources[2])
     frames = engine.ft_frames if any(engine.ft_frames) else None
     window = None
+    counted = bag.read_state()  # the analysis pass counts the bag's messages afresh
     for chunk in bag.wrench_chunks(topics, options.chunk, frames):
         if window is None:
             origin = 0 if absolute else int(chunk[2].min())
@@ -186,6 +201,9 @@ def _tare(bag: BagReader, topics: list, config: Any, sources: tuple, options: Op
         engine.push_chunk(*chunk)
         if int(chunk[2].min()) > window.stop_ns:
             break
+    bag.restore_read_state(counted)
+    if window is None:
+        raise BagError(f'--tare {start:g}:{stop:g}: the bag holds no F/T message')
     state = config.params['tare_state']
     try:
         biases, spread, count = engine.tare(state)
@@ -200,20 +218,51 @@ def _tare(bag: BagReader, topics: list, config: Any, sources: tuple, options: Op
     return dataclasses.replace(config, params=params), report
 
 
+def incomplete_message(bag_path: Path, completeness: dict) -> str:
+    """One line saying what is missing from a bag and where (for the error and the index)."""
+    short = [f"{t}: read {v['read']} of {v['announced']}"
+             for t, v in completeness['topics'].items() if v['missing']]
+    problems = completeness['problems']
+    cause = 'corrupt or truncated bag, ' if problems else ''
+    return (f'bag {bag_path} is incomplete ({cause}{completeness["missing_messages"]} '
+            f'messages missing'
+            + (f'; {"; ".join(short)}' if short else '')
+            + (f'; {"; ".join(problems[:3])}' if problems else '')
+            + (f' (+{len(problems) - 3} more problems)' if len(problems) > 3 else '')
+            + '); the outputs hold what could be read; rerun with --allow-incomplete to '
+            'accept them')
+
+
+def _no_sample_reason(bag_path: Path, config: Any, analyzer: AnalysisEngine, total: int,
+                      completeness: dict) -> str:
+    """Why no sample came out: unreadable topics first, synchronisation last."""
+    empty = [(t, v) for t, v in completeness['topics'].items()
+             if v['type'] == WRENCH_STAMPED and v['read'] == 0]
+    if empty:
+        problems = completeness['problems']
+        why = ('corrupt or truncated bag: ' + '; '.join(problems[:3]) if problems
+               else 'the storage files hold none of them')
+        return ('no F/T message could be read from '
+                + ', '.join(f"{t} ({v['announced'] or 0} announced)" for t, v in empty)
+                + f' in {bag_path}: {why}')
+    return (f'no synchronised sample in {bag_path}: {total} F/T messages, none matched '
+            f'within sync_tolerance={config.sync_tolerance} s'
+            + (f' with a contact pose ({analyzer.no_pose} samples had none: '
+               f'{analyzer.contact_problem})' if analyzer.no_pose else '')
+            + '; check sync_tolerance, max_age and the header stamps')
+
+
 def _ft_topics(bag: BagReader, bag_path: Path, config: Any, options: Options) -> tuple:
     """Resolve the F/T topics, check their type and count their messages.
 
     :return: ``(topics, message count)``.
-    :raises BagError: when a topic is missing, of another type or empty.
+    :raises BagError: when a topic is missing or carries no WrenchStamped.
     """
     topics = [resolve_topic(t, options.namespace, options.node_name)
               for t in config.topics['ft']]
     for eff, topic in zip(config.effectors, topics):
         bag.require(topic, WRENCH_STAMPED, f'F/T sensor of {eff}')
-    total = bag.count(topics)
-    if total == 0:
-        raise BagError(f'the F/T topics {", ".join(topics)} have no messages in {bag_path}')
-    return topics, total
+    return topics, bag.count(topics)
 
 
 def _write_outputs(out_dir: Path, summary: dict, analyzer: AnalysisEngine,

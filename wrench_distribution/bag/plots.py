@@ -63,13 +63,36 @@ class PlotBuffer:
                 np.concatenate(self.norm), np.concatenate(self.constraint))
 
 
+_PRELOAD: list = []
+
+
+def preload() -> None:
+    """Import matplotlib (Agg) in a background thread while the bag is analysed.
+
+    The import costs about a second; numpy and pyarrow release the GIL for most of the
+    analysis, so the two overlap. :func:`write_plots` waits for it.
+    """
+    import threading
+    if not _PRELOAD:
+        _PRELOAD.append(threading.Thread(target=_import_pyplot, daemon=True,
+                                         name='matplotlib-preload'))
+        _PRELOAD[0].start()
+
+
+def _import_pyplot():
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    return plt
+
+
 def write_plots(out_dir: Path, buffer: PlotBuffer, effectors: Sequence[str],
                 basis_names: Sequence[str], basis_units: Sequence[str],
                 frame: str = 'contact') -> list[Path]:
     """Write ``internal_load.png`` and ``constraint_wrenches.png``; return their paths."""
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
+    if _PRELOAD:
+        _PRELOAD[0].join()
+    plt = _import_pyplot()
 
     t_ns, lam, norm, con = buffer.arrays()
     t = (t_ns - t_ns[0]) * 1e-9 if len(t_ns) else np.empty(0)
@@ -90,7 +113,7 @@ def write_plots(out_dir: Path, buffer: PlotBuffer, effectors: Sequence[str],
             ax.legend(fontsize=7, ncol=3, loc='upper right')
     axes[-1].set_xlabel(f'time since {t0:.3f} s (header stamps) [s]')
     fig.suptitle('Internal load (lambda_c) over time')
-    fig.tight_layout()
+    fig.subplots_adjust(left=0.09, right=0.98, top=0.93, bottom=0.08, hspace=0.25, wspace=0.25)
     paths.append(Path(out_dir) / 'internal_load.png')
     fig.savefig(paths[-1], dpi=100)
     plt.close(fig)
@@ -109,7 +132,7 @@ def write_plots(out_dir: Path, buffer: PlotBuffer, effectors: Sequence[str],
     for ax in axes[-1]:
         ax.set_xlabel(f'time since {t0:.3f} s [s]')
     fig.suptitle(f'Constraint wrenches per effector ({frame} frame)')
-    fig.tight_layout()
+    fig.subplots_adjust(left=0.09, right=0.98, top=0.93, bottom=0.08, hspace=0.25, wspace=0.25)
     paths.append(Path(out_dir) / 'constraint_wrenches.png')
     fig.savefig(paths[-1], dpi=100)
     plt.close(fig)

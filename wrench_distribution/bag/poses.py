@@ -37,18 +37,16 @@ def read_pose_array(bag: BagReader, topic: str, names: Sequence[str], object_fra
     held = HeldPoses(names, object_frame, int(round(timeout_s * 1e9)),
                      description=f'PoseArray topic {topic}')
     stamps, poses = [], []
-    for _, _, raw in bag.raw_messages([topic]):
-        msg = bag.deserialize(raw, POSE_ARRAY)
-        if len(msg.poses) != n:
+    for stamp, frame_id, pose in bag.pose_arrays(topic):
+        if len(pose) != n:
             raise BagError(
-                f'{topic} carries {len(msg.poses)} poses but the configuration has {n} '
+                f'{topic} carries {len(pose)} poses but the configuration has {n} '
                 'effectors; the poses must follow the order of the effectors parameter')
-        if msg.header.frame_id and not same_frame(msg.header.frame_id, object_frame):
+        if frame_id and not same_frame(frame_id, object_frame):
             raise BagError(
-                f'{topic} is in frame {msg.header.frame_id!r} but object_frame is '
-                f'{object_frame!r}')
-        stamps.append(stamp_to_ns(msg.header.stamp))
-        poses.append([_pose7(p) for p in msg.poses])
+                f'{topic} is in frame {frame_id!r} but object_frame is {object_frame!r}')
+        stamps.append(stamp)
+        poses.append(pose)
     if not stamps:
         raise BagError(f'topic {topic} (contact poses) has no messages in {bag.path}')
     arr = np.asarray(poses, float)

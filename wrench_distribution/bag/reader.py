@@ -1,94 +1,95 @@
-"""Reading rosbag2 bags (sqlite3 and mcap) with ``rosbags``, without ROS.
+"""Reading rosbag2 bags (sqlite3 and mcap) without ROS.
 
-Every failure of the underlying reader (missing metadata, truncated file, corrupt
-chunk, undecodable message) is turned into a one-line :class:`BagError`.
+The storage files are read directly (:mod:`.storage`): messages are selected by topic and
+type, the topics the analysis does not need are never decoded, and what was read is counted
+against what the bag announces (:meth:`BagReader.completeness`). Messages are deserialised
+with one typestore (:func:`default_typestore`), whatever schema the bag embeds.
+Every failure is a one-line :class:`BagError`.
 """
 from __future__ import annotations
 
 import contextlib
-import functools
-import gc
-import itertools
-import operator
 from pathlib import Path
+import shutil
+import tempfile
 from typing import Iterator, Optional, Sequence
 
 import numpy as np
-from rosbags.highlevel import AnyReader
 from rosbags.typesys import get_typestore, Stores
+import yaml
 
 from wrench_distribution.core.codec import stamp_to_ns
 
-from .cdr import decode_wrench_stamped, frame_ids
+from .cdr import decode_pose_arrays, decode_wrench_buffer, frame_ids
 from .errors import BagError
+from .storage import Batch, decompress_batch, McapFile, SqliteFile, StorageFile
 
 WRENCH_STAMPED = 'geometry_msgs/msg/WrenchStamped'
 POSE_ARRAY = 'geometry_msgs/msg/PoseArray'
 TF_MESSAGE = 'tf2_msgs/msg/TFMessage'
+#: largest metadata.yaml read (bytes)
+MAX_METADATA_BYTES = 20_000_000
 
 
 def default_typestore():
-    """Typestore used when a bag embeds no message definitions."""
+    """Return the one typestore that deserialises every message the tools read."""
     return get_typestore(Stores.ROS2_HUMBLE)
-
-
-def _reason(err: BaseException) -> str:
-    text = ' '.join(str(a) for a in err.args) if err.args else ''
-    return f'{type(err).__name__}: {text}'.strip().rstrip(':')
 
 
 @contextlib.contextmanager
 def translate_errors(path: Path, what: str = 'read') -> Iterator[None]:
-    """Turn reader exceptions into :class:`BagError` naming the bag."""
+    """Turn unexpected reader exceptions into :class:`BagError` naming the bag."""
     try:
         yield
     except BagError:
         raise
     except FileNotFoundError as err:
         raise BagError(f'cannot {what} {path}: {err}') from None
-    except Exception as err:  # rosbags, sqlite3, mcap, zstd, struct ... all mean "corrupt"
-        raise BagError(
-            f'cannot {what} {path}: corrupt or truncated bag ({_reason(err)})') from None
+    except Exception as err:  # noqa: BLE001 -- zstd, lz4, numpy ...: one line, no traceback
+        raise BagError(f'cannot {what} {path}: corrupt or truncated bag '
+                       f'({type(err).__name__}: {err})') from None
 
 
-#: columns of a ``(key, receive time, payload)`` row (faster than ``zip(*rows)``);
-#: the key is a topic id (sqlite3 fast path) or a rosbags connection
-_KEY, _TIME, _RAW = (operator.itemgetter(j) for j in range(3))
+def load_metadata(path: Path) -> dict:
+    """Return the ``rosbag2_bagfile_information`` mapping of ``path/metadata.yaml``.
 
+    (Its nanosecond times exceed the number bounds of ``core.safe_load``; the size is bounded
+    here and ``yaml.safe_load`` builds no objects.)
 
-def _conn_id(row: tuple) -> int:
-    """Return the connection id of a rosbags ``(connection, t, raw)`` row."""
-    return row[0].id
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause cyclic garbage collection while a chunk's rows are built.
-
-    The collector would walk the hundreds of thousands of live tuples again and again (it
-    doubled the read time on a 4M-message mcap bag); they hold no cycles and are freed by
-    refcount.
+    :raises BagError: unreadable or not a rosbag2 metadata file.
     """
-    enabled = gc.isenabled()
-    gc.disable()
+    file = Path(path) / 'metadata.yaml'
     try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+        if file.stat().st_size > MAX_METADATA_BYTES:
+            raise BagError(f'{file} is larger than {MAX_METADATA_BYTES} bytes')
+        doc = yaml.safe_load(file.read_text(encoding='utf-8'))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+        raise BagError(f'cannot read {file}: {" ".join(str(err).split())[:300]}') from None
+    info = doc.get('rosbag2_bagfile_information') if isinstance(doc, dict) else None
+    if not isinstance(info, dict):
+        raise BagError(f'{file} is not a rosbag2 metadata file '
+                       '(no rosbag2_bagfile_information)')
+    return info
+
+
+def announced_counts(info: dict) -> dict[tuple[str, str], int]:
+    """``(topic, type)`` -> message count announced by ``metadata.yaml`` (QoS text ignored)."""
+    out: dict[tuple[str, str], int] = {}
+    for entry in info.get('topics_with_message_count') or []:
+        meta = entry.get('topic_metadata') or {}
+        key = (str(meta.get('name', '')), str(meta.get('type', '')))
+        out[key] = out.get(key, 0) + int(entry.get('message_count') or 0)
+    return out
 
 
 class BagReader:
     """An open rosbag2 bag; use as a context manager.
 
-    :param path: bag directory (with ``metadata.yaml``).
-    :param fast_sqlite: read an uncompressed sqlite3 bag's F/T messages with one query
-        (:meth:`fast_path`) instead of through rosbags' generators; same messages, same order.
+    :param path: bag directory (with ``metadata.yaml``), or one of its storage files.
     """
 
-    def __init__(self, path: str | Path, fast_sqlite: bool = True) -> None:
+    def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.fast_sqlite = fast_sqlite
         if not self.path.exists():
             raise BagError(f'bag not found: {self.path}')
         if self.path.is_file():
@@ -97,161 +98,296 @@ class BagReader:
             else:
                 raise BagError(f'{self.path} is a file; give the rosbag2 bag directory '
                                '(the one holding metadata.yaml)')
-        if self.path.is_dir() and not (self.path / 'metadata.yaml').exists():
+        if not (self.path / 'metadata.yaml').exists():
             raise BagError(
                 f'{self.path} is not a rosbag2 bag: metadata.yaml is missing '
                 '(a bag from a crashed recording can be repaired with "ros2 bag reindex")')
-        with translate_errors(self.path, 'open'):
-            self._reader = AnyReader([self.path], default_typestore=default_typestore())
-        self._open = False
+        self.info = load_metadata(self.path)
+        self.announced = announced_counts(self.info)
+        self.files: list[StorageFile] = []
+        self.problems: list[str] = []
+        self.notes: list[str] = []
+        self.read_counts: dict[tuple[str, str], int] = {}
+        self._chosen: dict[str, str] = {}
+        self._tmp: Optional[str] = None
+        self._typestore = default_typestore()
 
     def __enter__(self) -> 'BagReader':
-        with translate_errors(self.path, 'open'):
-            self._reader.open()
-        self._open = True
+        try:
+            for file in self._storage_paths():
+                self.files.append(self._open(file))
+        except BaseException:
+            self.__exit__()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._open:
-            self._open = False
-            with contextlib.suppress(Exception):
-                self._reader.close()
+        for file in self.files:
+            file.close()
+        self.files = []
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def _storage_paths(self) -> list[Path]:
+        """Storage files in the order metadata.yaml lists them, then unlisted ones."""
+        listed = [self.path / Path(p).name for p in self.info.get('relative_file_paths') or []]
+        present = sorted(p for p in self.path.iterdir()
+                         if p.suffix in ('.db3', '.mcap', '.zstd') and p not in listed)
+        for p in listed:
+            if not p.exists():
+                self.problems.append(f'storage file {p.name} listed in metadata.yaml is missing')
+        for p in present:
+            self.notes.append(f'storage file {p.name} is not listed in metadata.yaml; read too')
+        files = [p for p in listed if p.exists()] + present
+        if not files:
+            raise BagError(f'bag {self.path} has no storage file (.db3 or .mcap)')
+        return files
+
+    def _open(self, file: Path) -> StorageFile:
+        mode = str(self.info.get('compression_mode') or '').lower()
+        if file.suffix == '.zstd':
+            file = self._decompressed(file)
+        with translate_errors(file, 'open'):
+            if file.suffix == '.mcap':
+                return McapFile(file)
+            return SqliteFile(file, compressed=mode == 'message')
+
+    def _decompressed(self, file: Path) -> Path:
+        """Decompress a ``.zstd`` storage file (``compression_mode: file``) into a temp dir."""
+        import zstandard
+        self._tmp = self._tmp or tempfile.mkdtemp(prefix='wrench_bag_')
+        out = Path(self._tmp) / file.stem
+        try:
+            with open(file, 'rb') as src, open(out, 'wb') as dst:
+                zstandard.ZstdDecompressor().copy_stream(src, dst)
+        except (OSError, zstandard.ZstdError) as err:
+            raise BagError(f'cannot decompress {file}: {err}') from None
+        return out
 
     # -- metadata -------------------------------------------------------------------
     @property
+    def topic_types(self) -> dict[str, list[str]]:
+        """Topic name -> message types, from metadata.yaml and the storage files."""
+        keys = set(self.announced)
+        for file in self.files:
+            keys.update(file.connections)
+        out: dict[str, list[str]] = {}
+        for topic, msgtype in sorted(keys):
+            out.setdefault(topic, []).append(msgtype)
+        return out
+
+    @property
     def topics(self) -> dict[str, str]:
-        """Topic name -> message type."""
-        return {c.topic: c.msgtype for c in self._reader.connections}
+        """Topic name -> message type (the chosen or the only one, else the first)."""
+        return {t: self._chosen.get(t, types[0]) for t, types in self.topic_types.items()}
 
     @property
     def message_count(self) -> int:
         """Return the number of messages announced by the bag's metadata."""
-        return int(self._reader.message_count)
+        return int(self.info.get('message_count') or sum(self.announced.values()))
+
+    def announced_count(self, topic: str, msgtype: str) -> Optional[int]:
+        """Messages announced for ``(topic, type)``: the larger of metadata.yaml and files."""
+        key = (topic, msgtype)
+        values = [self.announced[key]] if key in self.announced else []
+        per_file = [f.connections.get(key) for f in self.files if key in f.connections]
+        if per_file and all(v is not None for v in per_file):
+            values.append(sum(per_file))
+        return max(values) if values else None
 
     def count(self, topics: Sequence[str]) -> int:
-        """Messages announced on ``topics``."""
-        return sum(c.msgcount for c in self._reader.connections if c.topic in topics)
+        """Messages announced on ``topics`` (their chosen types)."""
+        chosen = self.topics
+        return sum(self.announced_count(t, chosen[t]) or 0 for t in topics if t in chosen)
 
     def require(self, topic: str, msgtype: str, what: str) -> None:
-        """Check that ``topic`` is in the bag with type ``msgtype``.
+        """Check that ``topic`` carries ``msgtype``; read only those connections from now on.
 
-        :raises BagError: missing topic or wrong type, listing what the bag has.
+        :raises BagError: missing topic, or no connection of that type (naming the types).
         """
-        topics = self.topics
-        if topic not in topics:
-            listing = ', '.join(f'{t} ({m})' for t, m in sorted(topics.items())) or 'none'
+        types = self.topic_types
+        if topic not in types:
+            listing = ', '.join(f'{t} ({"|".join(m)})' for t, m in types.items()) or 'none'
             raise BagError(
                 f'topic {topic} ({what}) is not in bag {self.path}; the bag has: {listing}')
-        if topics[topic] != msgtype:
+        if msgtype not in types[topic]:
+            if len(types[topic]) > 1:
+                raise BagError(
+                    f'topic {topic} in bag {self.path} carries several types '
+                    f'({" and ".join(types[topic])}), none of them {msgtype}; '
+                    'which one is meant is ambiguous')
+            raise BagError(f'topic {topic} in bag {self.path} has type {types[topic][0]}, '
+                           f'expected {msgtype}')
+        encodings = {e for f in self.files for e in f.encodings.get((topic, msgtype), ())}
+        if encodings - {'cdr', ''}:
             raise BagError(
-                f'topic {topic} in bag {self.path} has type {topics[topic]}, expected {msgtype}')
+                f'topic {topic} in bag {self.path} is recorded as '
+                f'{" and ".join(sorted(encodings))}, not CDR; analyze-bag decodes CDR '
+                '(the ROS 2 default serialisation)')
+        others = [m for m in types[topic] if m != msgtype]
+        if others and self._chosen.get(topic) != msgtype:
+            self.notes.append(
+                f'topic {topic} also carries {", ".join(others)} '
+                f'({sum(self.announced_count(topic, m) or 0 for m in others)} messages '
+                f'announced); only its {msgtype} connections are read')
+        self._chosen[topic] = msgtype
 
     # -- messages -------------------------------------------------------------------
+    def batches(self, topics: Sequence[str], chunk: int) -> Iterator[Batch]:
+        """Yield the messages of ``topics`` (their chosen types) in bag order.
+
+        :param chunk: about this many messages per batch.
+        """
+        chosen = self.topics
+        wanted = {(t, chosen[t]): i for i, t in enumerate(topics) if t in chosen}
+        for key in wanted:
+            self.read_counts.setdefault(key, 0)
+        keys = list(wanted)
+        per_message = str(self.info.get('compression_mode') or '').lower() == 'message'
+        for file in self.files:
+            with translate_errors(file.path):
+                for whole in file.batches(wanted, chunk):
+                    if per_message and isinstance(file, McapFile):
+                        whole = decompress_batch(whole, file.path)
+                    for start in range(0, len(whole), chunk):
+                        batch = whole.part(start, start + chunk)
+                        counts = np.bincount(batch.stream, minlength=len(keys))
+                        for key, n in zip(keys, counts.tolist()):
+                            self.read_counts[key] += n
+                        yield batch
+
     def raw_messages(self, topics: Sequence[str]) -> Iterator[tuple[str, int, bytes]]:
         """Yield ``(topic, receive_time_ns, payload)`` in bag order."""
-        conns = [c for c in self._reader.connections if c.topic in topics]
-        if not conns:
-            return
-        with translate_errors(self.path):
-            for conn, recv, raw in self._reader.messages(connections=conns):
-                yield conn.topic, recv, raw
+        topics = list(topics)
+        for batch in self.batches(topics, 10_000):
+            for j, (i, recv) in enumerate(zip(batch.stream.tolist(), batch.recv.tolist())):
+                yield topics[i], recv, batch.payload(j)
 
-    def deserialize(self, raw: bytes, msgtype: str) -> object:
-        """Deserialize one payload with the bag's typestore."""
-        with translate_errors(self.path):
-            return self._reader.deserialize(raw, msgtype)
+    def deserialize(self, raw: bytes, msgtype: str, topic: str = '') -> object:
+        """Deserialise one payload with the typestore.
+
+        :raises BagError: naming the topic and the type when the payload does not decode.
+        """
+        try:
+            return self._typestore.deserialize_cdr(bytes(raw), msgtype)
+        except Exception as err:  # noqa: BLE001 -- rosbags raises several kinds
+            where = f' on {topic}' if topic else ''
+            raise BagError(f'corrupt message{where} in {self.path}: it does not decode as '
+                           f'{msgtype} ({type(err).__name__}: {err})') from None
+
+    def pose_arrays(self, topic: str) -> Iterator[tuple[int, str, np.ndarray]]:
+        """Yield ``(stamp_ns, frame_id, poses (m, 7))`` of every PoseArray on ``topic``.
+
+        Decoded with numpy where the layout allows, else with the typestore.
+        """
+        def slow(raw: bytes) -> tuple[int, str, list]:
+            msg = self.deserialize(raw, POSE_ARRAY, topic)
+            return (stamp_to_ns(msg.header.stamp), msg.header.frame_id,
+                    [[p.position.x, p.position.y, p.position.z, p.orientation.x,
+                      p.orientation.y, p.orientation.z, p.orientation.w] for p in msg.poses])
+        for batch in self.batches([topic], 100_000):
+            yield from decode_pose_arrays(batch.data, batch.starts, batch.sizes, slow)
 
     def wrench_chunks(
         self, topics: Sequence[str], chunk: int, frames: Optional[Sequence[str]] = None,
     ) -> Iterator[tuple]:
-        """Read ``WrenchStamped`` topics in bag order, ``chunk`` messages at a time.
+        """Read ``WrenchStamped`` topics in bag order, about ``chunk`` messages at a time.
 
         :param frames: expected ``frame_id`` per topic (``''``: any), or None for no check.
         :returns: iterator of ``(stream (k,) int index into topics, receive_ns (k,),
             stamp_ns (k,), wrench (k, 6))``, plus ``frame_ok (k,) bool`` when ``frames``
             is given (frame ids compared without a leading ``/``).
         """
-        index = {t: i for i, t in enumerate(topics)}
+        topics = list(topics)
+        parts: list = []
+        count = 0
+        for batch in self.batches(topics, chunk):
+            stamp, wrench = self._decode(batch, topics)
+            parts.append((batch.stream, batch.recv, stamp, wrench)
+                         + (() if frames is None else (self._frames_ok(batch, frames),)))
+            count += len(batch)
+            if count >= chunk:
+                yield from _in_chunks(parts, chunk)
+                parts, count = [], 0
+        if parts:
+            yield from _in_chunks(parts, chunk)
 
-        def slow(raw: bytes) -> tuple[int, list[float]]:
-            msg = self.deserialize(raw, WRENCH_STAMPED)
+    def _slow(self, topic: str):
+        def decode(raw: bytes) -> tuple[int, list[float]]:
+            msg = self.deserialize(raw, WRENCH_STAMPED, topic)
             st, w = msg.header.stamp, msg.wrench
             return (stamp_to_ns(st),
                     [w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
+        return decode
 
-        with translate_errors(self.path):
-            sources = self._sqlite_sources(index) if self.fast_sqlite else None
-            if sources is None:  # mcap, or compressed messages: through rosbags
-                conns = [c for c in self._reader.connections if c.topic in index]
-                by_conn = {c.id: index[c.topic] for c in conns}
-                sources = [(lambda: self._reader.messages(connections=conns), by_conn,
-                            _conn_id)] if conns else []
-            for open_rows, to_stream, key_of in sources:
-                rows = open_rows()
-                while True:
-                    with _gc_paused():
-                        # the per-message work is done by C-level calls (islice, map)
-                        batch = list(itertools.islice(rows, chunk))
-                        k = len(batch)
-                        stream = np.fromiter(map(to_stream.__getitem__, map(key_of, batch)),
-                                             dtype=np.int64, count=k)
-                        recv = np.fromiter(map(_TIME, batch), dtype=np.int64, count=k)
-                        raws = list(map(_RAW, batch))
-                        del batch
-                    if not k:
-                        break
-                    decoded = self._decode(stream, recv, raws, topics, slow)
-                    yield decoded if frames is None else decoded + (
-                        self._frames_ok(stream, raws, frames),)
-
-    def _frames_ok(self, stream: np.ndarray, raws: list, frames: Sequence[str]) -> np.ndarray:
-        """Whether each message's frame id is the expected one of its topic."""
-        want = [f.lstrip('/') for f in frames]
-        ids = frame_ids(raws, lambda raw: self.deserialize(raw, WRENCH_STAMPED).header.frame_id)
-        return np.fromiter((not want[i] or f.lstrip('/') == want[i]
-                            for i, f in zip(stream.tolist(), ids)), bool, count=len(ids))
-
-    def fast_path(self, topics: Sequence[str]) -> bool:
-        """Tell whether :meth:`wrench_chunks` reads these topics with the sqlite3 query.
-
-        :param topics: the F/T topics.
-        :return: True for an uncompressed sqlite3 bag holding them (and ``fast_sqlite``).
-        """
-        index = {t: i for i, t in enumerate(topics)}
-        return self.fast_sqlite and self._sqlite_sources(index) is not None
-
-    def _sqlite_sources(self, index: dict) -> Optional[list]:
-        """``(query, topic id -> stream, key of a row)`` per sqlite3 storage file, or None.
-
-        Reads the storage files with rosbags' own query (so the order is the same),
-        without its per-message Python generators. None when that does not apply
-        (mcap, per-message compression, several bags): then rosbags reads.
-        """
-        readers = getattr(self._reader, 'readers', [])
-        if len(readers) != 1 or getattr(readers[0], 'compression_mode', 'unknown'):
-            return None
-        storages = getattr(getattr(readers[0], 'storage', None), 'storages', [])
-        if not storages or not all(hasattr(st, 'dbconn') for st in storages):
-            return None
-        sources = []
-        for st in storages:
-            ids = {c.id: index[c.topic] for c in st.connections if c.topic in index}
-            if ids:
-                query = ('SELECT topics.id,messages.timestamp,messages.data FROM messages '
-                         'JOIN topics ON messages.topic_id=topics.id WHERE topics.id IN '
-                         f'({",".join("?" for _ in ids)}) ORDER BY timestamp')
-                sources.append((functools.partial(st.dbconn.execute, query, tuple(ids)), ids,
-                                _KEY))
-        return sources
-
-    def _decode(self, stream, recv, raws, topics, slow):
-        try:  # every topic at once: one frame_id length means one array reshape
-            stamp, wrench = decode_wrench_stamped(raws, ', '.join(topics), slow)
-            return stream, recv, stamp, wrench
+    def _decode(self, batch: Batch, topics: list) -> tuple[np.ndarray, np.ndarray]:
+        try:  # every topic at once
+            return decode_wrench_buffer(batch.data, batch.starts, batch.sizes, ', '.join(topics),
+                                        self._slow(', '.join(topics)))
         except BagError as err:
             first = err  # again topic by topic, for an error that names the topic
         for i, topic in enumerate(topics):
-            rows = np.flatnonzero(stream == i)
+            rows = np.flatnonzero(batch.stream == i)
             if len(rows):
-                decode_wrench_stamped(list(map(raws.__getitem__, rows.tolist())), topic, slow)
+                decode_wrench_buffer(batch.data, batch.starts[rows], batch.sizes[rows], topic,
+                                     self._slow(topic))
         raise first
+
+    def _frames_ok(self, batch: Batch, frames: Sequence[str]) -> np.ndarray:
+        """Whether each message's frame id is the expected one of its topic."""
+        want = [f.lstrip('/') for f in frames]
+        ids = frame_ids(batch.data, batch.starts, batch.sizes,
+                        lambda raw: self.deserialize(raw, WRENCH_STAMPED).header.frame_id)
+        return np.fromiter((not want[i] or f.lstrip('/') == want[i]
+                            for i, f in zip(batch.stream.tolist(), ids)), bool, count=len(ids))
+
+    # -- what was read ----------------------------------------------------------------
+    def read_state(self) -> tuple:
+        """Return what has been counted so far, to undo a preliminary pass (``--tare``).
+
+        :return: an opaque state for :meth:`restore_read_state`.
+        """
+        return (dict(self.read_counts), list(self.problems), list(self.notes),
+                [(list(f.problems), list(f.notes)) for f in self.files])
+
+    def restore_read_state(self, state: tuple) -> None:
+        """Forget what was counted since :meth:`read_state` (the next pass counts afresh).
+
+        :param state: what :meth:`read_state` returned.
+        """
+        counts, problems, notes, per_file = state
+        self.read_counts, self.problems, self.notes = dict(counts), list(problems), list(notes)
+        for file, (file_problems, file_notes) in zip(self.files, per_file):
+            file.problems[:], file.notes[:] = file_problems, file_notes
+
+    def completeness(self) -> dict:
+        """Return what was read of each topic so far, against what the bag announces.
+
+        :return: ``{'complete', 'missing_messages', 'topics': {topic: {type, read,
+            announced, missing}}, 'problems', 'notes'}``; complete when no storage part
+            failed and no topic has fewer messages than announced.
+        """
+        problems = list(self.problems) + [p for f in self.files for p in f.problems]
+        topics = {}
+        for (topic, msgtype), read in self.read_counts.items():
+            announced = self.announced_count(topic, msgtype)
+            missing = max(0, (announced or 0) - read)
+            topics[topic] = {'type': msgtype, 'read': read, 'announced': announced,
+                             'missing': missing}
+        missing = sum(t['missing'] for t in topics.values())
+        return {'complete': not problems and not missing, 'missing_messages': missing,
+                'topics': topics, 'problems': problems,
+                'notes': list(self.notes) + [n for f in self.files for n in f.notes]}
+
+
+def _in_chunks(parts: list, chunk: int) -> Iterator[tuple]:
+    """Join decoded parts (tuples of arrays), in receive-time order, ``chunk`` rows at a time."""
+    joined = tuple(np.concatenate(column) if len(parts) > 1 else column[0]
+                   for column in zip(*parts))
+    recv = joined[1]
+    if len(recv) > 1 and np.any(recv[1:] < recv[:-1]):  # chunks overlapping in log time
+        order = np.argsort(recv, kind='stable')
+        joined = tuple(column[order] for column in joined)
+    for start in range(0, len(recv), chunk):
+        yield tuple(column[start:start + chunk] for column in joined)

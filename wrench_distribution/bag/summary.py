@@ -178,8 +178,15 @@ def format_table(summary: dict) -> str:
         f"{d['stale_messages']} stale messages; "
         f"{d['samples_without_contact_pose']} samples without contact pose",
         f"max residual   {_num(summary['max_resultant_residual'])}",
-        '',
     ]
+    done = summary.get('completeness')
+    if done:
+        state = 'yes' if done['complete'] else (
+            f"NO: {done['missing_messages']} messages missing; "
+            + '; '.join(done['problems'][:3]))
+        lines.append('complete       ' + state)
+        lines += [f'note           {n}' for n in done['notes']]
+    lines.append('')
     rows = [(name, s.get('unit', ''), s) for name, s in summary['internal_load'].items()]
     rows.append(('internal_load_norm', 'N', summary['internal_load_norm']))
     width = max([len(r[0]) for r in rows] + [len('internal load')])
