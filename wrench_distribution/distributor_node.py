@@ -20,6 +20,7 @@ from std_msgs.msg import Float64MultiArray
 from visualization_msgs.msg import MarkerArray
 
 from wrench_distribution.core import UnrealisableWrenchError, WrenchDistributionError
+from wrench_distribution.core.codec import same_frame
 from wrench_distribution.core.limits import CommandLimits
 from wrench_distribution.engine.cache import DistributorCache
 from wrench_distribution.params import (build_core_objects, ConfigError, DISTRIBUTOR_PARAMS,
@@ -251,7 +252,7 @@ class DistributorNode(Node):
                 and math.isfinite(vals[5])):
             return self._drop('nan', 'desired_wrench contains NaN or Inf', 'rejected_nan')
         fid = msg.header.frame_id
-        if fid and fid != self._object_frame:
+        if fid and not same_frame(fid, self._object_frame):
             return self._drop('frame', f"desired_wrench frame '{fid}' is not the object "
                               f"frame '{self._object_frame}'", 'rejected_frame')
         now = self._ros_clock.now().nanoseconds

@@ -17,7 +17,7 @@ import numpy as np
 from rosbags.highlevel import AnyReader
 from rosbags.typesys import get_typestore, Stores
 
-from wrench_distribution.core.codec import stamp_to_ns
+from wrench_distribution.core.codec import frame_key, stamp_to_ns
 
 from .cdr import decode_wrench_stamped, frame_ids
 from .errors import BagError
@@ -206,9 +206,9 @@ class BagReader:
 
     def _frames_ok(self, stream: np.ndarray, raws: list, frames: Sequence[str]) -> np.ndarray:
         """Whether each message's frame id is the expected one of its topic."""
-        want = [f.lstrip('/') for f in frames]
+        want = [frame_key(f) for f in frames]
         ids = frame_ids(raws, lambda raw: self.deserialize(raw, WRENCH_STAMPED).header.frame_id)
-        return np.fromiter((not want[i] or f.lstrip('/') == want[i]
+        return np.fromiter((not want[i] or frame_key(f) == want[i]
                             for i, f in zip(stream.tolist(), ids)), bool, count=len(ids))
 
     def fast_path(self, topics: Sequence[str]) -> bool:

@@ -14,7 +14,7 @@ from geometry_msgs.msg import PoseArray
 import numpy as np
 
 from wrench_distribution.engine.cache import DistributorCache
-from wrench_distribution.engine.poses import same_frame
+from wrench_distribution.core.codec import same_frame
 from wrench_distribution.params import ConfigError
 from wrench_distribution.ros.conversions import pose_array_to_arrays
 from wrench_distribution.ros.diagnostics import DiagnosticsState, ERROR
