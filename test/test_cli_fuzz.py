@@ -9,7 +9,6 @@ thousands of contacts) run the real console script with a time limit and a memor
 import contextlib
 import io
 import json
-import os
 import resource
 import subprocess
 import time

@@ -57,7 +57,7 @@ def _link_all(source, target, skip=()) -> None:
 
 @pytest.fixture(scope='module')
 def robot_python(tmp_path_factory) -> str:
-    """A Python with this environment's dependencies (rclpy, colcon, pytest) but not the package.
+    """Build a Python with this environment's dependencies (rclpy, colcon, pytest) but not the package.
 
     :return: path of its interpreter.
     """

@@ -10,8 +10,7 @@ from typing import Sequence
 import numpy as np
 
 from wrench_distribution.core import spatial as Q
-from wrench_distribution.core.codec import stamp_to_ns
-from wrench_distribution.core.codec import frame_key, same_frame
+from wrench_distribution.core.codec import frame_key, same_frame, stamp_to_ns
 from wrench_distribution.engine.poses import Edge, HeldPoses, TfTree
 from .errors import BagError
 from .reader import BagReader, POSE_ARRAY, TF_MESSAGE

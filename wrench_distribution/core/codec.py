@@ -1,5 +1,6 @@
-"""ROS-free codecs for message fields and outputs: time stamps, ``;``-joined label lists,
-frame ids, and numbers below the solver's resolution.
+"""ROS-free codecs for message fields and outputs.
+
+Time stamps, ``;``-joined label lists, frame ids, and numbers below the solver's resolution.
 
 They work on any object with ``sec`` and ``nanosec`` (rclpy and rosbags messages alike) and
 on plain strings, so nodes, bag tools, the command line and the simulator share one
@@ -70,7 +71,7 @@ def split_labels(label: str) -> List[str]:
 
 
 def frame_key(frame_id: str) -> str:
-    """The form in which frame ids are compared: a leading ``/`` ignored, as tf2 does.
+    """Return the form in which frame ids are compared: a leading ``/`` ignored, as tf2 does.
 
     :param frame_id: a ``header.frame_id``, a parameter value or a tf frame.
     :return: the frame id without leading slashes.

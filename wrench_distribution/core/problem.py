@@ -237,8 +237,9 @@ def measured_matrix(distributor: LoadDistributor, measured: Any) -> np.ndarray:
 
 
 def to_json(document: Mapping[str, Any]) -> str:
-    """Serialise strictly: NaN or Inf can never reach the output; residues below the solver's
-    resolution print as 0 (:func:`.codec.zero_below_resolution`).
+    """Serialise strictly: NaN or Inf can never reach the output.
+
+    Residues below the solver's resolution print as 0 (:func:`.codec.zero_below_resolution`).
 
     :param document: JSON-ready mapping.
     :return: indented JSON text.
