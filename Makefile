@@ -1,7 +1,7 @@
 # The two commands a newcomer needs:  make demo   and   make test
 # Both create their virtual environments and install from the package registry first:
-#   make demo: .venv with the runtime and the ROS 2 Kilted wheels only (no test tools);
-#   make test: adds the test tools to .venv, then runs the whole suite on Kilted (.venv)
+#   make demo: .venv with the runtime and the ROS 2 Kilted wheels only (no bag tools, no test tools);
+#   make test: adds the bag tools and the test tools to .venv, then runs the whole suite on Kilted (.venv)
 #              and the ROS tests (-m ros) on ROS 2 Jazzy wheels (.venv-jazzy).
 PYTHON ?= python3
 VENV   := .venv
@@ -31,15 +31,15 @@ $(DEMO_STAMP): requirements.txt requirements-ros.txt setup.py
 	$(PY) -m pip install $(PIP_QUIET) --no-deps --no-build-isolation -e .
 	touch $@
 
-$(TEST_STAMP): $(DEMO_STAMP) requirements-test.txt
-	$(PY) -m pip install $(PIP_QUIET) -r requirements-test.txt
+$(TEST_STAMP): $(DEMO_STAMP) requirements-bags.txt requirements-test.txt
+	$(PY) -m pip install $(PIP_QUIET) -r requirements-bags.txt -r requirements-test.txt
 	touch $@
 
-$(JAZZY_STAMP): requirements.txt requirements-ros-jazzy.txt requirements-test.txt setup.py
+$(JAZZY_STAMP): requirements.txt requirements-bags.txt requirements-ros-jazzy.txt requirements-test.txt setup.py
 	$(PYTHON) -m venv $(JAZZY)
 	$(JPY) -m pip install $(PIP_QUIET) --upgrade pip
-	$(JPY) -m pip install $(PIP_QUIET) -r requirements.txt -r requirements-ros-jazzy.txt \
-	    -r requirements-test.txt setuptools wheel
+	$(JPY) -m pip install $(PIP_QUIET) -r requirements.txt -r requirements-bags.txt \
+	    -r requirements-ros-jazzy.txt -r requirements-test.txt setuptools wheel
 	$(JPY) -m pip install $(PIP_QUIET) --no-deps --no-build-isolation -e .
 	touch $@
 
