@@ -255,12 +255,12 @@ def format_summary(s: Mapping, title: str) -> str:
             f"orientation RMS {tr['orientation_rms_deg']:.3f} deg; moved "
             f"{tr['distance_moved_mm']:.0f} mm (reference {tr['reference_distance_mm']:.0f} mm)")
     else:
-        lines.append('Object pose tracking: no object_pose messages recorded while it was held')
+        lines.append('Object pose tracking: no pose sample while the object was held')
     lines.append('')
     lines.append('Internal load: commanded (controller -> distributor) against recovered '
                  '(analyzer, from the simulated F/T sensors)')
     if not s['internal_load']:
-        lines.append('  no internal-load output recorded from the analyzer')
+        lines.append('  no phase with analyzer output while the object was held')
     header = f"  {'time window':<14}{'basis element':<28}{'commanded':>11}{'recovered':>11}" \
              f"{'noise std':>11}{'error':>9}"
     for ph in s['internal_load']:
@@ -287,7 +287,7 @@ def format_summary(s: Mapping, title: str) -> str:
                      f"{rr['samples']} samples): force RMS {rr['force_rms_N']:.3f} N "
                      f"(max {rr['force_max_N']:.3f} N), torque RMS {rr['torque_rms_Nm']:.4f} N*m")
     else:
-        lines.append('Resultant residual: no matching desired/measured wrenches recorded')
+        lines.append('Resultant residual: no desired/measured wrench pair while the object was held')
     if s.get('friction'):
         lines += format_friction(s['friction'])
     return '\n'.join(lines)
