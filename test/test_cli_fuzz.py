@@ -9,16 +9,15 @@ thousands of contacts) run the real console script with a time limit and a memor
 import contextlib
 import io
 import json
-import os
 import resource
 import subprocess
-import sys
 import time
 
 from hypothesis import given, HealthCheck, settings, strategies as st
 import pytest
 import yaml
 
+from ros_harness import script
 from wrench_distribution import cli
 from wrench_distribution import params as P
 
@@ -162,7 +161,7 @@ def _hostile_files(d):
 
 @pytest.mark.parametrize('command', ['synthesize', 'analyze', 'basis'])
 def test_hostile_files_one_error_bounded(tmp_path, command):
-    exe = os.path.join(os.path.dirname(sys.executable), 'wrench-distribution')
+    exe = script('wrench-distribution')  # the harness's one rule: colcon install, venv, PATH
     for name, path in _hostile_files(tmp_path).items():
         t0 = time.monotonic()
         proc = subprocess.run([exe, command, '--problem', str(path)], capture_output=True,

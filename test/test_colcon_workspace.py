@@ -4,12 +4,19 @@ Nothing is installed globally: the workspace is a temporary directory, colcon co
 ``requirements-test.txt``, and the installed ``distributor`` and ``analyzer`` are started
 from ``install/wrench_distribution/lib/wrench_distribution`` with a shipped configuration
 from ``install/wrench_distribution/share``, as ``ros2 launch`` would start them.
+
+colcon runs on a *robot-like* Python: a virtual environment that sees every dependency of
+this test environment (linked in) but not the package itself (no editable install, no
+``PYTHONPATH``), as on a robot where only ``colcon build`` installs it; ``colcon test`` then
+runs the tests that start executables and must report no failure.
 """
 import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import time
+import xml.etree.ElementTree as ElementTree
 
 import pytest
 
@@ -28,29 +35,75 @@ _SKIP = ('.git', '.venv', 'build', 'install', 'log', '__pycache__', '.pytest_cac
          '.hypothesis', '*.egg-info')
 
 
-def _colcon() -> list:
-    """Find the colcon command of this environment (next to the interpreter, else on PATH).
+# What a robot's Python does not have: the package installed from this source tree.
+_OWN_INSTALL = ('__editable__', 'wrench_distribution', 'easy-install.pth')
+# colcon test runs these (each starts an executable); bounded to about a minute.
+COLCON_TESTS = ('test/test_harness.py', 'test/test_cli_fuzz.py::test_hostile_files_one_error_bounded',
+                'test/test_controller_wiring.py')
 
-    :return: argv prefix.
+
+def _link_all(source, target, skip=()) -> None:
+    """Symlink every entry of ``source`` into ``target`` except names starting with ``skip``.
+
+    :param source: directory whose entries are linked.
+    :param target: directory that receives the links (created).
+    :param skip: name prefixes left out.
     """
-    cand = os.path.join(os.path.dirname(sys.executable), 'colcon')
-    found = cand if os.path.exists(cand) else shutil.which('colcon')
-    if not found:
-        pytest.skip('colcon is not installed (pip install -r requirements-test.txt)')
-    return [found]
+    os.makedirs(target, exist_ok=True)
+    for name in os.listdir(source):
+        if not name.startswith(tuple(skip)) and not os.path.exists(os.path.join(target, name)):
+            os.symlink(os.path.join(source, name), os.path.join(target, name))
 
 
 @pytest.fixture(scope='module')
-def workspace(tmp_path_factory):
-    """Build a workspace with the package in ``src/`` by ``colcon build``.
+def robot_python(tmp_path_factory) -> str:
+    """Build a Python with this environment's dependencies (rclpy, colcon, pytest) but not the package.
+
+    :return: path of its interpreter.
+    """
+    colcon_here = os.path.join(os.path.dirname(sys.executable), 'colcon')
+    if not (os.path.exists(colcon_here) or shutil.which('colcon')):
+        pytest.skip('colcon is not installed (pip install -r requirements-test.txt)')
+    root = tmp_path_factory.mktemp('robot_python') / 'venv'
+    subprocess.run([sys.executable, '-m', 'venv', '--without-pip', str(root)], check=True,
+                   timeout=120)
+    purelib = sysconfig.get_paths()['purelib']
+    version = f'python{sys.version_info.major}.{sys.version_info.minor}'
+    _link_all(purelib, root / 'lib' / version / 'site-packages', skip=_OWN_INSTALL)
+    _link_all(os.path.join(sys.prefix, 'lib'), root / 'lib', skip=(version,))  # ROS libraries
+    _link_all(sys.prefix, root, skip=('bin', 'lib', 'include', 'pyvenv.cfg'))  # share/ etc.
+    python = str(root / 'bin' / 'python')
+    probe = subprocess.run([python, '-c', 'import rclpy, colcon_core, pytest; import wrench_distribution'],
+                           env=_robot_env(), cwd=root, capture_output=True, text=True, timeout=120)
+    assert "No module named 'wrench_distribution'" in probe.stderr, (
+        'the robot-like Python must have every dependency and not the package: '
+        + probe.stdout + probe.stderr)
+    return python
+
+
+def _robot_env(**extra) -> dict:
+    """Return this environment without anything that points at the source tree or its venv.
+
+    :param extra: variables to set.
+    :return: environment.
+    """
+    env = {k: v for k, v in os.environ.items()
+           if k not in ('PYTHONPATH', 'VIRTUAL_ENV', 'LD_LIBRARY_PATH', '_ROS_WHEELS_BOOTSTRAP_COMPLETE')}
+    env.update(PYTHONDONTWRITEBYTECODE='1', **extra)
+    return env
+
+
+@pytest.fixture(scope='module')
+def workspace(tmp_path_factory, robot_python):
+    """Build a workspace with the package in ``src/`` by ``colcon build`` on the robot-like Python.
 
     :return: (workspace path, install prefix of the package).
     """
     ws = tmp_path_factory.mktemp('colcon_ws')
     shutil.copytree(REPO, ws / 'src' / PKG, ignore=shutil.ignore_patterns(*_SKIP))
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE='1')
-    res = subprocess.run(_colcon() + ['build', '--event-handlers', 'console_direct-'],
-                         cwd=ws, env=env, capture_output=True, text=True, timeout=300)
+    res = subprocess.run([robot_python, '-m', 'colcon', 'build', '--event-handlers',
+                          'console_direct-'], cwd=ws, env=_robot_env(), capture_output=True,
+                         text=True, timeout=300)
     assert res.returncode == 0, f'colcon build failed:\n{res.stdout}\n{res.stderr}'
     return ws, ws / 'install' / PKG
 
@@ -62,7 +115,7 @@ def _installed_env(prefix, domain: int) -> dict:
     :param domain: ROS domain id.
     :return: environment.
     """
-    env = ros_env(domain)
+    env = _robot_env(**{k: v for k, v in ros_env(domain).items() if k.startswith(('ROS_', 'RMW_'))})
     site = [str(p) for p in (prefix / 'lib').glob('python3*/site-packages')]
     assert site, f'no site-packages under {prefix}/lib'
     env['PYTHONPATH'] = os.pathsep.join(site + [env.get('PYTHONPATH', '')]).rstrip(os.pathsep)
@@ -82,7 +135,7 @@ def test_install_layout(workspace):
     assert (prefix / 'share' / 'ament_index' / 'resource_index' / 'packages' / PKG).is_file()
 
 
-def test_installed_command_line_runs_from_install(workspace, tmp_path):
+def test_installed_command_line_runs_from_install(workspace, robot_python, tmp_path):
     """Run the installed command line (what ``ros2 run`` resolves) on an installed example.
 
     ``ros2 run wrench_distribution wrench-distribution`` resolves to ``lib/<pkg>``; it must
@@ -90,7 +143,7 @@ def test_installed_command_line_runs_from_install(workspace, tmp_path):
     """
     _, prefix = workspace
     env = _installed_env(prefix, domain_id_for())
-    where = subprocess.run([sys.executable, '-c', 'import wrench_distribution as w; '
+    where = subprocess.run([robot_python, '-c', 'import wrench_distribution as w; '
                             'print(w.__file__)'], env=env, cwd=tmp_path, capture_output=True,
                            text=True, timeout=60)
     assert where.stdout.strip().startswith(str(prefix)), where.stdout + where.stderr
@@ -156,3 +209,34 @@ def test_installed_nodes_come_up_with_shipped_config(workspace, tmp_path):
         client.close()
         for proc, log in procs:
             _stop(proc, log)
+
+
+def _junit_counts(report) -> dict:
+    """Sum the counters of a JUnit XML report (pytest's ``--junit-xml``).
+
+    :param report: path of the report.
+    :return: ``{'tests': int, 'failures': int, 'errors': int, 'skipped': int}``.
+    """
+    root = ElementTree.parse(report).getroot()
+    suites = [root] if root.tag == 'testsuite' else list(root.iter('testsuite'))
+    return {key: sum(int(s.get(key, 0)) for s in suites)
+            for key in ('tests', 'failures', 'errors', 'skipped')}
+
+
+def test_colcon_test_on_a_robot_python_has_no_failure(workspace, robot_python):
+    """``colcon test`` on a Python without the package: the tests that start executables pass.
+
+    They find ``wrench-distribution``, ``distributor`` and ``analyzer`` where colcon installed
+    them (the harness's one rule), not next to the interpreter.
+    """
+    ws, prefix = workspace
+    env = _installed_env(prefix, domain_id_for(offset=2))  # as after ``source install/setup.bash``
+    res = subprocess.run([robot_python, '-m', 'colcon', 'test', '--packages-select', PKG,
+                          '--event-handlers', 'console_direct-', '--pytest-args', *COLCON_TESTS],
+                         cwd=ws, env=env, capture_output=True, text=True, timeout=900)
+    report = ws / 'build' / PKG / 'pytest.xml'
+    assert report.is_file(), f'no pytest report from colcon test:\n{res.stdout[-4000:]}\n{res.stderr[-2000:]}'
+    counts = _junit_counts(report)
+    assert counts['tests'] >= 5, counts
+    assert counts['failures'] == counts['errors'] == counts['skipped'] == 0, (
+        f'{counts}\n{res.stdout[-6000:]}')

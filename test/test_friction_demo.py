@@ -32,9 +32,25 @@ def test_prescription_alone_slips_and_auto_holds(tmp_path):
     slipped, held = check['friction'], auto['friction']
     # 0.5 N per pair gives each fingertip 0.87 N of normal force: mu N = 0.43 N < W/3 = 0.98 N
     assert slipped['slipped'] and max(slipped['slip_m'].values()) > 5e-3
-    assert check['tracking']['final_position_error_mm'] > 50.0
+    # the lost object is reported as lost at a time, and no figure covers its fall
+    assert check['lost_at_s'] is not None and 0.0 <= check['lost_at_s'] < check['duration']
+    assert slipped['lost_at_s'] == check['lost_at_s']
+    text = (tmp_path / 'three_finger_hand_squeeze0.5_friction_check' / 'summary.txt').read_text()
+    assert f"Object LOST at {check['lost_at_s']:.2f} s" in text
+    evaluated_from = check['release_time'] + check['settle']
+    if check['lost_at_s'] <= evaluated_from:  # lost before the evaluation: no figure at all
+        assert check['tracking']['position_rms_mm'] is None
+        assert 'resultant_residual' not in check and not check['internal_load']
+        assert not slipped['measured']
+    else:  # figures of the held phase only: the object is near its reference
+        assert check['tracking']['position_max_mm'] < 50.0
+    assert auto['lost_at_s'] is None and held['lost_at_s'] is None
     assert not held['slipped'] and max(held['slip_m'].values()) < 1e-3
     assert auto['tracking']['final_position_error_mm'] < 5.0
+    # the commanded internal load includes what auto mode added, so it matches the read-out
+    for phase in auto['internal_load']:
+        assert sum(phase['added_by_auto']) > 0
+        assert max(abs(e) for e in phase['error']) < 0.5, phase
     assert held['added_squeeze']['min_sum'] > 0
     assert held['added_squeeze']['correlation_with_desired_force'] > 0.9
     assert 'Friction: the same grasp' in proc.stdout

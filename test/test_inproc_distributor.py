@@ -382,3 +382,17 @@ def test_the_helper_records_snapshots_and_names_what_the_node_has(ctx):
         left = next(p for p in n.node.publishers if n.topic_of(p) == '/left/wrench_command')
         with pytest.raises(TypeError, match='WrenchStamped'):
             left.publish(Float64MultiArray())
+
+
+@pytest.mark.parametrize('object_frame', ['object', '/object'])
+@pytest.mark.parametrize('frame', ['object', '/object', '//object'])
+def test_a_leading_slash_is_ignored_in_every_frame_id(ctx, object_frame, frame):
+    """desired_wrench and contact_poses obey the one frame-id rule (core.codec.same_frame)."""
+    desired = [1.0, 2.0, 3.0, 0.1, 0.2, 0.3]
+    with node(ctx, object_frame=object_frame) as n:
+        np.testing.assert_allclose(resultant(send(n, desired, frame)), desired, atol=1e-9)
+        assert send(n, desired, '/world') is None
+    with node(ctx, object_frame=object_frame, contact_source='topic', contact_positions=[],
+              contact_orientations=[]) as n:
+        n.deliver('contact_poses', pose_array(POSITIONS, QUATS, frame))
+        np.testing.assert_allclose(resultant(send(n, desired, frame)), desired, atol=1e-9)

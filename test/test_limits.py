@@ -1,4 +1,4 @@
-"""Command limits (core/limits.py) as properties, and the README's parameter tables."""
+"""Command limits (core/limits.py) as properties."""
 import os
 import warnings
 
@@ -76,11 +76,3 @@ def test_limit_parameters_are_validated():
     ok = P.validate_params('distributor', dict(base, force_limits=[5.0, 6.0]))
     assert P.per_effector_limits(ok['force_limits'], 2) == [5.0, 6.0]
     assert P.per_effector_limits(ok['torque_limits'], 2) == [200.0, 200.0]
-
-
-def test_readme_parameter_tables_match_the_schema():
-    with open(os.path.join(REPO, 'README.md'), encoding='utf-8') as f:
-        readme = f.read()
-    for name, table in P.readme_tables().items():
-        assert table in readme, (f'README parameter table "{name}" is out of date: run '
-                                 'python -m wrench_distribution.params and paste it')

@@ -40,7 +40,7 @@ def _events_name() -> str:
 
 @pytest.mark.ros
 def test_default_executor_is_the_one_the_docs_state(ros_context, monkeypatch):
-    """Without a choice, ``make_executor`` builds the executor README and benchmarks.md name."""
+    """Without a choice, ``make_executor`` builds the executor docs/wiring.md and benchmarks.md name."""
     from wrench_distribution.ros.runner import EXECUTOR_ENV, make_executor
     monkeypatch.delenv(EXECUTOR_ENV, raising=False)
     ex = make_executor(context=ros_context)
@@ -49,7 +49,7 @@ def test_default_executor_is_the_one_the_docs_state(ros_context, monkeypatch):
     finally:
         ex.shutdown()
     readme = re.search(r"The nodes spin on rclpy's `(\w+)` by default \(on an rclpy without "
-                       r'it, e.g.\s+Humble: `(\w+)`\)', _read('README.md'))
+                       r'it, e.g.\s+Humble: `(\w+)`\)', _read('docs', 'wiring.md'))
     bench = re.search(r'Default: `(\w+)`', _read('docs', 'benchmarks.md'))
     assert readme is not None and bench is not None
     documented = readme.group(1) if readme.group(1) == _events_name() else readme.group(2)

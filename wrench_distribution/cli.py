@@ -11,7 +11,7 @@ from typing import List, Optional
 from .core.errors import WrenchDistributionError
 from .core.friction import add_friction, FrictionModel, FrictionOptions
 from .core.problem import (
-    analysis_document, build_distributor, friction_options, measured_matrix, read_problem,
+    analysis_document, basis_document, build_distributor, friction_options, measured_matrix, read_problem,
     synthesis_document, to_json,
 )
 from .core.validation import finite_vector
@@ -57,7 +57,7 @@ def _analyze(args: argparse.Namespace) -> int:
 def _basis(args: argparse.Namespace) -> int:
     distributor, _ = build_distributor(read_problem(args.problem))
     print(to_json({
-        'basis': distributor.basis_names, 'units': distributor.basis_units,
+        **basis_document(distributor),
         'virtual_masses': dict(zip(distributor.names, distributor.virtual_masses.tolist())),
         'regime': {'name': distributor.regime.name, 'reasons': list(distributor.regime.reasons),
                    'message': distributor.regime.message},

@@ -1,7 +1,8 @@
 """Parameter schema, validation and loading: a thin re-export of :mod:`wrench_distribution.config`.
 
 Kept so that ``from wrench_distribution.params import ...`` and
-``python -m wrench_distribution.params`` (prints the README tables) keep working.
+``python -m wrench_distribution.params`` (prints the tables of docs/parameters.md and
+docs/simulator.md; ``--write`` writes them there) keep working.
 """
 from wrench_distribution.config import (ANALYZER_PARAMS, AnalyzerConfig, build_core_objects,  # noqa: F401
                                         BUILTIN_PARAMS,
@@ -17,8 +18,25 @@ from wrench_distribution.config import (ANALYZER_PARAMS, AnalyzerConfig, build_c
                                         validate_params)
 
 
-if __name__ == '__main__':  # python -m wrench_distribution.params: print the README tables
-    for _title, _table in readme_tables().items():
-        print(f'<!-- {_title} -->\n{_table}')
-    for _title, _table in simulator_tables().items():  # then those of docs/simulator.md
-        print(f'<!-- docs/simulator.md: {_title} -->\n{_table}')
+def _main(argv) -> None:
+    """Print the generated parameter tables, or with ``--write`` put them into their pages."""
+    import os
+    from wrench_distribution.config.readme import replace_tables, TABLE_PAGES
+    if '--write' in argv:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        for page, tables in TABLE_PAGES.items():
+            path = os.path.join(root, page)
+            with open(path, encoding='utf-8') as f:
+                text = f.read()
+            with open(path, 'w', encoding='utf-8') as f:
+                f.write(replace_tables(text, tables()))
+            print(f'wrote the parameter tables of {page}')
+        return
+    for page, tables in TABLE_PAGES.items():
+        for title, table in tables().items():
+            print(f'<!-- {page}: {title} -->\n{table}')
+
+
+if __name__ == '__main__':  # python -m wrench_distribution.params [--write]
+    import sys
+    _main(sys.argv[1:])

@@ -1,4 +1,4 @@
-"""PNG plots of the internal load and of the per-effector constraint wrenches.
+"""PNG plots of the internal load and of the per-effector internal and constraint wrenches.
 
 A long bag is plotted from a uniformly decimated copy of the samples (at most
 :data:`MAX_POINTS` per series), so memory stays bounded.
@@ -27,6 +27,7 @@ class PlotBuffer:
         self.lam: list[np.ndarray] = []
         self.norm: list[np.ndarray] = []
         self.constraint: list[np.ndarray] = []
+        self.internal: list[np.ndarray] = []
         self._size = 0
 
     def add(self, chunk: ChunkResult) -> None:
@@ -41,26 +42,35 @@ class PlotBuffer:
         self.lam.append(chunk.internal_load[idx])
         self.norm.append(chunk.internal_load_norm[idx])
         self.constraint.append(chunk.constraint[idx])
+        self.internal.append(chunk.internal[idx])
         self._size += len(idx)
         while self._size > self.max_points:
             self._halve()
 
     def _halve(self) -> None:
-        t, lam, norm, con = self.arrays()
+        t, lam, norm, con, internal = self.arrays()
         # kept global indices are multiples of the stride: every other one is a
         # multiple of the doubled stride
         keep = slice(0, None, 2)
         self.t, self.lam = [t[keep]], [lam[keep]]
-        self.norm, self.constraint = [norm[keep]], [con[keep]]
+        self.norm, self.constraint, self.internal = [norm[keep]], [con[keep]], [internal[keep]]
         self.stride *= 2
         self._size = len(self.t[0])
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(stamps ns, internal load, norm, constraint)`` of the kept samples."""
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(stamps ns, internal load, norm, constraint, internal wrench)`` of the kept samples."""
         if not self.t:
-            return np.empty(0, np.int64), np.empty((0, 0)), np.empty(0), np.empty((0, 0, 6))
-        return (np.concatenate(self.t), np.concatenate(self.lam),
-                np.concatenate(self.norm), np.concatenate(self.constraint))
+            return (np.empty(0, np.int64), np.empty((0, 0)), np.empty(0), np.empty((0, 0, 6)),
+                    np.empty((0, 0, 6)))
+        return (np.concatenate(self.t), np.concatenate(self.lam), np.concatenate(self.norm),
+                np.concatenate(self.constraint), np.concatenate(self.internal))
+
+
+#: Columns of the per-effector figure: (title, quantity, first component, unit).
+EFFECTOR_COLUMNS = (('internal force (applied by the effector)', 'internal', 0, 'N'),
+                    ('constraint force (h_c = h_m - h)', 'constraint', 0, 'N'),
+                    ('internal torque', 'internal', 3, 'N*m'),
+                    ('constraint torque', 'constraint', 3, 'N*m'))
 
 
 _PRELOAD: list = []
@@ -89,16 +99,32 @@ def _import_pyplot():
 def write_plots(out_dir: Path, buffer: PlotBuffer, effectors: Sequence[str],
                 basis_names: Sequence[str], basis_units: Sequence[str],
                 frame: str = 'contact') -> list[Path]:
-    """Write ``internal_load.png`` and ``constraint_wrenches.png``; return their paths."""
+    """Write ``internal_load.png`` and ``constraint_wrenches.png``; return their paths.
+
+    :param out_dir: output directory.
+    :param buffer: the decimated samples.
+    :param effectors: effector names, in sample order.
+    :param basis_names: names of the internal-load elements.
+    :param basis_units: their units.
+    :param frame: frame of the per-effector wrenches (for the titles).
+    :return: the two paths.
+    """
     if _PRELOAD:
         _PRELOAD[0].join()
     plt = _import_pyplot()
 
-    t_ns, lam, norm, con = buffer.arrays()
+    t_ns, lam, norm, con, internal = buffer.arrays()
     t = (t_ns - t_ns[0]) * 1e-9 if len(t_ns) else np.empty(0)
     t0 = t_ns[0] * 1e-9 if len(t_ns) else 0.0
-    paths = []
+    paths = [_plot_internal_load(plt, Path(out_dir), t, t0, lam, norm, basis_names, basis_units),
+             _plot_effectors(plt, Path(out_dir), t, t0, {'constraint': con, 'internal': internal},
+                             effectors, frame)]
+    return paths
 
+
+def _plot_internal_load(plt, out_dir: Path, t, t0: float, lam, norm, basis_names,
+                        basis_units) -> Path:
+    """Plot the internal load's coordinates (N and N*m elements apart) and its norm."""
     fig, axes = plt.subplots(2, 1, sharex=True, figsize=(10, 7))
     units = list(basis_units) + ['N'] * (len(basis_names) - len(basis_units))
     for unit, ax in zip(('N', 'N*m'), axes):
@@ -114,26 +140,37 @@ def write_plots(out_dir: Path, buffer: PlotBuffer, effectors: Sequence[str],
     axes[-1].set_xlabel(f'time since {t0:.3f} s (header stamps) [s]')
     fig.suptitle('Internal load (lambda_c) over time')
     fig.subplots_adjust(left=0.09, right=0.98, top=0.93, bottom=0.08, hspace=0.25, wspace=0.25)
-    paths.append(Path(out_dir) / 'internal_load.png')
-    fig.savefig(paths[-1], dpi=100)
+    path = out_dir / 'internal_load.png'
+    fig.savefig(path, dpi=100)
     plt.close(fig)
+    return path
 
+
+def _plot_effectors(plt, out_dir: Path, t, t0: float, parts: dict, effectors, frame: str) -> Path:
+    """Plot, per effector, the internal wrench beside the constraint wrench.
+
+    The internal wrench is the one the effector applies (a 20 N squeeze plots at +20 N along
+    the pair line); the constraint wrench is the paper's ``h_c = h_m - h``, its opposite.
+    """
     n = len(effectors)
-    fig, axes = plt.subplots(n, 2, sharex=True, figsize=(11, 2.2 * n + 1), squeeze=False)
+    fig, axes = plt.subplots(n, len(EFFECTOR_COLUMNS), sharex=True, figsize=(16, 2.2 * n + 1.2),
+                             squeeze=False)
     for i, eff in enumerate(effectors):
-        for c in range(6):
-            ax = axes[i, c // 3]
-            ax.plot(t, con[:, i, c] if con.size else [], lw=0.8, label=COMPONENTS[c])
-        axes[i, 0].set_ylabel(f'{eff}\nforce [N]')
-        axes[i, 1].set_ylabel('torque [N*m]')
-        for ax in axes[i]:
+        for column, (title, part, first, unit) in enumerate(EFFECTOR_COLUMNS):
+            ax = axes[i, column]
+            values = parts[part]
+            for c in range(first, first + 3):
+                ax.plot(t, values[:, i, c] if values.size else [], lw=0.8, label=COMPONENTS[c])
+            ax.set_ylabel(f'{eff}\n[{unit}]' if column == 0 else f'[{unit}]')
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7, loc='upper right')
+            if i == 0:
+                ax.set_title(title, fontsize=9)
     for ax in axes[-1]:
         ax.set_xlabel(f'time since {t0:.3f} s [s]')
-    fig.suptitle(f'Constraint wrenches per effector ({frame} frame)')
-    fig.subplots_adjust(left=0.09, right=0.98, top=0.93, bottom=0.08, hspace=0.25, wspace=0.25)
-    paths.append(Path(out_dir) / 'constraint_wrenches.png')
-    fig.savefig(paths[-1], dpi=100)
+    fig.suptitle(f'Internal and constraint wrenches per effector ({frame} frame, about the contact point)')
+    fig.subplots_adjust(left=0.06, right=0.99, top=0.9, bottom=0.08, hspace=0.3, wspace=0.25)
+    path = out_dir / 'constraint_wrenches.png'
+    fig.savefig(path, dpi=100)
     plt.close(fig)
-    return paths
+    return path

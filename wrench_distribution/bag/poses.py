@@ -13,8 +13,8 @@ from typing import Sequence
 import numpy as np
 
 from wrench_distribution.core import spatial as Q
-from wrench_distribution.core.codec import stamp_to_ns
-from wrench_distribution.engine.poses import Edge, HeldPoses, same_frame, TfTree
+from wrench_distribution.core.codec import frame_key, same_frame, stamp_to_ns
+from wrench_distribution.engine.poses import Edge, HeldPoses, TfTree
 from .errors import BagError
 from .reader import BagReader, POSE_ARRAY, TF_MESSAGE
 
@@ -73,8 +73,8 @@ def read_tf(bag: BagReader, tf_topic: str = '/tf', static_topic: str = '/tf_stat
     for topic, _, raw in bag.raw_messages(topics):
         msg = bag.deserialize(raw, TF_MESSAGE)
         for tr in msg.transforms:
-            child = tr.child_frame_id.lstrip('/')
-            parent = tr.header.frame_id.lstrip('/')
+            child = frame_key(tr.child_frame_id)
+            parent = frame_key(tr.header.frame_id)
             tf = tr.transform
             pose = [tf.translation.x, tf.translation.y, tf.translation.z,
                     tf.rotation.x, tf.rotation.y, tf.rotation.z, tf.rotation.w]

@@ -18,7 +18,7 @@ import numpy as np
 from rosbags.typesys import get_typestore, Stores
 import yaml
 
-from wrench_distribution.core.codec import stamp_to_ns
+from wrench_distribution.core.codec import frame_key, stamp_to_ns
 
 from .cdr import decode_pose_arrays, decode_wrench_buffer, frame_ids
 from .errors import BagError
@@ -336,10 +336,10 @@ class BagReader:
 
     def _frames_ok(self, batch: Batch, frames: Sequence[str]) -> np.ndarray:
         """Whether each message's frame id is the expected one of its topic."""
-        want = [f.lstrip('/') for f in frames]
+        want = [frame_key(f) for f in frames]
         ids = frame_ids(batch.data, batch.starts, batch.sizes,
                         lambda raw: self.deserialize(raw, WRENCH_STAMPED).header.frame_id)
-        return np.fromiter((not want[i] or f.lstrip('/') == want[i]
+        return np.fromiter((not want[i] or frame_key(f) == want[i]
                             for i, f in zip(batch.stream.tolist(), ids)), bool, count=len(ids))
 
     # -- what was read ----------------------------------------------------------------

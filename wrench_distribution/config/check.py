@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass
 import math
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+from wrench_distribution.core.codec import same_frame
+
 from .loading import read_ros_params_yaml
 from .schema import ConfigError
 from .validation import validate_params
@@ -102,13 +104,13 @@ def _effector_findings(d: dict, a: dict) -> list:
 
 def _frame_findings(d: dict, a: dict) -> list:
     out = []
-    if d['object_frame'] != a['object_frame']:
+    if not same_frame(d['object_frame'], a['object_frame']):
         out.append(Finding('frames', 'object_frame', 'the object frames differ',
                            d['object_frame'], a['object_frame']))
     defaults = {e: f'{e}_contact' for e in d['effectors']}
     df = dict(zip(d['effectors'], d['contact_frames'])) if d['contact_frames'] else defaults
     af = dict(zip(a['effectors'], a['contact_frames'])) if a['contact_frames'] else defaults
-    bad = [e for e in d['effectors'] if df[e] != af[e]]
+    bad = [e for e in d['effectors'] if not same_frame(df[e], af[e])]
     if bad:
         out.append(Finding('frames', 'contact_frames', 'contact frames differ for '
                            + ', '.join(bad), [df[e] for e in bad], [af[e] for e in bad]))

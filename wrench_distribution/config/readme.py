@@ -1,4 +1,8 @@
-"""The parameter tables of the README and docs/simulator.md, generated from the schema (tests check both)."""
+"""The parameter tables of docs/parameters.md and docs/simulator.md, generated from the schema.
+
+``python -m wrench_distribution.params`` prints them; ``--write`` puts them into the two pages
+(tests check both pages).
+"""
 from __future__ import annotations
 
 from typing import Sequence
@@ -14,7 +18,7 @@ def _default_text(spec: ParamSpec) -> str:
 
 
 def parameter_table(specs: Sequence[ParamSpec]) -> str:
-    """Return the README's Markdown table of some parameters (the README is checked against it).
+    """Return the Markdown table of some parameters, as docs/parameters.md shows it.
 
     :param specs: the parameters, in table order.
     :return: the table, one line per parameter, with a trailing newline.
@@ -29,7 +33,7 @@ def parameter_table(specs: Sequence[ParamSpec]) -> str:
 
 
 def readme_tables() -> dict:
-    """Return the three parameter tables of the README: both nodes, distributor, analyzer.
+    """Return the three parameter tables of docs/parameters.md: both nodes, distributor, analyzer.
 
     :return: ``{'common': str, 'distributor': str, 'analyzer': str}``.
     """
@@ -55,3 +59,44 @@ def simulator_tables() -> dict:
     :return: ``{'object_sim': str, 'object_controller': str, 'baseline_distributor': str}``.
     """
     return {kind: parameter_table(specs) for kind, specs in SIM_SPECS.items()}
+
+
+#: The page of each group of tables, relative to the repository root.
+TABLE_PAGES = {'docs/parameters.md': readme_tables, 'docs/simulator.md': simulator_tables}
+
+
+def _row_names(lines: Sequence[str]) -> set:
+    return {line.split('`')[1] for line in lines if line.startswith('| `')}
+
+
+def replace_tables(text: str, tables: dict) -> str:
+    """Replace the parameter tables of a page by generated ones.
+
+    Each generated table replaces the table of the page (a run of lines starting with ``|``)
+    that shares the most parameter names with it; a table with no parameter in common is
+    left alone.
+
+    :param text: the page.
+    :param tables: generated tables, as :func:`readme_tables` returns them.
+    :return: the page with the tables replaced.
+    :raises ValueError: when a generated table matches no table of the page.
+    """
+    lines = text.split('\n')
+    blocks, start = [], None
+    for i, line in enumerate(lines + ['']):
+        if line.startswith('|') and start is None:
+            start = i
+        elif not line.startswith('|') and start is not None:
+            blocks.append((start, i))
+            start = None
+    replacements = {}
+    for name, table in tables.items():
+        wanted = _row_names(table.splitlines())
+        overlap = [(len(wanted & _row_names(lines[a:b])), (a, b)) for a, b in blocks]
+        best = max(overlap, default=(0, None))
+        if best[0] == 0:
+            raise ValueError(f'no table of the page matches the generated table {name!r}')
+        replacements[best[1]] = table.rstrip('\n').split('\n')
+    for (a, b), new in sorted(replacements.items(), reverse=True):
+        lines[a:b] = new
+    return '\n'.join(lines)

@@ -1,17 +1,25 @@
-"""ROS-free codecs for message fields: time stamps and ``;``-joined label lists.
+"""ROS-free codecs for message fields and outputs.
+
+Time stamps, ``;``-joined label lists, frame ids, and numbers below the solver's resolution.
 
 They work on any object with ``sec`` and ``nanosec`` (rclpy and rosbags messages alike) and
-on plain strings, so nodes, bag tools and the simulator share one definition.
+on plain strings, so nodes, bag tools, the command line and the simulator share one
+definition.
 """
 from __future__ import annotations
 
-from typing import Iterable, List
+import math
+from typing import Any, Iterable, List
 
 NS_PER_S = 1_000_000_000
 
 #: Separator of the names in a ``Float64MultiArray`` layout label (basis names, handles,
 #: effectors), e.g. ``squeeze(left,right);twist(left,right)``.
 LABEL_SEPARATOR = ';'
+
+#: Relative resolution of the solver's outputs: a number smaller than this times the largest
+#: magnitude of its document is rounding residue (``1e-32`` beside ``49.05``) and prints as 0.
+RESOLUTION = 1e-12
 
 
 def ns_from_parts(sec, nanosec):
@@ -60,3 +68,55 @@ def split_labels(label: str) -> List[str]:
     :return: the names, in order.
     """
     return [s.strip() for s in label.split(LABEL_SEPARATOR)]
+
+
+def frame_key(frame_id: str) -> str:
+    """Return the form in which frame ids are compared: a leading ``/`` ignored, as tf2 does.
+
+    :param frame_id: a ``header.frame_id``, a parameter value or a tf frame.
+    :return: the frame id without leading slashes.
+    """
+    return frame_id.lstrip('/')
+
+
+def same_frame(a: str, b: str) -> bool:
+    """Whether two frame ids name the same frame (the one rule for every input).
+
+    :param a: a frame id.
+    :param b: another.
+    :return: True when they are the same frame.
+    """
+    return frame_key(a) == frame_key(b)
+
+
+def _largest(value: Any) -> float:
+    if isinstance(value, float):
+        return abs(value) if math.isfinite(value) else 0.0
+    if isinstance(value, dict):
+        return max((_largest(v) for v in value.values()), default=0.0)
+    if isinstance(value, (list, tuple)):
+        return max((_largest(v) for v in value), default=0.0)
+    return 0.0
+
+
+def _zeroed(value: Any, floor: float) -> Any:
+    if isinstance(value, float):
+        return 0.0 if abs(value) < floor else value
+    if isinstance(value, dict):
+        return {k: _zeroed(v, floor) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_zeroed(v, floor) for v in value]
+    return value
+
+
+def zero_below_resolution(document: Any) -> Any:
+    """Replace floats below the solver's resolution (:data:`RESOLUTION`, relative) by 0.0.
+
+    The scale is the largest finite float of the whole document, so a wrench of rounding
+    residue beside a 49 N command reads 0, whatever the unit of length; integers, strings
+    and booleans are left alone.
+
+    :param document: JSON-ready value (dicts, lists, floats, ...).
+    :return: a copy with the residues zeroed (``-0.0`` included).
+    """
+    return _zeroed(document, RESOLUTION * _largest(document))

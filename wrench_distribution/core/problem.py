@@ -5,6 +5,7 @@ from typing import Any, Dict, Mapping, Tuple
 
 import numpy as np
 
+from .codec import zero_below_resolution
 from .contacts import Contact, ObjectModel
 from .errors import InvalidInputError
 from .friction import FrictionOptions
@@ -178,6 +179,43 @@ def analysis_document(distributor: LoadDistributor, analysis: Analysis) -> Dict[
                      norm_unit='N')
 
 
+#: The axes of the pair elements, as :mod:`.internal_basis` builds them (object frame).
+AXIS_DEFINITIONS = {
+    'e': 'unit vector from the first to the second contact of the pair',
+    'u': 'normalise(basis_reference_axis x e)',
+    'v': 'e x u',
+}
+_ELEMENT_AXIS = {'squeeze': ('e', 0), 'twist': ('e', 3), 'bend_u': ('u', 3), 'bend_v': ('v', 3),
+                 'shear_u': ('u', 0), 'shear_v': ('v', 0)}
+
+
+def basis_document(distributor: LoadDistributor) -> Dict[str, Any]:
+    """JSON-ready description of the named basis: each element with its unit and its axis.
+
+    A pair element ``kind(a,b)`` acts along (squeeze, shear) or about (twist, bend) one axis,
+    ``e``, ``u`` or ``v`` of its pair; the axis is read from the basis itself (the force or
+    torque the element applies at ``a``, normalised), in the object frame.
+
+    :param distributor: the distributor.
+    :return: mapping with ``basis``, ``units``, ``elements`` and ``axis_definitions``.
+    """
+    matrix = distributor.basis_matrix
+    elements = []
+    for column, (name, unit) in enumerate(zip(distributor.basis_names, distributor.basis_units)):
+        kind, _, rest = name.partition('(')
+        element = {'name': name, 'unit': unit}
+        if kind in _ELEMENT_AXIS:
+            letter, offset = _ELEMENT_AXIS[kind]
+            row = 6 * distributor.names.index(rest.rstrip(')').split(',')[0]) + offset
+            block = matrix[row:row + 3, column]
+            element.update(axis_name=letter, axis=(block / np.linalg.norm(block)).tolist(),
+                           applied='torque about' if offset else 'force along')
+        elements.append(element)
+    return {'basis': distributor.basis_names, 'units': distributor.basis_units,
+            'elements': elements, 'basis_reference_axis': list(distributor.options.basis_reference_axis),
+            'axis_definitions': AXIS_DEFINITIONS}
+
+
 def measured_matrix(distributor: LoadDistributor, measured: Any) -> np.ndarray:
     """Return the ``measured`` mapping ``{name: [6 numbers]}`` as an (n, 6) contact-order array.
 
@@ -201,10 +239,12 @@ def measured_matrix(distributor: LoadDistributor, measured: Any) -> np.ndarray:
 def to_json(document: Mapping[str, Any]) -> str:
     """Serialise strictly: NaN or Inf can never reach the output.
 
+    Residues below the solver's resolution print as 0 (:func:`.codec.zero_below_resolution`).
+
     :param document: JSON-ready mapping.
     :return: indented JSON text.
     """
-    text = json.dumps(document, indent=2, allow_nan=False)
+    text = json.dumps(zero_below_resolution(document), indent=2, allow_nan=False)
     # one line per vector of numbers keeps the document readable
     return re.sub(r'\[\s*([-0-9.eE+,\s]+?)\s*\]', lambda m: '[' + ', '.join(
         part.strip() for part in m.group(1).split(',')) + ']', text)

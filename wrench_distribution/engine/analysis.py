@@ -26,8 +26,9 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from wrench_distribution.core import spatial as Q
+from wrench_distribution.core.codec import same_frame
 from .cache import DistributorCache
-from .poses import PoseSource, same_frame, sensor_models_at
+from .poses import PoseSource, sensor_models_at
 from .results import ChunkResult, empty_shape, join, QUANTITIES
 from .sensing import GravityModel, parse_biases, TareWindow
 from .sync import StampSynchronizer

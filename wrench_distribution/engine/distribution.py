@@ -23,6 +23,7 @@ import numpy as np
 from wrench_distribution.config import (build_core_objects, load_distributor_config,
                                         parse_handles, per_effector_limits)
 from wrench_distribution.core import UnrealisableWrenchError, WrenchDistributionError
+from wrench_distribution.core.codec import same_frame
 from wrench_distribution.core.limits import CommandLimits
 from .cache import DistributorCache
 from .feedback import FeedbackGains, InternalLoadFeedback
@@ -284,7 +285,7 @@ class DistributionEngine:
         w[:] = wrench
         if not all(map(math.isfinite, wrench)):
             return Outcome(None, 'nan', 'desired_wrench contains NaN or Inf', key='rejected_nan')
-        if frame_id and frame_id != self.object_frame:
+        if frame_id and not same_frame(frame_id, self.object_frame):
             return Outcome(None, 'frame', f"desired_wrench frame '{frame_id}' is not the "
                            f"object frame '{self.object_frame}'", key='rejected_frame')
         ahead = stamp_ns - now_ns

@@ -14,17 +14,8 @@ from typing import Optional, Sequence
 import numpy as np
 
 from wrench_distribution.core import spatial as Q
+from wrench_distribution.core.codec import frame_key, same_frame
 from .cache import check_poses
-
-
-def same_frame(a: str, b: str) -> bool:
-    """Whether two frame ids name the same frame (a leading ``/`` is ignored, as tf2 does).
-
-    :param a: a frame id.
-    :param b: another.
-    :return: True when they are the same frame.
-    """
-    return a.lstrip('/') == b.lstrip('/')
 
 
 class PoseSource:
@@ -176,8 +167,8 @@ class TfTree(PoseSource):
     def __init__(self, edges: dict[str, Edge], targets: Sequence[str], frames: Sequence[str],
                  description: str = '/tf and /tf_static') -> None:
         self.edges = edges
-        self.targets = [f.lstrip('/') for f in targets]
-        self.frames = [f.lstrip('/') for f in frames]
+        self.targets = [frame_key(f) for f in targets]
+        self.frames = [frame_key(f) for f in frames]
         self.description = description
         self.paths = [self._path(f, t) for f, t in zip(self.frames, self.targets)]
 

@@ -119,13 +119,13 @@ class TfPoseLookup:
         """
         from rclpy.time import Time
 
-        from wrench_distribution.core.codec import stamp_to_ns
+        from wrench_distribution.core.codec import frame_key, stamp_to_ns
         at = Time(nanoseconds=int(stamp_ns))
         n = len(children)
         pos, quat, stamps = np.empty((n, 3)), np.empty((n, 4)), np.zeros(n, np.int64)
         for i, (parent, child) in enumerate(zip(parents, children)):
             try:
-                t = self.buffer.lookup_transform(parent, child, at)
+                t = self.buffer.lookup_transform(frame_key(parent), frame_key(child), at)  # tf2 refuses '/'
             except Exception as e:  # tf2 lookup, connectivity, extrapolation
                 when = f' at {stamp_ns * 1e-9:.3f} s' if stamp_ns else ''
                 raise LookupError(f'no transform {parent} <- {child}{when}: {e}') from None

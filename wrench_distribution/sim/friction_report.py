@@ -24,11 +24,45 @@ SLIP_THRESHOLD = 1e-3
 FORCE_FLOOR = 0.1
 
 
-def friction_summary(series: Mapping, start: float) -> Optional[dict]:
+def lost_time(series: Mapping) -> Optional[float]:
+    """Sim time at which the object was lost: the first fingertip that slid off it.
+
+    Summaries stop there: an RMS over a dropped object, or a share of samples without
+    contact after it fell, would describe the fall, not the grasp.
+
+    :param series: from :func:`.series.read_bag`.
+    :return: the time, s, or None while every contact held.
+    """
+    slip = series.get('contact_slip')
+    if slip is None or not len(slip.t):
+        return None
+    lost = (slip.v[:, 2::3] > 0.5).any(axis=1)
+    return float(slip.t[np.argmax(lost)]) if lost.any() else None
+
+
+def added_load(series: Mapping) -> Optional[tuple]:
+    """Return the internal load auto mode added, per basis element, with the time of each message.
+
+    The topic has no header: each message answers one desired wrench, so when both were
+    recorded completely the desired wrench's stamps time it; otherwise the reception times.
+
+    :param series: from :func:`.series.read_bag`.
+    :return: ``(t (k,), values (k, m), basis names)``, or None when not recorded.
+    """
+    added = series.get('friction/internal_load_added')
+    if added is None or not len(added.t):
+        return None
+    desired = series.get('desired_wrench')
+    paired = desired is not None and len(desired.t) == len(added.t)
+    return (desired.t if paired else added.t), np.nan_to_num(added.v), split_labels(added.labels[-1])
+
+
+def friction_summary(series: Mapping, start: float, end: float = np.inf) -> Optional[dict]:
     """Per effector: slip, time lifted, measured utilisation; the added squeeze.
 
     :param series: from :func:`.series.read_bag`.
     :param start: evaluation start (after the fixture release and settling), s.
+    :param end: evaluation end (the object lost, :func:`lost_time`), s.
     :return: JSON-ready mapping, or None when nothing friction-related was recorded.
     """
     slip, state, added = (series.get(t) for t in TOPICS)
@@ -42,12 +76,13 @@ def friction_summary(series: Mapping, start: float) -> Optional[dict]:
         out['lifted_s'] = dict(zip(names, last[:, 1].tolist()))
         out['lost'] = [n for n, lost in zip(names, last[:, 2]) if lost > 0.5]
         out['slipped'] = bool((last[:, 0] > SLIP_THRESHOLD).any() or (last[:, 1] > 0.05).any())
+        out['lost_at_s'] = lost_time(series)
         out['_slip'] = (slip.t, slip.v[:, 0::3], names)
     if state is not None and len(state.t):
         names = split_labels(state.labels[-1])
         rows = state.v.reshape(len(state.t), len(names), 3)
-        mask = state.t >= start
-        rows = rows[mask] if mask.any() else rows
+        mask = (state.t >= start) & (state.t < end)
+        rows = rows[mask]  # nothing when the object was lost before the evaluation began
         touching = np.abs(rows[:, :, 1]) >= FORCE_FLOOR
         utilisation = np.where((rows[:, :, 0] >= 0) & touching, rows[:, :, 0], np.nan)
         codes = np.where(touching, rows[:, :, 2], STATUSES.index('unloaded')).astype(int)
@@ -57,8 +92,8 @@ def friction_summary(series: Mapping, start: float) -> Optional[dict]:
                 'fraction_slipping': float(np.mean(codes[:, i] == STATUSES.index('slipping'))),
                 'fraction_pulling': float(np.mean(codes[:, i] == STATUSES.index('pulling'))),
                 'fraction_not_touching': float(np.mean(~touching[:, i]))}
-            for i, n in enumerate(names)}
-        out['_state'] = (state.t[mask] if mask.any() else state.t, utilisation, names)
+            for i, n in enumerate(names)} if len(rows) else {}
+        out['_state'] = (state.t[mask], utilisation, names)
     if added is not None and len(added.t):
         total = np.nansum(added.v, axis=1)
         out['added_squeeze'] = {'basis': split_labels(added.labels[-1]),
@@ -71,7 +106,7 @@ def friction_summary(series: Mapping, start: float) -> Optional[dict]:
             paired = len(desired.t) == len(added.t)
             force = magnitude if paired else np.interp(added.t, desired.t, magnitude)
             out['added_squeeze']['paired_with_desired'] = paired
-            keep = added.t >= start
+            keep = (added.t >= start) & (added.t < end)
             if keep.sum() > 2 and np.std(total[keep]) > 0 and np.std(force[keep]) > 0:
                 out['added_squeeze']['correlation_with_desired_force'] = float(
                     np.corrcoef(total[keep], force[keep])[0, 1])
@@ -97,7 +132,10 @@ def format_friction(f: Mapping) -> list:
             + '; lifted off: ' + ', '.join(f'{n} {v:.2f} s' for n, v in f['lifted_s'].items()))
         lost = f' ({", ".join(f["lost"])} slid off the object)' if f['lost'] else ''
         held = f'held (no fingertip slid more than {1e3 * SLIP_THRESHOLD:g} mm)'
-        lines.append('  grasp ' + ('SLIPPED' + lost if f['slipped'] else held))
+        lines.append('  grasp ' + ('SLIPPED' + lost if f['slipped'] else held)
+                     + ('' if f.get('lost_at_s') is None else f'; object lost at {f["lost_at_s"]:.2f} s'))
+    if f.get('measured') and f.get('lost_at_s') is not None:
+        lines.append(f'  measured while held (until {f["lost_at_s"]:.2f} s):')
     for n, m in f.get('measured', {}).items():
         u = m['max_utilisation']
         lines.append(f'  {n}: measured utilisation max {"-" if u is None else f"{u:.2f}"}, '
@@ -111,8 +149,8 @@ def format_friction(f: Mapping) -> list:
                      f'{a["min_sum"]:.2f} to {a["max_sum"]:.2f} N'
                      + ('' if corr is None else f', correlation with the desired force '
                         f'(m (a - g)) {corr:+.2f}'))
-        lines.append('  (the analyzer reads back the prescribed plus the added load: it differs '
-                     'from the schedule by the added squeeze)')
+        lines.append('  (the analyzer reads back the prescribed plus the added load; the commanded '
+                     'figures above include it)')
     return lines
 
 
@@ -129,14 +167,18 @@ def compare(first: Path, second: Path, out: Path) -> str:
         summary = json.loads((path / 'summary.json').read_text())
         series = read_bag(path / 'bag', topics=None)
         start = summary['release_time'] + summary['settle']
-        runs.append((path, summary, friction_summary(series, start), series))
+        end = np.inf if summary.get('lost_at_s') is None else summary['lost_at_s']
+        runs.append((path, summary, friction_summary(series, start, end), series))
     lines = ['Friction: the same grasp with the prescription alone, then with friction_mode auto',
              '=' * 80]
     for label, (path, summary, f, _) in zip(('prescription alone', 'friction_mode auto'), runs):
         tr = summary.get('tracking', {})
-        lines.append(f'{label} ({path.name}): final position error '
-                     f'{tr.get("final_position_error_mm", float("nan")):.1f} mm, max '
-                     f'{tr.get("position_max_mm", float("nan")):.1f} mm')
+        if summary.get('lost_at_s') is not None:
+            lines.append(f'{label} ({path.name}): object lost at {summary["lost_at_s"]:.2f} s')
+        else:
+            lines.append(f'{label} ({path.name}): held; final position error '
+                         f'{tr.get("final_position_error_mm", float("nan")):.1f} mm, max '
+                         f'{tr.get("position_max_mm", float("nan")):.1f} mm')
         lines += ['  ' + line for line in format_friction(f or {})[1:]]
     _plot_compare(runs, out)
     lines.append(f'Plot: {out}')

@@ -10,7 +10,7 @@ import numpy as np
 from wrench_distribution.core.codec import split_labels
 from wrench_distribution.core.spatial import log_so3, quaternion_to_matrix as matrix_from_quaternion
 
-from .friction_report import format_friction, friction_summary
+from .friction_report import added_load, format_friction, friction_summary, lost_time
 from .friction_report import TOPICS as FRICTION_TOPICS
 from .object_controller import controller_from, parse_schedule
 from .scenarios import validate_sections
@@ -59,18 +59,23 @@ def summarize(series: Mapping[str, Series], sections: Mapping, duration: float) 
                  'sensor_noise': {'force_N': sim_p['sensor_force_noise'],
                                   'torque_Nm': sim_p['sensor_torque_noise']}}
     out['message_counts'] = dict(sorted(series.get('_counts', {}).items()))
-    out.update(_tracking_summary(series.get('object_pose'), ctl_p, start))
-    out.update(_internal_summary(series, sim_p, ctl_p, duration, start))
-    out.update(_resultant_summary(series, start))
-    friction = friction_summary(series, start)
+    # every figure covers the time the object was held: from the release to its loss
+    out['lost_at_s'] = lost_time(series)
+    end = np.inf if out['lost_at_s'] is None else out['lost_at_s']
+    out.update(_tracking_summary(series.get('object_pose'), ctl_p, start, end))
+    out.update(_internal_summary(series, sim_p, ctl_p, min(duration, end), start))
+    out.update(_resultant_summary(series, start, end))
+    friction = friction_summary(series, start, end)
     if friction is not None:
         out['friction'] = {k: v for k, v in friction.items() if not k.startswith('_')}
     return out
 
 
-def _tracking_summary(pose: Optional[Series], ctl_p: Mapping, start: float) -> dict:
-    """Pose tracking errors against the controller's reference (after ``start``).
+def _tracking_summary(pose: Optional[Series], ctl_p: Mapping, start: float,
+                      end: float = np.inf) -> dict:
+    """Pose tracking errors against the controller's reference, from ``start`` to ``end``.
 
+    :param end: the object lost (no tracking of a falling object), s.
     :return: ``{'tracking': ..., '_pose_error': (t, error)}``, or ``{}`` without poses.
     """
     if pose is None or not len(pose.t):
@@ -83,15 +88,16 @@ def _tracking_summary(pose: Optional[Series], ctl_p: Mapping, start: float) -> d
         pos_err.append(np.linalg.norm(frame - row[:3]))
         rot_err.append(np.linalg.norm(log_so3(rot_d @ matrix_from_quaternion(row[3:]).T)))
     pos_err, rot_err = np.array(pos_err), np.array(rot_err)
-    mask = pose.t >= start
-    moved = np.linalg.norm(pose.v[-1, :3] - pose.v[0, :3])
-    if not mask.any():
-        mask = np.ones_like(mask)
+    mask = (pose.t >= start) & (pose.t < end)
+    if not mask.any():  # lost before the release settled: nothing was tracked
+        return {'tracking': {'position_rms_mm': None}, '_pose_error': (pose.t, pos_err)}
+    last = np.flatnonzero(mask)[-1]
+    moved = np.linalg.norm(pose.v[last, :3] - pose.v[0, :3])
     tracking = {
         'position_rms_mm': float(1e3 * np.sqrt(np.mean(pos_err[mask] ** 2))),
         'position_max_mm': float(1e3 * pos_err[mask].max()),
         'orientation_rms_deg': float(np.degrees(np.sqrt(np.mean(rot_err[mask] ** 2)))),
-        'final_position_error_mm': float(1e3 * pos_err[-1]),
+        'final_position_error_mm': float(1e3 * pos_err[last]),
         'distance_moved_mm': float(1e3 * moved),
         'reference_distance_mm': float(1e3 * np.linalg.norm(law.offset)),
     }
@@ -134,32 +140,54 @@ def _internal_summary(series: Mapping[str, Series], sim_p: Mapping, ctl_p: Mappi
     recorded = _measured_internal_load(series, names)
     if recorded is not None:
         t, lam = recorded
+        added = _added_at(series, names, t)
         times = [w for w, _ in schedule] + [duration + 1.0]
         for k, (when, handles) in enumerate(schedule):
             lo = max(when + SETTLE, start)
             hi = min(times[k + 1], duration)
             mask = (t >= lo) & (t < hi)
-            commanded = np.asarray(dist.internal_load_from_handles(handles), float) + 0.0
             if mask.sum() < 5:
                 continue
+            added_mean = added[mask].mean(axis=0)
+            commanded = np.asarray(dist.internal_load_from_handles(handles), float) + added_mean
             mean = lam[mask].mean(axis=0)
             std = lam[mask].std(axis=0)
             phases.append({
                 'start': float(lo), 'end': float(hi), 'samples': int(mask.sum()),
                 'handles': handles, 'commanded': commanded.tolist(), 'recovered': mean.tolist(),
+                'added_by_auto': added_mean.tolist(),
                 'noise_std': std.tolist(), 'error': (mean - commanded).tolist(),
                 'max_abs_error': float(np.abs(mean - commanded).max()),
                 'recovered_norm': float(np.linalg.norm(mean)),
                 'rms_norm': float(np.sqrt(np.mean(np.sum(lam[mask] ** 2, axis=1)))),
                 'max_abs_recovered_sample': float(np.abs(lam[mask]).max()),
             })
-        out['_internal'] = (t, lam, schedule, dist)
+        out['_internal'] = (t, lam, schedule, dist, added)
     out['internal_load'] = phases
     return out
 
 
-def _resultant_summary(series: Mapping[str, Series], start: float) -> dict:
-    """Recovered object wrench against the desired one, matched by stamp (after ``start``).
+def _added_at(series: Mapping[str, Series], names: list, t: np.ndarray) -> np.ndarray:
+    """Return the internal load auto mode added, held from each message to the next, at times ``t``.
+
+    :param names: basis names, in the order of the result's columns.
+    :return: (len(t), len(names)); zeros without auto mode.
+    """
+    out = np.zeros((len(t), len(names)))
+    recorded = added_load(series)
+    if recorded is None:
+        return out
+    times, values, labels = recorded
+    index = np.searchsorted(times, t, side='right') - 1  # the latest message at or before t
+    for j, name in enumerate(names):
+        if name in labels:
+            column = values[:, labels.index(name)]
+            out[:, j] = np.where(index >= 0, column[np.clip(index, 0, None)], 0.0)
+    return out
+
+
+def _resultant_summary(series: Mapping[str, Series], start: float, end: float = np.inf) -> dict:
+    """Recovered object wrench against the desired one, matched by stamp (``start`` to ``end``).
 
     :return: ``{'resultant_residual', '_resultant'}`` as far as recorded.
     """
@@ -170,7 +198,7 @@ def _resultant_summary(series: Mapping[str, Series], start: float) -> dict:
     idx = np.searchsorted(desired.t, resultant.t)
     idx = np.clip(idx, 0, len(desired.t) - 1)
     close = np.abs(desired.t[idx] - resultant.t) < 1e-6
-    mask = close & (resultant.t >= start)
+    mask = close & (resultant.t >= start) & (resultant.t < end)
     diff = resultant.v[mask] - desired.v[idx[mask]]
     if len(diff):
         out['resultant_residual'] = {
@@ -183,13 +211,15 @@ def _resultant_summary(series: Mapping[str, Series], start: float) -> dict:
     return out
 
 
-def format_summary(s: Mapping, title: str) -> str:
-    """Human-readable summary table.
+def _window(s: Mapping) -> str:
+    """Return the evaluation window of a summary, as text."""
+    start = s['release_time'] + s['settle']
+    return (f'from {start:.1f} s' if s.get('lost_at_s') is None
+            else f"{start:.1f}-{s['lost_at_s']:.2f} s, until the object was lost")
 
-    :param s: from :func:`summarize`.
-    :param title: first line.
-    :return: text
-    """
+
+def _opening(s: Mapping, title: str) -> list:
+    """Return the summary's first lines: the title, what the demo shows, and the loss if any."""
     lines = [title, '=' * len(title),
              "The controller asks for the object's motion and for an internal load (e.g. a "
              'squeeze); the distributor',
@@ -198,20 +228,39 @@ def format_summary(s: Mapping, title: str) -> str:
              'sees only the simulated F/T sensors, recovers the internal load. "recovered" '
              'should match "commanded"',
              'to within the sensor noise (see docs/simulator.md).', '']
+    lost, start = s.get('lost_at_s'), s['release_time'] + s['settle']
+    if lost is not None and lost <= start:
+        lines += [f'Object LOST at {lost:.2f} s (a fingertip slid off it), before the fixture let go '
+                  f"of it ({s['release_time']:.2f} s) and the evaluation began ({start:.2f} s): the grasp "
+                  'never held it, so there is no tracking, internal-load or residual figure.', '']
+    elif lost is not None:
+        lines += [f'Object LOST at {lost:.2f} s (a fingertip slid off it): every figure below covers '
+                  f'the time it was held, {start:.2f}-{lost:.2f} s.', '']
+    return lines
+
+
+def format_summary(s: Mapping, title: str) -> str:
+    """Human-readable summary table.
+
+    :param s: from :func:`summarize`.
+    :param title: first line.
+    :return: text
+    """
+    lines = _opening(s, title)
     tr = s.get('tracking')
     if tr and tr['position_rms_mm'] is not None:
         lines.append(
-            f"Object pose tracking (from {s['release_time'] + s['settle']:.1f} s): position "
+            f'Object pose tracking ({_window(s)}): position '
             f"error RMS {tr['position_rms_mm']:.2f} mm, max {tr['position_max_mm']:.2f} mm, "
             f"orientation RMS {tr['orientation_rms_deg']:.3f} deg; moved "
             f"{tr['distance_moved_mm']:.0f} mm (reference {tr['reference_distance_mm']:.0f} mm)")
     else:
-        lines.append('Object pose tracking: no object_pose messages recorded')
+        lines.append('Object pose tracking: no pose sample while the object was held')
     lines.append('')
     lines.append('Internal load: commanded (controller -> distributor) against recovered '
                  '(analyzer, from the simulated F/T sensors)')
     if not s['internal_load']:
-        lines.append('  no internal-load output recorded from the analyzer')
+        lines.append('  no phase with analyzer output while the object was held')
     header = f"  {'time window':<14}{'basis element':<28}{'commanded':>11}{'recovered':>11}" \
              f"{'noise std':>11}{'error':>9}"
     for ph in s['internal_load']:
@@ -238,7 +287,7 @@ def format_summary(s: Mapping, title: str) -> str:
                      f"{rr['samples']} samples): force RMS {rr['force_rms_N']:.3f} N "
                      f"(max {rr['force_max_N']:.3f} N), torque RMS {rr['torque_rms_Nm']:.4f} N*m")
     else:
-        lines.append('Resultant residual: no matching desired/measured wrenches recorded')
+        lines.append('Resultant residual: no desired/measured wrench pair while the object was held')
     if s.get('friction'):
         lines += format_friction(s['friction'])
     return '\n'.join(lines)
@@ -251,12 +300,12 @@ def _plot_internal(ax, internal: tuple, plt) -> None:
     :param internal: ``summary['_internal']``.
     :param plt: ``matplotlib.pyplot``.
     """
-    t, lam, schedule, dist = internal
+    t, lam, schedule, dist, added = internal
     levels = [np.zeros(len(dist.basis_names))] + [
         np.asarray(dist.internal_load_from_handles(h), float) for _, h in schedule]
     starts = np.array([w for w, _ in schedule])
     cmd = np.array([levels[int(np.searchsorted(starts, x + 1e-9, side='right'))]
-                    for x in t])
+                    for x in t]).reshape(len(t), -1) + added  # what auto mode added, included
     # N*m elements on their own axis (right), so a 1 N*m twist is visible beside 40 N
     torque_ax = ax.twinx() if 'N*m' in dist.basis_units else None
     colours = iter(plt.rcParams['axes.prop_cycle'].by_key()['color'] * 3)
