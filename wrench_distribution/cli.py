@@ -8,6 +8,8 @@ import argparse
 import sys
 from typing import List, Optional
 
+import numpy as np
+
 from .core.errors import WrenchDistributionError
 from .core.friction import add_friction, FrictionModel, FrictionOptions
 from .core.problem import (
@@ -15,6 +17,7 @@ from .core.problem import (
     synthesis_document, to_json,
 )
 from .core.validation import finite_vector
+from .engine.problem import engine_for_problem, synthesize_with_engine
 
 
 def _synthesize(args: argparse.Namespace) -> int:
@@ -24,16 +27,19 @@ def _synthesize(args: argparse.Namespace) -> int:
         raise WrenchDistributionError('synthesize needs "wrench": [fx, fy, fz, tx, ty, tz]')
     wrench = finite_vector(document['wrench'], 6, 'wrench')
     options = friction_options(document)
-    model = FrictionModel(distributor, options) if options.mode != 'off' else None
-    added = None
-    if model is not None and options.mode == 'auto':
-        prescribed = distributor.synthesize(wrench, internal_load).internal_load
-        added = model.apply(wrench, prescribed).added
-        internal_load = prescribed + added
-    synthesis = distributor.synthesize(wrench, internal_load)
-    output = synthesis_document(distributor, synthesis)
-    if model is not None:
-        add_friction(output, model, model.check(synthesis.wrench_contact), added)
+    engine = engine_for_problem(distributor, options, internal_load)
+    commands = synthesize_with_engine(engine, wrench)
+    distributor = engine.cache.distributor
+    output = synthesis_document(distributor, distributor.synthesize(wrench, engine.commanded()))
+    for name, command in zip(distributor.names, commands):
+        output['contacts'][name]['wrench'] = command.tolist()  # what the node publishes
+    if options.mode != 'off':
+        stage = engine.friction
+        model = stage.model(distributor)
+        added = stage.added
+        if added is None and options.mode == 'auto':
+            added = np.zeros(len(distributor.basis_names))
+        add_friction(output, model, model.check(commands), added)
     print(to_json(output))
     return 0
 

@@ -20,8 +20,9 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from wrench_distribution.config import (build_core_objects, load_distributor_config,
-                                        parse_handles, per_effector_limits)
+from wrench_distribution.config import (build_core_objects, DistributorConfig,
+                                        load_distributor_config, parse_handles,
+                                        per_effector_limits)
 from wrench_distribution.core import UnrealisableWrenchError, WrenchDistributionError
 from wrench_distribution.core.codec import same_frame
 from wrench_distribution.core.limits import CommandLimits
@@ -105,11 +106,14 @@ class DistributionEngine:
     """Desired wrench -> commands, with prescription, feedback, friction, limits, watchdog.
 
     :param cfg: validated distributor parameters (``validate_params('distributor', ...)``).
+    :param typed: the typed configuration already built from ``cfg`` (None: built here);
+        the command line passes the one it builds from a problem file
+        (:func:`.problem.engine_for_problem`).
     :raises ConfigError: when the core objects cannot be built (message names the cause).
     """
 
-    def __init__(self, cfg: dict) -> None:
-        typed = load_distributor_config(cfg)
+    def __init__(self, cfg: dict, typed: Optional[DistributorConfig] = None) -> None:
+        typed = load_distributor_config(cfg) if typed is None else typed
         #: the typed configuration (topics, contact frames, core objects)
         self.config = typed
         self.cfg = cfg

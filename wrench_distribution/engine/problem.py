@@ -1,0 +1,113 @@
+"""A problem file's distribution engine: what the command line synthesises with (no ROS).
+
+``wrench-distribution synthesize`` computes its commands with the distributor node's own
+:class:`~.distribution.DistributionEngine` (prescription, friction auto mode, friction check
+on the commands sent), so the JSON it prints is what the node would publish for the same
+configuration. Problem files accept a little more than the node's schema (a single contact,
+a friction margin up to 1), so the engine's parameters are built here from the core objects
+the problem file describes, not validated again against the schema; a problem file sets no
+limits and no watchdog (both unbounded, off).
+"""
+import math
+from typing import Any, Mapping
+
+import numpy as np
+
+from wrench_distribution.config import DistributorConfig
+from wrench_distribution.config.schema import PARAM_INDEX
+from wrench_distribution.core.errors import InvalidInputError, WrenchDistributionError
+from wrench_distribution.core.friction import FrictionOptions
+from wrench_distribution.core.load_distributor import LoadDistributor
+from .distribution import DistributionEngine, Outcome
+from .prescription import InternalLoadPrescription
+
+
+def problem_parameters(distributor: LoadDistributor, friction: FrictionOptions) -> dict:
+    """Return the distributor parameters of a problem file's grasp and friction options.
+
+    Every other parameter keeps the node's default, except the limits (unbounded), the
+    watchdog and the future-stamp check (off) and the command frame (the contact frames).
+
+    :param distributor: the solver built from the problem file.
+    :param friction: the problem file's friction options.
+    :return: ``{parameter: value}``, the keys of the distributor schema.
+    """
+    cfg = {name: (list(spec.default) if isinstance(spec.default, list) else spec.default)
+           for name, spec in PARAM_INDEX['distributor'].items()}
+    contacts = distributor.contacts
+    cfg.update(
+        effectors=[c.name for c in contacts], contact_types=[c.type for c in contacts],
+        contact_source='static',
+        contact_positions=[float(x) for c in contacts for x in c.position],
+        contact_orientations=[float(x) for c in contacts for x in c.orientation],
+        friction_coefficients=[0.0 if c.friction is None else float(c.friction) for c in contacts],
+        contact_normals=[float(x) for c in contacts for x in c.normal],
+        friction_mode=friction.mode, friction_margin=friction.margin,
+        command_frame='contact', command_sign=1, input_timeout=0.0, max_future=0.0,
+        force_limits=[math.inf], torque_limits=[math.inf], desired_force_limit=math.inf,
+        desired_torque_limit=math.inf, internal_load_limit=math.inf)
+    return cfg
+
+
+def prescription_of_problem(internal_load: Any) -> InternalLoadPrescription:
+    """Return the prescription of a problem file's ``options.internal_load``.
+
+    :param internal_load: None, a list of basis coordinates, or ``{handle: value}``.
+    :return: the prescription.
+    :raises InvalidInputError: for any other form.
+    """
+    prescription = InternalLoadPrescription()
+    if internal_load is None:
+        return prescription
+    if isinstance(internal_load, Mapping):
+        prescription.set_handles({str(k): v for k, v in internal_load.items()})
+    elif isinstance(internal_load, list):
+        prescription.set_coords(internal_load)
+    else:
+        raise InvalidInputError('options.internal_load must be a list (one number per basis '
+                                'element) or a mapping {handle: value}, got '
+                                f'{type(internal_load).__name__}')
+    return prescription
+
+
+def engine_for_problem(distributor: LoadDistributor, friction: FrictionOptions,
+                       internal_load: Any) -> DistributionEngine:
+    """Build the distribution engine of a problem file, its contacts given as the node's are.
+
+    :param distributor: the solver built from the problem file (its contacts, object, options).
+    :param friction: the friction options.
+    :param internal_load: the raw ``options.internal_load`` (see :func:`prescription_of_problem`).
+    :return: the engine, with its solver built from the contact poses.
+    :raises WrenchDistributionError: when the prescription does not fit the grasp.
+    """
+    cfg = problem_parameters(distributor, friction)
+    names = list(cfg['effectors'])
+    typed = DistributorConfig(
+        params=cfg, effectors=names, contact_types=list(cfg['contact_types']),
+        contact_source='static', contact_frames=[f'{name}_contact' for name in names],
+        contacts=list(distributor.contacts), object_frame=cfg['object_frame'],
+        object_model=distributor.object_model, options=distributor.options,
+        contact_pose_tolerance=cfg['contact_pose_tolerance'])
+    engine = DistributionEngine(cfg, typed)
+    engine.prescription = prescription_of_problem(internal_load)
+    engine.source = 'problem' if engine.prescription.kind != 'none' else 'none'
+    engine.cache.update(np.array([c.position for c in distributor.contacts], float),
+                        np.array([c.orientation for c in distributor.contacts], float))
+    why = engine.rebuilt(0)
+    if why is not None:
+        raise InvalidInputError(why)
+    return engine
+
+
+def synthesize_with_engine(engine: DistributionEngine, wrench) -> np.ndarray:
+    """Commands for one desired wrench through :meth:`DistributionEngine.step`.
+
+    :param engine: the engine of :func:`engine_for_problem`.
+    :param wrench: desired resultant (6,), object frame about the centre of mass.
+    :return: (n, 6) commands in the contact frames, as the node would publish them.
+    :raises WrenchDistributionError: with the engine's reason when it gives no command.
+    """
+    outcome: Outcome = engine.step(0, [float(x) for x in wrench], 0, 0)
+    if not outcome.valid:  # no limits here: every refusal is an error, nothing was sent
+        raise WrenchDistributionError(outcome.message)
+    return outcome.commands
