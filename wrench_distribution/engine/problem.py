@@ -18,6 +18,7 @@ from wrench_distribution.config.schema import PARAM_INDEX
 from wrench_distribution.core.errors import InvalidInputError, WrenchDistributionError
 from wrench_distribution.core.friction import FrictionOptions
 from wrench_distribution.core.load_distributor import LoadDistributor
+from wrench_distribution.core.validation import finite_array
 from .distribution import DistributionEngine, Outcome
 from .prescription import InternalLoadPrescription
 
@@ -59,10 +60,11 @@ def prescription_of_problem(internal_load: Any) -> InternalLoadPrescription:
     prescription = InternalLoadPrescription()
     if internal_load is None:
         return prescription
-    if isinstance(internal_load, Mapping):
-        prescription.set_handles({str(k): v for k, v in internal_load.items()})
+    if isinstance(internal_load, Mapping):  # values checked as the core checks them
+        prescription.set_handles({str(k): float(finite_array(v, (), f'internal load {k!r}'))
+                                  for k, v in internal_load.items()})
     elif isinstance(internal_load, list):
-        prescription.set_coords(internal_load)
+        prescription.set_coords(finite_array(internal_load, (-1,), 'internal_load'))
     else:
         raise InvalidInputError('options.internal_load must be a list (one number per basis '
                                 'element) or a mapping {handle: value}, got '
