@@ -156,3 +156,61 @@ def test_synthesize_auto_friction_is_the_engine_step_inside_every_cone(pair):
         assert pressing > 0.0
         assert tangential <= (1.0 - margin) * mu * pressing + 1e-7 * scale
         assert np.all(command[3:] == 0.0)  # a point contact applies no torque
+
+
+@given(rigid_grasps(), st.sampled_from([0.5, 3.0, 50.0]), st.sampled_from(['zero', 'scale']))
+@SETTINGS
+def test_synthesize_limits_are_the_engine_step_and_never_exceeded(grasp, force_limit, policy):
+    positions, quaternions, com, wrench, share, squeeze = grasp
+    names = [f'e{i}' for i in range(len(positions))]
+    torque_limit = force_limit * np.abs(positions).max()
+    output = synthesize({
+        'contacts': [{'name': n, 'type': 'rigid', 'position': p.tolist(), 'orientation': q.tolist()}
+                     for n, p, q in zip(names, positions, quaternions)],
+        'object': {'com': com.tolist()}, 'wrench': wrench.tolist(),
+        'limits': {'force': force_limit, 'torque': [torque_limit] * len(names), 'on_limit': policy},
+        'options': {'torque_share': share, 'friction': {'mode': 'off'}}})
+    commands = np.array([output['contacts'][n]['wrench'] for n in names])
+    engine = DistributionEngine(validate_params('distributor', {
+        'effectors': names, 'contact_source': 'static', 'contact_types': ['rigid'] * len(names),
+        'contact_positions': positions.ravel().tolist(),
+        'contact_orientations': quaternions.ravel().tolist(), 'object_com': com.tolist(),
+        'torque_share': share, 'friction_mode': 'off', 'force_limits': [force_limit],
+        'torque_limits': [torque_limit], 'desired_force_limit': 1e9, 'desired_torque_limit': 1e9,
+        'on_limit': policy}))
+    engine.cache.update(positions, quaternions)
+    assert engine.rebuilt(0) is None
+    outcome = engine.step(0, list(wrench), 0, 0)
+    np.testing.assert_allclose(commands, outcome.commands, rtol=0,
+                               atol=1e-9 * (1.0 + np.abs(outcome.commands).max()))
+    assert ('limit' in output) == (outcome.cause == 'limit')
+    for command in commands:  # norms by hand, with the rounding of the JSON's 17 digits
+        assert np.sqrt(np.sum(command[:3] ** 2)) <= force_limit * (1 + 1e-12)
+        assert np.sqrt(np.sum(command[3:] ** 2)) <= torque_limit * (1 + 1e-12)
+    resultant = resultant_by_hand(commands, positions, quaternions, com)
+    if 'limit' not in output:
+        np.testing.assert_allclose(resultant, wrench, rtol=0, atol=1e-8 * (1 + np.abs(wrench).max()))
+    elif policy == 'zero':
+        assert not commands.any()
+    else:  # the whole set scaled: the resultant is the desired wrench times one s in (0, 1)
+        s = float(resultant @ wrench) / float(wrench @ wrench)
+        assert 0.0 < s < 1.0
+        np.testing.assert_allclose(resultant, s * wrench, rtol=0, atol=1e-8 * (1 + np.abs(wrench).max()))
+        np.testing.assert_allclose(output['resultant'], resultant, rtol=0,
+                                   atol=1e-8 * (1 + np.abs(wrench).max()))
+
+
+def test_synthesize_hold_over_a_limit_is_an_error_and_bad_limits_are_named(tmp_path):
+    problem = {'contacts': [{'name': 'a', 'position': [0, 0.1, 0]}, {'name': 'b', 'position': [0, -0.1, 0]}],
+               'wrench': [0, 0, 100, 0, 0, 0], 'limits': {'force': 10}}
+    path = tmp_path / 'p.json'
+    for limits, message in (({'force': 10}, 'on_limit=hold: no valid command yet'),
+                            ({'force': [1, 2, 3]}, 'limits.force'),
+                            ({'force': -1}, 'limits.force'),
+                            ({'on_limit': 'clip'}, 'limits.on_limit'),
+                            ({'speed': 1}, '"limits" must be a mapping with keys')):
+        path.write_text(json.dumps({**problem, 'limits': limits}))
+        text = io.StringIO()
+        with contextlib.redirect_stdout(text):
+            code = main(['synthesize', '--problem', str(path)])
+        assert code == 2 and message in json.loads(text.getvalue())['error'], text.getvalue()

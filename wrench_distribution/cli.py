@@ -27,12 +27,19 @@ def _synthesize(args: argparse.Namespace) -> int:
         raise WrenchDistributionError('synthesize needs "wrench": [fx, fy, fz, tx, ty, tz]')
     wrench = finite_vector(document['wrench'], 6, 'wrench')
     options = friction_options(document)
-    engine = engine_for_problem(distributor, options, internal_load)
-    commands = synthesize_with_engine(engine, wrench)
+    engine = engine_for_problem(distributor, options, internal_load, document.get('limits'))
+    commands, limit = synthesize_with_engine(engine, wrench)
     distributor = engine.cache.distributor
-    output = synthesis_document(distributor, distributor.synthesize(wrench, engine.commanded()))
+    if limit is None:
+        synthesis = distributor.synthesize(wrench, engine.commanded())
+    else:  # changed by on_limit: the document of what is sent, read back (eq. 80)
+        sent = distributor.analyze(commands)
+        synthesis = distributor.synthesize(sent.resultant, sent.internal_load)
+    output = synthesis_document(distributor, synthesis)
     for name, command in zip(distributor.names, commands):
         output['contacts'][name]['wrench'] = command.tolist()  # what the node publishes
+    if limit is not None:
+        output['limit'] = limit
     if options.mode != 'off':
         stage = engine.friction
         model = stage.model(distributor)

@@ -5,16 +5,18 @@
 on the commands sent), so the JSON it prints is what the node would publish for the same
 configuration. Problem files accept a little more than the node's schema (a single contact,
 a friction margin up to 1), so the engine's parameters are built here from the core objects
-the problem file describes, not validated again against the schema; a problem file sets no
-limits and no watchdog (both unbounded, off).
+the problem file describes, not validated again against the schema. Limits are unbounded
+unless the problem file's ``limits`` sets them (each value checked as the node's parameter
+is); the watchdog is off.
 """
 import math
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional, Tuple
 
 import numpy as np
 
-from wrench_distribution.config import DistributorConfig
+from wrench_distribution.config import ConfigError, DistributorConfig, LIMIT_CEILING
 from wrench_distribution.config.schema import PARAM_INDEX
+from wrench_distribution.config.validation import check_param_value
 from wrench_distribution.core.errors import InvalidInputError, WrenchDistributionError
 from wrench_distribution.core.friction import FrictionOptions
 from wrench_distribution.core.load_distributor import LoadDistributor
@@ -23,14 +25,52 @@ from .distribution import DistributionEngine, Outcome
 from .prescription import InternalLoadPrescription
 
 
-def problem_parameters(distributor: LoadDistributor, friction: FrictionOptions) -> dict:
-    """Return the distributor parameters of a problem file's grasp and friction options.
+#: Problem-file ``limits`` keys and the distributor parameters they set.
+LIMIT_KEYS = {'force': 'force_limits', 'torque': 'torque_limits',
+              'desired_force': 'desired_force_limit', 'desired_torque': 'desired_torque_limit',
+              'internal_load': 'internal_load_limit', 'on_limit': 'on_limit'}
 
-    Every other parameter keeps the node's default, except the limits (unbounded), the
-    watchdog and the future-stamp check (off) and the command frame (the contact frames).
+
+def problem_limits(limits: Any, n: int) -> dict:
+    """Return the limit parameters of a problem file's ``limits`` mapping.
+
+    :param limits: None or ``{force, torque: a number or one per contact; desired_force,
+        desired_torque, internal_load: numbers; on_limit: hold | zero | scale}``.
+    :param n: number of contacts.
+    :return: ``{parameter: value}`` for the keys given.
+    :raises InvalidInputError: naming the key and the accepted values.
+    """
+    if limits is None:
+        return {}
+    if not isinstance(limits, Mapping) or set(map(str, limits)) - set(LIMIT_KEYS):
+        raise InvalidInputError('"limits" must be a mapping with keys ' + ', '.join(LIMIT_KEYS))
+    out = {}
+    for key, value in limits.items():
+        name = LIMIT_KEYS[str(key)]
+        per_contact = name in ('force_limits', 'torque_limits')
+        try:
+            value = check_param_value(PARAM_INDEX['distributor'][name],
+                                      [value] if per_contact and not isinstance(value, list) else value)
+        except ConfigError as error:
+            raise InvalidInputError(f'limits.{key}: {error}') from None
+        if per_contact and (len(value) not in (1, n) or not all(0 < x <= LIMIT_CEILING for x in value)):
+            raise InvalidInputError(f'limits.{key}: got {value!r:.80}; accepted: one number for every '
+                                    f'contact or one per contact ({n}), each > 0 and <= {LIMIT_CEILING:g}')
+        out[name] = value
+    return out
+
+
+def problem_parameters(distributor: LoadDistributor, friction: FrictionOptions,
+                       limits: Any = None) -> dict:
+    """Return the distributor parameters of a problem file's grasp, friction and limits.
+
+    Every other parameter keeps the node's default, except the limits (unbounded unless
+    given), the watchdog and the future-stamp check (off) and the command frame (the
+    contact frames).
 
     :param distributor: the solver built from the problem file.
     :param friction: the problem file's friction options.
+    :param limits: the problem file's ``limits`` (see :func:`problem_limits`), or None.
     :return: ``{parameter: value}``, the keys of the distributor schema.
     """
     cfg = {name: (list(spec.default) if isinstance(spec.default, list) else spec.default)
@@ -47,6 +87,7 @@ def problem_parameters(distributor: LoadDistributor, friction: FrictionOptions) 
         command_frame='contact', command_sign=1, input_timeout=0.0, max_future=0.0,
         force_limits=[math.inf], torque_limits=[math.inf], desired_force_limit=math.inf,
         desired_torque_limit=math.inf, internal_load_limit=math.inf)
+    cfg.update(problem_limits(limits, len(contacts)))
     return cfg
 
 
@@ -73,16 +114,17 @@ def prescription_of_problem(internal_load: Any) -> InternalLoadPrescription:
 
 
 def engine_for_problem(distributor: LoadDistributor, friction: FrictionOptions,
-                       internal_load: Any) -> DistributionEngine:
+                       internal_load: Any, limits: Any = None) -> DistributionEngine:
     """Build the distribution engine of a problem file, its contacts given as the node's are.
 
     :param distributor: the solver built from the problem file (its contacts, object, options).
     :param friction: the friction options.
     :param internal_load: the raw ``options.internal_load`` (see :func:`prescription_of_problem`).
+    :param limits: the problem file's ``limits``, or None.
     :return: the engine, with its solver built from the contact poses.
-    :raises WrenchDistributionError: when the prescription does not fit the grasp.
+    :raises WrenchDistributionError: when the prescription does not fit the grasp or a limit.
     """
-    cfg = problem_parameters(distributor, friction)
+    cfg = problem_parameters(distributor, friction, limits)
     names = list(cfg['effectors'])
     typed = DistributorConfig(
         params=cfg, effectors=names, contact_types=list(cfg['contact_types']),
@@ -101,15 +143,20 @@ def engine_for_problem(distributor: LoadDistributor, friction: FrictionOptions,
     return engine
 
 
-def synthesize_with_engine(engine: DistributionEngine, wrench) -> np.ndarray:
+def synthesize_with_engine(engine: DistributionEngine, wrench) -> Tuple[np.ndarray, Optional[str]]:
     """Commands for one desired wrench through :meth:`DistributionEngine.step`.
 
     :param engine: the engine of :func:`engine_for_problem`.
     :param wrench: desired resultant (6,), object frame about the centre of mass.
-    :return: (n, 6) commands in the contact frames, as the node would publish them.
-    :raises WrenchDistributionError: with the engine's reason when it gives no command.
+    :return: ``(commands, limit)``: the (n, 6) commands in the contact frames as the node
+        would publish them, and None, or the limit report when ``on_limit`` (zero, scale)
+        changed them.
+    :raises WrenchDistributionError: with the engine's reason when it gives no command
+        (also ``on_limit: hold``, which has nothing to hold in one shot).
     """
     outcome: Outcome = engine.step(0, [float(x) for x in wrench], 0, 0)
-    if not outcome.valid:  # no limits here: every refusal is an error, nothing was sent
-        raise WrenchDistributionError(outcome.message)
-    return outcome.commands
+    if outcome.valid:
+        return outcome.commands, None
+    if outcome.cause == 'limit' and outcome.commands is not None:
+        return outcome.commands, outcome.message
+    raise WrenchDistributionError(outcome.message)
