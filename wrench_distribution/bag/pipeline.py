@@ -122,21 +122,7 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
     with BagReader(bag_path) as bag:
         bag_path = bag.path  # a storage file given instead of its bag directory
         topics, total = _ft_topics(bag, bag_path, config, options)
-        source = options.contact_source or config.contact_source
-        poses, sensor_poses = pose_sources(bag, config, source, options.namespace,
-                                           options.node_name)
-        try:
-            out_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise BagError(f'cannot create output directory {out_dir}: {err}') from None
-        orientation = orientation_source(bag, config, options.namespace, options.node_name)
-        tare = None
-        if options.tare is not None:
-            config, tare = _tare(bag, topics, config, (poses, sensor_poses, orientation),
-                                 options)
-        analyzer = AnalysisEngine(config, poses, sensor_poses,
-                                  contact_friction_fields(config.params), _same_basis(),
-                                  orientation=orientation)
+        analyzer, config, poses, tare = _engine_for(bag, topics, config, out_dir, options)
         builder = summary_mod.SummaryBuilder(names)
         buffer = plots.PlotBuffer()
         friction = FrictionRecorder(config, analyzer, out_dir) if friction_active(config) else None
@@ -176,6 +162,28 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
     if not completeness['complete'] and not options.allow_incomplete:
         raise IncompleteBag(incomplete_message(bag_path, completeness), summary)
     return summary
+
+
+def _engine_for(bag: BagReader, topics: list, config: Any, out_dir: Path,
+                options: Options) -> tuple:
+    """Build the analysis engine of a bag: its pose sources, the tare, the output directory.
+
+    :return: ``(engine, config (with the tare's biases), contact poses, tare report or None)``.
+    :raises BagError: on a source the bag lacks or an output directory that cannot be made.
+    """
+    source = options.contact_source or config.contact_source
+    poses, sensor_poses = pose_sources(bag, config, source, options.namespace, options.node_name)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise BagError(f'cannot create output directory {out_dir}: {err}') from None
+    orientation = orientation_source(bag, config, options.namespace, options.node_name)
+    tare = None
+    if options.tare is not None:
+        config, tare = _tare(bag, topics, config, (poses, sensor_poses, orientation), options)
+    engine = AnalysisEngine(config, poses, sensor_poses, contact_friction_fields(config.params),
+                            _same_basis(), orientation=orientation)
+    return engine, config, poses, tare
 
 
 def _tare(bag: BagReader, topics: list, config: Any, sources: tuple, options: Options) -> tuple:
