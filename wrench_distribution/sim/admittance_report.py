@@ -18,6 +18,8 @@ from typing import Mapping, Optional
 
 import numpy as np
 
+from wrench_distribution.core.codec import zero_below_resolution
+
 #: Closed-loop target per element: the larger of this fraction of the command and an
 #: absolute floor by unit.
 RELATIVE_TOLERANCE = 0.02
@@ -224,6 +226,9 @@ def write_element_summary(out: Path, sections: Mapping, duration: float,
     t, measured, commanded, names, units = summary.pop('_series')
     np.savez(Path(out) / 'elements.npz', t=t, measured=measured, commanded=commanded,
              names=np.array(names), units=np.array(units))
+    # per element: a residue of zero beside that element's own figures reads 0
+    summary['elements'] = {name: zero_below_resolution(element)
+                           for name, element in summary['elements'].items()}
     text = json.dumps(summary, indent=2)
     (Path(out) / 'elements.json').write_text(text + '\n')
     if summary_json:
