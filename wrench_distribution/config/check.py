@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from wrench_distribution.core.codec import same_frame
 
-from .loading import read_ros_params_yaml
+from .loading import read_param_document, read_ros_params_yaml
 from .schema import ConfigError
 from .validation import validate_params
 
@@ -250,7 +250,7 @@ def check_file(path_or_dict: Any) -> list:
     :return: the findings.
     :raises ConfigError: the file cannot be read, lacks a section, or a section is invalid.
     """
-    data = _load(path_or_dict)
+    data = read_param_document(path_or_dict)
     sections = {}
     for kind, node in (('distributor', DISTRIBUTOR), ('analyzer', ANALYZER)):
         try:
@@ -267,23 +267,6 @@ def check_file(path_or_dict: Any) -> list:
                 continue  # not a node section: nothing to compare
     return config_findings(sections['distributor'], sections['analyzer'],
                            simulated='object_sim' in others, controllers=others)
-
-
-def _load(path_or_dict: Any) -> Mapping:
-    if isinstance(path_or_dict, Mapping):
-        return path_or_dict
-    import os
-
-    from wrench_distribution.core.errors import InvalidInputError
-    from wrench_distribution.core.safe_load import load_document
-    try:
-        data = load_document(os.fspath(path_or_dict), 'parameter file')
-    except InvalidInputError as e:
-        raise ConfigError(str(e)) from None
-    if not isinstance(data, Mapping):
-        raise ConfigError('parameter file: expected a mapping of node names to '
-                          '{ros__parameters: ...}')
-    return data
 
 
 def param_files(argv: Sequence[str]) -> list:
@@ -315,7 +298,7 @@ def findings_of_param_files(argv: Sequence[str]) -> list:
     out = []
     for path in param_files(argv):
         try:
-            data = _load(path)
+            data = read_param_document(path)
             read_ros_params_yaml(data, DISTRIBUTOR)
             read_ros_params_yaml(data, ANALYZER)
             findings = check_file(data)

@@ -13,6 +13,27 @@ from .validation import parse_handles, validate_params
 
 
 # -- YAML files -------------------------------------------------------------------------
+def read_param_document(path_or_dict: Any) -> Mapping:
+    """Return a ROS parameter file as a mapping of node sections (bounded safe loading).
+
+    :param path_or_dict: a file path, or the already-parsed YAML dict.
+    :return: the mapping of node names to sections.
+    :raises ConfigError: when the file cannot be read or parsed, or is not a mapping.
+    """
+    if isinstance(path_or_dict, Mapping):
+        return path_or_dict
+    from wrench_distribution.core.errors import InvalidInputError
+    from wrench_distribution.core.safe_load import load_document
+    try:  # size, depth, aliases, number magnitudes
+        data = load_document(os.fspath(path_or_dict), 'parameter file')
+    except InvalidInputError as e:
+        raise ConfigError(str(e)) from None
+    if not isinstance(data, Mapping):
+        raise ConfigError('parameter file: expected a mapping of node names to '
+                          '{ros__parameters: ...}')
+    return data
+
+
 def read_ros_params_yaml(path_or_dict: Any, node_name: str) -> dict:
     """Return the flattened ``ros__parameters`` of one node from a ROS parameter file.
 
@@ -25,18 +46,7 @@ def read_ros_params_yaml(path_or_dict: Any, node_name: str) -> dict:
     :return: ``{param_name: value}``.
     :raises ConfigError: when the file cannot be read or parsed, or has no section.
     """
-    if isinstance(path_or_dict, Mapping):
-        data = path_or_dict
-    else:  # bounded safe loading: size, depth, aliases, number magnitudes
-        from wrench_distribution.core.errors import InvalidInputError
-        from wrench_distribution.core.safe_load import load_document
-        try:
-            data = load_document(os.fspath(path_or_dict), 'parameter file')
-        except InvalidInputError as e:
-            raise ConfigError(str(e)) from None
-    if not isinstance(data, Mapping):
-        raise ConfigError('parameter file: expected a mapping of node names to '
-                          '{ros__parameters: ...}')
+    data = read_param_document(path_or_dict)
     merged: dict = {}
     found = False
     own = []
