@@ -486,17 +486,21 @@ class ClosedChain:
         """
         model, data = self.models[index], self.datas[index]
         frame = self.arms[index].flange_frame
+        lower, upper = model.lowerPositionLimit, model.upperPositionLimit
         for _ in range(iterations):
             pinocchio.framesForwardKinematics(model, data, q)
             error = pinocchio.log6(data.oMf[frame].actInv(target)).vector
             if np.linalg.norm(error) < tolerance:
                 return q
-            jacobian = pinocchio.computeFrameJacobian(model, data, q, frame, _LOCAL)
-            jacobian = pinocchio.Jlog6(data.oMf[frame].actInv(target)) @ jacobian
-            damping = 1e-10 + 1e-3 * min(1.0, float(error @ error))
-            step = jacobian.T @ np.linalg.solve(jacobian @ jacobian.T + damping * np.eye(6),
-                                                error)
-            q = np.clip(pinocchio.integrate(model, q, step), model.lowerPositionLimit,
-                        model.upperPositionLimit)
+            jacobian = pinocchio.Jlog6(data.oMf[frame].actInv(target)) @ \
+                pinocchio.computeFrameJacobian(model, data, q, frame, _LOCAL)
+            damping = 1e-12 + 1e-4 * min(1.0, float(error @ error))
+            step = np.zeros(model.nv)
+            for _ in range(2):  # a second pass without the joints held at their limits
+                free = ~(((q <= lower) & (step < 0)) | ((q >= upper) & (step > 0)))
+                columns = jacobian * free
+                step = columns.T @ np.linalg.solve(
+                    columns @ columns.T + damping * np.eye(6), error)
+            q = np.clip(pinocchio.integrate(model, q, step), lower, upper)
         raise ValueError(f'arm {self.arms[index].name} cannot reach its grasp '
                          f'(|log6| = {np.linalg.norm(error):.3g} after {iterations} steps)')
