@@ -88,7 +88,7 @@ def systems(draw):
 
 
 def limits(robot):
-    """Return a robot's joint limits (a bare load)."""
+    """Return the lower and upper joint limits of a robot, loaded bare."""
     arm = load_arm(robot, 'bare')
     return arm.lower, arm.upper
 
@@ -197,9 +197,12 @@ def whole_system(arms, grasps, inertia, state, torques):
 
 
 def aghili_reference(mass, force, jacobian, bias):
-    """Aghili: ``P = I - A+ A`` (15); ``Mc = M + PM - (PM)^T`` (23-24);
+    """Return accelerations and multipliers by Aghili's projection.
+
+    ``P = I - A+ A`` (15); ``Mc = M + PM - (PM)^T`` (23-24);
     ``Mc a = P(tau - h) - M A+ b`` (22, with (13)); ``F = (tau - h) - M a`` (32);
-    ``lambda = A+^T F``, the minimum-norm multipliers (Remark 4)."""
+    ``lambda = A+^T F``, the minimum-norm multipliers (Remark 4).
+    """
     inverse = np.linalg.pinv(jacobian, rcond=1e-12)
     projector = np.eye(len(mass)) - inverse @ jacobian
     constrained = mass + projector @ mass - (projector @ mass).T
@@ -295,3 +298,152 @@ def test_the_singular_stretched_pose_gives_unique_accelerations_and_minimum_norm
     # unresisted component is whatever its regularisation leaves (not compared).
     reference, _ = pinocchio_reference(*system, iterations=400)
     assert relative_error(ours, reference) < 1e-8
+
+
+# --- energy and closure ----------------------------------------------------------------------
+def two_pandas(grasp_stiffness=None, grasp_damping=None, **options):
+    """Two Pandas with 0.5 kg grippers holding a 1 kg box from both sides, closed at rest."""
+    arms = [load_arm('panda', 'left_arm', pinocchio.SE3(np.eye(3), np.array([0.0, 0.5, 0.0])),
+                     0.5),
+            load_arm('panda', 'right_arm',
+                     pinocchio.SE3(np.eye(3), np.array([0.0, -0.5, 0.0])), 0.5)]
+    grasps = [Grasp(pinocchio.SE3(rotation([np.pi / 2, 0.0, 0.0]), np.array([0.0, 0.15, 0.0])),
+                    grasp_stiffness, grasp_damping),
+              Grasp(pinocchio.SE3(rotation([-np.pi / 2, 0.0, 0.0]),
+                                  np.array([0.0, -0.15, 0.0])), grasp_stiffness, grasp_damping)]
+    chain = ClosedChain(arms, pinocchio.Inertia.FromBox(1.0, 0.3, 0.1, 0.1), grasps,
+                        gravity=GRAVITY, **options)
+    state = chain.close([arm.home for arm in arms],
+                        pinocchio.SE3(np.eye(3), np.array([0.5, 0.0, 0.4])))
+    return chain, state
+
+
+def run(chain, state, dt, duration):
+    """Integrate with zero torques.
+
+    :return: the final state, the largest energy drift and the largest closure error.
+    """
+    energy = chain.energy(state)
+    drift = closure = 0.0
+    torques = [np.zeros(arm.model.nv) for arm in chain.arms]
+    for _ in range(int(round(duration / dt))):
+        state, _ = chain.step(state, torques, dt)
+        drift = max(drift, abs(chain.energy(state) - energy))
+        closure = max(closure, float(np.abs(chain.closure_error(state)).max()))
+    return state, drift, closure
+
+
+def test_energy_is_conserved_to_the_integrators_order_and_the_chain_stays_closed():
+    """Zero torques, gravity on, no damping: the arms fall, holding the box, for 10 s."""
+    chain, state = two_pandas()
+    assert chain.energy(state) > 50.0  # the arms and the box hang above the ground
+    _, coarse, _ = run(chain, state, 4e-3, 10.0)
+    _, fine, closure = run(chain, state, 2e-3, 10.0)
+    # Classical RK4: halving dt divides the drift by about 2^4 = 16 (2^2 = 4 for order 2).
+    assert coarse / fine > 10.0
+    assert fine < 1e-2  # J, over 10 s, of about 110 J
+    assert closure < 1e-4  # m and rad, Baumgarte at 20 rad/s
+
+
+def test_compliant_grasps_without_damping_conserve_energy_with_their_springs():
+    stiffness = np.array([2e4, 2e4, 2e4, 200.0, 200.0, 200.0])
+    chain, state = two_pandas(grasp_stiffness=stiffness)
+    _, coarse, _ = run(chain, state, 2e-3, 1.0)
+    _, fine, deflection = run(chain, state, 1e-3, 1.0)
+    assert coarse / fine > 10.0
+    assert fine < 1e-3
+    assert 1e-3 < deflection < 0.5  # m and rad: the springs do deflect, the arms fall
+
+
+# --- compliant grasps ------------------------------------------------------------------------
+STIFFNESS = np.array([1e3, 2e3, 3e3, 10.0, 20.0, 30.0])
+DAMPING = np.array([5.0, 6.0, 7.0, 0.1, 0.2, 0.3])
+
+
+def one_compliant_arm(robot, seed, deflection, object_velocity=np.zeros(6)):
+    """One arm, gravity off, at rest, its flange placed at ``deflection`` in its grasp."""
+    rng = np.random.default_rng(seed)
+    grasp = Grasp(pinocchio.SE3(rotation(rng.uniform(-np.pi, np.pi, 3)),
+                                rng.uniform(-0.3, 0.3, 3)), STIFFNESS, DAMPING)
+    q = rng.uniform(*limits(robot))
+    flange = pinocchio.SE3(rotation(rng.uniform(-np.pi, np.pi, 3)), rng.uniform(-1, 1, 3))
+    arm = load_arm(robot, 'arm', flange * flange_in_base(robot, q).inverse(), 0.7)
+    object_placement = flange * deflection.inverse() * grasp.object_to_grasp.inverse()
+    inertia = pinocchio.Inertia(1.5, np.array([0.02, -0.01, 0.03]),
+                                np.diag([0.01, 0.02, 0.03]))
+    chain = ClosedChain([arm], inertia, [grasp], gravity=(0.0, 0.0, 0.0))
+    state = ChainState([q], [np.zeros(arm.model.nv)], object_placement, object_velocity)
+    return chain, state
+
+
+def expected_motion(chain, state, wrench_at_grasp):
+    """Return joint and object accelerations under one grasp wrench, by hand.
+
+    ``wrench_at_grasp`` acts on the object at its grasp frame, its reaction on the arm:
+    ``M a = -J^T w`` and ``M_o a_o = Ad*(G) w``.
+    """
+    arm, grasp = chain.arms[0], chain.grasps[0]
+    data = arm.model.createData()
+    q = state.q[0]
+    mass = pinocchio.crba(arm.model, data, q)
+    mass = np.triu(mass) + np.triu(mass, 1).T
+    jacobian = pinocchio.computeFrameJacobian(arm.model, data, q, arm.flange_frame, LOCAL)
+    pinocchio.framesForwardKinematics(arm.model, data, q)
+    grasp_to_flange = (state.object_placement * grasp.object_to_grasp).actInv(
+        data.oMf[arm.flange_frame])
+    at_flange = grasp_to_flange.actInv(pinocchio.Force(wrench_at_grasp)).vector
+    at_object = grasp.object_to_grasp.act(pinocchio.Force(wrench_at_grasp)).vector
+    return (np.linalg.solve(mass, -jacobian.T @ at_flange),
+            np.linalg.solve(spatial_inertia(chain.object_inertia), at_object))
+
+
+@pytest.mark.parametrize('robot', ('panda', 'ur5'))
+@pytest.mark.parametrize('axis', range(6))
+@pytest.mark.parametrize('sign', (1.0, -1.0))
+def test_a_compliant_grasp_follows_hookes_law_per_axis(robot, axis, sign):
+    """Displace the flange by +-1 mm (or turn it by +-0.01 rad) along one grasp axis.
+
+    The object is pulled toward the flange, ``w = K_axis * displacement`` on that axis only.
+    """
+    amount = sign * (1e-3 if axis < 3 else 1e-2)
+    twist = np.zeros(6)
+    twist[axis] = amount
+    chain, state = one_compliant_arm(robot, 7 * axis + 1, pinocchio.exp6(twist))
+    result = chain.accelerations(state, [np.zeros(chain.arms[0].model.nv)])
+    expected = np.zeros(6)
+    expected[axis] = STIFFNESS[axis] * amount
+    assert np.allclose(result.grasp_wrenches[0], expected, rtol=1e-9, atol=1e-9)
+    assert np.sign(result.grasp_wrenches[0][axis]) == sign
+    joint, body = expected_motion(chain, state, expected)
+    assert relative_error(result.joint[0], joint) < 1e-9
+    assert relative_error(result.object, body) < 1e-9
+
+
+@pytest.mark.parametrize('axis', range(6))
+def test_a_compliant_grasp_damps_the_relative_velocity_per_axis(axis):
+    """Grasp frame moving at -u along one of its axes, flange still: ``w = D_axis * u``."""
+    speed = np.zeros(6)
+    speed[axis] = 0.1
+    chain, state = one_compliant_arm('panda', axis + 3, pinocchio.SE3.Identity())
+    state.object_velocity = chain.grasps[0].object_to_grasp.act(
+        pinocchio.Motion(-speed)).vector
+    result = chain.accelerations(state, [np.zeros(7)])
+    assert np.allclose(result.grasp_wrenches[0], DAMPING * speed, rtol=1e-9, atol=1e-12)
+
+
+def test_stiff_springs_approach_the_rigid_grasp():
+    """Fall for 50 ms: undamped springs 10 times stiffer deflect about 10 times less.
+
+    The motion approaches the rigid grasp's at the rate 1/k.
+    """
+    rigid, state = two_pandas()
+    final_rigid, _, _ = run(rigid, state, 1e-4, 0.05)
+    gaps = []
+    for scale in (1e5, 1e6):
+        chain, start = two_pandas(scale * np.array([1.0, 1.0, 1.0, 0.01, 0.01, 0.01]))
+        final, _, _ = run(chain, start, 1e-4, 0.05)
+        gaps.append(max(np.linalg.norm(pinocchio.log6(
+            final.object_placement.actInv(final_rigid.object_placement)).vector),
+            max(np.abs(q - q_rigid).max() for q, q_rigid in zip(final.q, final_rigid.q))))
+    assert gaps[1] < gaps[0] / 5.0
+    assert gaps[1] < 2e-4  # rad and m

@@ -36,7 +36,7 @@ class Grasp:
 
     @property
     def rigid(self) -> bool:
-        """:return: True when the grasp is rigid (no stiffness given)."""
+        """:return: True for a rigid grasp, one given no stiffness."""
         return self.stiffness is None
 
 
@@ -72,7 +72,7 @@ class ChainAccelerations:
     """
 
     joint: list
-    object: np.ndarray
+    object: np.ndarray  # noqa: A003 (the contract's name)
     grasp_wrenches: np.ndarray
 
 
