@@ -126,6 +126,12 @@ def _minimum_norm_solve(omega: np.ndarray, right: np.ndarray, rcond: float) -> n
     :param rcond: eigenvalues below ``rcond`` times the largest count as zero.
     :return: (6l,) constraint wrenches.
     """
+    try:  # the regular case: Cholesky's pivots show that omega is well away from singular
+        pivots = np.diagonal(np.linalg.cholesky(omega))
+        if pivots.min() ** 2 > rcond * 1e3 * pivots.max() ** 2:
+            return np.linalg.solve(omega, right)
+    except np.linalg.LinAlgError:
+        pass
     eigenvalues, eigenvectors = np.linalg.eigh(omega)
     keep = eigenvalues > rcond * eigenvalues[-1]
     basis = eigenvectors[:, keep]
@@ -235,6 +241,18 @@ class ClosedChain:
         :param torques: joint torques, per arm.
         :return: the accelerations and the wrenches on the object.
         """
+        joint, object_acceleration, wrenches, terms = self._dynamics(state, torques)
+        return ChainAccelerations(joint, object_acceleration,
+                                  self._to_grasp_frames(terms, state, wrenches))
+
+    def _dynamics(self, state: ChainState, torques: Sequence[np.ndarray]) -> tuple:
+        """Seed algorithm 4.9: free dynamics, ``Omega``, contact wrenches, corrections.
+
+        :param state: arms' and object's state.
+        :param torques: joint torques, per arm.
+        :return: ``(joint accelerations, object acceleration, (l, 6) wrenches on the
+            object at the flanges in flange axes, arm terms)``.
+        """
         terms = [self._arm_terms(index, state.q[index], state.v[index],
                                  np.asarray(torques[index], dtype=float))
                  for index in range(len(self.arms))]
@@ -258,8 +276,7 @@ class ClosedChain:
             for index, force in zip(self.rigid, forces):
                 joint[index] = joint[index] - terms[index].inverse_mass_jacobian @ force
                 wrenches[index] = force
-        return ChainAccelerations(joint, object_acceleration,
-                                  self._to_grasp_frames(terms, state, wrenches))
+        return joint, object_acceleration, wrenches, terms
 
     def _compliant(self, index: int, term: _ArmTerms, flange_to_object: pinocchio.SE3,
                    coupling: np.ndarray, object_velocity: np.ndarray) -> np.ndarray:
@@ -369,13 +386,13 @@ class ClosedChain:
         :param vector: stacked state (see :meth:`_unpack`).
         :param start: the object's placement at the start of the step.
         :param torques: joint torques, per arm.
-        :return: ``(derivative, accelerations)``.
+        :return: ``(derivative, state, dynamics)`` with ``dynamics`` from :meth:`_dynamics`.
         """
         state = self._unpack(vector, start)
-        result = self.accelerations(state, torques)
+        dynamics = self._dynamics(state, torques)
         chart = np.linalg.solve(pinocchio.Jexp6(vector[-12:-6]), state.object_velocity)
-        derivative = np.concatenate(state.v + result.joint + [chart, result.object])
-        return derivative, result
+        derivative = np.concatenate(state.v + dynamics[0] + [chart, dynamics[1]])
+        return derivative, state, dynamics
 
     def step(self, state: ChainState, torques: Sequence[np.ndarray],
              dt: float) -> tuple:
@@ -392,10 +409,13 @@ class ClosedChain:
         vector = np.concatenate([np.asarray(q, dtype=float) for q in state.q]
                                 + [np.asarray(v, dtype=float) for v in state.v]
                                 + [np.zeros(6), np.asarray(state.object_velocity, float)])
-        first, result = self._derivative(vector, start, torques)
-        second, _ = self._derivative(vector + 0.5 * dt * first, start, torques)
-        third, _ = self._derivative(vector + 0.5 * dt * second, start, torques)
-        fourth, _ = self._derivative(vector + dt * third, start, torques)
+        first, first_state, (joint, body, wrenches, terms) = self._derivative(
+            vector, start, torques)
+        result = ChainAccelerations(joint, body,
+                                    self._to_grasp_frames(terms, first_state, wrenches))
+        second = self._derivative(vector + 0.5 * dt * first, start, torques)[0]
+        third = self._derivative(vector + 0.5 * dt * second, start, torques)[0]
+        fourth = self._derivative(vector + dt * third, start, torques)[0]
         vector = vector + dt / 6.0 * (first + 2.0 * second + 2.0 * third + fourth)
         new = self._unpack(vector, start)
         return replace(new, q=[q.copy() for q in new.q], v=[v.copy() for v in new.v],
