@@ -159,12 +159,32 @@ def _prepare_sections(args) -> tuple:
         sections['object_controller']['move_duration'] = float(args.move_duration)
     if args.squeeze is not None:
         _set_schedule(sections['object_controller'], args.squeeze)
+    if sections['object_sim'].get('effector_model') == 'joints':
+        _require_sim_extra()
     from .sim.admittance_report import apply_feedback, follow_controller_move
     follow_controller_move(sections)
     if args.internal_load_feedback == 'on':
         apply_feedback(sections)
     validate_sections(sections)
     return path, sections
+
+
+def _require_sim_extra() -> None:
+    """Refuse a scenario of arms with joints when the simulator's extra is not installed.
+
+    :raises ValueError: naming ``pip install .[sim]``
+    """
+    import importlib.metadata
+    import importlib.util
+    missing = [] if importlib.util.find_spec('pinocchio') else ['pin']
+    try:
+        importlib.metadata.distribution('example-robot-data')
+    except importlib.metadata.PackageNotFoundError:
+        missing.append('example-robot-data')
+    if missing:
+        raise ValueError(f'the arms with joints need {" and ".join(missing)}, the simulator\'s '
+                         'optional extra: pip install .[sim]  (or pip install -r '
+                         'requirements-sim.txt)')
 
 
 def _output_dir(args, name: str) -> Path:
@@ -225,7 +245,8 @@ def _recorded_topics(effectors) -> dict:
               'object_twist': TwistStamped, 'measured/internal_load': Float64MultiArray,
               'measured/object_wrench': WrenchStamped, '/diagnostics': DiagnosticArray,
               'contact_slip': Float64MultiArray, 'measured/friction': Float64MultiArray,
-              'friction/internal_load_added': Float64MultiArray}
+              'friction/internal_load_added': Float64MultiArray,
+              'joint_arms/status': Float64MultiArray}
     for e in effectors:
         topics[f'{e}/ft_sensor'] = WrenchStamped
         topics[f'{e}/wrench_command'] = WrenchStamped

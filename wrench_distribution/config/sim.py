@@ -59,7 +59,9 @@ ADMITTANCE_PARAMS: tuple = (
     _p('effector_model', STRING, 'force',
        'force: ideal force-controlled effector bodies; admittance: position-controlled arm '
        'tips, each driven by an admittance controller fed with wrench_command as its '
-       '~/wrench_reference (rigid contacts only).', accepted=('force', 'admittance')),
+       '~/wrench_reference (rigid contacts only); joints: arms with joints (Panda, UR5; '
+       'needs pip install .[sim]) under the same admittance law, damped least squares and a '
+       'joint position loop.', accepted=('force', 'admittance', 'joints')),
     _six('admittance_mass', [10.0, 10.0, 10.0, 0.5, 0.5, 0.5],
          'admittance.mass per axis of the control frame (the sensor frame) (kg, kg m^2).'),
     _six('admittance_damping_ratio', [1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
@@ -99,6 +101,34 @@ ADMITTANCE_PARAMS: tuple = (
     _vector('arm_move_rotation', [0.0, 0.0, 0.0],
             "Rotation of the arms' reference move, rotation vector (rad): the controller's "
             'move_rotation.'),
+)
+
+#: ``object_sim`` parameters of the arms with joints (``effector_model: joints``;
+#: docs/simulator.md, "Running the arms with joints").
+JOINT_ARM_PARAMS: tuple = (
+    _p('arm_robots', STRING_ARRAY, [],
+       'Robot of each arm (example-robot-data models); empty: panda for every arm.',
+       constraints='one of panda, ur5 per effector, or empty'),
+    _p('arm_base_positions', DOUBLE_ARRAY, [],
+       'World position of each arm base [x,y,z per effector] (m).',
+       constraints='3 numbers per effector'),
+    _p('arm_base_orientations', DOUBLE_ARRAY, [],
+       'World orientation of each arm base [qx,qy,qz,qw per effector]; empty: identity.',
+       constraints='4 numbers per effector, or empty'),
+    _p('arm_joint_guesses', DOUBLE_ARRAY, [],
+       'Starting joint positions of the inverse kinematics that closes the chain, the arms '
+       'one after the other (rad); empty: each robot\'s home.',
+       constraints='nq numbers per arm (Panda 7, UR5 6), or empty'),
+    _positive('joint_loop_bandwidth', 60.0,
+              'Bandwidth of each joint position loop (rad/s): kp = m w^2, kd = 2 m w with m '
+              'the joint inertia at home; integral at w/10.'),
+    _positive('dls_damping', 0.05,
+              'Largest damping of the damped least squares (reached at a singular pose).'),
+    _positive('dls_singular_threshold', 0.08,
+              'Smallest singular value of the flange Jacobian below which the damping grows.'),
+    _positive('dls_limit_margin', 0.15,
+              'Distance to a joint limit (rad) inside which a joint moving toward it is '
+              'weighted down.'),
 )
 
 #: Parameter specs of ``object_sim``.
@@ -169,7 +199,7 @@ SIM_PARAMS: tuple = (
        'After each publish, wait for the commands stamped with it (at most lockstep_timeout).'),
     _p('lockstep_timeout', DOUBLE, 0.5,
        'Longest wait for the commands of one step in lockstep (s, wall clock).', minimum=0.0),
-) + ADMITTANCE_PARAMS
+) + ADMITTANCE_PARAMS + JOINT_ARM_PARAMS
 
 #: Parameter specs of ``object_controller``.
 CONTROLLER_PARAMS: tuple = (

@@ -357,10 +357,25 @@ def _check_admittance(v: dict, idx: dict) -> None:
         if any(x < 0 for x in v[name]):
             raise ConfigError(f"parameter '{name}': must be >= 0, got {v[name]!r}; "
                               f'accepted: {idx[name].constraint_text()}, each >= 0')
-    if v['effector_model'] == 'admittance' and 'point' in v['contact_types']:
+    if v['effector_model'] in ('admittance', 'joints') and 'point' in v['contact_types']:
         raise ConfigError("parameter 'effector_model': admittance arms hold rigid grasps only, "
                           f"got contact_types {v['contact_types']!r}; accepted: force, or "
-                          'admittance with rigid contacts')
+                          'admittance or joints with rigid contacts')
+    if v['effector_model'] == 'joints':
+        _check_joint_arms(v, idx)
+
+
+def _check_joint_arms(v: dict, idx: dict) -> None:
+    """``object_sim`` arms with joints: one robot, base position and orientation per arm."""
+    n = len(v['effectors'])
+    for name, width in (('arm_robots', 1), ('arm_base_orientations', 4)):
+        _per_effector(v, name, n, width, spec=idx[name])
+    _per_effector(v, 'arm_base_positions', n, 3, allow_empty=False,
+                  spec=idx['arm_base_positions'])
+    unknown = [r for r in v['arm_robots'] if r not in ('panda', 'ur5')]
+    if unknown:
+        raise ConfigError(f"parameter 'arm_robots': unknown {unknown!r}; accepted: "
+                          f"{idx['arm_robots'].constraint_text()}")
 
 
 def _check_controller(v: dict, idx: dict) -> None:

@@ -61,7 +61,7 @@ def follow_controller_move(sections: dict) -> None:
     :param sections: node name -> parameters (changed in place).
     """
     sim, ctl = sections['object_sim'], sections['object_controller']
-    if sim.get('effector_model') != 'admittance':
+    if sim.get('effector_model') not in ('admittance', 'joints'):
         return
     for name in ('move_start', 'move_duration', 'move_offset', 'move_rotation'):
         if name in ctl:
@@ -152,6 +152,34 @@ def convergence_time(t: np.ndarray, error: np.ndarray, limits: np.ndarray, after
     return float(t[mask][index] - after)
 
 
+def joint_arms_summary(bag: Path, effectors: list) -> Optional[dict]:
+    """What the arms with joints went through over the run, from ``joint_arms/status``.
+
+    :param bag: the run's bag directory.
+    :param effectors: the effector names, in the simulator's order.
+    :return: per arm ``sigma_min`` (smallest singular value of the flange Jacobian over the
+        run) and the final counts ``torque_saturations``, ``limit_clamps`` (joint reference
+        clamped at a limit) and ``limit_violations`` (joints outside their limits), in
+        controller periods; plus the totals. None when the topic was not recorded.
+    """
+    from .series import read_bag
+    status = read_bag(bag, ['joint_arms/status']).get('joint_arms/status')
+    if status is None or not len(status.t):
+        return None
+    values = status.v.reshape(len(status.t), len(effectors), 5)
+    arms = {}
+    for i, name in enumerate(effectors):
+        arms[name] = {'sigma_min': float(np.nanmin(values[:, i, 1])),
+                      'torque_saturations': int(values[-1, i, 2]),
+                      'limit_clamps': int(values[-1, i, 3]),
+                      'limit_violations': int(values[-1, i, 4])}
+    return {'arms': arms,
+            'sigma_min': min(a['sigma_min'] for a in arms.values()),
+            'torque_saturations': sum(a['torque_saturations'] for a in arms.values()),
+            'joint_limit_hits': sum(a['limit_clamps'] for a in arms.values()),
+            'joint_limit_violations': sum(a['limit_violations'] for a in arms.values())}
+
+
 def element_summary(out: Path, sections: Mapping, duration: float) -> dict:
     """Per-element summary of a run over its steady window.
 
@@ -191,7 +219,7 @@ def element_summary(out: Path, sections: Mapping, duration: float) -> dict:
             'within_tolerance': bool(abs(mean - cmd) <= limits[k])}
     period = float(np.median(np.diff(t))) if len(t) > 1 else 0.0
     feedback = bool(checked['wrench_distributor'].get('internal_load_feedback', False))
-    return {
+    summary = {
         'scenario_sections': sorted(sections), 'internal_load_feedback': feedback,
         'elements': elements,
         'limit_violations': limit_violations(Path(out) / 'bag', checked['wrench_distributor']),
@@ -201,6 +229,10 @@ def element_summary(out: Path, sections: Mapping, duration: float) -> dict:
         'convergence_time_s': convergence_time(t, error, limits, last_change, period),
         'tolerance_rule': 'max(2 % of the command, 0.2 N or 0.02 N*m) on the window mean',
         '_series': (t, measured, commanded, names, units)}
+    joints = joint_arms_summary(Path(out) / 'bag', list(sim['effectors']))
+    if joints is not None:
+        summary['joint_arms'] = joints
+    return summary
 
 
 def write_element_summary(out: Path, sections: Mapping, duration: float,
@@ -216,7 +248,8 @@ def write_element_summary(out: Path, sections: Mapping, duration: float,
     :param plot: draw ``elements.png`` (with the other loop's run when it is there).
     :return: the summary, or None when not computed
     """
-    if summary_json is None and sections['object_sim'].get('effector_model') != 'admittance':
+    if summary_json is None and sections['object_sim'].get('effector_model') not in (
+            'admittance', 'joints'):
         return None
     try:
         summary = element_summary(out, sections, duration)
@@ -258,6 +291,13 @@ def format_elements(summary: Mapping) -> str:
     converged = summary['convergence_time_s']
     lines.append(f'  limit violations: {summary["limit_violations"]}; convergence after the '
                  'last change: ' + ('never' if converged is None else f'{converged:.2f} s'))
+    joints = summary.get('joint_arms')
+    if joints:
+        lines.append('  arms with joints: ' + '; '.join(
+            f'{name}: min singular value {a["sigma_min"]:.3f}, {a["torque_saturations"]} '
+            f'torque saturations, {a["limit_clamps"]} joint-limit hits, '
+            f'{a["limit_violations"]} joints outside their limits'
+            for name, a in joints['arms'].items()))
     return '\n'.join(lines)
 
 

@@ -20,7 +20,8 @@ closed-chain solver's ``grasp_wrenches``) through :class:`~.ft_sensor.SimulatedF
 the gripper's weight, the sign convention, bias and noise, as the other simulated sensors.
 
 ``pinocchio`` is an optional dependency of the simulator (``pip install .[sim]``): this
-module imports it through :mod:`.arm_models`, never the nodes, the core or the engines.
+module imports it through :mod:`.arm_models` (whose error names the extra); the nodes, the
+core and the engines never import it.
 """
 from __future__ import annotations
 
@@ -29,22 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .admittance import AdmittanceParameters, AdmittanceRule, compose_offset, pose_difference
-
-
-def pinocchio_module():
-    """Import pinocchio, or say how to install it.
-
-    :return: the ``pinocchio`` module
-    :raises ImportError: naming ``pip install .[sim]`` when it is missing
-    """
-    try:
-        import pinocchio
-    except ImportError as e:  # pragma: no cover - depends on the installation
-        raise ImportError(
-            'the arms with joints need pinocchio and example-robot-data, an optional extra '
-            'of the simulator: pip install .[sim]  (or pip install -r requirements-sim.txt)'
-        ) from e
-    return pinocchio
+from .arm_models import pinocchio
 
 
 # --- damped least squares -------------------------------------------------------------
@@ -166,9 +152,8 @@ def drive_gains(arm, bandwidth: float, damping_ratio: float = 1.0,
     """
     if not bandwidth > 0:
         raise ValueError('joint loop bandwidth must be > 0')
-    pin = pinocchio_module()
     data = arm.model.createData()
-    inertia = np.diag(pin.crba(arm.model, data, np.asarray(arm.home, float))).copy()
+    inertia = np.diag(pinocchio.crba(arm.model, data, np.asarray(arm.home, float))).copy()
     kp = inertia * bandwidth ** 2
     return JointGains(kp, 2.0 * damping_ratio * inertia * bandwidth,
                       integral_ratio * bandwidth * kp)
@@ -187,7 +172,7 @@ class JointPositionLoop:
     """
 
     def __init__(self, arm, gains: JointGains, integral_limit: float = 0.2) -> None:
-        self.pin = pinocchio_module()
+        self.pin = pinocchio
         self.arm = arm
         self.data = arm.model.createData()
         self.gains = gains
@@ -234,7 +219,7 @@ class JointArmController:
 
     def __init__(self, arm, law: AdmittanceParameters, gains: JointGains, q: np.ndarray,
                  dls: DlsSettings = DlsSettings()) -> None:
-        self.pin = pinocchio_module()
+        self.pin = pinocchio
         self.arm = arm
         self.data = arm.model.createData()
         self.rule = AdmittanceRule(law)
@@ -248,8 +233,9 @@ class JointArmController:
         #: Periods in which a torque was clipped, and the reference clamped at a joint limit.
         self.saturation_count = 0
         self.limit_clamp_count = 0
-        #: Smallest singular value of the flange Jacobian met at the joint reference.
-        self.sigma_min = np.inf
+        #: Smallest singular value of the flange Jacobian met along the joint reference.
+        self.sigma_min = float(np.linalg.svd(self.flange_jacobian(self.q_ref),
+                                             compute_uv=False)[-1])
 
     def flange_pose(self, q: np.ndarray) -> tuple:
         """World pose of the flange (F/T sensor) frame at ``q``.
@@ -302,3 +288,157 @@ class JointArmController:
         tau = self.loop.torques(q, v, self.q_ref, self.v_ref, dt)
         self.saturation_count += int(self.loop.saturated.any())
         return tau
+
+
+# --- the held object with arms with joints ----------------------------------------------
+def _to_se3(position, rotation) -> pinocchio.SE3:
+    return pinocchio.SE3(np.asarray(rotation, float), np.asarray(position, float))
+
+
+class JointArmsSim:
+    """The object held by arms with joints, each under its controller; the physics of ``object_sim``.
+
+    The closed chain (:class:`~.closed_chain.ClosedChain`, compliant grasps at the true
+    contacts) is integrated with the controllers' torques held over each step; each flange
+    F/T sensor reads the grasp wrench moved into the flange frame, through ``sensors``.
+    Offers what :class:`~.object_sim_node.ObjectSimNode` reads of a simulator.
+
+    :param chain: the closed chain (the truth: gripper masses, true grasps).
+    :param controllers: one :class:`JointArmController` per arm (their own models).
+    :param sensors: the flange F/T sensors (sensor frame = flange frame).
+    :param reference: ``t -> (positions (n, 3), rotations (n, 3, 3))``, the flanges' world
+        reference poses.
+    :param state: the initial state (:meth:`ClosedChain.close`).
+    :param com: the object's centre of mass in its frame.
+    """
+
+    def __init__(self, chain, controllers, sensors, reference, state, com) -> None:
+        self.chain = chain
+        self.controllers = list(controllers)
+        self.sensors = sensors
+        self.reference = reference
+        self.state = state
+        self.n = len(self.controllers)
+        self.com = np.asarray(com, float).reshape(3)
+        self.gravity = np.asarray(chain.gravity, float)
+        self.time = 0.0
+        self.tau = [np.zeros(arm.model.nv) for arm in chain.arms]
+        self.r = np.stack([g.object_to_grasp.translation for g in chain.grasps])
+        self.r_rot = np.stack([g.object_to_grasp.rotation for g in chain.grasps])
+        self.mu = np.full(self.n, np.nan)
+        self.rigid = np.ones(self.n, dtype=bool)
+        self._data = [arm.model.createData() for arm in chain.arms]
+        self._wrenches = None
+        #: Steps in which a measured joint position was outside its limits, per arm.
+        self.limit_violations = np.zeros(self.n, dtype=int)
+
+    # --- kinematics of the state ------------------------------------------------------
+    def flange_placements(self) -> list:
+        """World placements of the flanges (the F/T sensor frames).
+
+        :return: ``pinocchio.SE3`` per arm
+        """
+        out = []
+        for arm, data, q in zip(self.chain.arms, self._data, self.state.q):
+            pinocchio.framesForwardKinematics(arm.model, data, q)
+            out.append(data.oMf[arm.flange_frame].copy())
+        return out
+
+    def effector_frames(self) -> np.ndarray:
+        """World orientation of each flange (sensor) frame.
+
+        :return: (n, 3, 3)
+        """
+        return np.stack([p.rotation for p in self.flange_placements()])
+
+    @property
+    def eff_pos(self) -> np.ndarray:
+        """World position of each flange, (n, 3)."""
+        return np.stack([p.translation for p in self.flange_placements()])
+
+    def object_frame_pose(self) -> tuple:
+        """World pose of the object frame.
+
+        :return: ``(position (3,), rotation (3, 3))``
+        """
+        placement = self.state.object_placement
+        return placement.translation.copy(), placement.rotation.copy()
+
+    def object_frame_twist(self) -> tuple:
+        """World velocity of the object-frame origin and world angular velocity.
+
+        :return: ``(velocity (3,), omega (3,))``
+        """
+        rotation = self.state.object_placement.rotation
+        velocity = np.asarray(self.state.object_velocity, float)
+        return rotation @ velocity[:3], rotation @ velocity[3:]
+
+    @property
+    def body(self):
+        """The object's centre of mass in the world (``.position``), for the markers."""
+        placement = self.state.object_placement
+        return type('Body', (), {'position': placement.act(self.com)})()
+
+    # --- wrenches -----------------------------------------------------------------------
+    def transmitted(self) -> np.ndarray:
+        """Wrench each arm applies to the object, in its flange frame about the flange origin.
+
+        The chain's ``grasp_wrenches`` (grasp frame) moved to the flange through the grasp
+        spring's deflection.
+
+        :return: (n, 6)
+        """
+        if self._wrenches is None:
+            self._wrenches = self.chain.accelerations(self.state, self.tau).grasp_wrenches
+        out = np.zeros((self.n, 6))
+        for i, flange in enumerate(self.flange_placements()):
+            grasp = self.state.object_placement * self.chain.grasps[i].object_to_grasp
+            flange_from_grasp = flange.actInv(grasp)
+            force = pinocchio.Force(self._wrenches[i, :3], self._wrenches[i, 3:])
+            out[i] = flange_from_grasp.act(force).vector
+        return out
+
+    def readings(self) -> np.ndarray:
+        """Raw flange F/T readings now (gripper weight, sign, bias, noise).
+
+        :return: (n, 6)
+        """
+        gravity = np.einsum('nji,j->ni', self.effector_frames(), self.gravity)
+        return self.sensors.read(self.transmitted(), gravity)
+
+    # --- time ---------------------------------------------------------------------------
+    def step(self, commands: np.ndarray, dt: float, fixed: bool = False) -> None:
+        """Advance one controller period: the controllers' torques, then the closed chain.
+
+        :param commands: (n, 6) wrench references, each in its flange F/T sensor frame.
+        :param dt: step, s.
+        :param fixed: hold the object in place (the fixture before the release).
+        """
+        commands = np.asarray(commands, float).reshape(self.n, 6)
+        readings = self.readings()
+        ref_pos, ref_rot = self.reference(self.time)
+        self.tau = [c.update(q, v, readings[i], commands[i], (ref_pos[i], ref_rot[i]), dt)
+                    for i, (c, q, v) in enumerate(zip(self.controllers, self.state.q,
+                                                      self.state.v))]
+        placement = self.state.object_placement
+        self.state, _ = self.chain.step(self.state, self.tau, dt)
+        if fixed:
+            self.state.object_placement = placement
+            self.state.object_velocity = np.zeros(6)
+        self._wrenches = None
+        for i, (arm, q) in enumerate(zip(self.chain.arms, self.state.q)):
+            self.limit_violations[i] += int(np.any((q < arm.lower) | (q > arm.upper)))
+        self.time += dt
+
+    def status(self) -> np.ndarray:
+        """Per arm: smallest flange-Jacobian singular value now and so far, torque saturations,
+        reference clamps at a joint limit, joint-limit violations.
+
+        :return: (n, 5)
+        """
+        now = [np.linalg.svd(c.flange_jacobian(q), compute_uv=False)[-1]
+               for c, q in zip(self.controllers, self.state.q)]
+        return np.column_stack([now, [c.sigma_min for c in self.controllers],
+                                [c.saturation_count for c in self.controllers],
+                                [c.limit_clamp_count for c in self.controllers],
+                                self.limit_violations])

@@ -5,7 +5,8 @@ point, the wrench the effector applies to the object). Publishes ``/clock``,
 ``object_pose`` (PoseStamped, world frame: pose of the object frame), ``object_twist``
 (TwistStamped, world axes: velocity of the object-frame origin and angular velocity),
 ``contact_poses`` (PoseArray, object frame), ``<effector>/ft_sensor`` (WrenchStamped,
-sensor frame ``<effector>_ft_sensor``) and ``~/markers`` (MarkerArray, world frame).
+sensor frame ``<effector>_ft_sensor``), ``~/markers`` (MarkerArray, world frame) and, for
+arms with joints, ``joint_arms/status`` (Float64MultiArray, :data:`JOINT_STATUS`).
 
 The node is the clock source: it paces the physics against the wall clock
 (``real_time_factor``; 0 runs as fast as it can) and every other node runs with
@@ -40,6 +41,11 @@ from .scenarios import build_sensors, build_sim
 #: Parameters of the node only (the rest of SIM_DEFAULTS describes the physics).
 EXTRA = ('wait_for_subscribers', 'contact_rate', 'marker_rate', 'lockstep', 'lockstep_timeout')
 
+#: Columns of ``joint_arms/status`` (``effector_model: joints``), per arm: smallest singular
+#: value of the flange Jacobian now and so far, torque saturations, joint-reference clamps at
+#: a joint limit, joint-limit violations (counts of controller periods).
+JOINT_STATUS = 'sigma_min;sigma_min_so_far;torque_saturations;limit_clamps;limit_violations'
+
 
 def _stamp(t: float) -> Time:
     return ns_to_stamp(int(round(t * 1e9)), Time)
@@ -63,7 +69,7 @@ class ObjectSimNode(Node):
         self.n = len(self.effectors)
         self.sim = build_sim(self.p)
         #: Admittance-controlled arms: commands are wrench references in the sensor frames.
-        self.arms = self.p['effector_model'] == 'admittance'
+        self.arms = self.p['effector_model'] in ('admittance', 'joints')
         self.sensors = self.sim.sensors if self.arms else build_sensors(self.p)
         self.dropped_references = np.zeros(len(self.p['effectors']), dtype=int)
         self.dt = 1.0 / float(self.p['physics_rate'])
@@ -88,6 +94,8 @@ class ObjectSimNode(Node):
                         for e in self.effectors]
         self.slip_pub = self.create_publisher(Float64MultiArray, 'contact_slip', reliable) \
             if np.isfinite(self.sim.mu).any() else None
+        self.joint_pub = self.create_publisher(Float64MultiArray, 'joint_arms/status', reliable) \
+            if self.p['effector_model'] == 'joints' else None
         for i, e in enumerate(self.effectors):
             self.create_subscription(WrenchStamped, f'{e}/wrench_command',
                                      lambda msg, i=i: self._on_command(i, msg), reliable)
@@ -178,6 +186,8 @@ class ObjectSimNode(Node):
             pub.publish(msg)
         if self.slip_pub is not None:
             self.slip_pub.publish(self.slip_message())
+        if self.joint_pub is not None:
+            self.joint_pub.publish(self.joint_message())
         if t >= self.next_contacts or not self.started:
             self.contacts_msg.header.stamp = stamp
             self.contacts_pub.publish(self.contacts_msg)
@@ -200,6 +210,18 @@ class ObjectSimNode(Node):
             MultiArrayDimension(label='slip_distance_m;lifted_time_s;lost', size=3, stride=3)]
         msg.data = np.column_stack([self.sim.slip_distance, self.sim.lifted_time,
                                     self.sim.lost]).reshape(-1).astype(float).tolist()
+        return msg
+
+    def joint_message(self) -> Float64MultiArray:
+        """Build the state of the arms with joints as a message (labels: :data:`JOINT_STATUS`).
+
+        :return: n x 5 array, first dimension labelled with the effector names.
+        """
+        msg = Float64MultiArray()
+        msg.layout.dim = [
+            MultiArrayDimension(label=join_labels(self.effectors), size=self.n, stride=5 * self.n),
+            MultiArrayDimension(label=JOINT_STATUS, size=5, stride=5)]
+        msg.data = self.sim.status().reshape(-1).astype(float).tolist()
         return msg
 
     def markers(self, stamp: Time, applied: np.ndarray) -> MarkerArray:

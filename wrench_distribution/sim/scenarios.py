@@ -24,7 +24,8 @@ from ..config.validation import validate_params
 from ..core.contacts import inertia_matrix
 from ..core.spatial import matrix_to_quaternion, quaternion_to_matrix
 
-SCENARIOS = ('dual_arm', 'three_finger_hand', 'quadruped_stance', 'dual_arm_admittance')
+SCENARIOS = ('dual_arm', 'three_finger_hand', 'quadruped_stance', 'dual_arm_admittance',
+             'dual_arm_joints')
 
 #: Sections of a demo file and their node names.
 NODES = ('object_sim', 'object_controller', 'wrench_distributor', 'wrench_analyzer',
@@ -147,6 +148,9 @@ def build_sim(params: Mapping) -> HeldObjectSim:
     orientations = _per_effector(p['contact_orientations'], n, 4, [0, 0, 0, 1])
     if p['effector_model'] == 'admittance':
         return _build_arm_sim(p, positions, orientations, _sim_arguments(p, types))
+    if p['effector_model'] == 'joints':
+        from .joint_setup import build_joint_sim
+        return build_joint_sim(p, positions, orientations, build_sensors(p))
     return HeldObjectSim(contact_positions=positions, contact_orientations=orientations,
                          **_sim_arguments(p, types))
 
