@@ -24,22 +24,24 @@ venv: $(DEMO_STAMP)
 venv-test: $(TEST_STAMP)
 venv-jazzy: $(JAZZY_STAMP)
 
-$(DEMO_STAMP): requirements.txt requirements-ros.txt setup.py
+$(DEMO_STAMP): requirements.txt requirements-ros.txt requirements-sim.txt setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install $(PIP_QUIET) --upgrade pip
-	$(PY) -m pip install $(PIP_QUIET) -r requirements.txt -r requirements-ros.txt setuptools wheel
+	$(PY) -m pip install $(PIP_QUIET) -r requirements.txt -r requirements-ros.txt \
+	    -r requirements-sim.txt setuptools wheel
 	$(PY) -m pip install $(PIP_QUIET) --no-deps --no-build-isolation -e .
 	touch $@
 
-$(TEST_STAMP): $(DEMO_STAMP) requirements-bags.txt requirements-test.txt
-	$(PY) -m pip install $(PIP_QUIET) -r requirements-bags.txt -r requirements-test.txt
+$(TEST_STAMP): $(DEMO_STAMP) requirements-bags.txt requirements-test.txt requirements-sim.txt
+	$(PY) -m pip install $(PIP_QUIET) -r requirements-bags.txt -r requirements-test.txt \
+	    -r requirements-sim.txt
 	touch $@
 
-$(JAZZY_STAMP): requirements.txt requirements-bags.txt requirements-ros-jazzy.txt requirements-test.txt setup.py
+$(JAZZY_STAMP): requirements.txt requirements-bags.txt requirements-ros-jazzy.txt requirements-test.txt requirements-sim.txt setup.py
 	$(PYTHON) -m venv $(JAZZY)
 	$(JPY) -m pip install $(PIP_QUIET) --upgrade pip
 	$(JPY) -m pip install $(PIP_QUIET) -r requirements.txt -r requirements-bags.txt \
-	    -r requirements-ros-jazzy.txt -r requirements-test.txt setuptools wheel
+	    -r requirements-ros-jazzy.txt -r requirements-test.txt -r requirements-sim.txt setuptools wheel
 	$(JPY) -m pip install $(PIP_QUIET) --no-deps --no-build-isolation -e .
 	touch $@
 
@@ -71,6 +73,8 @@ demo: $(DEMO_STAMP)
 	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.demo --scenario three_finger_hand --friction compare --duration 3
 	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.demo --scenario dual_arm_admittance --internal-load-feedback off --summary-json demo_output/dual_arm_admittance_open_loop.json
 	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.demo --scenario dual_arm_admittance --internal-load-feedback on --summary-json demo_output/dual_arm_admittance_closed_loop.json
+	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.demo --scenario dual_arm_joints --internal-load-feedback off --summary-json demo_output/dual_arm_joints_open_loop.json
+	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.demo --scenario dual_arm_joints --internal-load-feedback on --summary-json demo_output/dual_arm_joints_closed_loop.json
 
 bench: $(DEMO_STAMP)
 	$(PY) benchmarks/bench_core.py

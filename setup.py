@@ -17,6 +17,8 @@ setup(
         ('share/' + package_name + '/examples', glob('examples/*.yaml')),
     ],
     install_requires=['setuptools', 'numpy', 'scipy', 'pyyaml'],
+    # the simulator's arms with joints (dual_arm_joints): requirements-sim.txt
+    extras_require={'sim': ['pin==4.1.0', 'example-robot-data==6.0.0']},
     zip_safe=True,
     maintainer='wrench_distribution developers',
     maintainer_email='wrench-distribution@users.noreply.github.com',
