@@ -230,6 +230,9 @@ class JointArmController:
         self.lower = np.asarray(arm.lower, float)
         self.upper = np.asarray(arm.upper, float)
         self.step_limit = np.asarray(arm.velocity_limit, float)
+        #: The reference keeps this far from the limits (rad), so that the joints, which
+        #: trail it, stop before them (a third of the DLS limit margin).
+        self.guard = np.minimum(dls.limit_margin / 3.0, 0.25 * (self.upper - self.lower))
         #: Periods in which a torque was clipped, and the reference clamped at a joint limit.
         self.saturation_count = 0
         self.limit_clamp_count = 0
@@ -278,8 +281,8 @@ class JointArmController:
         at_pos, at_rot = self.flange_pose(self.q_ref)
         error = pose_difference(goal_pos, goal_rot, at_pos, at_rot)
         new, s_min, _, clamped = joint_reference_step(
-            self.flange_jacobian(self.q_ref), error, self.q_ref, self.lower, self.upper,
-            self.dls)
+            self.flange_jacobian(self.q_ref), error, self.q_ref, self.lower + self.guard,
+            self.upper - self.guard, self.dls)
         step = np.clip(new - self.q_ref, -self.step_limit * dt, self.step_limit * dt)
         self.v_ref = step / dt
         self.q_ref = self.q_ref + step
