@@ -119,9 +119,10 @@ JOINT_ARM_PARAMS: tuple = (
        'Starting joint positions of the inverse kinematics that closes the chain, the arms '
        'one after the other (rad); empty: each robot\'s home.',
        constraints='nq numbers per arm (Panda 7, UR5 6), or empty'),
-    _positive('joint_loop_bandwidth', 60.0,
-              'Bandwidth of each joint position loop (rad/s): kp = m w^2, kd = 2 m w with m '
-              'the joint inertia at home; integral at w/10.'),
+    _positive('joint_loop_bandwidth', 120.0,
+              'Bandwidth of each joint position loop (rad/s): kp = m w^2, kd = 2 m w with m = '
+              '1 / (M^-1)_jj, the inertia the joint moves with the others held, at the start '
+              'configuration; integral at w/10.'),
     _positive('dls_damping', 0.05,
               'Largest damping of the damped least squares (reached at a singular pose).'),
     _positive('dls_singular_threshold', 0.08,

@@ -84,8 +84,8 @@ def build_joint_sim(p: Mapping, positions: np.ndarray, orientations: np.ndarray,
     configured = (positions, np.stack([quaternion_to_matrix(q) for q in orientations]))
     flanges = (np.zeros((n, 3)), np.tile(np.eye(3), (n, 1, 1)))
     dls = DlsSettings(p['dls_damping'], p['dls_singular_threshold'], p['dls_limit_margin'])
-    controllers = [JointArmController(arm, law, drive_gains(arm, p['joint_loop_bandwidth']),
-                                      q, dls)
+    controllers = [JointArmController(arm, law,
+                                      drive_gains(arm, p['joint_loop_bandwidth'], q), q, dls)
                    for arm, law, q in zip(believed, laws, state.q)]
     return JointArmsSim(chain, controllers, sensors, reference_motion(p, configured, flanges),
                         state, p['object_com'])
