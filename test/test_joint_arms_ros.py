@@ -29,7 +29,7 @@ DURATION = 4.0
 
 
 def last_commanded() -> dict:
-    """The schedule's last entry, parsed from the scenario file (not by the package)."""
+    """Return the schedule's last entry, parsed from the scenario file (not by the package)."""
     with open(SCENARIO, encoding='utf-8') as f:
         schedule = yaml.safe_load(f)['object_controller']['ros__parameters'][
             'internal_load_schedule']
@@ -60,7 +60,7 @@ def run_demo(tmp_path: Path, feedback: str) -> dict:
 
 
 def check_shape(summary: dict) -> None:
-    """The admittance scenario's shape, plus what the arms with joints went through."""
+    """Check the admittance scenario's shape, plus what the arms with joints went through."""
     assert set(summary['elements']) == set(ELEMENTS)
     commanded = last_commanded()
     for name, element in summary['elements'].items():

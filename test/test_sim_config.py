@@ -31,7 +31,8 @@ PER_EFFECTOR = {'contact_types': 1, 'contact_positions': 3, 'contact_orientation
                 'friction_coefficients': 1, 'contact_normals': 3, 'sensor_positions': 3,
                 'sensor_orientations': 4, 'sensor_signs': 1, 'tool_masses': 1, 'tool_coms': 3,
                 'sensor_biases': 6, 'admittance_cog_forces': 1, 'admittance_cog_positions': 3,
-                'contact_position_errors': 3, 'contact_orientation_errors': 3}
+                'contact_position_errors': 3, 'contact_orientation_errors': 3,
+                'arm_robots': 1, 'arm_base_positions': 3, 'arm_base_orientations': 4}
 #: Arrays of a fixed number of entries.
 FIXED = {'object_com': 3, 'initial_position': 3, 'initial_orientation': 4, 'gravity': 3,
          'move_offset': 3, 'move_rotation': 3, 'admittance_mass': 6, 'admittance_damping_ratio': 6,
@@ -43,7 +44,9 @@ LOWER = dict(
     {name: (0.0, False) for name in ('object_mass', 'effector_mass', 'effector_inertia',
                                      'grasp_stiffness', 'publish_rate', 'contact_rate',
                                      'move_duration', 'position_bandwidth', 'arm_move_duration',
-                                     'admittance_filter_coefficient')},
+                                     'admittance_filter_coefficient', 'joint_loop_bandwidth',
+                                     'dls_damping', 'dls_singular_threshold',
+                                     'dls_limit_margin')},
     physics_rate=(1.0, True),
     **{name: (0.0, True) for name in (
         'grasp_damping', 'grasp_rot_stiffness', 'grasp_rot_damping', 'sensor_force_noise',
@@ -105,6 +108,8 @@ def _array_out_of_range(spec) -> st.SearchStrategy:
     elif name == 'effectors':
         options.append(st.lists(st.text(min_size=1, max_size=3), max_size=1))
         options.append(st.text(min_size=1, max_size=3).map(lambda e: [e, e]))
+    elif name == 'arm_joint_guesses':
+        pass  # its count depends on the robots (checked when the arms are built)
     elif name == 'internal_load_schedule':
         options.append(st.sampled_from([['squeeze(a,b)=1'], ['0: squeeze(a,b)'],
                                         ['0: squeeze(a,b)=nan'], ['x: s(a,b)=1']]))
@@ -118,7 +123,9 @@ def _array_out_of_range(spec) -> st.SearchStrategy:
              'admittance_mass': st.just([1.0] * 5 + [0.0]),
              'admittance_stiffness': st.just([-1.0] + [0.0] * 5),
              'admittance_damping_ratio': st.just([1.0] * 5 + [-0.5]),
-             'admittance_cog_forces': st.just([1.0, -1.0])}
+             'admittance_cog_forces': st.just([1.0, -1.0]),
+             'arm_robots': st.just(['panda', 'kuka']),
+             'arm_base_orientations': st.just([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0])}
     if name in extra:
         options.append(extra[name])
     return st.one_of(options)

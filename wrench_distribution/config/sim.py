@@ -110,14 +110,15 @@ JOINT_ARM_PARAMS: tuple = (
        'Robot of each arm (example-robot-data models); empty: panda for every arm.',
        constraints='one of panda, ur5 per effector, or empty'),
     _p('arm_base_positions', DOUBLE_ARRAY, [],
-       'World position of each arm base [x,y,z per effector] (m).',
-       constraints='3 numbers per effector'),
+       'World position of each arm base [x,y,z per effector] (m); needed by '
+       'effector_model joints.',
+       constraints='3 numbers per effector (empty only without joints)'),
     _p('arm_base_orientations', DOUBLE_ARRAY, [],
        'World orientation of each arm base [qx,qy,qz,qw per effector]; empty: identity.',
        constraints='4 numbers per effector, or empty'),
     _p('arm_joint_guesses', DOUBLE_ARRAY, [],
        'Starting joint positions of the inverse kinematics that closes the chain, the arms '
-       'one after the other (rad); empty: each robot\'s home.',
+       "one after the other (rad); empty: each robot's home.",
        constraints='nq numbers per arm (Panda 7, UR5 6), or empty'),
     _positive('joint_loop_bandwidth', 120.0,
               'Bandwidth of each joint position loop (rad/s): kp = m w^2, kd = 2 m w with m = '

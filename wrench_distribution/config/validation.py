@@ -361,21 +361,25 @@ def _check_admittance(v: dict, idx: dict) -> None:
         raise ConfigError("parameter 'effector_model': admittance arms hold rigid grasps only, "
                           f"got contact_types {v['contact_types']!r}; accepted: force, or "
                           'admittance or joints with rigid contacts')
-    if v['effector_model'] == 'joints':
-        _check_joint_arms(v, idx)
+    _check_joint_arms(v, idx)
 
 
 def _check_joint_arms(v: dict, idx: dict) -> None:
-    """``object_sim`` arms with joints: one robot, base position and orientation per arm."""
+    """``object_sim`` arms with joints: a robot, a base position and orientation per arm."""
     n = len(v['effectors'])
-    for name, width in (('arm_robots', 1), ('arm_base_orientations', 4)):
+    for name, width in (('arm_robots', 1), ('arm_base_positions', 3),
+                        ('arm_base_orientations', 4)):
         _per_effector(v, name, n, width, spec=idx[name])
-    _per_effector(v, 'arm_base_positions', n, 3, allow_empty=False,
-                  spec=idx['arm_base_positions'])
     unknown = [r for r in v['arm_robots'] if r not in ('panda', 'ur5')]
     if unknown:
         raise ConfigError(f"parameter 'arm_robots': unknown {unknown!r}; accepted: "
                           f"{idx['arm_robots'].constraint_text()}")
+    if _zero_group(v['arm_base_orientations'], 4) is not None:
+        raise ConfigError("parameter 'arm_base_orientations': zero quaternion; accepted: "
+                          f"{idx['arm_base_orientations'].constraint_text()}, not all zero")
+    if v['effector_model'] == 'joints' and not v['arm_base_positions']:
+        raise ConfigError("parameter 'arm_base_positions': the arms with joints need their "
+                          f"bases; accepted: {idx['arm_base_positions'].constraint_text()}")
 
 
 def _check_controller(v: dict, idx: dict) -> None:

@@ -153,7 +153,7 @@ def convergence_time(t: np.ndarray, error: np.ndarray, limits: np.ndarray, after
 
 
 def joint_arms_summary(bag: Path, effectors: list) -> Optional[dict]:
-    """What the arms with joints went through over the run, from ``joint_arms/status``.
+    """Summarise what the arms with joints went through, from ``joint_arms/status``.
 
     :param bag: the run's bag directory.
     :param effectors: the effector names, in the simulator's order.

@@ -440,7 +440,9 @@ class JointArmsSim:
         self.time += dt
 
     def status(self) -> np.ndarray:
-        """Per arm: smallest flange-Jacobian singular value now and so far, torque saturations,
+        """Return the state of the arms, the columns of ``joint_arms/status``.
+
+        Per arm: smallest flange-Jacobian singular value now and so far, torque saturations,
         reference clamps at a joint limit, joint-limit violations.
 
         :return: (n, 5)

@@ -28,7 +28,7 @@ def _grouped(values, n: int, width: int, default) -> np.ndarray:
 
 
 def _arms(p: Mapping, gripper_masses, gripper_coms) -> list:
-    """One :class:`~.arm_models.ArmModel` per effector with the given grippers."""
+    """Load one :class:`~.arm_models.ArmModel` per effector with the given grippers."""
     n = len(p['effectors'])
     robots = list(p['arm_robots']) or ['panda'] * n
     bases = _grouped(p['arm_base_positions'], n, 3, [0, 0, 0])
@@ -40,7 +40,7 @@ def _arms(p: Mapping, gripper_masses, gripper_coms) -> list:
 
 
 def _guesses(p: Mapping, arms: list) -> list:
-    """Starting joint positions of the closing inverse kinematics, per arm."""
+    """Return the starting joint positions of the closing inverse kinematics, per arm."""
     values = np.asarray(p['arm_joint_guesses'], float)
     if values.size == 0:
         return [arm.home.copy() for arm in arms]
