@@ -384,7 +384,7 @@ class JointArmsSim:
 
     @property
     def body(self):
-        """The object's centre of mass in the world (``.position``), for the markers."""
+        """Return the object's centre of mass in the world (``.position``), for the markers."""
         placement = self.state.object_placement
         return type('Body', (), {'position': placement.act(self.com)})()
 
