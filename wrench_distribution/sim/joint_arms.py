@@ -26,6 +26,7 @@ core and the engines never import it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -386,7 +387,7 @@ class JointArmsSim:
     def body(self):
         """Return the object's centre of mass in the world (``.position``), for the markers."""
         placement = self.state.object_placement
-        return type('Body', (), {'position': placement.act(self.com)})()
+        return SimpleNamespace(position=placement.act(self.com))
 
     # --- wrenches -----------------------------------------------------------------------
     def transmitted(self) -> np.ndarray:
