@@ -447,3 +447,21 @@ def test_stiff_springs_approach_the_rigid_grasp():
             max(np.abs(q - q_rigid).max() for q, q_rigid in zip(final.q, final_rigid.q))))
     assert gaps[1] < gaps[0] / 5.0
     assert gaps[1] < 2e-4  # rad and m
+
+
+def test_the_benchmark_runs_end_to_end():
+    """benchmarks/bench_closed_chain.py --quick prints its table (no timing asserted)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    completed = subprocess.run(
+        [sys.executable, str(root / 'benchmarks' / 'bench_closed_chain.py'), '--quick'],
+        capture_output=True, text=True, timeout=120, cwd=root)
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.splitlines()
+    assert lines[0].split()[:3] == ['robot', 'arms', 'joints']
+    assert [line.split()[:2] for line in lines[1:5]] == [
+        ['ur5', '2'], ['ur5', '3'], ['panda', '2'], ['panda', '3']]
+    assert lines[-1].startswith('two Pandas, RK4 at 1 kHz: one step')
