@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Optional, Sequence
 
 import numpy as np
+from scipy.linalg import lapack
 
 from .arm_models import ArmModel, pinocchio
 
@@ -126,12 +127,11 @@ def _minimum_norm_solve(omega: np.ndarray, right: np.ndarray, rcond: float) -> n
     :param rcond: eigenvalues below ``rcond`` times the largest count as zero.
     :return: (6l,) constraint wrenches.
     """
-    try:  # the regular case: Cholesky's pivots show that omega is well away from singular
-        pivots = np.diagonal(np.linalg.cholesky(omega))
-        if pivots.min() ** 2 > rcond * 1e3 * pivots.max() ** 2:
-            return np.linalg.solve(omega, right)
-    except np.linalg.LinAlgError:
-        pass
+    factor, info = lapack.dpotrf(omega, lower=1)  # the regular case: Cholesky
+    if info == 0:
+        pivots = np.diagonal(factor)
+        if pivots.min() ** 2 > rcond * 1e3 * pivots.max() ** 2:  # well away from singular
+            return lapack.dpotrs(factor, right, lower=1)[0]
     eigenvalues, eigenvectors = np.linalg.eigh(omega)
     keep = eigenvalues > rcond * eigenvalues[-1]
     basis = eigenvectors[:, keep]
@@ -192,6 +192,7 @@ class ClosedChain:
         self.stabilisation_frequency = float(stabilisation_frequency)
         self.rcond = float(rcond)
         self._sizes = [model.nv for model in self.models]
+        self._grasp_actions = np.array([grasp.object_to_grasp.action for grasp in self.grasps])
         if any(model.nq != model.nv for model in self.models):
             raise ValueError('every arm needs as many joint positions as velocities')
 
@@ -241,9 +242,9 @@ class ClosedChain:
         :param torques: joint torques, per arm.
         :return: the accelerations and the wrenches on the object.
         """
-        joint, object_acceleration, wrenches, terms = self._dynamics(state, torques)
+        joint, object_acceleration, wrenches, couplings = self._dynamics(state, torques)
         return ChainAccelerations(joint, object_acceleration,
-                                  self._to_grasp_frames(terms, state, wrenches))
+                                  self._to_grasp_frames(couplings, wrenches))
 
     def _dynamics(self, state: ChainState, torques: Sequence[np.ndarray]) -> tuple:
         """Seed algorithm 4.9: free dynamics, ``Omega``, contact wrenches, corrections.
@@ -251,7 +252,7 @@ class ClosedChain:
         :param state: arms' and object's state.
         :param torques: joint torques, per arm.
         :return: ``(joint accelerations, object acceleration, (l, 6) wrenches on the
-            object at the flanges in flange axes, arm terms)``.
+            object at the flanges in flange axes, every arm's B_i)``.
         """
         terms = [self._arm_terms(index, state.q[index], state.v[index],
                                  np.asarray(torques[index], dtype=float))
@@ -271,12 +272,12 @@ class ClosedChain:
         object_acceleration = object_free
         if self.rigid:
             forces = self._constraint_forces(state, terms, couplings, object_free)
-            object_acceleration = object_free + self.object_inverse_mass @ sum(
-                couplings[index].T @ force for index, force in zip(self.rigid, forces))
             for index, force in zip(self.rigid, forces):
                 joint[index] = joint[index] - terms[index].inverse_mass_jacobian @ force
                 wrenches[index] = force
-        return joint, object_acceleration, wrenches, terms
+            object_acceleration = object_free + self.object_inverse_mass @ np.einsum(
+                'kji,kj->i', np.asarray(couplings)[self.rigid], wrenches[self.rigid])
+        return joint, object_acceleration, wrenches, couplings
 
     def _compliant(self, index: int, term: _ArmTerms, flange_to_object: pinocchio.SE3,
                    coupling: np.ndarray, object_velocity: np.ndarray) -> np.ndarray:
@@ -343,21 +344,17 @@ class ClosedChain:
         grasp = object_placement * self.grasps[index].object_to_grasp
         return pinocchio.log6(grasp.actInv(flange)).vector
 
-    def _to_grasp_frames(self, terms: list, state: ChainState,
-                         wrenches: np.ndarray) -> np.ndarray:
+    def _to_grasp_frames(self, couplings: list, wrenches: np.ndarray) -> np.ndarray:
         """Express wrenches given at each flange in each grasp frame.
 
-        :param terms: every arm's terms.
-        :param state: the state.
+        ``Ad(fMg) = B_i Ad(G_i)`` maps the grasp frame's twist to the flange, so its
+        transpose maps the flange's wrench to the grasp frame.
+
+        :param couplings: every arm's ``B_i = Ad(fMo)``.
         :param wrenches: (l, 6) at the flanges, flange axes.
         :return: (l, 6) at the grasp frames, grasp axes.
         """
-        out = np.empty_like(wrenches)
-        for index, term in enumerate(terms):
-            grasp = state.object_placement * self.grasps[index].object_to_grasp
-            out[index] = grasp.actInv(term.flange_placement).act(
-                pinocchio.Force(wrenches[index])).vector
-        return out
+        return np.einsum('kji,kj->ki', np.asarray(couplings) @ self._grasp_actions, wrenches)
 
     # --- integration (classical Runge-Kutta 4 on the object's SE(3) chart) ---------------
     def _unpack(self, vector: np.ndarray, start: pinocchio.SE3) -> ChainState:
@@ -409,10 +406,8 @@ class ClosedChain:
         vector = np.concatenate([np.asarray(q, dtype=float) for q in state.q]
                                 + [np.asarray(v, dtype=float) for v in state.v]
                                 + [np.zeros(6), np.asarray(state.object_velocity, float)])
-        first, first_state, (joint, body, wrenches, terms) = self._derivative(
-            vector, start, torques)
-        result = ChainAccelerations(joint, body,
-                                    self._to_grasp_frames(terms, first_state, wrenches))
+        first, _, (joint, body, wrenches, couplings) = self._derivative(vector, start, torques)
+        result = ChainAccelerations(joint, body, self._to_grasp_frames(couplings, wrenches))
         second = self._derivative(vector + 0.5 * dt * first, start, torques)[0]
         third = self._derivative(vector + 0.5 * dt * second, start, torques)[0]
         fourth = self._derivative(vector + dt * third, start, torques)[0]
