@@ -224,7 +224,7 @@ def solve(arms, grasps, inertia, state, torques):
     return np.concatenate(result.joint + [result.object]), result.grasp_wrenches
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(system=systems())
 def test_accelerations_and_forces_match_pinocchio_and_aghili(system):
     arms, grasps, inertia, state, torques = system
@@ -465,3 +465,23 @@ def test_the_benchmark_runs_end_to_end():
     assert [line.split()[:2] for line in lines[1:5]] == [
         ['ur5', '2'], ['ur5', '3'], ['panda', '2'], ['panda', '3']]
     assert lines[-1].startswith('two Pandas, RK4 at 1 kHz: one step')
+
+
+def test_bad_input_gets_a_clear_error():
+    chain, state = two_pandas()
+    with pytest.raises(ValueError, match='one torque vector per arm'):
+        chain.step(state, [np.zeros(7)], 1e-3)
+    with pytest.raises(ValueError, match='torques of right_arm must be 7 finite values'):
+        chain.accelerations(state, [np.zeros(7), np.full(7, np.nan)])
+    with pytest.raises(ValueError, match='torques of left_arm'):
+        chain.step(state, [np.zeros(6), np.zeros(7)], 1e-3)
+    with pytest.raises(ValueError, match='dt must be finite and > 0'):
+        chain.step(state, [np.zeros(7), np.zeros(7)], 0.0)
+    with pytest.raises(ValueError, match='one grasp per arm'):
+        ClosedChain(chain.arms, chain.object_inertia, chain.grasps[:1])
+    with pytest.raises(ValueError, match='grasp stiffness of left_arm must be 6 finite'):
+        ClosedChain(chain.arms, chain.object_inertia,
+                    [Grasp(chain.grasps[0].object_to_grasp, np.ones(3)), chain.grasps[1]])
+    with pytest.raises(ValueError, match='cannot reach its grasp'):
+        chain.close([arm.home for arm in chain.arms],
+                    pinocchio.SE3(np.eye(3), np.array([5.0, 0.0, 0.0])))

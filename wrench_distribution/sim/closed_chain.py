@@ -242,9 +242,26 @@ class ClosedChain:
         :param torques: joint torques, per arm.
         :return: the accelerations and the wrenches on the object.
         """
+        torques = self._checked_torques(torques)
         joint, object_acceleration, wrenches, couplings = self._dynamics(state, torques)
         return ChainAccelerations(joint, object_acceleration,
                                   self._to_grasp_frames(couplings, wrenches))
+
+    def _checked_torques(self, torques: Sequence[np.ndarray]) -> list:
+        """Return the torques as float arrays, one per arm, or raise ValueError.
+
+        :param torques: joint torques, per arm.
+        :return: the torques.
+        """
+        if len(torques) != len(self.arms):
+            raise ValueError(f'need one torque vector per arm ({len(self.arms)}), '
+                             f'got {len(torques)}')
+        out = [np.asarray(torque, dtype=float) for torque in torques]
+        for arm, torque, size in zip(self.arms, out, self._sizes):
+            if torque.shape != (size,) or not np.all(np.isfinite(torque)):
+                raise ValueError(f'torques of {arm.name} must be {size} finite values, '
+                                 f'got {torque!r}')
+        return out
 
     def _dynamics(self, state: ChainState, torques: Sequence[np.ndarray]) -> tuple:
         """Seed algorithm 4.9: free dynamics, ``Omega``, contact wrenches, corrections.
@@ -254,8 +271,7 @@ class ClosedChain:
         :return: ``(joint accelerations, object acceleration, (l, 6) wrenches on the
             object at the flanges in flange axes, every arm's B_i)``.
         """
-        terms = [self._arm_terms(index, state.q[index], state.v[index],
-                                 np.asarray(torques[index], dtype=float))
+        terms = [self._arm_terms(index, state.q[index], state.v[index], torques[index])
                  for index in range(len(self.arms))]
         couplings, wrenches = [], np.zeros((len(self.arms), 6))
         object_wrench = np.zeros(6)
@@ -402,6 +418,7 @@ class ClosedChain:
         """
         if not (np.isfinite(dt) and dt > 0.0):
             raise ValueError(f'dt must be finite and > 0, got {dt!r}')
+        torques = self._checked_torques(torques)
         start = state.object_placement
         vector = np.concatenate([np.asarray(q, dtype=float) for q in state.q]
                                 + [np.asarray(v, dtype=float) for v in state.v]
