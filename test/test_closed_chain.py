@@ -485,3 +485,19 @@ def test_bad_input_gets_a_clear_error():
     with pytest.raises(ValueError, match='cannot reach its grasp'):
         chain.close([arm.home for arm in chain.arms],
                     pinocchio.SE3(np.eye(3), np.array([5.0, 0.0, 0.0])))
+
+
+def test_close_puts_each_flange_on_its_grasp_within_the_joint_limits_at_rest():
+    chain, state = two_pandas()
+    assert np.abs(chain.closure_error(state)).max() < 1e-10
+    for arm, q, v in zip(chain.arms, state.q, state.v):
+        assert np.all(arm.lower <= q) and np.all(q <= arm.upper)
+        assert not np.any(v)
+        data = arm.model.createData()
+        pinocchio.framesForwardKinematics(arm.model, data, q)
+        # The flange by forward kinematics, against the object's placement times the grasp.
+        grasp = chain.grasps[chain.arms.index(arm)].object_to_grasp
+        target = state.object_placement * grasp
+        assert np.allclose(data.oMf[arm.flange_frame].homogeneous, target.homogeneous,
+                           atol=1e-10)
+    assert not np.any(state.object_velocity)
