@@ -169,15 +169,21 @@ class ClosedChain:
     :param stabilisation_frequency: Baumgarte's natural frequency ``w``, rad/s: a rigid
         grasp's closure error ``e`` obeys ``e'' + 2 w e' + w^2 e = 0`` (0 switches it off).
     :param rcond: relative eigenvalue below which ``Omega`` counts as singular.
+    :param projection_tolerance: when > 0 (m, rad), Aghili's projection after every step:
+        velocities back onto the closed chain, and positions too when the closure error
+        exceeds the tolerance (see :meth:`_project`); 0 switches it off.
     """
 
     def __init__(self, arms: Sequence[ArmModel], object_inertia: pinocchio.Inertia,
                  grasps: Sequence[Grasp], gravity: Sequence[float] = (0.0, 0.0, -9.81),
-                 stabilisation_frequency: float = 20.0, rcond: float = 1e-10) -> None:
+                 stabilisation_frequency: float = 20.0, rcond: float = 1e-10,
+                 projection_tolerance: float = 0.0) -> None:
         _check_grasps(arms, grasps)
-        if not (np.isfinite(stabilisation_frequency) and stabilisation_frequency >= 0):
-            raise ValueError('stabilisation_frequency must be finite and >= 0, got '
-                             f'{stabilisation_frequency!r}')
+        for name, value in (('stabilisation_frequency', stabilisation_frequency),
+                            ('projection_tolerance', projection_tolerance)):
+            if not (np.isfinite(value) and value >= 0):
+                raise ValueError(f'{name} must be finite and >= 0, got {value!r}')
+        self.projection_tolerance = float(projection_tolerance)
         self.arms = list(arms)
         self.grasps = list(grasps)
         self.gravity = np.asarray(gravity, dtype=float)
@@ -430,8 +436,68 @@ class ClosedChain:
         fourth = self._derivative(vector + dt * third, start, torques)[0]
         vector = vector + dt / 6.0 * (first + 2.0 * second + 2.0 * third + fourth)
         new = self._unpack(vector, start)
-        return replace(new, q=[q.copy() for q in new.q], v=[v.copy() for v in new.v],
-                       object_velocity=new.object_velocity.copy()), result
+        new = replace(new, q=[q.copy() for q in new.q], v=[v.copy() for v in new.v],
+                      object_velocity=new.object_velocity.copy())
+        if self.projection_tolerance > 0.0:
+            self._project(new)
+        return new, result
+
+    def _project(self, state: ChainState) -> None:
+        """Aghili's projection of a drifted state back onto the closed chain (in place).
+
+        Positions, when the closure error exceeds the tolerance, down to a thousandth of
+        it: Newton steps ``q <- q - A+ Phi(q)`` (his eq. 39) in the mass-weighted
+        norm (his eqs. 8-10), over the arms and the object: ``Omega mu = e``,
+        ``dq_i = -M_i^-1 J_i^T mu_i``, ``dxi = M_o^-1 sum B_i^T mu_i``; velocities: the
+        same projection of the relative twist ``J v - B V_o``, every step, i.e. the
+        impulse that cancels it (kinetic energy can only drop). ``Omega+`` keeps singular poses sound.
+
+        :param state: the state after a step, changed in place.
+        """
+        zeros = [np.zeros(size) for size in self._sizes]
+        threshold = self.projection_tolerance
+        for iteration in range(6):
+            terms = [self._arm_terms(index, state.q[index], state.v[index], zeros[index])
+                     for index in range(len(self.arms))]
+            couplings = [term.flange_placement.actInv(state.object_placement).action
+                         for term in terms]
+            error = np.concatenate([self._closure(index, terms[index].flange_placement,
+                                                  state.object_placement)
+                                    for index in self.rigid])
+            if np.abs(error).max() <= threshold or iteration == 5:
+                break
+            threshold = 1e-3 * self.projection_tolerance  # once started, close it well
+            impulse = self._impulse(terms, couplings, error)
+            for index, change in impulse[0].items():
+                state.q[index] = pinocchio.integrate(self.models[index], state.q[index],
+                                                     change)
+            state.object_placement = state.object_placement * pinocchio.exp6(impulse[1])
+        relative = np.concatenate([terms[index].flange_velocity
+                                   - couplings[index] @ state.object_velocity
+                                   for index in self.rigid])
+        changes, object_change = self._impulse(terms, couplings, relative)
+        for index, change in changes.items():
+            state.v[index] = state.v[index] + change
+        state.object_velocity = state.object_velocity + object_change
+
+    def _impulse(self, terms: list, couplings: list, violation: np.ndarray) -> tuple:
+        """Return the mass-weighted minimum-norm change that cancels ``violation``.
+
+        :param terms: every arm's terms.
+        :param couplings: every arm's ``B_i``.
+        :param violation: (6r,) stacked over the rigid grasps, flange frames.
+        :return: ``({arm index: joint change}, object change (6,))``.
+        """
+        stacked = np.array([couplings[index] for index in self.rigid]).reshape(-1, 6)
+        omega = np.zeros((len(stacked), len(stacked)))
+        for row, index in enumerate(self.rigid):
+            block = slice(6 * row, 6 * row + 6)
+            omega[block, block] = terms[index].jacobian @ terms[index].inverse_mass_jacobian
+        omega += stacked @ self.object_inverse_mass @ stacked.T
+        impulse = _minimum_norm_solve(omega, violation, self.rcond)
+        changes = {index: -terms[index].inverse_mass_jacobian @ impulse[6 * row:6 * row + 6]
+                   for row, index in enumerate(self.rigid)}
+        return changes, self.object_inverse_mass @ stacked.T @ impulse
 
     # --- invariants -----------------------------------------------------------------------
     def energy(self, state: ChainState) -> float:
