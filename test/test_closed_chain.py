@@ -484,7 +484,8 @@ def test_the_benchmark_runs_end_to_end():
     assert lines[0].split()[:3] == ['robot', 'arms', 'joints']
     assert [line.split()[:2] for line in lines[1:5]] == [
         ['ur5', '2'], ['ur5', '3'], ['panda', '2'], ['panda', '3']]
-    assert lines[-1].startswith('two Pandas, RK4 at 1 kHz: one step')
+    assert lines[-2].startswith('two Pandas, RK4 at 1 kHz: one step')
+    assert lines[-1].startswith('two Pandas, RK4 + Aghili projection at 1 kHz: one step')
 
 
 def test_bad_input_gets_a_clear_error():
