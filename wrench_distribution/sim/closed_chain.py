@@ -4,8 +4,9 @@ The seed's general algorithm (closed-chain paper, eqs. 4.9a-h, the analytical so
 3.1-3.6): Pinocchio gives each arm's open-chain dynamics (ABA, ``M^-1``, Jacobians), the
 object is one rigid body, and the coupling ``Omega`` through the object is an ``l x l``
 block system solved here, with gravity, compliant grasps (Appendix B: a free grasp whose
-force is a 6-D spring-damper), Baumgarte stabilisation of the closure and the
-minimum-norm constraint forces of Aghili's projection where ``Omega`` is singular.
+force is a 6-D spring-damper), Baumgarte stabilisation of the closure (or, as an option,
+Aghili's projection) and the minimum-norm constraint forces of Aghili's projection where
+``Omega`` is singular. Integration: classical RK4 on the object's SE(3) chart.
 Derivation: ``docs/simulator.md``, "Arms with joints: closed-chain dynamics".
 Simulator only: never imported by the nodes, the core, the engines or the bag tools.
 """
