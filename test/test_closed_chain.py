@@ -522,3 +522,20 @@ def test_close_puts_each_flange_on_its_grasp_within_the_joint_limits_at_rest():
         assert np.allclose(data.oMf[arm.flange_frame].homogeneous, target.homogeneous,
                            atol=1e-10)
     assert not np.any(state.object_velocity)
+
+
+@settings(max_examples=15, deadline=None)
+@given(mass=st.floats(0.05, 20.0), seed=st.integers(0, 2**32 - 1))
+def test_at_the_singular_pose_any_load_gives_aghilis_accelerations_and_minimum_norm_forces(
+        mass, seed):
+    """Random torques, object mass and centre of mass at the stretched pose."""
+    arms, grasps, _, state, _ = stretched_pair()
+    rng = np.random.default_rng(seed)
+    inertia = pinocchio.Inertia(mass, rng.uniform(-0.1, 0.1, 3),
+                                mass * np.diag(rng.uniform(0.005, 0.05, 3)))
+    torques = [rng.uniform(-30.0, 30.0, 6), rng.uniform(-30.0, 30.0, 6)]
+    system = (arms, grasps, inertia, state, torques)
+    ours, wrenches = solve(*system)
+    projected, multipliers = aghili_reference(*whole_system(*system))
+    assert relative_error(ours, projected) < 1e-8
+    assert relative_error(wrenches.ravel(), multipliers) < 1e-8
