@@ -418,6 +418,8 @@ class ClosedChain:
              dt: float) -> tuple:
         """Advance by ``dt`` with classical Runge-Kutta 4, torques held over the step.
 
+        With a ``projection_tolerance``, Aghili's projection follows (:meth:`_project`).
+
         :param state: the state at the start.
         :param torques: joint torques, per arm.
         :param dt: time step, s (> 0).
@@ -439,7 +441,7 @@ class ClosedChain:
         new = self._unpack(vector, start)
         new = replace(new, q=[q.copy() for q in new.q], v=[v.copy() for v in new.v],
                       object_velocity=new.object_velocity.copy())
-        if self.projection_tolerance > 0.0:
+        if self.projection_tolerance > 0.0 and self.rigid:
             self._project(new)
         return new, result
 
