@@ -4,8 +4,9 @@ The seed's general algorithm (closed-chain paper, eqs. 4.9a-h, the analytical so
 3.1-3.6): Pinocchio gives each arm's open-chain dynamics (ABA, ``M^-1``, Jacobians), the
 object is one rigid body, and the coupling ``Omega`` through the object is an ``l x l``
 block system solved here, with gravity, compliant grasps (Appendix B: a free grasp whose
-force is a 6-D spring-damper), Baumgarte stabilisation of the closure and the
-minimum-norm constraint forces of Aghili's projection where ``Omega`` is singular.
+force is a 6-D spring-damper), Baumgarte stabilisation of the closure (or, as an option,
+Aghili's projection) and the minimum-norm constraint forces of Aghili's projection where
+``Omega`` is singular. Integration: classical RK4 on the object's SE(3) chart.
 Derivation: ``docs/simulator.md``, "Arms with joints: closed-chain dynamics".
 Simulator only: never imported by the nodes, the core, the engines or the bag tools.
 """
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Optional, Sequence
 
 import numpy as np
+from scipy.linalg import lapack
 
 from .arm_models import ArmModel, pinocchio
 
@@ -126,12 +128,11 @@ def _minimum_norm_solve(omega: np.ndarray, right: np.ndarray, rcond: float) -> n
     :param rcond: eigenvalues below ``rcond`` times the largest count as zero.
     :return: (6l,) constraint wrenches.
     """
-    try:  # the regular case: Cholesky's pivots show that omega is well away from singular
-        pivots = np.diagonal(np.linalg.cholesky(omega))
-        if pivots.min() ** 2 > rcond * 1e3 * pivots.max() ** 2:
-            return np.linalg.solve(omega, right)
-    except np.linalg.LinAlgError:
-        pass
+    factor, info = lapack.dpotrf(omega, lower=1)  # the regular case: Cholesky
+    if info == 0:
+        pivots = np.diagonal(factor)
+        if pivots.min() ** 2 > rcond * 1e3 * pivots.max() ** 2:  # well away from singular
+            return lapack.dpotrs(factor, right, lower=1)[0]
     eigenvalues, eigenvectors = np.linalg.eigh(omega)
     keep = eigenvalues > rcond * eigenvalues[-1]
     basis = eigenvectors[:, keep]
@@ -169,15 +170,21 @@ class ClosedChain:
     :param stabilisation_frequency: Baumgarte's natural frequency ``w``, rad/s: a rigid
         grasp's closure error ``e`` obeys ``e'' + 2 w e' + w^2 e = 0`` (0 switches it off).
     :param rcond: relative eigenvalue below which ``Omega`` counts as singular.
+    :param projection_tolerance: when > 0 (m, rad), Aghili's projection after every step:
+        velocities back onto the closed chain, and positions too when the closure error
+        exceeds the tolerance (see :meth:`_project`); 0 switches it off.
     """
 
     def __init__(self, arms: Sequence[ArmModel], object_inertia: pinocchio.Inertia,
                  grasps: Sequence[Grasp], gravity: Sequence[float] = (0.0, 0.0, -9.81),
-                 stabilisation_frequency: float = 20.0, rcond: float = 1e-10) -> None:
+                 stabilisation_frequency: float = 20.0, rcond: float = 1e-10,
+                 projection_tolerance: float = 0.0) -> None:
         _check_grasps(arms, grasps)
-        if not (np.isfinite(stabilisation_frequency) and stabilisation_frequency >= 0):
-            raise ValueError('stabilisation_frequency must be finite and >= 0, got '
-                             f'{stabilisation_frequency!r}')
+        for name, value in (('stabilisation_frequency', stabilisation_frequency),
+                            ('projection_tolerance', projection_tolerance)):
+            if not (np.isfinite(value) and value >= 0):
+                raise ValueError(f'{name} must be finite and >= 0, got {value!r}')
+        self.projection_tolerance = float(projection_tolerance)
         self.arms = list(arms)
         self.grasps = list(grasps)
         self.gravity = np.asarray(gravity, dtype=float)
@@ -192,6 +199,7 @@ class ClosedChain:
         self.stabilisation_frequency = float(stabilisation_frequency)
         self.rcond = float(rcond)
         self._sizes = [model.nv for model in self.models]
+        self._grasp_actions = np.array([grasp.object_to_grasp.action for grasp in self.grasps])
         if any(model.nq != model.nv for model in self.models):
             raise ValueError('every arm needs as many joint positions as velocities')
 
@@ -241,9 +249,26 @@ class ClosedChain:
         :param torques: joint torques, per arm.
         :return: the accelerations and the wrenches on the object.
         """
-        joint, object_acceleration, wrenches, terms = self._dynamics(state, torques)
+        torques = self._checked_torques(torques)
+        joint, object_acceleration, wrenches, couplings = self._dynamics(state, torques)
         return ChainAccelerations(joint, object_acceleration,
-                                  self._to_grasp_frames(terms, state, wrenches))
+                                  self._to_grasp_frames(couplings, wrenches))
+
+    def _checked_torques(self, torques: Sequence[np.ndarray]) -> list:
+        """Return the torques as float arrays, one per arm, or raise ValueError.
+
+        :param torques: joint torques, per arm.
+        :return: the torques.
+        """
+        if len(torques) != len(self.arms):
+            raise ValueError(f'need one torque vector per arm ({len(self.arms)}), '
+                             f'got {len(torques)}')
+        out = [np.asarray(torque, dtype=float) for torque in torques]
+        for arm, torque, size in zip(self.arms, out, self._sizes):
+            if torque.shape != (size,) or not np.all(np.isfinite(torque)):
+                raise ValueError(f'torques of {arm.name} must be {size} finite values, '
+                                 f'got {torque!r}')
+        return out
 
     def _dynamics(self, state: ChainState, torques: Sequence[np.ndarray]) -> tuple:
         """Seed algorithm 4.9: free dynamics, ``Omega``, contact wrenches, corrections.
@@ -251,10 +276,9 @@ class ClosedChain:
         :param state: arms' and object's state.
         :param torques: joint torques, per arm.
         :return: ``(joint accelerations, object acceleration, (l, 6) wrenches on the
-            object at the flanges in flange axes, arm terms)``.
+            object at the flanges in flange axes, every arm's B_i)``.
         """
-        terms = [self._arm_terms(index, state.q[index], state.v[index],
-                                 np.asarray(torques[index], dtype=float))
+        terms = [self._arm_terms(index, state.q[index], state.v[index], torques[index])
                  for index in range(len(self.arms))]
         couplings, wrenches = [], np.zeros((len(self.arms), 6))
         object_wrench = np.zeros(6)
@@ -271,12 +295,12 @@ class ClosedChain:
         object_acceleration = object_free
         if self.rigid:
             forces = self._constraint_forces(state, terms, couplings, object_free)
-            object_acceleration = object_free + self.object_inverse_mass @ sum(
-                couplings[index].T @ force for index, force in zip(self.rigid, forces))
             for index, force in zip(self.rigid, forces):
                 joint[index] = joint[index] - terms[index].inverse_mass_jacobian @ force
                 wrenches[index] = force
-        return joint, object_acceleration, wrenches, terms
+            object_acceleration = object_free + self.object_inverse_mass @ np.einsum(
+                'kji,kj->i', np.asarray(couplings)[self.rigid], wrenches[self.rigid])
+        return joint, object_acceleration, wrenches, couplings
 
     def _compliant(self, index: int, term: _ArmTerms, flange_to_object: pinocchio.SE3,
                    coupling: np.ndarray, object_velocity: np.ndarray) -> np.ndarray:
@@ -343,21 +367,17 @@ class ClosedChain:
         grasp = object_placement * self.grasps[index].object_to_grasp
         return pinocchio.log6(grasp.actInv(flange)).vector
 
-    def _to_grasp_frames(self, terms: list, state: ChainState,
-                         wrenches: np.ndarray) -> np.ndarray:
+    def _to_grasp_frames(self, couplings: list, wrenches: np.ndarray) -> np.ndarray:
         """Express wrenches given at each flange in each grasp frame.
 
-        :param terms: every arm's terms.
-        :param state: the state.
+        ``Ad(fMg) = B_i Ad(G_i)`` maps the grasp frame's twist to the flange, so its
+        transpose maps the flange's wrench to the grasp frame.
+
+        :param couplings: every arm's ``B_i = Ad(fMo)``.
         :param wrenches: (l, 6) at the flanges, flange axes.
         :return: (l, 6) at the grasp frames, grasp axes.
         """
-        out = np.empty_like(wrenches)
-        for index, term in enumerate(terms):
-            grasp = state.object_placement * self.grasps[index].object_to_grasp
-            out[index] = grasp.actInv(term.flange_placement).act(
-                pinocchio.Force(wrenches[index])).vector
-        return out
+        return np.einsum('kji,kj->ki', np.asarray(couplings) @ self._grasp_actions, wrenches)
 
     # --- integration (classical Runge-Kutta 4 on the object's SE(3) chart) ---------------
     def _unpack(self, vector: np.ndarray, start: pinocchio.SE3) -> ChainState:
@@ -398,6 +418,8 @@ class ClosedChain:
              dt: float) -> tuple:
         """Advance by ``dt`` with classical Runge-Kutta 4, torques held over the step.
 
+        With a ``projection_tolerance``, Aghili's projection follows (:meth:`_project`).
+
         :param state: the state at the start.
         :param torques: joint torques, per arm.
         :param dt: time step, s (> 0).
@@ -405,21 +427,80 @@ class ClosedChain:
         """
         if not (np.isfinite(dt) and dt > 0.0):
             raise ValueError(f'dt must be finite and > 0, got {dt!r}')
+        torques = self._checked_torques(torques)
         start = state.object_placement
         vector = np.concatenate([np.asarray(q, dtype=float) for q in state.q]
                                 + [np.asarray(v, dtype=float) for v in state.v]
                                 + [np.zeros(6), np.asarray(state.object_velocity, float)])
-        first, first_state, (joint, body, wrenches, terms) = self._derivative(
-            vector, start, torques)
-        result = ChainAccelerations(joint, body,
-                                    self._to_grasp_frames(terms, first_state, wrenches))
+        first, _, (joint, body, wrenches, couplings) = self._derivative(vector, start, torques)
+        result = ChainAccelerations(joint, body, self._to_grasp_frames(couplings, wrenches))
         second = self._derivative(vector + 0.5 * dt * first, start, torques)[0]
         third = self._derivative(vector + 0.5 * dt * second, start, torques)[0]
         fourth = self._derivative(vector + dt * third, start, torques)[0]
         vector = vector + dt / 6.0 * (first + 2.0 * second + 2.0 * third + fourth)
         new = self._unpack(vector, start)
-        return replace(new, q=[q.copy() for q in new.q], v=[v.copy() for v in new.v],
-                       object_velocity=new.object_velocity.copy()), result
+        new = replace(new, q=[q.copy() for q in new.q], v=[v.copy() for v in new.v],
+                      object_velocity=new.object_velocity.copy())
+        if self.projection_tolerance > 0.0 and self.rigid:
+            self._project(new)
+        return new, result
+
+    def _project(self, state: ChainState) -> None:
+        """Aghili's projection of a drifted state back onto the closed chain (in place).
+
+        Positions, when the closure error exceeds the tolerance, down to a thousandth of
+        it: Newton steps ``q <- q - A+ Phi(q)`` (his eq. 39) in the mass-weighted
+        norm (his eqs. 8-10), over the arms and the object: ``Omega mu = e``,
+        ``dq_i = -M_i^-1 J_i^T mu_i``, ``dxi = M_o^-1 sum B_i^T mu_i``; velocities: the
+        same projection of the relative twist ``J v - B V_o``, every step, i.e. the
+        impulse that cancels it (kinetic energy can only drop). ``Omega+`` keeps singular poses sound.
+
+        :param state: the state after a step, changed in place.
+        """
+        zeros = [np.zeros(size) for size in self._sizes]
+        threshold = self.projection_tolerance
+        for iteration in range(6):
+            terms = [self._arm_terms(index, state.q[index], state.v[index], zeros[index])
+                     for index in range(len(self.arms))]
+            couplings = [term.flange_placement.actInv(state.object_placement).action
+                         for term in terms]
+            error = np.concatenate([self._closure(index, terms[index].flange_placement,
+                                                  state.object_placement)
+                                    for index in self.rigid])
+            if np.abs(error).max() <= threshold or iteration == 5:
+                break
+            threshold = 1e-3 * self.projection_tolerance  # once started, close it well
+            impulse = self._impulse(terms, couplings, error)
+            for index, change in impulse[0].items():
+                state.q[index] = pinocchio.integrate(self.models[index], state.q[index],
+                                                     change)
+            state.object_placement = state.object_placement * pinocchio.exp6(impulse[1])
+        relative = np.concatenate([terms[index].flange_velocity
+                                   - couplings[index] @ state.object_velocity
+                                   for index in self.rigid])
+        changes, object_change = self._impulse(terms, couplings, relative)
+        for index, change in changes.items():
+            state.v[index] = state.v[index] + change
+        state.object_velocity = state.object_velocity + object_change
+
+    def _impulse(self, terms: list, couplings: list, violation: np.ndarray) -> tuple:
+        """Return the mass-weighted minimum-norm change that cancels ``violation``.
+
+        :param terms: every arm's terms.
+        :param couplings: every arm's ``B_i``.
+        :param violation: (6r,) stacked over the rigid grasps, flange frames.
+        :return: ``({arm index: joint change}, object change (6,))``.
+        """
+        stacked = np.array([couplings[index] for index in self.rigid]).reshape(-1, 6)
+        omega = np.zeros((len(stacked), len(stacked)))
+        for row, index in enumerate(self.rigid):
+            block = slice(6 * row, 6 * row + 6)
+            omega[block, block] = terms[index].jacobian @ terms[index].inverse_mass_jacobian
+        omega += stacked @ self.object_inverse_mass @ stacked.T
+        impulse = _minimum_norm_solve(omega, violation, self.rcond)
+        changes = {index: -terms[index].inverse_mass_jacobian @ impulse[6 * row:6 * row + 6]
+                   for row, index in enumerate(self.rigid)}
+        return changes, self.object_inverse_mass @ stacked.T @ impulse
 
     # --- invariants -----------------------------------------------------------------------
     def energy(self, state: ChainState) -> float:
