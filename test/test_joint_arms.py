@@ -291,3 +291,34 @@ def test_without_the_extra_the_scenario_says_how_to_install_it(tmp_path):
     assert 'pip install .[sim]' in out.stderr
     assert 'import:' in out.stdout and 'pip install .[sim]' in out.stdout
     assert not any(tmp_path.iterdir())  # nothing started, nothing written
+
+
+def test_a_panda_and_a_ur5_hold_the_box_together():
+    """dual_arm_joints with its right Panda replaced by a UR5: the two arms carry the box.
+
+    Held 0.5 s in the fixture, then free for 1 s with each arm asked for half the weight
+    (its share along world z, turned into its sensor frame) and a 20 N squeeze: the box
+    stays within 2 cm of where it was, and the vertical forces the two flanges apply sum to
+    the box's weight within 2 % (by hand: m g = 19.62 N; the box is nearly at rest).
+    """
+    from wrench_distribution.sim import scenarios
+    p = scenarios.load_sections('dual_arm_joints')['object_sim']
+    p.update(arm_robots=['panda', 'ur5'], arm_base_positions=[0.0, 0.615, 0.105, 0.109, -0.76, 0.631],
+             arm_base_orientations=[0.0, 0.0, -0.7071068, 0.7071068, 0.0, 0.0, 0.0, 1.0],
+             arm_joint_guesses=[0.0, -0.5, 0.0, -2.4, 0.0, 3.5, 0.785,
+                                1.57, -1.2, 1.8, -0.6, 1.57, 3.14],
+             sensor_force_noise=0.0, sensor_torque_noise=0.0, sensor_biases=[],
+             arm_move_offset=[0.0, 0.0, 0.0], arm_move_rotation=[0.0, 0.0, 0.0])
+    sim = scenarios.build_sim(p)
+    assert [arm.robot for arm in sim.chain.arms] == ['panda', 'ur5']
+    start = sim.object_frame_pose()[0]
+    frames = sim.effector_frames()
+    commands = np.array([[0.0, 0.0, 20.0, 0.0, 0.0, 0.0]] * 2)
+    commands[:, :3] += np.einsum('nji,j->ni', frames, [0.0, 0.0, 2.0 * G / 2])
+    for k in range(1500):
+        sim.step(commands, 1e-3, fixed=k < 500)
+    assert np.linalg.norm(sim.object_frame_pose()[0] - start) < 0.02
+    world = np.einsum('nij,nj->ni', sim.effector_frames(), sim.transmitted()[:, :3])
+    assert world[:, 2].sum() == pytest.approx(2.0 * G, rel=0.02)
+    assert np.all(np.abs(np.concatenate(sim.tau)) <= np.concatenate(
+        [arm.effort_limit for arm in sim.chain.arms]))
