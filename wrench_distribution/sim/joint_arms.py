@@ -394,7 +394,8 @@ class JointArmsSim:
         """Wrench each arm applies to the object, in its flange frame about the flange origin.
 
         The chain's ``grasp_wrenches`` (grasp frame) moved to the flange through the grasp
-        spring's deflection.
+        spring's deflection. A compliant grasp's wrench depends on the state alone; a rigid
+        one's also on the torques, here the last ones applied.
 
         :return: (n, 6)
         """

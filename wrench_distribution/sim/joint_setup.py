@@ -18,13 +18,9 @@ from .arm_models import load_arm, pinocchio
 from .arm_sim import laws_from, reference_motion, true_contacts
 from .closed_chain import ClosedChain, Grasp
 from .joint_arms import DlsSettings, drive_gains, JointArmController, JointArmsSim
+from .scenarios import _per_effector as _grouped
 from ..core.contacts import inertia_matrix
 from ..core.spatial import quaternion_to_matrix
-
-
-def _grouped(values, n: int, width: int, default) -> np.ndarray:
-    v = np.asarray(values, float).ravel()
-    return np.tile(np.asarray(default, float), (n, 1)) if v.size == 0 else v.reshape(n, width)
 
 
 def _arms(p: Mapping, gripper_masses, gripper_coms) -> list:
