@@ -322,3 +322,30 @@ def test_a_panda_and_a_ur5_hold_the_box_together():
     assert world[:, 2].sum() == pytest.approx(2.0 * G, rel=0.02)
     assert np.all(np.abs(np.concatenate(sim.tau)) <= np.concatenate(
         [arm.effort_limit for arm in sim.chain.arms]))
+
+
+def test_the_joint_scenario_tells_the_nodes_a_slightly_wrong_world():
+    """dual_arm_joints: the truth's grippers are the sensors' tool masses, the controllers' their belief.
+
+    The physics' arm models carry ``tool_masses`` (0.32, 0.28 kg), the controllers' models the
+    0.3 kg of ``admittance_cog_forces / g``: the total masses differ by exactly that much.
+    """
+    from wrench_distribution.sim import scenarios
+    sections = scenarios.load_sections('dual_arm_joints')
+    assert scenarios.check_consistency(sections) == []
+    checked = scenarios.validate_sections(sections)
+    sim_p, analyzer = checked['object_sim'], checked['wrench_analyzer']
+    assert sim_p['effector_model'] == 'joints'
+    assert checked['wrench_distributor']['contact_frames'] == [
+        f'{e}_ft_sensor' for e in sim_p['effectors']]
+    assert 0 < np.abs(sim_p['contact_position_errors']).max() <= 0.005
+    truth, believed = np.array(sim_p['tool_masses']), np.array(analyzer['tool_masses'])
+    assert np.all(truth != believed) and np.all(np.abs(truth - believed) <= 0.1 * believed)
+    assert sim_p['admittance_cog_forces'] == pytest.approx(list(believed * G), rel=1e-3)
+    for name in ('move_start', 'move_duration', 'move_offset', 'move_rotation'):
+        assert sim_p['arm_' + name] == checked['object_controller'][name], name
+    sim = scenarios.build_sim(sections['object_sim'])
+    for i, (arm, controller) in enumerate(zip(sim.chain.arms, sim.controllers)):
+        difference = pinocchio.computeTotalMass(arm.model) - pinocchio.computeTotalMass(
+            controller.arm.model)
+        assert difference == pytest.approx(truth[i] - believed[i], abs=1e-4)
