@@ -61,6 +61,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument('--internal-load-feedback', choices=['off', 'on'], default='off',
                    help="the distributor's internal-load feedback from the analyzer's "
                         'measured/internal_load (default off: open loop)')
+    p.add_argument('--friction-feedback', choices=['off', 'on'], default='off',
+                   help="the distributor's friction feedback from the analyzer's measured/friction "
+                        '(needs --friction auto or a scenario in auto mode; default off)')
     p.add_argument('--summary-json', default=None, metavar='PATH',
                    help='also write the per-element summary (commanded, measured mean, RMS '
                         'error over the steady window, limit violations) to PATH')
@@ -163,6 +166,8 @@ def _prepare_sections(args) -> tuple:
     follow_controller_move(sections)
     if args.internal_load_feedback == 'on':
         apply_feedback(sections)
+    if args.friction_feedback == 'on':
+        sections['wrench_distributor']['friction_feedback'] = True
     validate_sections(sections)
     return path, sections
 
@@ -173,7 +178,8 @@ def _output_dir(args, name: str) -> Path:
         '_zero' if args.internal_load == 'zero' else '') + (
         f'_squeeze{args.squeeze:g}' if args.squeeze is not None else '') + (
         f'_friction_{args.friction}' if args.friction else '') + (
-        '_feedback' if args.internal_load_feedback == 'on' else '')
+        '_feedback' if args.internal_load_feedback == 'on' else '') + (
+        '_friction_feedback' if args.friction_feedback == 'on' else '')
     out = Path(args.out) / tag
     if out.exists():
         shutil.rmtree(out)
