@@ -324,3 +324,15 @@ def test_margin_stays_at_friction_margin_while_measured_under_target():
 def test_parameters_refused_naming_the_parameter(change, name):
     with pytest.raises(ConfigError, match=f"parameter '{name}'.*accepted"):
         validate_params('distributor', dict(HAND, **change))
+
+
+def test_a_large_first_error_does_not_hold_the_margin_down_afterwards():
+    # bumpless seed at utilisation 1.5 (e = 0.6): I = -kp e = -0.3; then e = 0.05 at 10 ms
+    engine = engine_for(dict(HAND, friction_feedback_kp=0.5, friction_feedback_ki=2.0))
+    fb = engine.friction.feedback
+    engine.friction.offer_measurement(*friction_message(NAMES, [1.5, 0.1, 0.1]), 10 * MS)
+    assert fb.effective_margin(10 * MS) == 0.1  # bumpless: no jump at the first one
+    for k in range(2, 12):
+        engine.friction.offer_measurement(*friction_message(NAMES, [0.95, 0.1, 0.1]), 10 * MS * k)
+    # tracking anti-windup: I is at -kp e after the second, then grows by ki e dt = 0.001 a step
+    assert fb.effective_margin(110 * MS) == pytest.approx(0.1 + 9 * 0.001, abs=1e-9)

@@ -91,6 +91,9 @@ class PILoop:
     what = 'measurement'
     #: prefix of the counter keys and of the timeout parameter's name
     prefix = 'feedback'
+    #: keep ``kp * e + I`` inside the correction's bounds (tracking anti-windup): after a
+    #: large error the integral does not hold the correction at a bound for long
+    tracking = False
 
     def __init__(self, gains: FeedbackGains, enabled: bool = False) -> None:
         self.gains = gains
@@ -216,8 +219,10 @@ class PILoop:
         outward = np.sign(step) == np.sign(unclipped)
         frozen = (((step > 0) & (unclipped >= high)) | ((step < 0) & (unclipped <= low))
                   | (outward & saturated))
-        self.integral = np.clip(np.where(frozen, self.integral, self.integral + step),
-                                -g.integral_limit, g.integral_limit)
+        integral = np.where(frozen, self.integral, self.integral + step)
+        if self.tracking:  # the integral follows the bounds: no memory of a saturated past
+            integral = np.clip(integral, low - self.kp * self.error, high - self.kp * self.error)
+        self.integral = np.clip(integral, -g.integral_limit, g.integral_limit)
         self.correction = np.clip(self.kp * self.error + self.integral, low, high)
 
     def _refuse(self, why: str, key: str) -> str:

@@ -53,6 +53,9 @@ class FrictionFeedback(PILoop):
 
     what = 'measured friction utilisation'
     prefix = 'friction_feedback'
+    #: one-sided range: a large utilisation at switch-on (bumpless seed ``I = -kp * e``) or
+    #: a long stretch under target must not hold the margin at ``friction_margin`` later
+    tracking = True
 
     def __init__(self, gains: FeedbackGains, margin: float, effectors: Sequence[str],
                  enabled: bool = False) -> None:
