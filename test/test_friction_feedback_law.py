@@ -84,7 +84,7 @@ def engine_for(params):
 
 
 def in_contact_frames(params, commands):
-    """Forces applied to the object, contact frames, of commands as published (by hand)."""
+    """Return the forces on the object, contact frames, of commands as published (by hand)."""
     n = len(params['effectors'])
     f = np.asarray(commands, float)[:, :3] * params['command_sign']
     if params['command_frame'] == 'object':

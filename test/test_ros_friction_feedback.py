@@ -43,7 +43,7 @@ def client():
 
 
 def measured(utilisation: float) -> Float64MultiArray:
-    """The analyzer's friction topic: every fingertip at ``utilisation``, status ok (code 0)."""
+    """Return the analyzer's friction topic: every fingertip at ``utilisation``, status ok (code 0)."""
     msg = Float64MultiArray()
     msg.layout.dim = [MultiArrayDimension(label=';'.join(FINGERS), size=3, stride=9),
                       MultiArrayDimension(label=FIELDS, size=3, stride=3)]

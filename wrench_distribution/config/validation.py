@@ -298,7 +298,7 @@ def _check_distributor(v: dict, idx: dict) -> None:
 
 
 def _check_friction_feedback(v: dict) -> None:
-    """The friction feedback needs auto mode, and leaves auto mode a utilisation to aim at."""
+    """Check that the friction feedback has auto mode and leaves it a utilisation to aim at."""
     from ..core.friction import UTILISATION_FLOOR
     if v['friction_feedback'] and v['friction_mode'] != 'auto':
         raise ConfigError(f"parameter 'friction_feedback': true needs friction_mode auto "

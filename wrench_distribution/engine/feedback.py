@@ -324,7 +324,7 @@ class InternalLoadFeedback(PILoop):
 
     def _refusal(self, names, values: np.ndarray) -> Optional[str]:
         """Why a measurement cannot be used (counted), or None."""
-        expected = ";".join(self.names)
+        expected = ';'.join(self.names)
         if names is None:
             return self._refuse('measured internal load has no basis labels (layout '
                                 f'dim[0].label); expected {expected}', 'rejected_basis')
