@@ -336,3 +336,10 @@ def test_a_large_first_error_does_not_hold_the_margin_down_afterwards():
         engine.friction.offer_measurement(*friction_message(NAMES, [0.95, 0.1, 0.1]), 10 * MS * k)
     # tracking anti-windup: I is at -kp e after the second, then grows by ki e dt = 0.001 a step
     assert fb.effective_margin(110 * MS) == pytest.approx(0.1 + 9 * 0.001, abs=1e-9)
+
+
+def test_margin_floor_is_checked_only_with_the_loop_on():
+    # a large friction_margin alone stays valid with the feedback off (default limit 0.3)
+    validate_params('distributor', dict(HAND, friction_margin=0.9, friction_feedback=False))
+    with pytest.raises(ConfigError, match="'friction_feedback_limit'.*<= 0.95"):
+        validate_params('distributor', dict(HAND, friction_margin=0.9))

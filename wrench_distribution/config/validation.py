@@ -300,7 +300,9 @@ def _check_distributor(v: dict, idx: dict) -> None:
 def _check_friction_feedback(v: dict) -> None:
     """Check that the friction feedback has auto mode and leaves it a utilisation to aim at."""
     from ..core.friction import UTILISATION_FLOOR
-    if v['friction_feedback'] and v['friction_mode'] != 'auto':
+    if not v['friction_feedback']:
+        return  # the limit is checked when the loop is switched on (the law clamps anyway)
+    if v['friction_mode'] != 'auto':
         raise ConfigError(f"parameter 'friction_feedback': true needs friction_mode auto "
                           f"(friction_mode is {v['friction_mode']!r}: nothing to tighten); "
                           'accepted: false, or true with friction_mode auto')
