@@ -129,3 +129,16 @@ def test_feedback_without_auto_mode_is_refused_naming_the_parameter(client):
         assert proc.wait(20.0) == 2
         assert "parameter 'friction_feedback'" in proc.output()
         assert 'friction_mode auto' in proc.output()
+
+
+def test_switching_it_on_without_auto_mode_is_refused_at_runtime(client):
+    params = dict(HAND, friction_mode='check', friction_feedback=False)
+    with NodeProcess('distributor', params, DOMAIN) as proc:
+        rig = Rig(client, FINGERS)
+        rig.ready()
+        result = client.set_parameters('wrench_distributor',
+                                       [Parameter('friction_feedback', value=True)])
+        assert not result[0].successful
+        assert "parameter 'friction_feedback'" in result[0].reason, result[0].reason
+        assert 'friction_mode auto' in result[0].reason
+        assert 'Traceback' not in proc.output()
