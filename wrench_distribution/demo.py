@@ -457,18 +457,19 @@ def _set_schedule(controller: dict, value: float) -> None:
 def compare_friction(argv: list, args: argparse.Namespace) -> int:
     """Run a scenario twice with a light squeeze: the prescription alone, then friction auto.
 
-    :param argv: the command line (``--friction compare`` is replaced for each run).
+    :param argv: the command line (``--friction compare`` is replaced for each run;
+        ``--friction-feedback`` applies to the auto run only).
     :param args: its parsed options.
     :return: 0 when both runs completed, else the first failing run's code
     """
     base = []
     skip = False
-    for item in argv:
+    for item in argv:  # the friction options are set per run below
         if skip:
             skip = False
-        elif item == '--friction':
+        elif item in ('--friction', '--friction-feedback'):
             skip = True
-        elif not item.startswith('--friction='):
+        elif not item.startswith(('--friction=', '--friction-feedback=')):
             base.append(item)
     if args.move_duration is None:
         base += ['--move-duration', '0.6']  # a brisk lift: the squeeze must follow it
@@ -476,7 +477,8 @@ def compare_friction(argv: list, args: argparse.Namespace) -> int:
         base += ['--squeeze', '0.5']  # too light to hold the ball by friction alone
     runs = []
     for mode in ('check', 'auto'):
-        code = main(base + ['--friction', mode])
+        code = main(base + ['--friction', mode] + (  # the feedback tightens auto mode only
+            ['--friction-feedback', args.friction_feedback] if mode == 'auto' else []))
         if code != 0:
             return code
         runs.append(Path(args.out) / f'*_friction_{mode}')
