@@ -4,8 +4,9 @@ Synthetic recordings (no ROS, no simulator): the reference values are written in
 """
 from hypothesis import given, strategies as st
 import numpy as np
+import pytest
 
-from wrench_distribution.sim.friction_report import friction_summary, lost_time
+from wrench_distribution.sim.friction_report import friction_summary, lost_time, worst_utilisation
 from wrench_distribution.sim.report import _added_at, _resultant_summary
 from wrench_distribution.sim.series import Series
 
@@ -63,3 +64,12 @@ def test_commanded_includes_the_load_auto_mode_added():
     expected = np.array([[0, 0, 0], [2, 3, 1], [2, 3, 1], [5, 6, 4], [8, 9, 7]], float)
     np.testing.assert_array_equal(got, expected)
     assert not _added_at({}, names, np.array([1.0])).any()
+
+
+def test_worst_utilisation_is_the_worst_touching_contact_per_sample():
+    nan = np.nan
+    # worst per sample, derived by eye: 0.5, (none), 0.9 -> mean 0.7, p95 0.5 + 0.95 * 0.4
+    stats = worst_utilisation(np.array([[0.5, nan], [nan, nan], [0.7, 0.9]]))
+    assert stats == {'mean': pytest.approx(0.7), 'p95': pytest.approx(0.88),
+                     'max': 0.9, 'samples': 2}
+    assert worst_utilisation(np.full((3, 2), nan)) is None

@@ -61,6 +61,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument('--internal-load-feedback', choices=['off', 'on'], default='off',
                    help="the distributor's internal-load feedback from the analyzer's "
                         'measured/internal_load (default off: open loop)')
+    p.add_argument('--friction-feedback', choices=['off', 'on'], default='off',
+                   help="the distributor's friction feedback from the analyzer's measured/friction "
+                        '(needs --friction auto or a scenario in auto mode; default off)')
     p.add_argument('--summary-json', default=None, metavar='PATH',
                    help='also write the per-element summary (commanded, measured mean, RMS '
                         'error over the steady window, limit violations) to PATH')
@@ -165,6 +168,8 @@ def _prepare_sections(args) -> tuple:
     follow_controller_move(sections)
     if args.internal_load_feedback == 'on':
         apply_feedback(sections)
+    if args.friction_feedback == 'on':
+        sections['wrench_distributor']['friction_feedback'] = True
     validate_sections(sections)
     return path, sections
 
@@ -193,7 +198,8 @@ def _output_dir(args, name: str) -> Path:
         '_zero' if args.internal_load == 'zero' else '') + (
         f'_squeeze{args.squeeze:g}' if args.squeeze is not None else '') + (
         f'_friction_{args.friction}' if args.friction else '') + (
-        '_feedback' if args.internal_load_feedback == 'on' else '')
+        '_feedback' if args.internal_load_feedback == 'on' else '') + (
+        '_friction_feedback' if args.friction_feedback == 'on' else '')
     out = Path(args.out) / tag
     if out.exists():
         shutil.rmtree(out)
@@ -472,18 +478,19 @@ def _set_schedule(controller: dict, value: float) -> None:
 def compare_friction(argv: list, args: argparse.Namespace) -> int:
     """Run a scenario twice with a light squeeze: the prescription alone, then friction auto.
 
-    :param argv: the command line (``--friction compare`` is replaced for each run).
+    :param argv: the command line (``--friction compare`` is replaced for each run;
+        ``--friction-feedback`` applies to the auto run only).
     :param args: its parsed options.
     :return: 0 when both runs completed, else the first failing run's code
     """
     base = []
     skip = False
-    for item in argv:
+    for item in argv:  # the friction options are set per run below
         if skip:
             skip = False
-        elif item == '--friction':
+        elif item in ('--friction', '--friction-feedback'):
             skip = True
-        elif not item.startswith('--friction='):
+        elif not item.startswith(('--friction=', '--friction-feedback=')):
             base.append(item)
     if args.move_duration is None:
         base += ['--move-duration', '0.6']  # a brisk lift: the squeeze must follow it
@@ -491,7 +498,8 @@ def compare_friction(argv: list, args: argparse.Namespace) -> int:
         base += ['--squeeze', '0.5']  # too light to hold the ball by friction alone
     runs = []
     for mode in ('check', 'auto'):
-        code = main(base + ['--friction', mode])
+        code = main(base + ['--friction', mode] + (  # the feedback tightens auto mode only
+            ['--friction-feedback', args.friction_feedback] if mode == 'auto' else []))
         if code != 0:
             return code
         runs.append(Path(args.out) / f'*_friction_{mode}')

@@ -27,6 +27,7 @@ from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load
                                                  stamp_to_ns)
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, SimClockMonitor,
                                                  start_steady_timers, WARN)
+from wrench_distribution.ros.friction import parse_friction_message
 from wrench_distribution.ros.markers import wrench_markers
 from wrench_distribution.ros.parameters import (add_parameter_callbacks, checked_changes,
                                                 declare_and_validate, typed_parameter)
@@ -73,6 +74,10 @@ class DistributorNode(Node):
                                  self._on_internal_load, reliable_qos(10))
         self.create_subscription(Float64MultiArray, cfg['feedback_topic'], self._on_measured,
                                  qos_from_name(cfg['input_qos'], cfg['qos_depth']))
+        if cfg['friction_mode'] == 'auto':  # the friction feedback's input (docs/force_control.md)
+            self.create_subscription(Float64MultiArray, cfg['friction_feedback_topic'],
+                                     self._on_friction,
+                                     qos_from_name(cfg['input_qos'], cfg['qos_depth']))
         # watchdog, diagnostics and the drop summary run on the steady clock: they keep
         # running under use_sim_time when no /clock arrives
         steady = start_steady_timers(self, cfg['diagnostics_period'], self._publish_diagnostics,
@@ -121,6 +126,14 @@ class DistributorNode(Node):
         if why is not None and self._engine.feedback.enabled:
             self._diag.problem('feedback_rejected', f'internal-load feedback: {why}', WARN,
                                'feedback')
+
+    def _on_friction(self, msg: Float64MultiArray) -> None:
+        why = self._engine.friction.offer_measurement(*parse_friction_message(msg),
+                                                      time.monotonic_ns(),
+                                                      self._ros_clock.now().nanoseconds)
+        if why is not None and self._engine.friction.feedback.enabled:
+            self._diag.problem('friction_feedback_rejected', f'friction feedback: {why}', WARN,
+                               'friction')
 
     def _mirror_prescription(self) -> None:
         """Make the parameters show a prescription that came by topic."""
@@ -242,7 +255,8 @@ class DistributorNode(Node):
     def _publish_diagnostics(self) -> None:
         now = self._ros_clock.now()
         cond = self._conditions(now.nanoseconds)
-        for key, n in self._engine.feedback.counters.items():
+        for key, n in {**self._engine.feedback.counters,
+                       **self._engine.friction.feedback.counters}.items():
             self._diag.counters[key] = n
         values, per = self._engine.report(time.monotonic_ns())
         sim = str(self._use_sim_time()).lower()

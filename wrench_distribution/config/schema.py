@@ -257,6 +257,27 @@ DISTRIBUTOR_PARAMS: tuple = tuple(COMMON_PARAMS + [
     _p('feedback_timeout', DOUBLE, 0.2,
        'A measured internal load older than this (s, steady clock) suspends the feedback '
        '(correction held, counted, diagnosed).', minimum=1e-3, read_only=False),
+    _p('friction_feedback', BOOL, False,
+       'Close the loop on friction (friction_mode auto only): raise the margin auto mode uses '
+       'while the measured utilisation on friction_feedback_topic exceeds 1 - friction_margin '
+       '(docs/force_control.md).', read_only=False),
+    _p('friction_feedback_topic', STRING, 'measured/friction',
+       "Measured friction state (the analyzer's friction_topic: Float64MultiArray, effectors x "
+       '[utilisation, normal force, status]); its layout labels must name the effectors and '
+       'fields, else it is refused and counted.', constraints='a topic name'),
+    _p('friction_feedback_kp', DOUBLE, 0.5,
+       'Proportional gain of the friction feedback (margin per unit of utilisation error).',
+       minimum=0.0, maximum=LIMIT_CEILING, read_only=False),
+    _p('friction_feedback_ki', DOUBLE, 2.0,
+       'Integral gain of the friction feedback (1/s).', minimum=0.0, maximum=LIMIT_CEILING,
+       read_only=False),
+    _p('friction_feedback_limit', DOUBLE, 0.3,
+       'Largest increase of the margin by the friction feedback (auto mode then aims at '
+       'utilisation 1 - friction_margin - this at the lowest).', minimum=0.0, maximum=0.95,
+       read_only=False, constraints='a number >= 0 with friction_margin + this <= 0.95'),
+    _p('friction_feedback_timeout', DOUBLE, 0.2,
+       'A measured friction state older than this (s, steady clock) suspends the friction '
+       'feedback (margin held, counted, diagnosed).', minimum=1e-3, read_only=False),
     _p('no_subscriber_grace', DOUBLE, 2.0,
        'A command topic without a subscriber for longer than this (s) is a WARN in '
        'diagnostics (counted); 0 disables.', minimum=0.0, read_only=False),

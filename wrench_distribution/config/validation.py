@@ -294,6 +294,24 @@ def _check_distributor(v: dict, idx: dict) -> None:
         if not gains or not all(math.isfinite(g) and g >= 0 for g in gains):
             raise ConfigError(f"parameter '{name}': got {gains!r}; accepted: "
                               f'{idx[name].constraint_text()}')
+    _check_friction_feedback(v)
+
+
+def _check_friction_feedback(v: dict) -> None:
+    """Check that the friction feedback has auto mode and leaves it a utilisation to aim at."""
+    from ..core.friction import UTILISATION_FLOOR
+    if not v['friction_feedback']:
+        return  # the limit is checked when the loop is switched on (the law clamps anyway)
+    if v['friction_mode'] != 'auto':
+        raise ConfigError(f"parameter 'friction_feedback': true needs friction_mode auto "
+                          f"(friction_mode is {v['friction_mode']!r}: nothing to tighten); "
+                          'accepted: false, or true with friction_mode auto')
+    top = 1.0 - UTILISATION_FLOOR
+    if v['friction_margin'] + v['friction_feedback_limit'] > top + 1e-12:
+        raise ConfigError(f"parameter 'friction_feedback_limit': got "
+                          f"{v['friction_feedback_limit']:g} with friction_margin "
+                          f"{v['friction_margin']:g}; accepted: friction_margin + "
+                          f'friction_feedback_limit <= {top:g}')
 
 
 def _check_analyzer(v: dict, idx: dict) -> None:

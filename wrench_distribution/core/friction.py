@@ -28,6 +28,11 @@ from .validation import finite_array
 FRICTION_MODES = ('auto', 'check', 'off')
 #: Status of a contact, in the order of its numeric code (the analyzer's topic).
 STATUSES = ('ok', 'near_limit', 'slipping', 'pulling', 'unloaded', 'unconstrained')
+#: Lowest utilisation auto mode may aim at when the friction feedback tightens its margin
+#: (``friction_margin + friction_feedback_limit <= 1 - UTILISATION_FLOOR``).
+UTILISATION_FLOOR = 0.05
+#: Label of the second dimension of the analyzer's friction topic: the fields of a row.
+FRICTION_FIELDS = 'utilisation;normal_force;status(' + ','.join(STATUSES) + ')'
 #: Size, relative to the largest contact force, below which a contact counts as unloaded
 #: (the solver's absolute accuracy makes the utilisation of such a contact meaningless).
 FORCE_TOLERANCE = 1e-7
@@ -163,11 +168,13 @@ class FrictionModel:
         return check_forces(wrenches[:, :3], self.normals, self.mu, self.unilateral,
                             self.options.margin)
 
-    def required_load(self, commands) -> np.ndarray:
+    def required_load(self, commands, margin: Optional[float] = None) -> np.ndarray:
         """Compute the internal load to add to ``commands`` (auto mode's optimisation).
 
         :param commands: (n, 6) commands in the contact frames, manipulating part plus the
             prescribed internal load.
+        :param margin: the margin of the cones (utilisation ``<= 1 - margin``), in [0, 1);
+            None: the options' (the friction feedback passes a larger one).
         :return: (m,) coordinates in ``basis_names``.
         :raises FrictionInfeasibleError: when no internal load satisfies the cones.
         """
@@ -177,6 +184,7 @@ class FrictionModel:
             if check.worst != 'ok':
                 raise FrictionInfeasibleError(self.infeasible_message(check))
             return np.zeros(self.m)
+        self.program.set_margin(self.options.margin if margin is None else margin)
         return self.program.solve(commands[:, :3])
 
     def apply(self, wrench, internal_load: InternalLoad = None) -> FrictionResult:
@@ -271,7 +279,8 @@ class ConeProgram:
         from scipy import sparse
         self._clarabel = clarabel
         rows, objective, cones = [], np.zeros(model.m), []
-        scale = 1.0 - model.options.margin
+        self.margin = model.options.margin
+        scale = 1.0 - self.margin
         for i in np.flatnonzero(model.unilateral):
             basis = model.basis_contact[i, :3, :]  # (3, m)
             normal = model.normals[i]
@@ -300,6 +309,7 @@ class ConeProgram:
         self.rank = rank
         self._q = (objective @ self._reduce) * self._column_scale
         self._a = sparse.csc_matrix(a_mat * self._column_scale)
+        self._sparse = sparse
         self._cones = cones
         self._model = model
         settings = clarabel.DefaultSettings()
@@ -309,6 +319,31 @@ class ConeProgram:
         self._settings = settings
         self._solver = None
         self.last_status = ''
+
+    def set_margin(self, margin: float) -> None:
+        """Use another margin: the rows of the normal forces scale by ``1 - margin``.
+
+        Scaling a row leaves the row space, hence the reduction, unchanged; the constraint
+        matrix is rebuilt (the solver set up again) only when the margin differs.
+
+        :param margin: in [0, 1).
+        :raises InvalidInputError: outside [0, 1).
+        """
+        margin = float(margin)
+        if margin == self.margin:
+            return
+        if not 0.0 <= margin < 1.0:
+            raise InvalidInputError(f'friction margin must be in [0, 1), got {margin}')
+        model = self._model
+        blocks = self._split_rows()  # views of the rows
+        for block, i in zip(blocks, self._contacts):
+            if model.has_cone[i]:
+                block[0] = (1.0 - margin) * model.mu[i] * model.normals[i]  # as in __init__
+        basis = model.basis_contact
+        stacked = np.vstack([r @ basis[i, :3, :] for r, i in zip(blocks, self._contacts)])
+        self._a = self._sparse.csc_matrix(-stacked @ self._reduce * self._column_scale)
+        self.margin = margin
+        self._solver = None
 
     def cone_data(self, forces: np.ndarray) -> np.ndarray:
         """Right-hand side ``b`` for (n, 3) contact forces."""

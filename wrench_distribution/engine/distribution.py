@@ -191,6 +191,7 @@ class DistributionEngine:
         """
         dist = self.cache.distributor
         self.feedback.set_basis(dist.basis_names, mono_ns)
+        self.friction.feedback.contacts_changed(mono_ns)
         try:
             self.lam = self.resolve(self.prescription, dist)
             self.lam_error = None
@@ -349,7 +350,7 @@ class DistributionEngine:
             cause = 'unrealisable' if isinstance(e, UnrealisableWrenchError) else 'rejected'
             return Outcome(None, cause, f'no command: {e}', 'solver', cause)
         if self.friction.active and self.friction.options.mode == 'auto':
-            out = self.friction.apply(dist, out, self.object_axes)
+            out = self.friction.apply(dist, out, self.object_axes, mono_ns, lim)
             if out is None:
                 return self._friction_fallback()
         if not np.isfinite(out).all():
@@ -492,6 +493,7 @@ class DistributionEngine:
             self.cache.adopt_options(plan['options'], plan['dist'])
             if plan['dist'] is not None:
                 self.feedback.set_basis(plan['dist'].basis_names, mono_ns)
+                self.friction.feedback.contacts_changed(mono_ns)
         self.limits = plan['limits']
         self.prescription = plan['prescription']
         if plan['il']:
@@ -501,6 +503,7 @@ class DistributionEngine:
         self._refresh()
         self.feedback.set_gains(plan['gains'])
         self.feedback.set_enabled(new['internal_load_feedback'], mono_ns)
+        self.friction.set_feedback(new, mono_ns)
         self.cfg = new
         self.timeout_ns = int(new['input_timeout'] * 1e9)
         self.future_ns = int(new['max_future'] * 1e9)
@@ -539,7 +542,7 @@ class DistributionEngine:
                'internal load': {'source': self.source,
                                  'prescription': self.prescription.describe()},
                'feedback': self.feedback_values()}
-        values.update(self.friction.values())
+        values.update(self.friction.values(mono_ns))
         return values, per
 
     def conditions(self, mono_ns: int) -> dict:
@@ -560,6 +563,9 @@ class DistributionEngine:
         if self.limit_state is not None:
             cond['limits'].append((ERROR, f'last desired wrench over a limit: {self.limit_state}'))
         friction = self.friction.condition() if self.friction.active else None
+        if friction is not None:
+            cond['friction'].append(friction)
+        friction = self.friction.feedback_condition(mono_ns)
         if friction is not None:
             cond['friction'].append(friction)
         self.feedback.current(mono_ns)

@@ -16,6 +16,11 @@ stale, labelled with another basis, or older than the last contact change; the r
 kept for diagnostics and each suspension is counted. Switching on is bumpless (the integral
 starts at ``-kp * e``, so ``u`` starts where it was); switching off ramps ``u`` to zero
 over :data:`RELEASE_S` seconds.
+
+That machinery (staleness, suspension, counters, bumpless switching, the PI with
+conditional integration) is :class:`PILoop`; :class:`InternalLoadFeedback` adds the
+internal load's labels and error, and the friction feedback (:mod:`.friction_feedback`)
+its own on the same loop.
 """
 from dataclasses import dataclass
 from typing import Dict, Optional, Sequence
@@ -35,6 +40,8 @@ class FeedbackGains:
     :param integral_limit: largest |integral term| (the elements' units).
     :param correction_limit: largest |correction| (the elements' units).
     :param timeout_s: a measurement older than this (s, steady clock) is stale.
+    :param lowest: smallest correction (None: ``-correction_limit``, a symmetric range).
+    :param gain_names: the parameters holding ``kp`` and ``ki`` (for messages).
     """
 
     kp: Sequence[float]
@@ -42,6 +49,14 @@ class FeedbackGains:
     integral_limit: float
     correction_limit: float
     timeout_s: float
+    lowest: Optional[float] = None
+    gain_names: tuple = ('feedback_kp', 'feedback_ki')
+
+    @property
+    def bounds(self) -> tuple:
+        """Return ``(lowest, highest)`` correction."""
+        low = -self.correction_limit if self.lowest is None else self.lowest
+        return low, self.correction_limit
 
     def per_element(self, m: int) -> tuple:
         """Return ``(kp, ki)`` as (m,) arrays.
@@ -51,7 +66,7 @@ class FeedbackGains:
         :raises ValueError: when a gain array has neither 1 nor m values.
         """
         out = []
-        for name, values in (('feedback_kp', self.kp), ('feedback_ki', self.ki)):
+        for name, values in zip(self.gain_names, (self.kp, self.ki)):
             values = np.asarray(values, float).reshape(-1)
             if values.size not in (1, m):
                 raise ValueError(f"parameter '{name}' has {values.size} values, the basis has "
@@ -60,23 +75,36 @@ class FeedbackGains:
         return tuple(out)
 
 
-class InternalLoadFeedback:
-    """The PI correction of the internal load, element by element.
+class PILoop:
+    """A PI loop on measurements that may go stale, be refused, or lose their geometry.
+
+    The subclasses say what is measured (:attr:`what`), how it is labelled, and turn a
+    message into an error; this class holds the correction ``u`` (``size`` elements) and
+    everything around it: staleness, suspension (reason kept, counted under
+    ``<prefix>_...`` keys), bumpless switching on and off, anti-windup.
 
     :param gains: gains and limits.
     :param enabled: whether the loop starts closed.
     """
 
+    #: what the loop measures (diagnostic messages)
+    what = 'measurement'
+    #: prefix of the counter keys and of the timeout parameter's name
+    prefix = 'feedback'
+    #: keep ``kp * e + I`` inside the correction's bounds (tracking anti-windup): after a
+    #: large error the integral does not hold the correction at a bound for long
+    tracking = False
+
     def __init__(self, gains: FeedbackGains, enabled: bool = False) -> None:
         self.gains = gains
         self.enabled = enabled
         self.names: list = []
+        self.size = 0
         self.kp = self.ki = np.zeros(0)
         self.integral = np.zeros(0)
         self.correction = np.zeros(0)
         self.error = np.zeros(0)
         self.measured: Optional[np.ndarray] = None
-        self.reference: Optional[np.ndarray] = None
         self.counters: Dict[str, int] = {}
         self.suspended: Optional[str] = 'no measurement yet'
         self.gain_error: Optional[str] = None
@@ -88,20 +116,21 @@ class InternalLoadFeedback:
         self._rebumpless = enabled
 
     # -- configuration ------------------------------------------------------------------
-    def set_basis(self, names: Sequence[str], now_ns: int) -> None:
-        """Adopt the basis of a new solver (the contacts changed).
+    def set_basis(self, names: Sequence[str], now_ns: int, size: Optional[int] = None) -> None:
+        """Adopt the labels of a new solver (the contacts changed).
 
-        The correction is kept when the basis names are the same (it is a set of
-        coordinates of the same elements), otherwise reset to zero; in both cases the loop
-        waits for a measurement taken after ``now_ns``.
+        The correction is kept when the labels are the same (it is a set of coordinates
+        of the same elements), otherwise reset to zero; in both cases the loop waits for a
+        measurement taken after ``now_ns``.
 
-        :param names: the new basis names.
+        :param names: the labels a measurement must carry.
         :param now_ns: steady time of the change.
+        :param size: number of elements of the correction (None: one per label).
         """
         names = list(names)
         if names != self.names:
-            m = len(names)
-            self.names = names
+            m = len(names) if size is None else size
+            self.names, self.size = names, m
             self.integral = np.zeros(m)
             self.correction = np.zeros(m)
             self.error = np.zeros(m)
@@ -111,7 +140,7 @@ class InternalLoadFeedback:
         self.set_gains(self.gains)
         if self._last_ns is not None:
             self._suspend('contacts changed: waiting for a measurement in the new geometry',
-                          'feedback_suspended_contacts')
+                          f'{self.prefix}_suspended_contacts')
         self._last_ns = self._last_clock_ns = None
         self._wait_ns = now_ns
 
@@ -122,10 +151,10 @@ class InternalLoadFeedback:
         """
         self.gains = gains
         try:
-            self.kp, self.ki = gains.per_element(len(self.names))
+            self.kp, self.ki = gains.per_element(self.size)
             self.gain_error = None
         except ValueError as error:
-            self.kp = self.ki = np.zeros(len(self.names))
+            self.kp = self.ki = np.zeros(self.size)
             self.gain_error = str(error)
         limit = gains.integral_limit
         self.integral = np.clip(self.integral, -limit, limit)
@@ -149,44 +178,36 @@ class InternalLoadFeedback:
         else:
             self._released_ns = now_ns
             self._released_from = self.correction.copy()
-            self.integral = np.zeros(len(self.names))
+            self.integral = np.zeros(self.size)
 
     # -- the law --------------------------------------------------------------------------
-    def measure(self, names: Optional[Sequence[str]], values: np.ndarray,
-                reference: Optional[np.ndarray], now_ns: int,
-                saturated: bool = False, clock_ns: int = 0) -> Optional[str]:
-        """Take one measurement and update the correction.
+    def update(self, measured: np.ndarray, error: np.ndarray, now_ns: int,
+               saturated: bool = False, clock_ns: int = 0) -> None:
+        """Take one accepted measurement and update the correction.
 
-        :param names: the message's labels (None: unlabelled).
-        :param values: the measured coordinates.
-        :param reference: the internal load commanded before the correction (None: zero).
+        :param measured: what was measured (kept for diagnostics).
+        :param error: the PI's error, (size,).
         :param now_ns: steady receive time.
         :param saturated: True when the last commands were cut back by a limit (the
             integral then does not grow in the direction that made them so).
         :param clock_ns: the control clock (the node's, sim time under ``use_sim_time``), on
             which the PI integrates; 0 when unknown: the steady time is used.
-        :return: None, or why the measurement was refused.
         """
-        why = self._refusal(names, values, now_ns)
-        if why is not None:
-            return why
-        m = len(self.names)
-        self.reference = np.zeros(m) if reference is None else np.asarray(reference, float)
-        self.measured = np.asarray(values, float).copy()
-        self.error = self.reference - self.measured
+        self.measured = np.array(measured, float)
+        self.error = np.asarray(error, float)
         clock_ns = clock_ns if clock_ns > 0 else now_ns
         dt = 0.0 if self._last_clock_ns is None else min(
             (clock_ns - self._last_clock_ns) * 1e-9, self.gains.timeout_s)
         self._last_ns, self._last_clock_ns = now_ns, clock_ns
         self.suspended = None
         if not self.enabled or self.gain_error is not None:
-            return None
+            return
         self._integrate(max(dt, 0.0), saturated)
-        return None
 
     def _integrate(self, dt: float, saturated: bool) -> None:
         """One PI update (the module docstring's law), with anti-windup."""
         g = self.gains
+        low, high = g.bounds
         if self._rebumpless:  # bumpless start: u stays where it was
             self.integral = np.clip(self.correction - self.kp * self.error,
                                     -g.integral_limit, g.integral_limit)
@@ -196,25 +217,17 @@ class InternalLoadFeedback:
         unclipped = self.kp * self.error + self.integral
         # conditional integration: no growth outward while the output is saturated
         outward = np.sign(step) == np.sign(unclipped)
-        frozen = outward & ((np.abs(unclipped) >= g.correction_limit) | saturated)
-        self.integral = np.clip(np.where(frozen, self.integral, self.integral + step),
-                                -g.integral_limit, g.integral_limit)
-        self.correction = np.clip(self.kp * self.error + self.integral,
-                                  -g.correction_limit, g.correction_limit)
+        frozen = (((step > 0) & (unclipped >= high)) | ((step < 0) & (unclipped <= low))
+                  | (outward & saturated))
+        integral = np.where(frozen, self.integral, self.integral + step)
+        if self.tracking:  # the integral follows the bounds: no memory of a saturated past
+            integral = np.clip(integral, low - self.kp * self.error, high - self.kp * self.error)
+        self.integral = np.clip(integral, -g.integral_limit, g.integral_limit)
+        self.correction = np.clip(self.kp * self.error + self.integral, low, high)
 
-    def _refusal(self, names, values: np.ndarray, now_ns: int) -> Optional[str]:
-        """Why a measurement cannot be used (counted), or None."""
-        if names is None:
-            why, key = ('measured internal load has no basis labels (layout dim[0].label); '
-                        f'expected {";".join(self.names)}'), 'feedback_rejected_basis'
-        elif list(names) != self.names:
-            why, key = (f'measured internal load is in another basis ({";".join(names)}); '
-                        f'expected {";".join(self.names)}'), 'feedback_rejected_basis'
-        elif values.shape != (len(self.names),) or not np.all(np.isfinite(values)):
-            why, key = ('measured internal load has NaN, Inf or a wrong length',
-                        'feedback_rejected_values')
-        else:
-            return None
+    def _refuse(self, why: str, key: str) -> str:
+        """Refuse a measurement: count it, suspend the loop, return why."""
+        key = f'{self.prefix}_{key}'
         self.counters[key] = self.counters.get(key, 0) + 1
         self.suspended = why
         self._rebumpless = True
@@ -236,21 +249,21 @@ class InternalLoadFeedback:
         """Return the correction to add now (checks staleness; ramps down when off).
 
         :param now_ns: steady time.
-        :return: (m,) coordinates.
+        :return: (size,) correction.
         """
         if not self.enabled:
             if self._released_ns is None:
-                return np.zeros(len(self.names))
+                return np.zeros(self.size)
             left = 1.0 - (now_ns - self._released_ns) * 1e-9 / RELEASE_S
             if left <= 0.0:
                 self._released_ns = None  # released: nothing more to add
             return self._released_from * max(0.0, left)
         since = self._last_ns if self._last_ns is not None else self._wait_ns
         if since is not None and (now_ns - since) * 1e-9 > self.gains.timeout_s:
-            self._suspend(('measured internal load stale' if self._last_ns is not None else
-                           'no measured internal load') + f' for > feedback_timeout '
+            self._suspend((f'{self.what} stale' if self._last_ns is not None else
+                           f'no {self.what}') + f' for > {self.prefix}_timeout '
                           f'{self.gains.timeout_s:g} s: correction held',
-                          'feedback_suspended_stale')
+                          f'{self.prefix}_suspended_stale')
             self._last_ns = self._last_clock_ns = self._wait_ns = None
         return self.correction
 
@@ -272,3 +285,53 @@ class InternalLoadFeedback:
         if self.gain_error is not None:
             return f'suspended: {self.gain_error}'
         return 'closed loop' if self.suspended is None else f'suspended: {self.suspended}'
+
+
+class InternalLoadFeedback(PILoop):
+    """The PI correction of the internal load, element by element (module docstring).
+
+    :param gains: gains and limits.
+    :param enabled: whether the loop starts closed.
+    """
+
+    what = 'measured internal load'
+
+    def __init__(self, gains: FeedbackGains, enabled: bool = False) -> None:
+        super().__init__(gains, enabled)
+        self.reference: Optional[np.ndarray] = None
+
+    def measure(self, names: Optional[Sequence[str]], values: np.ndarray,
+                reference: Optional[np.ndarray], now_ns: int,
+                saturated: bool = False, clock_ns: int = 0) -> Optional[str]:
+        """Take one measurement and update the correction.
+
+        :param names: the message's labels (None: unlabelled).
+        :param values: the measured coordinates.
+        :param reference: the internal load commanded before the correction (None: zero).
+        :param now_ns: steady receive time.
+        :param saturated: True when the last commands were cut back by a limit.
+        :param clock_ns: the control clock (0: unknown, the steady time is used).
+        :return: None, or why the measurement was refused.
+        """
+        why = self._refusal(names, values)
+        if why is not None:
+            return why
+        m = len(self.names)
+        self.reference = np.zeros(m) if reference is None else np.asarray(reference, float)
+        values = np.asarray(values, float)
+        self.update(values, self.reference - values, now_ns, saturated, clock_ns)
+        return None
+
+    def _refusal(self, names, values: np.ndarray) -> Optional[str]:
+        """Why a measurement cannot be used (counted), or None."""
+        expected = ';'.join(self.names)
+        if names is None:
+            return self._refuse('measured internal load has no basis labels (layout '
+                                f'dim[0].label); expected {expected}', 'rejected_basis')
+        if list(names) != self.names:
+            return self._refuse(f'measured internal load is in another basis '
+                                f'({";".join(names)}); expected {expected}', 'rejected_basis')
+        if values.shape != (len(self.names),) or not np.all(np.isfinite(values)):
+            return self._refuse('measured internal load has NaN, Inf or a wrong length',
+                                'rejected_values')
+        return None

@@ -3,7 +3,8 @@
 A :class:`~wrench_distribution.core.friction.FrictionModel` is built once per
 ``LoadDistributor`` (per contact configuration) and reused; the distributor engine calls
 :meth:`FrictionStage.apply` (auto mode's added load) before its limits and
-:meth:`FrictionStage.check_sent` on the commands it publishes.
+:meth:`FrictionStage.check_sent` on the commands it publishes. With ``friction_feedback``,
+auto mode's margin comes from :class:`~.friction_feedback.FrictionFeedback`.
 """
 from typing import List, Optional, Tuple
 
@@ -14,6 +15,7 @@ from wrench_distribution.config.schema import default_of
 from wrench_distribution.core.friction import (
     FrictionCheck, FrictionInfeasibleError, FrictionModel, FrictionOptions,
 )
+from .friction_feedback import friction_gains, FrictionFeedback
 from .status import ERROR, OK, WARN
 
 
@@ -31,6 +33,12 @@ def to_contact_frames(distributor, out: np.ndarray) -> np.ndarray:
     blocks = out.reshape(-1, 2, 3)
     return np.einsum('nji,nkj->nki', rotations, blocks).reshape(-1, 6)
 
+
+#: The friction feedback's parameters (docs/force_control.md).
+FEEDBACK_PARAMS = ('friction_feedback_kp', 'friction_feedback_ki', 'friction_feedback_limit',
+                   'friction_feedback_timeout')
+#: Bisection steps when a limit cuts the tightened margin's extra load back.
+BACKOFF_STEPS = 30
 
 #: Diagnostic level of each contact status.
 LEVELS = {'ok': OK, 'unloaded': OK, 'unconstrained': OK, 'near_limit': WARN,
@@ -61,6 +69,12 @@ class FrictionStage:
         #: False when the mode is off or no contact has a cone or is unilateral.
         cones = any(x['friction'] is not None for x in self.extras)
         self.active = mode != 'off' and (points or cones)
+        #: the friction feedback (the analyzer's configuration has none: never enabled)
+        self.feedback = FrictionFeedback(
+            friction_gains({k: cfg.get(k, default_of('distributor', k)) for k in FEEDBACK_PARAMS}),
+            cfg['friction_margin'], self.names, bool(cfg.get('friction_feedback', False)))
+        #: True when a command limit cut the tightened margin's load back (anti-windup)
+        self.saturated = False
 
     def model(self, distributor) -> FrictionModel:
         """Return the friction model of a solver (built on first use).
@@ -73,15 +87,20 @@ class FrictionStage:
             self._for = distributor
         return self._model
 
-    def apply(self, distributor, out: np.ndarray, object_frame: bool) -> Optional[np.ndarray]:
+    def apply(self, distributor, out: np.ndarray, object_frame: bool, now_ns: int = 0,
+              limits=None) -> Optional[np.ndarray]:
         """Auto mode: add the internal load that keeps every contact inside its cone.
 
         The contact-frame commands are ``out`` itself, rotated when it is in object axes
-        (never rebuilt from the prescription: what is checked is what is sent).
+        (never rebuilt from the prescription: what is checked is what is sent). The margin
+        is the friction feedback's effective one (``friction_margin`` while it is off).
 
         :param distributor: the solver that made ``out``.
         :param out: (n, 6) commands in the node's command frame (before any sign flip).
         :param object_frame: whether ``out`` is in object axes.
+        :param now_ns: steady time (the feedback's staleness and release ramp).
+        :param limits: the command limits (``CommandLimits``): the load the tightened
+            margin adds beyond ``friction_margin``'s is cut back to stay inside them.
         :return: the corrected commands, or None when no internal load keeps the contacts
             inside their cones (``infeasible`` says why).
         """
@@ -91,16 +110,92 @@ class FrictionStage:
         self.added = None
         if self.options.mode != 'auto':
             return out
+        margin = self.feedback.effective_margin(now_ns)
+        self.saturated = False
         try:
-            added = model.required_load(contact)
+            added = self._required(model, contact, margin)
         except FrictionInfeasibleError as error:
             self.infeasible = str(error)
             self.check = model.check(contact)
             return None
+        if model.m and margin > self.options.margin and limits is not None:
+            added = self._within_limits(distributor, model, contact, out, added, object_frame,
+                                        limits)
         self.added = added
         if model.m:
             out = out + distributor.internal_wrench(added, object_frame).reshape(-1, 6)
         return out
+
+    def _required(self, model: FrictionModel, contact: np.ndarray, margin: float) -> np.ndarray:
+        """Auto mode's load at ``margin``; at ``friction_margin`` when the tighter cones fail."""
+        try:
+            return model.required_load(contact, margin)
+        except FrictionInfeasibleError:
+            if margin <= self.options.margin:
+                raise
+            self.saturated = True  # the tighter cones cannot be met: do not tighten further
+            return model.required_load(contact, self.options.margin)
+
+    def _within_limits(self, distributor, model: FrictionModel, contact: np.ndarray,
+                       out: np.ndarray, added: np.ndarray, object_frame: bool,
+                       limits) -> np.ndarray:
+        """Cut the feedback's extra load back until the commands are inside the limits.
+
+        Both loads keep every cone at ``friction_margin`` and the limits are convex, so the
+        shares ``a`` of the extra load ``added - nominal`` that fit are an interval [0, a*]
+        (empty only when the nominal load is over a limit: the engine's limits then act).
+
+        :return: the load to add.
+        """
+        def commands(load):
+            return out + distributor.internal_wrench(load, object_frame).reshape(-1, 6)
+        if limits.check_commands(commands(added)) is None:
+            return added
+        self.saturated = True
+        nominal = model.required_load(contact, self.options.margin)
+        if limits.check_commands(commands(nominal)) is not None:
+            return nominal
+        low, high = 0.0, 1.0
+        for _ in range(BACKOFF_STEPS):
+            mid = 0.5 * (low + high)
+            if limits.check_commands(commands(nominal + mid * (added - nominal))) is None:
+                low = mid
+            else:
+                high = mid
+        return nominal + low * (added - nominal)
+
+    def offer_measurement(self, labels, values: np.ndarray, now_ns: int,
+                          clock_ns: int = 0) -> Optional[str]:
+        """Take the analyzer's friction message for the feedback.
+
+        :param labels: the layout's dimension labels.
+        :param values: the data.
+        :param now_ns: steady receive time.
+        :param clock_ns: node clock (0: unknown).
+        :return: None, or why it was refused (counted by the feedback).
+        """
+        return self.feedback.measure(labels, np.asarray(values, float), now_ns,
+                                     self.saturated, clock_ns)
+
+    def set_feedback(self, cfg: dict, now_ns: int) -> None:
+        """Adopt the feedback's parameters (runtime change; bumpless on and off).
+
+        :param cfg: validated distributor parameters.
+        :param now_ns: steady time.
+        """
+        self.feedback.set_gains(friction_gains(cfg))
+        self.feedback.set_enabled(cfg['friction_feedback'], now_ns)
+
+    def feedback_condition(self, now_ns: int) -> Optional[Tuple[int, str]]:
+        """Return a WARN while the feedback is on and suspended, else None.
+
+        :param now_ns: steady time (a missing measurement shows without a desired wrench).
+        """
+        self.feedback.current(now_ns)
+        status = self.feedback.status()
+        if not self.feedback.enabled or status == 'closed loop':
+            return None
+        return WARN, f'friction feedback {status}'
 
     def check_sent(self, distributor, out: np.ndarray, object_frame: bool) -> None:
         """Check the commands actually sent (after any scaling) against the cones.
@@ -140,11 +235,19 @@ class FrictionStage:
             return None
         return max(level for level, _ in bad), 'friction: ' + ', '.join(text for _, text in bad)
 
-    def values(self) -> dict:
-        """Diagnostic key/values: utilisation, normal force and status per effector."""
+    def values(self, now_ns: int = 0) -> dict:
+        """Diagnostic key/values: utilisation, normal force and status per effector.
+
+        In auto mode also the feedback's state, measured utilisation, target and margin.
+
+        :param now_ns: steady time.
+        :return: the key/values.
+        """
         if self.check is None:
             return {}
         out = {'friction_mode': self.options.mode}
+        if self.options.mode == 'auto':
+            out.update(self.feedback.values(now_ns))
         for n, s, u, f in zip(self.names, self.check.status, self.check.utilisation,
                               self.check.normal_force):
             out[f'friction.{n}'] = f'{s}, utilisation {"-" if np.isnan(u) else f"{u:.3f}"}, ' \

@@ -3,7 +3,7 @@ import numpy as np
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 from wrench_distribution.core.codec import join_labels
-from wrench_distribution.core.friction import FrictionCheck, STATUSES
+from wrench_distribution.core.friction import FRICTION_FIELDS, FrictionCheck
 
 
 def friction_message(check: FrictionCheck, names) -> Float64MultiArray:
@@ -19,9 +19,17 @@ def friction_message(check: FrictionCheck, names) -> Float64MultiArray:
     msg = Float64MultiArray()
     msg.layout.dim = [
         MultiArrayDimension(label=join_labels(names), size=len(names), stride=3 * len(names)),
-        MultiArrayDimension(label='utilisation;normal_force;status(' + ','.join(STATUSES) + ')',
-                            size=3, stride=3)]
+        MultiArrayDimension(label=FRICTION_FIELDS, size=3, stride=3)]
     rows = np.column_stack([np.nan_to_num(check.utilisation, nan=-1.0),
                             check.normal_force, check.codes])
     msg.data = [float(x) for x in rows.reshape(-1)]
     return msg
+
+
+def parse_friction_message(msg: Float64MultiArray) -> tuple:
+    """Split a friction message (:func:`friction_message`'s layout) into labels and values.
+
+    :param msg: the message.
+    :return: ``(dimension labels, values)``; the law checks the labels.
+    """
+    return [d.label for d in msg.layout.dim], np.asarray(msg.data, dtype=float)

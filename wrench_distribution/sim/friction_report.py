@@ -93,6 +93,7 @@ def friction_summary(series: Mapping, start: float, end: float = np.inf) -> Opti
                 'fraction_pulling': float(np.mean(codes[:, i] == STATUSES.index('pulling'))),
                 'fraction_not_touching': float(np.mean(~touching[:, i]))}
             for i, n in enumerate(names)} if len(rows) else {}
+        out['worst_utilisation'] = worst_utilisation(utilisation)
         out['_state'] = (state.t[mask], utilisation, names)
     if added is not None and len(added.t):
         total = np.nansum(added.v, axis=1)
@@ -113,6 +114,23 @@ def friction_summary(series: Mapping, start: float, end: float = np.inf) -> Opti
         out['_added'] = (desired.t if desired is not None and len(desired.t) == len(added.t)
                          else added.t, total)
     return out
+
+
+def worst_utilisation(utilisation: np.ndarray) -> Optional[dict]:
+    """Statistics of the worst touching contact's measured utilisation, sample by sample.
+
+    What the distributor's friction feedback regulates (its mean, to ``1 - friction_margin``);
+    the peaks stay above by the sensor noise.
+
+    :param utilisation: (k, n) measured utilisation, NaN where undefined or not touching.
+    :return: ``{'mean', 'p95', 'max', 'samples'}``, or None without a defined sample.
+    """
+    defined = np.isfinite(utilisation).any(axis=1)
+    if not defined.any():
+        return None
+    worst = np.nanmax(utilisation[defined], axis=1)
+    return {'mean': float(worst.mean()), 'p95': float(np.percentile(worst, 95)),
+            'max': float(worst.max()), 'samples': int(worst.size)}
 
 
 def _finite_or_none(x: float):
@@ -142,6 +160,10 @@ def format_friction(f: Mapping) -> list:
                      f'slipping {100 * m["fraction_slipping"]:.0f} % of samples, pulling '
                      f'{100 * m["fraction_pulling"]:.0f} %, not touching '
                      f'{100 * m["fraction_not_touching"]:.0f} % (force < {FORCE_FLOOR:g} N)')
+    w = f.get('worst_utilisation')
+    if w:
+        lines.append(f'  worst contact, sample by sample: measured utilisation mean {w["mean"]:.3f}, '
+                     f'95th percentile {w["p95"]:.3f}, max {w["max"]:.3f} ({w["samples"]} samples)')
     a = f.get('added_squeeze')
     if a:
         corr = a.get('correlation_with_desired_force')
