@@ -247,7 +247,7 @@ def test_use_sim_time_set_at_runtime_keeps_watchdog(client):
         assert d.status('clock', '/clock') is not None
 
 
-def test_parameters_tell_what_is_in_force(client):
+def test_diagnostics_tell_what_is_in_force_and_parameters_stay_as_set(client):
     params = dict(BASE, internal_load_handles=['squeeze(left,right)=15.0'])
     with NodeProcess('distributor', params, DOMAIN) as proc:
         d = Dist(client)
@@ -262,15 +262,21 @@ def test_parameters_tell_what_is_in_force(client):
             Parameter('command_topics', Parameter.Type.STRING_ARRAY, ['a', 'b'])])
         assert not res[0].successful
         squeeze15 = d.send([0, 0, 20, 0, 0, 0])
-        # a prescription by topic: the parameters follow, the diagnostics say "topic"
+        # a prescription by topic: the diagnostics say "topic" and show it; the node never
+        # writes its own parameters, so they keep what was set through them
         d.il_pub.publish(squeeze(5.0))
-        assert client.spin_until(lambda: get_parameters(
-            client, 'wrench_distributor', ['internal_load_handles'])[
-                'internal_load_handles'][1] == ['squeeze(left,right)=5.0'], 3.0)
-        assert d.status('internal load') is not None
         assert client.spin_until(lambda: any(
             kv.key == 'internal_load_source' and kv.value == 'topic'
             for a in d.diag for st in a.status for kv in st.values), 3.0)
+        assert client.spin_until(lambda: any(
+            kv.key == 'internal_load_prescription' and kv.value == 'handles squeeze(left,right)=5'
+            for a in d.diag for st in a.status for kv in st.values), 3.0)
+        assert d.status('internal load') is not None
+        assert get_parameters(client, 'wrench_distributor', ['internal_load_handles'])[
+            'internal_load_handles'][1] == ['squeeze(left,right)=15.0']
+        squeeze5 = d.send([0, 0, 20, 0, 0, 0])
+        np.testing.assert_allclose(resultant(squeeze5), [0, 0, 20, 0, 0, 0], atol=1e-9)
+        assert not np.allclose(squeeze5, squeeze15)  # the topic's squeeze is in force
         # clearing the prescription clears it (no older squeeze comes back)
         d.clear()
         res = client.set_parameters('wrench_distributor', [

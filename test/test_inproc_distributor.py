@@ -232,10 +232,12 @@ def test_squeeze_by_topic_is_equal_and_opposite_along_the_contact_line(ctx, valu
         e = (POSITIONS[1] - POSITIONS[0]) / np.linalg.norm(POSITIONS[1] - POSITIONS[0])
         np.testing.assert_allclose(extra_f, [value * e, -value * e], atol=1e-9 * (1 + abs(value)))
         np.testing.assert_allclose(extra_t, 0.0, atol=1e-9 * (1 + abs(value)))
-        # the parameters and the diagnostics tell what is in force, and where it came from
-        assert n.node.get_parameter('internal_load_handles').value == [f'squeeze(left,right)={value!r}']
+        # the diagnostics tell what is in force and where it came from; the node never
+        # writes its own parameters from a topic
+        assert n.node.get_parameter('internal_load_handles').value == []
         values = {kv.key: kv.value for kv in diagnose(n)['distribution'].values}
         assert values['internal_load_source'] == 'topic'
+        assert values['internal_load_prescription'] == f'handles squeeze(left,right)={value:g}'
 
 
 def test_internal_load_refused_keeps_the_last_good_one(ctx):

@@ -30,7 +30,7 @@ from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, SimClo
 from wrench_distribution.ros.friction import parse_friction_message
 from wrench_distribution.ros.markers import wrench_markers
 from wrench_distribution.ros.parameters import (add_parameter_callbacks, checked_changes,
-                                                declare_and_validate, typed_parameter)
+                                                declare_and_validate)
 from wrench_distribution.ros.qos import qos_from_name, reliable_qos
 from wrench_distribution.ros.runner import run_node
 
@@ -54,8 +54,6 @@ class DistributorNode(Node):
         self._cfg = cfg
         self._diag = DiagnosticsState(f'{self.get_name()}: distribution', self.get_name(),
                                       CONCERNS, self.get_logger())
-        self._param_sync: list = []
-        self._syncing = False
         self._ros_clock = self.get_clock()  # not `_clock`: that name is rclpy's own
         self._sim_clock = SimClockMonitor()
         self._friction_pub = self.create_publisher(
@@ -113,10 +111,11 @@ class DistributorNode(Node):
             self._diag.problem('rejected_internal_load', why, ERROR)
 
     def _on_internal_load(self, msg: Float64MultiArray) -> None:
+        # the parameters keep what was set through them; the diagnostics show the
+        # prescription in force and its source (a node never writes its own parameters)
         why = self._engine.offer_internal_load(*parse_internal_load_msg(msg))
         if why is not None:
-            return self._diag.problem('rejected_internal_load', why, ERROR)
-        self._mirror_prescription()
+            self._diag.problem('rejected_internal_load', why, ERROR)
 
     def _on_measured(self, msg: Float64MultiArray) -> None:
         # taken also while the loop is open: the feedback status shows it (tuning step 1)
@@ -134,18 +133,6 @@ class DistributorNode(Node):
         if why is not None and self._engine.friction.feedback.enabled:
             self._diag.problem('friction_feedback_rejected', f'friction feedback: {why}', WARN,
                                'friction')
-
-    def _mirror_prescription(self) -> None:
-        """Make the parameters show a prescription that came by topic."""
-        p = self._engine.prescription
-        coords = p.coords.tolist() if p.kind == 'coords' else []
-        handles = [f'{k}={v!r}' for k, v in p.handles.items()] if p.kind == 'handles' else []
-        self._syncing = True
-        try:
-            self.set_parameters([typed_parameter(_SPECS['internal_load'], coords),
-                                 typed_parameter(_SPECS['internal_load_handles'], handles)])
-        finally:
-            self._syncing = False
 
     # -- the per-message path -----------------------------------------------------------
     def _on_wrench(self, msg: WrenchStamped) -> None:
@@ -195,7 +182,6 @@ class DistributorNode(Node):
 
     # -- watchdog (steady clock) ---------------------------------------------------------
     def _on_watchdog(self) -> None:
-        self._flush_param_sync()
         now_ros = self._ros_clock.now().nanoseconds
         self._sim_clock.tick(now_ros, self._use_sim_time())
         action = self._engine.watchdog(time.monotonic_ns(), now_ros)
@@ -274,9 +260,8 @@ class DistributorNode(Node):
         reason, new, touched = checked_changes(params, _SPECS, self._cfg)
         if reason is not None:
             return reason, None
-        if self._syncing:  # the parameters catching up with a topic prescription
-            return None, {'new': new, 'sync': True}
-        # the latest internal-load setting wins; clearing one clears the prescription
+        # the latest internal-load setting wins (the other one is cleared in the node's copy
+        # only: the diagnostics show which is in force); clearing one clears the prescription
         il = touched & set(_IL_PARAMS)
         for name in ({'internal_load_handles'} if 'internal_load' in il else
                      {'internal_load'} if il else set()) - il:
@@ -286,32 +271,13 @@ class DistributorNode(Node):
             plan = self._engine.plan(new, touched, bool(il))
         except ValueError as e:  # ConfigError and core errors
             return str(e), None
-        plan['il_names'] = il
         return None, plan
 
     def _apply_parameters(self, plan: dict) -> None:
         """Post-set callback body: apply an accepted change (every check passed)."""
-        if plan.get('sync'):
-            self._cfg = plan['new']
-            return
         self._engine.adopt(plan, time.monotonic_ns())
-        # the other internal-load parameter was cleared in our copy: show it
-        for name in (set(_IL_PARAMS) - plan['il_names']) if plan['il_names'] else ():
-            if self._cfg[name]:
-                self._param_sync.append(typed_parameter(_SPECS[name], []))
         self._cfg = plan['new']
         self._contacts.set_timeout(self._cfg['contact_timeout'])
-
-    def _flush_param_sync(self) -> None:
-        """Set parameters queued by the on-set callback (it cannot set them itself)."""
-        if not self._param_sync:
-            return
-        pending, self._param_sync = self._param_sync, []
-        self._syncing = True
-        try:
-            self.set_parameters(pending)
-        finally:
-            self._syncing = False
 
 
 def main(args=None) -> int:
