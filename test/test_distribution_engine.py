@@ -169,6 +169,29 @@ def test_scaled_commands_are_the_ones_checked_against_friction():
     assert max(normal_by_hand) < 40.0 / 3.0 + 1e-6  # the squeeze was scaled by 3/9
 
 
+
+def test_auto_load_reported_is_the_one_sent_when_commands_are_scaled():
+    # the same pinch lifting 9 N with friction in auto mode: auto adds the squeeze that keeps
+    # the 4.5 N of tangential force per finger inside the cones, then a command force limit
+    # scales the whole set; the added load reported (friction_load_topic) must be the one sent
+    params = {'effectors': ['a', 'b'], 'contact_types': ['point', 'point'],
+              'contact_source': 'static', 'contact_positions': [0, 0.05, 0, 0, -0.05, 0],
+              'contact_orientations': [0.7071067811865476, 0, 0, 0.7071067811865476,
+                                       -0.7071067811865476, 0, 0, 0.7071067811865476],
+              'friction_coefficients': [0.5, 0.5], 'friction_mode': 'auto',
+              'command_frame': 'object', 'on_limit': 'scale', 'force_limits': [8.0]}
+    engine = engine_for(params)
+    out = engine.step(0, [0.0, 0.0, 9.0, 0, 0, 0], 0, 0)
+    assert out.cause == 'limit' and out.commands is not None
+    rot = Rotation.from_quat(np.reshape(params['contact_orientations'], (2, 4)))
+    local = np.array([r.inv().apply(f) for r, f in zip(rot, out.commands[:, :3])])
+    assert np.linalg.norm(out.commands[:, :3], axis=1).max() <= 8.0 + 1e-9
+    assert local[0, 2] > 0 and abs(local[0, 2] - local[1, 2]) < 1e-9  # equal pinch, pushing
+    # the only internal element of a two-finger pinch is the squeeze: its coordinate is the
+    # pinch force each finger sends
+    np.testing.assert_allclose(engine.friction.added, [local[0, 2]], rtol=1e-9)
+
+
 # -- defect (b): refused inputs never reset the watchdog ----------------------------------------
 @pytest.mark.parametrize('policy', ['hold', 'zero', 'scale'])
 @pytest.mark.parametrize('bad', ['over_limit', 'nan', 'over_command_limit'])

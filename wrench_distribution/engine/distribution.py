@@ -368,6 +368,8 @@ class DistributionEngine:
             self._saturated = True
             out = out * v.scale
             scale *= v.scale
+            if self.friction.added is not None:  # report auto mode's load as sent
+                self.friction.added = self.friction.added * v.scale
         return self._finish(out, over, v, scale)
 
     def _back_off(self, out: np.ndarray, corr: np.ndarray, dist, scale: float) -> tuple:
