@@ -169,7 +169,6 @@ def test_scaled_commands_are_the_ones_checked_against_friction():
     assert max(normal_by_hand) < 40.0 / 3.0 + 1e-6  # the squeeze was scaled by 3/9
 
 
-
 def test_auto_load_reported_is_the_one_sent_when_commands_are_scaled():
     # the same pinch lifting 9 N with friction in auto mode: auto adds the squeeze that keeps
     # the 4.5 N of tangential force per finger inside the cones, then a command force limit

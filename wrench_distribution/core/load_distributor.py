@@ -452,7 +452,15 @@ class LoadDistributor:
         lam = self._internal_vector(internal_load, 1)
         if lam is None:
             return np.zeros(6 * self.n)
-        return (self._internal.basis if object_frame else self._internal.basis_contact) @ lam[0]
+        return self.internal_basis(object_frame) @ lam[0]
+
+    def internal_basis(self, object_frame: bool = False) -> np.ndarray:
+        """``E`` (6n, m), the stacked wrench of each basis element (no input check: fast path).
+
+        :param object_frame: in object-frame axes instead of the contact frames.
+        :return: the matrix; ``E @ lam`` is :meth:`internal_wrench` of checked coordinates.
+        """
+        return self._internal.basis if object_frame else self._internal.basis_contact
 
     def synthesize(self, wrench, internal_load: InternalLoad = None) -> Synthesis:
         """Wrench commands for one desired resultant.

@@ -270,8 +270,11 @@ class DistributionEngine:
         """
         if self.cache.distributor is None:
             return 'no contacts yet: measurement ignored'
-        return self.feedback.measure(names, np.asarray(values, float), self.reference(),
-                                     mono_ns, self._saturated, clock_ns)
+        why = self.feedback.measure(names, np.asarray(values, float), self.reference(),
+                                    mono_ns, self._saturated, clock_ns)
+        if why is None:
+            self._internal_now(mono_ns)  # the product E u here, off the desired wrench's path
+        return why
 
     # -- the per-message path -----------------------------------------------------------
     def step(self, stamp_ns: int, wrench: Sequence[float], now_ns: int, mono_ns: int,
@@ -315,7 +318,7 @@ class DistributionEngine:
         internal = self._internal
         dist = self.cache.distributor
         feedback = self.feedback
-        if not feedback.active or len(feedback.names) != len(dist.basis_names):
+        if not feedback.active or len(feedback.names) != dist.internal_dimension:
             return internal, None
         corr = feedback.current(mono_ns)
         if not corr.any():
@@ -325,8 +328,8 @@ class DistributionEngine:
             return self._corr_cached  # same correction as the last message: no new product
         lam = self.lam if self.lam is not None else np.zeros(corr.size)
         bound = self.limits.internal_load
-        corr = np.clip(lam + corr, -bound, bound) - lam  # never beyond internal_load_limit
-        extra = dist.internal_wrench(corr, self.object_axes)
+        corr = np.minimum(np.maximum(lam + corr, -bound), bound) - lam  # internal_load_limit
+        extra = dist.internal_basis(self.object_axes) @ corr
         self._corr_key = (self.feedback.correction, self.lam, internal, dist)
         self._corr_cached = (extra if internal is None else internal + extra), corr
         return self._corr_cached
