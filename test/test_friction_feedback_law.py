@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
+from test_distribution_engine import engine_for
 
 from wrench_distribution.core.friction import FRICTION_FIELDS, STATUSES
-from wrench_distribution.engine.distribution import DistributionEngine
 from wrench_distribution.engine.feedback import RELEASE_S
 from wrench_distribution.params import ConfigError, validate_params
 
@@ -72,15 +72,6 @@ def hands(draw):
         'desired_force_limit': 1e8, 'desired_torque_limit': 1e8, 'input_timeout': 0.0,
     }
     return params, wrench
-
-
-def engine_for(params):
-    engine = DistributionEngine(validate_params('distributor', params))
-    n = len(params['effectors'])
-    engine.cache.update(np.reshape(params['contact_positions'], (n, 3)),
-                        np.reshape(params['contact_orientations'], (n, 4)))
-    assert engine.rebuilt(0) is None
-    return engine
 
 
 def in_contact_frames(params, commands):
