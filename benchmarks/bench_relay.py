@@ -123,10 +123,23 @@ def role_sink(args) -> None:
     qos.depth = 100
     for t in OUT_TOPICS:
         node.create_subscription(WrenchStamped, t, cb, qos)
+
+    from rclpy.task import Future
+    ready = Future()
+
+    def announce_ready():
+        # the source starts its warm-up once the target's four outputs are discovered here:
+        # DDS discovery (up to a participant announcement period) is not the target's latency
+        if all(node.count_publishers(t) > 0 for t in OUT_TOPICS):
+            if args.ready:
+                open(args.ready, 'w').close()
+            ready_timer.cancel()
+            ready.set_result(True)
+    ready_timer = node.create_timer(0.02, announce_ready)
     ex = make_executor(args.sink_executor)
     ex.add_node(node)
-    # one timed spin: spin_once re-entry stalls EventsExecutor (ros/runner.py)
-    from rclpy.task import Future
+    ex.spin_until_future_complete(ready, timeout_sec=20.0)
+    # then one timed spin: spin_once re-entry stalls EventsExecutor (ros/runner.py)
     ex.spin_until_future_complete(Future(), timeout_sec=args.duration + args.settle + 4.0)
     with open(args.out, 'w') as f:
         json.dump({'counts': {str(k): v for k, v in counts.items()},
@@ -144,6 +157,8 @@ def role_source(args) -> None:
     deadline = time.monotonic() + 20
     while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
+    while args.ready and not os.path.exists(args.ready) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the sink sees the target's outputs (see role_sink)
     msg = WrenchStamped()
     msg.header.frame_id = 'object'
     msg.wrench.force.z = 10.0
@@ -375,6 +390,7 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
                                            '--log-level', 'warn'], env=e))
         sink_out = os.path.join(tmp, 'sink.json')
         src_out = os.path.join(tmp, 'src.json')
+        common += ['--ready', os.path.join(tmp, 'sink.ready')]
         sink = subprocess.Popen(me + ['--role', 'sink', '--out', sink_out,
                                       '--sink-executor', sink_executor] + common, env=env)
         time.sleep(0.5)
@@ -546,6 +562,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--role', choices=['source', 'relay', 'sink', 'probe', 'talker', 'measure'])
     ap.add_argument('--out')
+    ap.add_argument('--ready', help=argparse.SUPPRESS)
     ap.add_argument('--rate', type=float, default=500.0)
     ap.add_argument('--rates', type=float, nargs='*', default=[500.0, 1000.0],
                     help='input rates (Hz) of the latency runs (none: start-up trials only)')

@@ -1,4 +1,5 @@
 """Start a node, spin it on the package's one executor choice, report bad configuration."""
+import gc
 import os
 import sys
 from typing import Callable, Optional
@@ -106,6 +107,9 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
             print(f'[{name}] invalid configuration: {e}', file=sys.stderr, flush=True)
             return 2
         executor.add_node(node)
+        # what start-up made (modules, the solver) lives as long as the node: out of the
+        # cyclic collector's full passes, which otherwise stall a callback for tens of ms
+        gc.freeze()
         try:
             (spin or spin_until_shutdown)(executor, node)
         except (KeyboardInterrupt, ExternalShutdownException):
