@@ -1,6 +1,7 @@
 # The two commands a newcomer needs:  make demo   and   make test
 # Both create their virtual environments and install from the package registry first:
-#   make demo: .venv with the runtime and the ROS 2 Kilted wheels only (no bag tools, no test tools);
+#   make demo: .venv with the runtime, the ROS 2 Kilted wheels and the simulator's extra
+#              (requirements-sim.txt: Pinocchio and the robot models; no bag tools, no test tools);
 #   make test: adds the bag tools and the test tools to .venv, then runs the whole suite on Kilted (.venv)
 #              and the ROS tests (-m ros) on ROS 2 Jazzy wheels (.venv-jazzy).
 PYTHON ?= python3

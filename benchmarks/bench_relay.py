@@ -20,7 +20,7 @@ Usage::
         --duration 8 --executors single multi events --startup-trials 9 --markdown
     ROS_DOMAIN_ID=77 .venv/bin/python benchmarks/bench_relay.py --rates 500 1000 \
         --duration 5 --settle 2 --executors events --reference events --startup-trials 0 \
-        --feedback --markdown
+        --feedback --rounds 4 --markdown
 
 DDS discovery stays on loopback (the script sets ``ROS_AUTOMATIC_DISCOVERY_RANGE`` and
 ``ROS_LOCALHOST_ONLY`` for every process).
@@ -515,6 +515,10 @@ def _print_tables(rows: list, startup: list, reference: str) -> None:
     for r in rows:
         same = (f"{r['p50_ratio_same']:.2f} | {r['p99_ratio_same']:.2f}"
                 if 'p50_ratio_same' in r else '1 | 1')
+        if 'p50_ratio_range' in r:  # medians over rounds: show the spread of the ratios
+            spread = '; '.join(f'{low:.2f}..{high:.2f}' for low, high in
+                               (r['p50_ratio_range'], r['p99_ratio_range']))
+            same = f'{same} (rounds {spread})' if r['is_distributor'] else same
         print(f"| {r['target']} | {r['rate']:.0f} | {r['held_hz']:.0f} | "
               f"{r['lost']} / {r['sent']} ({r['lost_pct']:.1f} %) | {r['p50_ms']:.2f} | "
               f"{r['p99_ms']:.2f} | {r['p50_ratio']:.2f} | {r['p99_ratio']:.2f} | {same} | "
@@ -529,6 +533,41 @@ def _print_tables(rows: list, startup: list, reference: str) -> None:
 
 
 def _latency_rows(args, domain: int) -> list:
+    """Run ``--rounds`` rounds of every latency run; one round: its rows as measured."""
+    rounds = [_latency_round(args, domain) for _ in range(args.rounds)]
+    return rounds[0] if args.rounds == 1 else [merge_rounds(same) for same in zip(*rounds)]
+
+
+def merge_rounds(same: tuple) -> dict:
+    """One row from the rows of one target and rate over the rounds.
+
+    Counts add up; latencies and ratios are medians over the rounds. A ratio is taken within
+    its round (relay and target run one after the other, under the same load), so the
+    median of the ratios is what the machine's drift between rounds leaves alone.
+
+    :param same: that target's row of each round.
+    :return: the merged row (``*_range`` keys: the lowest and highest ratio of the rounds).
+    """
+    row = dict(same[0], rounds=len(same))
+    for key in ('sent', 'lost'):
+        row[key] = sum(r[key] for r in same)
+    row['lost_pct'] = 100.0 * row['lost'] / max(row['sent'], 1)
+    row['held_hz'] = float(np.mean([r['held_hz'] for r in same]))
+    row['load1'] = round(float(np.mean([r['load1'] for r in same])), 2)
+    lossy = [r for r in same if r['lost_first_index'] is not None]
+    for key in ('lost_first_index', 'lost_last_index'):
+        row[key] = lossy[0][key] if lossy else None
+    for key in ('p50_ms', 'p99_ms', 'p50_ratio', 'p99_ratio', 'p50_ratio_same',
+                'p99_ratio_same'):
+        if key in row:
+            values = [r[key] for r in same]
+            row[key] = float(np.median(values))
+            if 'ratio' in key:
+                row[key + '_range'] = (min(values), max(values))
+    return row
+
+
+def _latency_round(args, domain: int) -> list:
     rows = []
     for rate in args.rates:
         relays = {}
@@ -584,6 +623,8 @@ def main(argv=None) -> int:
                          'executor, volatile adds the DDS discovery race')
     ap.add_argument('--feedback', action='store_true',
                     help='also run the distributor with internal_load_feedback on')
+    ap.add_argument('--rounds', type=int, default=1,
+                    help='rounds of the latency runs; with more than one, medians over rounds')
     ap.add_argument('--markdown', action='store_true')
     args = ap.parse_args(argv)
     if args.role:
