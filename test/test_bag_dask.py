@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 
+import distributed
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
@@ -22,8 +23,6 @@ import bag_fixtures as F
 from wrench_distribution.bag.parallel import analyze_directory
 from wrench_distribution.bag.pipeline import analyze_bag, Options
 from wrench_distribution.params import load_analyzer_config
-
-distributed = pytest.importorskip('distributed')
 
 ROOT = Path(__file__).resolve().parents[1]
 #: relative bag path -> (storage, samples, dropped (sample, effector) messages, seed)

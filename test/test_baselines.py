@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import numpy as np
 import pytest
 
+from wrench_distribution import core
 from wrench_distribution.core import baselines as bl
 
 PRINTED = 5e-4 + 1e-9  # half a unit of the 3rd decimal
@@ -382,9 +383,6 @@ def test_property_eq81_reproduces_resultant_eq4_generally_not(n, seed):
 
 
 def test_core_reduced_forces_only_matches_eq81_reference():
-    core = pytest.importorskip('wrench_distribution.core')
-    if not hasattr(core, 'LoadDistributor'):
-        pytest.skip('core LoadDistributor not available yet')
     contacts = [core.Contact(name=f'c{i}', type='point', position=tuple(p))
                 for i, p in enumerate(R)]
     dist = core.LoadDistributor(contacts, core.ObjectModel(com=(0.0, 0.0, 0.0)),
@@ -403,9 +401,6 @@ def test_bench_core_smoke(capsys):
     import importlib.util
     from pathlib import Path
 
-    core = pytest.importorskip('wrench_distribution.core')
-    if not hasattr(core, 'LoadDistributor'):
-        pytest.skip('core LoadDistributor not available yet')
     path = Path(__file__).resolve().parents[1] / 'benchmarks' / 'bench_core.py'
     spec = importlib.util.spec_from_file_location('bench_core_smoke', path)
     module = importlib.util.module_from_spec(spec)

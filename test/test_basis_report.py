@@ -1,9 +1,5 @@
 """Issue 9, point 5: a change of the internal-load basis is reported (in-process, no DDS)."""
-import pytest
-
-pytest.importorskip('diagnostic_msgs')
-
-from wrench_distribution.ros.diagnostics import DiagnosticsState, WARN  # noqa: E402, I100 (after the skip)
+from wrench_distribution.ros.diagnostics import DiagnosticsState, WARN
 
 
 class Logger:

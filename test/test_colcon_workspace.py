@@ -62,8 +62,8 @@ def robot_python(tmp_path_factory) -> str:
     :return: path of its interpreter.
     """
     colcon_here = os.path.join(os.path.dirname(sys.executable), 'colcon')
-    if not (os.path.exists(colcon_here) or shutil.which('colcon')):
-        pytest.skip('colcon is not installed (pip install -r requirements-test.txt)')
+    assert os.path.exists(colcon_here) or shutil.which('colcon'), \
+        'colcon is not installed (make test installs requirements-test.txt)'
     root = tmp_path_factory.mktemp('robot_python') / 'venv'
     subprocess.run([sys.executable, '-m', 'venv', '--without-pip', str(root)], check=True,
                    timeout=120)

@@ -13,15 +13,12 @@ import glob
 import os
 import re
 
+from geometry_msgs.msg import Pose, PoseArray, WrenchStamped
 import numpy as np
 import pytest
 import yaml
 
-rclpy = pytest.importorskip('rclpy')
-
-from geometry_msgs.msg import Pose, PoseArray, WrenchStamped  # noqa: E402, I100 (after the skip)
-
-from ros_harness import (domain_id_for, ros_env, script, stamped_wrench,  # noqa: E402
+from ros_harness import (domain_id_for, ros_env, script, stamped_wrench,
                          stop_process, TestClient)
 
 pytestmark = pytest.mark.ros

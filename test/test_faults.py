@@ -7,20 +7,17 @@ counted per source and cause, and the node recovers when the fault goes away.
 import math
 import time
 
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import WrenchStamped
 import numpy as np
 import pytest
+from rclpy.parameter import Parameter
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
-rclpy = pytest.importorskip('rclpy')
-
-from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402, I100 (after the skip)
-from geometry_msgs.msg import WrenchStamped  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension  # noqa: E402
-
-from ros_harness import domain_id_for, NodeProcess, stamped_wrench, TestClient  # noqa: E402
-from wrench_distribution.core import Contact, LoadDistributor, ObjectModel  # noqa: E402
-from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array  # noqa: E402
-from wrench_distribution.ros.diagnostics import level_of  # noqa: E402
+from ros_harness import domain_id_for, NodeProcess, stamped_wrench, TestClient
+from wrench_distribution.core import Contact, LoadDistributor, ObjectModel
+from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array
+from wrench_distribution.ros.diagnostics import level_of
 
 pytestmark = pytest.mark.ros
 

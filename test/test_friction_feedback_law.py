@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
-from test_distribution_engine import engine_for
+from test_distribution_engine import engine_for, resultant
 
 from wrench_distribution.core.friction import FRICTION_FIELDS, STATUSES
 from wrench_distribution.engine.feedback import RELEASE_S
@@ -82,17 +82,6 @@ def in_contact_frames(params, commands):
         rot = Rotation.from_quat(np.reshape(params['contact_orientations'], (n, 4)))
         f = rot.inv().apply(f)
     return f
-
-
-def resultant(params, commands):
-    """Resultant about the CoM in the object frame of commands as published (by hand)."""
-    n = len(params['effectors'])
-    c = np.asarray(commands, float) * params['command_sign']
-    if params['command_frame'] == 'contact':
-        rot = Rotation.from_quat(np.reshape(params['contact_orientations'], (n, 4)))
-        c = np.hstack([rot.apply(c[:, :3]), rot.apply(c[:, 3:])])
-    lever = np.reshape(params['contact_positions'], (n, 3)) - np.asarray(params['object_com'])
-    return np.concatenate([c[:, :3].sum(0), c[:, 3:].sum(0) + np.cross(lever, c[:, :3]).sum(0)])
 
 
 def utilisations(params, commands):

@@ -12,18 +12,15 @@ import warnings
 from hypothesis import given, settings, strategies as st
 import numpy as np
 import pytest
+from rosgraph_msgs.msg import Clock
+from scipy.spatial.transform import Rotation
 
-rclpy = pytest.importorskip('rclpy')
-
-from rosgraph_msgs.msg import Clock  # noqa: E402, I100 (after the skip)
-from scipy.spatial.transform import Rotation  # noqa: E402
-
-from inproc import InProcessNode, ros_context  # noqa: E402
-from ros_harness import stamped_wrench  # noqa: E402
-from wrench_distribution.analyzer_node import AnalyzerNode  # noqa: E402
-from wrench_distribution.params import ANALYZER_PARAMS  # noqa: E402
-from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array  # noqa: E402
-from wrench_distribution.ros.diagnostics import level_of, WARN  # noqa: E402
+from inproc import InProcessNode, ros_context
+from ros_harness import stamped_wrench
+from wrench_distribution.analyzer_node import AnalyzerNode
+from wrench_distribution.params import ANALYZER_PARAMS
+from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array
+from wrench_distribution.ros.diagnostics import level_of, WARN
 
 pytestmark = [pytest.mark.ros, pytest.mark.inproc]
 

@@ -12,18 +12,15 @@ import warnings
 from hypothesis import assume, given, settings, strategies as st
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
-rclpy = pytest.importorskip('rclpy')
-
-from scipy.spatial.transform import Rotation  # noqa: E402, I100 (after the skip)
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension  # noqa: E402
-
-from inproc import InProcessNode, ros_context  # noqa: E402
-from ros_harness import stamped_wrench  # noqa: E402
-from wrench_distribution.distributor_node import DistributorNode  # noqa: E402
-from wrench_distribution.params import DISTRIBUTOR_PARAMS  # noqa: E402
-from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array  # noqa: E402
-from wrench_distribution.ros.diagnostics import ERROR, level_of  # noqa: E402
+from inproc import InProcessNode, ros_context
+from ros_harness import stamped_wrench
+from wrench_distribution.distributor_node import DistributorNode
+from wrench_distribution.params import DISTRIBUTOR_PARAMS
+from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array
+from wrench_distribution.ros.diagnostics import ERROR, level_of
 
 pytestmark = [pytest.mark.ros, pytest.mark.inproc]
 

@@ -74,7 +74,6 @@ def test_config_matches_declared_parameters(path, kind):
 @pytest.mark.parametrize('kind', sorted(NODES))
 def test_node_starts_with_config(path, kind):
     """The real node parses the file with rcl (types, sections) and comes up."""
-    pytest.importorskip('rclpy')
     from ros_harness import ros_env, script
     ready = 'distributing to' if kind == 'distributor' else 'analysing'
     proc = subprocess.Popen([script(kind), '--ros-args', '--params-file', path],

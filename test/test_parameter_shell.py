@@ -1,16 +1,14 @@
 """The node shell of ros/parameters.py: validate in the on-set callback, apply after the set."""
+from hypothesis import given, settings, strategies as st
 import pytest
+import rclpy
+from rclpy.context import Context
+from rclpy.node import Node
+from rclpy.parameter import Parameter
 
-rclpy = pytest.importorskip('rclpy')
-
-from hypothesis import given, settings, strategies as st  # noqa: E402, I100 (after the skip)
-from rclpy.context import Context  # noqa: E402
-from rclpy.node import Node  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
-
-from ros_harness import domain_id_for  # noqa: E402
-from wrench_distribution.config.schema import ParamSpec  # noqa: E402
-from wrench_distribution.ros.parameters import add_parameter_callbacks, declare_from_specs  # noqa: E402
+from ros_harness import domain_id_for
+from wrench_distribution.config.schema import ParamSpec
+from wrench_distribution.ros.parameters import add_parameter_callbacks, declare_from_specs
 
 pytestmark = pytest.mark.ros
 

@@ -2,21 +2,18 @@
 import math
 import time
 
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import WrenchStamped
 import numpy as np
 import pytest
+from rclpy.parameter import Parameter
+from std_msgs.msg import Float64MultiArray
 
-rclpy = pytest.importorskip('rclpy')
-
-from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402, I100 (after the skip)
-from geometry_msgs.msg import WrenchStamped  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
-from std_msgs.msg import Float64MultiArray  # noqa: E402
-
-from ros_harness import (diag_messages, domain_id_for, NodeProcess,  # noqa: E402
+from ros_harness import (diag_messages, domain_id_for, NodeProcess,
                          stamped_wrench, TestClient)
-from wrench_distribution.core import LoadDistributor, quaternion_to_matrix  # noqa: E402
-from wrench_distribution.params import load_analyzer_config  # noqa: E402
-from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array  # noqa: E402
+from wrench_distribution.core import LoadDistributor, quaternion_to_matrix
+from wrench_distribution.params import load_analyzer_config
+from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array
 
 pytestmark = pytest.mark.ros
 

@@ -5,19 +5,16 @@ per-effector friction topic.
 """
 import time
 
+from geometry_msgs.msg import WrenchStamped
 import numpy as np
 import pytest
+from std_msgs.msg import Float64MultiArray
+from visualization_msgs.msg import MarkerArray
 
-rclpy = pytest.importorskip('rclpy')
-
-from geometry_msgs.msg import WrenchStamped  # noqa: E402, I100 (after the skip)
-from std_msgs.msg import Float64MultiArray  # noqa: E402
-from visualization_msgs.msg import MarkerArray  # noqa: E402
-
-from ros_harness import (diag_messages, diag_values, domain_id_for, NodeProcess,  # noqa: E402
+from ros_harness import (diag_messages, diag_values, domain_id_for, NodeProcess,
                          stamped_wrench, TestClient)
-from test_ros_distributor import Rig  # noqa: E402
-from wrench_distribution.core import quaternion_to_matrix  # noqa: E402
+from test_ros_distributor import Rig
+from wrench_distribution.core import quaternion_to_matrix
 
 pytestmark = pytest.mark.ros
 

@@ -14,23 +14,15 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 from ros_harness import diag_messages, diag_values, domain_id_for, NodeProcess, TestClient
 from test_ros_distributor import Rig
+from test_ros_friction import FINGERS, HAND as FRICTION_HAND, QUATS
 from wrench_distribution.core import quaternion_to_matrix
 
 pytestmark = pytest.mark.ros
 
 DOMAIN = domain_id_for(__name__)
-FINGERS = ['thumb', 'index', 'middle']
-QUATS = [[0.5, -0.5, 0.5, 0.5], [-0.6830127, -0.1830127, -0.6830127, 0.1830127],
-         [-0.1830127, -0.6830127, -0.1830127, 0.6830127]]
-HAND = {
-    'effectors': FINGERS, 'contact_types': ['point'] * 3, 'contact_source': 'static',
-    'contact_positions': [0.0, 0.04, 0.0, -0.034641, -0.02, 0.0, 0.034641, -0.02, 0.0],
-    'contact_orientations': sum(QUATS, []), 'object_frame': 'object',
-    'friction_coefficients': [0.5, 0.5, 0.5], 'friction_margin': 0.1,
-    'diagnostics_period': 0.2, 'input_timeout': 0.0, 'friction_mode': 'auto',
-    'friction_feedback': True, 'friction_feedback_kp': 0.5, 'friction_feedback_ki': 5.0,
-    'friction_feedback_limit': 0.3, 'friction_feedback_timeout': 0.5,
-}
+HAND = {**FRICTION_HAND, 'friction_mode': 'auto',
+        'friction_feedback': True, 'friction_feedback_kp': 0.5, 'friction_feedback_ki': 5.0,
+        'friction_feedback_limit': 0.3, 'friction_feedback_timeout': 0.5}
 WEIGHT = [0.0, 0.0, 2.943, 0.0, 0.0, 0.0]
 FIELDS = 'utilisation;normal_force;status(ok,near_limit,slipping,pulling,unloaded,unconstrained)'
 

@@ -5,17 +5,14 @@ The distributor's commands are fed unchanged over DDS to the analyzer as its F/T
 import math
 import time
 
+from geometry_msgs.msg import WrenchStamped
 import numpy as np
 import pytest
+from std_msgs.msg import Float64, Float64MultiArray
 
-rclpy = pytest.importorskip('rclpy')
-
-from geometry_msgs.msg import WrenchStamped  # noqa: E402, I100 (after the skip)
-from std_msgs.msg import Float64, Float64MultiArray  # noqa: E402
-
-from ros_harness import domain_id_for, NodeProcess, stamped_wrench, TestClient  # noqa: E402
-from wrench_distribution.core import Contact, DistributionOptions, LoadDistributor, ObjectModel  # noqa: E402
-from wrench_distribution.ros.conversions import wrench_to_array  # noqa: E402
+from ros_harness import domain_id_for, NodeProcess, stamped_wrench, TestClient
+from wrench_distribution.core import Contact, DistributionOptions, LoadDistributor, ObjectModel
+from wrench_distribution.ros.conversions import wrench_to_array
 
 pytestmark = pytest.mark.ros
 

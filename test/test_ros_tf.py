@@ -8,23 +8,20 @@ import math
 import time
 import types
 
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import WrenchStamped
 import numpy as np
 import pytest
+from rclpy.parameter import Parameter
+from rclpy.time import Time
+from scipy.spatial.transform import Rotation
 
-rclpy = pytest.importorskip('rclpy')
-
-from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402, I100 (after the skip)
-from geometry_msgs.msg import WrenchStamped  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
-from rclpy.time import Time  # noqa: E402
-from scipy.spatial.transform import Rotation  # noqa: E402
-
-from ros_harness import (diag_messages, diag_values, domain_id_for, stamped_wrench,  # noqa: E402
+from ros_harness import (diag_messages, diag_values, domain_id_for, stamped_wrench,
                          TestClient)
-import tf2_standin  # noqa: E402
-from tf2_standin import transform  # noqa: E402
-from wrench_distribution.ros import tf as wd_tf  # noqa: E402
-from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array  # noqa: E402
+import tf2_standin
+from tf2_standin import transform
+from wrench_distribution.ros import tf as wd_tf
+from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array
 
 pytestmark = pytest.mark.ros
 

@@ -18,7 +18,7 @@ NODE_SCRIPTS = {'distributor', 'analyzer', 'object-sim', 'object-controller',
 @pytest.fixture
 def ros_context():
     """Yield a private, initialised rclpy context (no node, no DDS traffic)."""
-    rclpy = pytest.importorskip('rclpy')
+    import rclpy
     ctx = rclpy.Context()
     rclpy.init(context=ctx)
     yield ctx
