@@ -52,6 +52,12 @@ def _six(name: str, default: list, description: str) -> ParamSpec:
               constraints='6 finite numbers [x, y, z, rx, ry, rz]')
 
 
+#: Effector models that are arms under the admittance law (wrench references in the sensor
+#: frames): Cartesian arm tips, or arms with joints.
+ARM_EFFECTOR_MODELS = ('admittance', 'joints')
+#: Robots the arms with joints can be (example-robot-data models, :mod:`..sim.arm_models`).
+ARM_ROBOTS = ('panda', 'ur5')
+
 #: ``object_sim`` parameters of the admittance-controlled arms (docs/simulator.md, 8): the
 #: controllers' own settings (ros2_controllers ``admittance_controller`` names), the arms'
 #: reference motion, and how the simulator's truth differs from the nodes' configuration.
@@ -61,7 +67,7 @@ ADMITTANCE_PARAMS: tuple = (
        'tips, each driven by an admittance controller fed with wrench_command as its '
        '~/wrench_reference (rigid contacts only); joints: arms with joints (Panda, UR5; '
        'needs pip install .[sim]) under the same admittance law, damped least squares and a '
-       'joint position loop.', accepted=('force', 'admittance', 'joints')),
+       'joint position loop.', accepted=('force',) + ARM_EFFECTOR_MODELS),
     _six('admittance_mass', [10.0, 10.0, 10.0, 0.5, 0.5, 0.5],
          'admittance.mass per axis of the control frame (the sensor frame) (kg, kg m^2).'),
     _six('admittance_damping_ratio', [1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
@@ -108,7 +114,7 @@ ADMITTANCE_PARAMS: tuple = (
 JOINT_ARM_PARAMS: tuple = (
     _p('arm_robots', STRING_ARRAY, [],
        'Robot of each arm (example-robot-data models); empty: panda for every arm.',
-       constraints='one of panda, ur5 per effector, or empty'),
+       constraints=f'one of {", ".join(ARM_ROBOTS)} per effector, or empty'),
     _p('arm_base_positions', DOUBLE_ARRAY, [],
        'World position of each arm base [x,y,z per effector] (m); needed by '
        'effector_model joints.',

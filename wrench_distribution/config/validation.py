@@ -6,7 +6,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from .schema import (BOOL, BUILTIN_PARAMS, ConfigError, DOUBLE, DOUBLE_ARRAY, INTEGER, INTEGER_ARRAY,
                      LIMIT_CEILING, PARAM_INDEX, ParamSpec, STRING, STRING_ARRAY)
-from .sim import SIM_SPECS
+from .sim import ARM_EFFECTOR_MODELS, ARM_ROBOTS, SIM_SPECS
 
 #: Kind (node name) -> parameter name -> spec, for the two nodes and the simulator's nodes.
 INDEX = dict(PARAM_INDEX, **{kind: {s.name: s for s in specs} for kind, specs in SIM_SPECS.items()})
@@ -375,7 +375,7 @@ def _check_admittance(v: dict, idx: dict) -> None:
         if any(x < 0 for x in v[name]):
             raise ConfigError(f"parameter '{name}': must be >= 0, got {v[name]!r}; "
                               f'accepted: {idx[name].constraint_text()}, each >= 0')
-    if v['effector_model'] in ('admittance', 'joints') and 'point' in v['contact_types']:
+    if v['effector_model'] in ARM_EFFECTOR_MODELS and 'point' in v['contact_types']:
         raise ConfigError("parameter 'effector_model': admittance arms hold rigid grasps only, "
                           f"got contact_types {v['contact_types']!r}; accepted: force, or "
                           'admittance or joints with rigid contacts')
@@ -388,7 +388,7 @@ def _check_joint_arms(v: dict, idx: dict) -> None:
     for name, width in (('arm_robots', 1), ('arm_base_positions', 3),
                         ('arm_base_orientations', 4)):
         _per_effector(v, name, n, width, spec=idx[name])
-    unknown = [r for r in v['arm_robots'] if r not in ('panda', 'ur5')]
+    unknown = [r for r in v['arm_robots'] if r not in ARM_ROBOTS]
     if unknown:
         raise ConfigError(f"parameter 'arm_robots': unknown {unknown!r}; accepted: "
                           f"{idx['arm_robots'].constraint_text()}")

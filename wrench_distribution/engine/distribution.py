@@ -27,7 +27,7 @@ from wrench_distribution.core import UnrealisableWrenchError, WrenchDistribution
 from wrench_distribution.core.codec import same_frame
 from wrench_distribution.core.limits import CommandLimits
 from .cache import DistributorCache
-from .feedback import FeedbackGains, InternalLoadFeedback
+from .feedback import bounded, FeedbackGains, InternalLoadFeedback
 from .friction import FrictionStage
 from .prescription import InternalLoadPrescription
 from .status import ERROR, OK, STALE, WARN
@@ -328,7 +328,7 @@ class DistributionEngine:
             return self._corr_cached  # same correction as the last message: no new product
         lam = self.lam if self.lam is not None else np.zeros(corr.size)
         bound = self.limits.internal_load
-        corr = np.minimum(np.maximum(lam + corr, -bound), bound) - lam  # internal_load_limit
+        corr = bounded(lam + corr, -bound, bound) - lam  # never beyond internal_load_limit
         extra = dist.internal_basis(self.object_axes) @ corr
         self._corr_key = (self.feedback.correction, self.lam, internal, dist)
         self._corr_cached = (extra if internal is None else internal + extra), corr

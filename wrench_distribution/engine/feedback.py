@@ -31,7 +31,7 @@ import numpy as np
 RELEASE_S = 1.0
 
 
-def _bounded(values: np.ndarray, low, high) -> np.ndarray:
+def bounded(values: np.ndarray, low, high) -> np.ndarray:
     """Return ``values`` clipped to ``[low, high]`` (np.clip without its per-call overhead)."""
     return np.minimum(np.maximum(values, low), high)
 
@@ -215,8 +215,8 @@ class PILoop:
         low, high = g.bounds
         kp_error = self.kp * self.error
         if self._rebumpless:  # bumpless start: u stays where it was
-            self.integral = _bounded(self.correction - kp_error, -g.integral_limit,
-                                     g.integral_limit)
+            self.integral = bounded(self.correction - kp_error, -g.integral_limit,
+                                    g.integral_limit)
             self._rebumpless = False
             dt = 0.0
         step = self.ki * self.error * dt
@@ -230,9 +230,9 @@ class PILoop:
                       | (outward & saturated))
             integral = np.where(frozen, self.integral, integral)
         if self.tracking:  # the integral follows the bounds: no memory of a saturated past
-            integral = _bounded(integral, low - kp_error, high - kp_error)
-        self.integral = _bounded(integral, -g.integral_limit, g.integral_limit)
-        self.correction = _bounded(kp_error + self.integral, low, high)
+            integral = bounded(integral, low - kp_error, high - kp_error)
+        self.integral = bounded(integral, -g.integral_limit, g.integral_limit)
+        self.correction = bounded(kp_error + self.integral, low, high)
 
     def _refuse(self, why: str, key: str) -> str:
         """Refuse a measurement: count it, suspend the loop, return why."""

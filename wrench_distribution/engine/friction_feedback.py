@@ -26,6 +26,7 @@ import numpy as np
 from wrench_distribution.core.codec import split_labels
 from wrench_distribution.core.friction import FRICTION_FIELDS, STATUSES, UTILISATION_FLOOR
 from .feedback import FeedbackGains, PILoop
+
 #: Status codes of a contact in contact: its utilisation counts.
 IN_CONTACT = tuple(STATUSES.index(s) for s in ('ok', 'near_limit', 'slipping'))
 

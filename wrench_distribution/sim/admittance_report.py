@@ -18,6 +18,7 @@ from typing import Mapping, Optional
 
 import numpy as np
 
+from wrench_distribution.config.sim import ARM_EFFECTOR_MODELS
 from wrench_distribution.core.codec import zero_below_resolution
 
 #: Closed-loop target per element: the larger of this fraction of the command and an
@@ -61,7 +62,7 @@ def follow_controller_move(sections: dict) -> None:
     :param sections: node name -> parameters (changed in place).
     """
     sim, ctl = sections['object_sim'], sections['object_controller']
-    if sim.get('effector_model') not in ('admittance', 'joints'):
+    if sim.get('effector_model') not in ARM_EFFECTOR_MODELS:
         return
     for name in ('move_start', 'move_duration', 'move_offset', 'move_rotation'):
         if name in ctl:
@@ -248,8 +249,8 @@ def write_element_summary(out: Path, sections: Mapping, duration: float,
     :param plot: draw ``elements.png`` (with the other loop's run when it is there).
     :return: the summary, or None when not computed
     """
-    if summary_json is None and sections['object_sim'].get('effector_model') not in (
-            'admittance', 'joints'):
+    if summary_json is None and (sections['object_sim'].get('effector_model')
+                                 not in ARM_EFFECTOR_MODELS):
         return None
     try:
         summary = element_summary(out, sections, duration)

@@ -14,6 +14,8 @@ from typing import Sequence
 
 import numpy as np
 
+from wrench_distribution.config.sim import ARM_ROBOTS
+
 try:
     import pinocchio
 except ImportError as error:  # pragma: no cover - the sim extra installs it
@@ -21,8 +23,8 @@ except ImportError as error:  # pragma: no cover - the sim extra installs it
         'the arms-with-joints simulator needs Pinocchio: pip install .[sim] '
         '(or pip install -r requirements-sim.txt)') from error
 
-#: Robots shipped by example-robot-data that the simulator knows.
-ROBOTS = ('panda', 'ur5')
+#: Robots shipped by example-robot-data that the simulator knows (their parameter's values).
+ROBOTS = ARM_ROBOTS
 
 #: Per robot: URDF path under ``robots/``, flange frame, joints to lock, home posture.
 _CATALOGUE = {

@@ -301,10 +301,6 @@ class JointArmController:
 
 
 # --- the held object with arms with joints ----------------------------------------------
-def _to_se3(position, rotation) -> pinocchio.SE3:
-    return pinocchio.SE3(np.asarray(rotation, float), np.asarray(position, float))
-
-
 class JointArmsSim:
     """The object held by arms with joints, each under its controller; the physics of ``object_sim``.
 
@@ -339,6 +335,7 @@ class JointArmsSim:
         self.rigid = np.ones(self.n, dtype=bool)
         self._data = [arm.model.createData() for arm in chain.arms]
         self._wrenches = None
+        self._placements = None
         #: Steps in which a measured joint position was outside its limits, per arm.
         self.limit_violations = np.zeros(self.n, dtype=int)
 
@@ -346,13 +343,15 @@ class JointArmsSim:
     def flange_placements(self) -> list:
         """World placements of the flanges (the F/T sensor frames).
 
-        :return: ``pinocchio.SE3`` per arm
+        :return: ``pinocchio.SE3`` per arm (computed once per state)
         """
-        out = []
-        for arm, data, q in zip(self.chain.arms, self._data, self.state.q):
-            pinocchio.framesForwardKinematics(arm.model, data, q)
-            out.append(data.oMf[arm.flange_frame].copy())
-        return out
+        if self._placements is None:
+            out = []
+            for arm, data, q in zip(self.chain.arms, self._data, self.state.q):
+                pinocchio.framesForwardKinematics(arm.model, data, q)
+                out.append(data.oMf[arm.flange_frame].copy())
+            self._placements = out
+        return self._placements
 
     def effector_frames(self) -> np.ndarray:
         """World orientation of each flange (sensor) frame.
@@ -436,7 +435,7 @@ class JointArmsSim:
         if fixed:
             self.state.object_placement = placement
             self.state.object_velocity = np.zeros(6)
-        self._wrenches = None
+        self._wrenches = self._placements = None
         for i, (arm, q) in enumerate(zip(self.chain.arms, self.state.q)):
             self.limit_violations[i] += int(np.any((q < arm.lower) | (q > arm.upper)))
         self.time += dt

@@ -30,7 +30,7 @@ from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from visualization_msgs.msg import Marker, MarkerArray
 
-from wrench_distribution.config.sim import SIM_PARAMS
+from wrench_distribution.config.sim import ARM_EFFECTOR_MODELS, SIM_PARAMS
 from wrench_distribution.core.codec import join_labels, ns_to_stamp, stamp_to_ns
 from wrench_distribution.core.spatial import matrix_to_quaternion as quaternion_from_matrix
 from wrench_distribution.ros.parameters import declare_and_validate
@@ -69,7 +69,7 @@ class ObjectSimNode(Node):
         self.n = len(self.effectors)
         self.sim = build_sim(self.p)
         #: Admittance-controlled arms: commands are wrench references in the sensor frames.
-        self.arms = self.p['effector_model'] in ('admittance', 'joints')
+        self.arms = self.p['effector_model'] in ARM_EFFECTOR_MODELS
         self.sensors = self.sim.sensors if self.arms else build_sensors(self.p)
         self.dropped_references = np.zeros(len(self.p['effectors']), dtype=int)
         self.dt = 1.0 / float(self.p['physics_rate'])
