@@ -55,3 +55,31 @@ def test_prescription_alone_slips_and_auto_holds(tmp_path):
     assert held['added_squeeze']['correlation_with_desired_force'] > 0.9
     assert 'Friction: the same grasp' in proc.stdout
     assert (tmp_path / 'three_finger_hand_friction_compare.png').stat().st_size > 10_000
+
+
+def test_comparison_with_friction_feedback_reads_its_own_runs(tmp_path):
+    """``--friction compare --friction-feedback on`` compares the runs it just made.
+
+    A stale auto run of an earlier comparison sits in the output directory: the comparison
+    must read the feedback run (its own directory name), not the stale one and not crash.
+    """
+    stale = tmp_path / 'three_finger_hand_squeeze0.5_friction_auto'
+    stale.mkdir()
+    (stale / 'summary.json').write_text('{}')
+    env = dict(os.environ)
+    env.update({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1',
+                'ROS_DOMAIN_ID': str(domain_id_for()), 'MPLBACKEND': 'Agg'})
+    cmd = [sys.executable, '-m', 'wrench_distribution.demo', '--scenario', 'three_finger_hand',
+           '--friction', 'compare', '--friction-feedback', 'on', '--duration', '2.5',
+           '--rate', '100', '--timeout', '100', '--out', str(tmp_path)]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    run = tmp_path / 'three_finger_hand_squeeze0.5_friction_auto_friction_feedback'
+    params = (run / 'params.yaml').read_text()
+    assert 'friction_feedback: true' in params
+    assert 'friction_feedback: true' not in (
+        tmp_path / 'three_finger_hand_squeeze0.5_friction_check' / 'params.yaml').read_text()
+    assert f'friction_mode auto ({run.name}): held' in proc.stdout
+    assert (stale / 'summary.json').read_text() == '{}'  # untouched, and not what was read
+    held = json.loads((run / 'summary.json').read_text())['friction']
+    assert not held['slipped'] and max(held['slip_m'].values()) < 1e-3

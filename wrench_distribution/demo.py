@@ -192,15 +192,24 @@ def _require_sim_extra() -> None:
                          'requirements-sim.txt)')
 
 
-def _output_dir(args, name: str) -> Path:
-    """Create a fresh output directory (with ``logs/``) named after the run's options."""
-    tag = name + ('_' + args.baseline if args.baseline else '') + (
+def _run_tag(args, name: str) -> str:
+    """Return the name of a run's output directory: the scenario's, then the run's options.
+
+    :param args: the run's parsed options.
+    :param name: the scenario's name.
+    :return: the directory name.
+    """
+    return name + ('_' + args.baseline if args.baseline else '') + (
         '_zero' if args.internal_load == 'zero' else '') + (
         f'_squeeze{args.squeeze:g}' if args.squeeze is not None else '') + (
         f'_friction_{args.friction}' if args.friction else '') + (
         '_feedback' if args.internal_load_feedback == 'on' else '') + (
         '_friction_feedback' if args.friction_feedback == 'on' else '')
-    out = Path(args.out) / tag
+
+
+def _output_dir(args, name: str) -> Path:
+    """Create a fresh output directory (with ``logs/``) named after the run's options."""
+    out = Path(args.out) / _run_tag(args, name)
     if out.exists():
         shutil.rmtree(out)
     (out / 'logs').mkdir(parents=True)
@@ -496,16 +505,16 @@ def compare_friction(argv: list, args: argparse.Namespace) -> int:
         base += ['--move-duration', '0.6']  # a brisk lift: the squeeze must follow it
     if args.squeeze is None:
         base += ['--squeeze', '0.5']  # too light to hold the ball by friction alone
+    name = scenario_file(args.scenario).stem.replace('demo_', '')
     runs = []
     for mode in ('check', 'auto'):
-        code = main(base + ['--friction', mode] + (  # the feedback tightens auto mode only
-            ['--friction-feedback', args.friction_feedback] if mode == 'auto' else []))
+        run = base + ['--friction', mode] + (  # the feedback tightens auto mode only
+            ['--friction-feedback', args.friction_feedback] if mode == 'auto' else [])
+        code = main(run)
         if code != 0:
             return code
-        runs.append(Path(args.out) / f'*_friction_{mode}')
-    runs = [sorted(Path(args.out).glob(r.name), key=lambda p: p.stat().st_mtime)[-1] for r in runs]
+        runs.append(Path(args.out) / _run_tag(parse_args(run), name))  # this run's, not a glob
     from .sim.friction_report import compare
-    name = scenario_file(args.scenario).stem.replace('demo_', '')
     text = compare(runs[0], runs[1], Path(args.out) / f'{name}_friction_compare.png')
     print()
     print(text)
