@@ -337,7 +337,8 @@ def plot_elements(out: Path, path: Path) -> None:
         ax.grid(alpha=0.3)
     np.atleast_1d(axes)[0].legend(fontsize=7, loc='upper right')
     np.atleast_1d(axes)[-1].set_xlabel('sim time [s]')
-    fig.suptitle('dual-arm admittance: internal load per element')
+    run = out.name[:-len('_feedback')] if out.name.endswith('_feedback') else out.name
+    fig.suptitle(f'{run}: internal load per element')
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
