@@ -121,6 +121,33 @@ class ForeignPlant:
         return coords
 
 
+def coupled_arms(positions, force, seed, coupling, delay, scale=1.0) -> ForeignPlant:
+    """Return two arms with per-axis gains 0.6-1.4, coupling, biases of 2-5 N and 0.1-0.3 N*m.
+
+    :param coupling: the largest gain between two different wrench components (any axes,
+        either effector).
+    :param delay: commands held in the FIFO.
+    :param scale: a factor on the whole gain matrix.
+    """
+    rng = np.random.default_rng(seed)
+    gain = np.diag(rng.uniform(0.6, 1.4, 12)) + coupling * rng.uniform(-1.0, 1.0, (12, 12))
+    bias = rng.choice([-1.0, 1.0], 12) * np.tile(
+        np.concatenate([rng.uniform(2.0, 5.0, 3), rng.uniform(0.1, 0.3, 3)]), 2)
+    return ForeignPlant(positions, scale * gain, bias, delay, rng.uniform(0.5, 2.0, 12), force)
+
+
+def settled_correction(plant: ForeignPlant, target: np.ndarray) -> np.ndarray:
+    """Return the correction ``u*`` at which the plant's truth is ``target`` (a fresh plant).
+
+    The truth is affine in the commanded internal load: ``truth(target + u) = truth(target)
+    + Gamma u``, so ``u* = Gamma^-1 (target - truth(target))``.
+    """
+    still = ForeignPlant(plant.positions, plant.gain, plant.bias, 0, np.ones(12), plant.resultant[:3])
+    still.S = plant.S
+    commands = plant.manipulating + plant.E @ target
+    return np.linalg.solve(plant.gamma(), target - still.truth(still.deliver(commands)))
+
+
 # --- the sampled PI with a delay: stability -------------------------------------------------
 def mode_polynomial(sigma: complex, kp: float, integral: float, n: int) -> np.ndarray:
     """Return the coefficients of ``z^(n+1) - z^n + sigma (kp + ki T) z - sigma kp``.

@@ -12,8 +12,8 @@ from hypothesis import given, settings, strategies as st
 import numpy as np
 import pytest
 
-from foreign_plants import (critical_integral_gain, ForeignPlant, named_wrenches,
-                            spectral_radius)
+from foreign_plants import (coupled_arms, critical_integral_gain, named_wrenches,
+                            settled_correction, spectral_radius)
 from wrench_distribution.engine.distribution import DistributionEngine
 from wrench_distribution.engine.feedback import FeedbackGains, InternalLoadFeedback
 from wrench_distribution.params import validate_params
@@ -193,12 +193,9 @@ def test_the_hand_named_wrenches_and_split_are_the_packages():
                                atol=1e-12)
 
 
-def arms(seed, coupling, delay, scale=1.0):
-    """Two arms with per-axis gains 0.6-1.4, coupling, 2-5 N / 0.1-0.3 N*m biases, a delay."""
-    rng = np.random.default_rng(seed)
-    gain = np.diag(rng.uniform(0.6, 1.4, 12)) + coupling * rng.uniform(-1.0, 1.0, (12, 12))
-    bias = rng.choice([-1.0, 1.0], 12) * np.tile([*rng.uniform(2, 5, 3), *rng.uniform(0.1, 0.3, 3)], 2)
-    return ForeignPlant(POSITIONS, scale * gain, bias, delay, rng.uniform(0.5, 2.0, 12), FORCE)
+def arms(seed, coupling, delay):
+    """Two coupled arms on the plants' grasp (``foreign_plants.coupled_arms``)."""
+    return coupled_arms(POSITIONS, FORCE, seed, coupling, delay)
 
 
 def run_engine(plant, eng, samples):
@@ -229,10 +226,12 @@ def stable_ki(plant, kp, fraction):
 
 
 def test_engine_with_the_default_gains_brings_the_truth_to_the_target():
-    plant = arms(11, 0.05, 8)  # 16 ms
-    truths = run_engine(plant, engine(), 4000)  # 8 s: 1 / (g ki) = 0.5 s per e-fold
+    plant, eng = arms(11, 0.05, 8), engine()  # 16 ms
+    truths = run_engine(plant, eng, 4000)  # 8 s: 1 / (g ki) = 0.5 s per e-fold
     assert np.abs(truths[0] - TARGET).max() > 2.0
     np.testing.assert_allclose(truths[-1], TARGET, atol=0.01)
+    np.testing.assert_allclose(eng.applied_correction, settled_correction(plant, TARGET),
+                               atol=0.02)
 
 
 @settings(max_examples=12, deadline=None)
