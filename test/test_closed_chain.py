@@ -659,8 +659,10 @@ def spring_on_object(grasp, placement, relative):
 
 
 def mixed_reference(arms, grasps, inertia, state, torques):
-    """Accelerations and grasp wrenches by Pinocchio: rigid grasps as ``CONTACT_6D``,
-    compliant ones as the generalised forces of their spring-dampers (written here).
+    """Return accelerations and grasp wrenches by Pinocchio, compliant grasps as forces.
+
+    Rigid grasps are ``CONTACT_6D``; compliant ones the generalised forces of their
+    spring-dampers (written here).
 
     :return: stacked accelerations and the (l, 6) wrenches on the object at each grasp
         frame, grasp axes.
@@ -726,7 +728,7 @@ def constrained_whole(arms, grasps, inertia, state, tau, object_force, rigid):
 
 @st.composite
 def mixed_systems(draw):
-    """A random closed system (``systems``), some grasps made compliant, deflected, moving."""
+    """Draw a closed system (``systems``), some grasps made compliant, deflected, moving."""
     arms, grasps, inertia, state, torques = draw(systems())
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     compliant = draw(st.lists(st.booleans(), min_size=len(arms), max_size=len(arms)).filter(any))
@@ -744,8 +746,10 @@ def mixed_systems(draw):
 @settings(max_examples=20, deadline=None, phases=NO_SHRINK)
 @given(system=mixed_systems())
 def test_compliant_and_mixed_grasps_in_motion_match_pinocchio(system):
-    """Springs deflected by centimetres, pads sliding at up to 1 rad/s per joint, rigid
-    grasps closed and moving: accelerations and every grasp's wrench as Pinocchio's.
+    """Springs deflected, pads sliding, rigid grasps closed and moving: as Pinocchio.
+
+    Joints 2 cm off where they close the compliant grasps, up to 1 rad/s more per joint:
+    accelerations and every grasp's wrench as Pinocchio's.
     """
     ours, wrenches = solve(*system)
     reference, reference_wrenches = mixed_reference(*system)
