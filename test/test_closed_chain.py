@@ -606,7 +606,10 @@ def test_off_the_manifold_the_closure_obeys_baumgartes_law_by_finite_differences
         phi, nu, rate = closure_derivatives(arm, grasp, state, index, result.joint[index],
                                             result.object, step)
         assert np.linalg.norm(nu) > 0.1  # inconsistent velocities indeed
-        assert np.abs(phi).max() >= 0.1 * closure
+        if closure:  # off the closure by about the joints' offset, or closed as drawn
+            assert np.abs(phi).max() >= 0.1 * closure
+        else:
+            assert np.abs(phi).max() < 1e-9
         terms = [rate, 2.0 * frequency * nu, frequency ** 2 * phi]
         # the scale: the largest term, the flange's acceleration (what cancels in nu'), or
         # the transport term's size |nu| (|nu| + |V_o|); the differences' rounding and
