@@ -306,9 +306,9 @@ class PILoop:
             return f'suspended: {self.suspended}'
         if self.at_limit.any():
             where = [name for name, hit in zip(self.names, self.at_limit) if hit] \
-                if len(self.names) == self.size else [str(j) for j in np.flatnonzero(self.at_limit)]
-            return (f'closed loop, correction at {self.limit_name} '
-                    f'{self.gains.correction_limit:g} on {", ".join(where)}')
+                if len(self.names) == self.size else []  # one margin for all effectors
+            return (f'closed loop, correction at {self.limit_name} {self.gains.correction_limit:g}'
+                    + (f' on {", ".join(where)}' if where else ''))
         return 'closed loop'
 
 
