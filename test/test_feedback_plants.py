@@ -16,6 +16,7 @@ from foreign_plants import (coupled_arms, critical_integral_gain, named_wrenches
                             settled_correction, spectral_radius)
 from wrench_distribution.engine.distribution import DistributionEngine
 from wrench_distribution.engine.feedback import FeedbackGains, InternalLoadFeedback
+from wrench_distribution.engine.status import WARN
 from wrench_distribution.params import validate_params
 
 MS = 1_000_000  # ns
@@ -254,3 +255,25 @@ def test_engine_just_outside_the_range_diverges_on_the_truth():
     truths = run_engine(plant, engine(0.2, stable_ki(plant, 0.2, 1.15)), 3000)
     error = np.abs(truths - TARGET).max(1)
     assert error[-300:].max() > 10.0 * error[300:600].max()
+
+
+def test_engine_outside_the_range_with_the_default_limit_warns_in_its_diagnostics():
+    """With feedback_correction_limit 20 the divergence is bounded, and a WARN says why."""
+    plant = arms(11, 0.05, 8)
+    eng = engine(0.2, stable_ki(plant, 0.2, 1.5), correction_limit=20.0)
+    truths = run_engine(plant, eng, 2500)
+    assert np.abs(truths[-500:] - TARGET).max() > 5.0  # never settles
+    assert eng.feedback.counters['feedback_at_limit'] > 100
+    names, wrench, hits = eng.cache.distributor.basis_names, np.r_[FORCE, np.zeros(3)], 0
+    for k in range(2500, 2700):  # each instant: a WARN exactly while a correction is at 20
+        outcome = eng.step(k * 2 * MS, wrench, 0, k * 2 * MS)
+        assert np.abs(eng.applied_correction).max() <= 20.0
+        eng.offer_measurement(names, plant.truth(plant.deliver(outcome.commands)), k * 2 * MS)
+        warned = [(level, text) for level, text in eng.conditions(k * 2 * MS)['feedback']]
+        at_limit = [name for name, u in zip(names, eng.feedback.correction) if abs(u) == 20.0]
+        hits += bool(at_limit)
+        assert [text for _, text in warned] == ([
+            'internal-load feedback closed loop, correction at feedback_correction_limit 20 on '
+            + ', '.join(at_limit)] if at_limit else [])
+        assert all(level == WARN for level, _ in warned)
+    assert hits > 20
