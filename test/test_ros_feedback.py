@@ -2,7 +2,7 @@
 
 The loop is closed through a plant that is not our model (``foreign_plants.py``): the test
 node reads the commands, rotates them from the contact frames into the object frame by hand,
-and the plant delivers them one command late (a FIFO: 10-20 ms at this loop's pace) through
+and the plant delivers them one command late (a FIFO: 10 ms or more at this loop's pace) through
 per-axis gains with coupling between axes and arms, with biases of 2-5 N and 0.1-0.3 N*m,
 the object settling in equilibrium through the arms' compliance. The true internal load is
 computed from the true contact wrenches by hand and published, labelled with the basis, on
