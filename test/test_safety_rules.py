@@ -5,33 +5,22 @@ parameter (a limit may only go down, per effector; a timeout guard may be switch
 shortened; ``on_limit`` may never become ``scale``; ``on_timeout`` may never become ``stop``);
 the engine, fed a refused change, keeps commanding inside the limits in force.
 """
+import os
+
 from hypothesis import given, settings, strategies as st
 import numpy as np
 import pytest
 
 from wrench_distribution.config import safety
-from wrench_distribution.config.safety import (check_runtime_change, defaults_in_force, OPT_IN,
-                                               RefusedChanges, RUNTIME_RULES, UnsafeChangeError)
+from wrench_distribution.config.safety import (check_runtime_change, defaults_in_force,
+                                               FREE_AT_RUNTIME, OPT_IN, RefusedChanges,
+                                               RUNTIME_RULES, runtime_table, UnsafeChangeError)
 from wrench_distribution.config.schema import DISTRIBUTOR_PARAMS, LIMIT_CEILING
 from wrench_distribution.engine.distribution import DistributionEngine
 from wrench_distribution.params import validate_params
 
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECS = {s.name: s for s in DISTRIBUTOR_PARAMS}
-#: every runtime parameter the rule leaves free, and why it cannot widen what is commanded
-FREE = {
-    'torque_share': 'moves torque between contacts; the command limits bound every result',
-    'internal_load': 'a prescription, refused over internal_load_limit and the command limits',
-    'internal_load_handles': 'the same prescription as physical handles',
-    'publish_markers': 'display only', 'marker_scale': 'display only',
-    'internal_load_feedback': 'its correction is bounded by feedback_correction_limit, '
-                              'internal_load_limit and the command limits',
-    'feedback_kp': 'a gain: the correction stays within its limits',
-    'feedback_ki': 'a gain: the integral stays within feedback_integral_limit',
-    'friction_feedback': 'raises the margin only, within friction_feedback_limit and the limits',
-    'friction_feedback_kp': 'a gain within friction_feedback_limit',
-    'friction_feedback_ki': 'a gain within friction_feedback_limit',
-    'no_subscriber_grace': 'a diagnostics WARN delay; commands are unaffected',
-}
 LIMITS = ('force_limits', 'torque_limits', 'desired_force_limit', 'desired_torque_limit',
           'internal_load_limit', 'feedback_correction_limit', 'feedback_integral_limit',
           'friction_feedback_limit', 'feedback_timeout', 'friction_feedback_timeout')
@@ -57,8 +46,9 @@ def verdict(name: str, old: dict, new: dict) -> bool:
 
 def test_every_runtime_parameter_has_a_rule_or_a_reason_to_be_free():
     runtime = {s.name for s in DISTRIBUTOR_PARAMS if not s.read_only}
-    assert runtime == set(RUNTIME_RULES) | set(FREE), runtime ^ (set(RUNTIME_RULES) | set(FREE))
-    assert not set(RUNTIME_RULES) & set(FREE)
+    free = set(FREE_AT_RUNTIME)
+    assert runtime == set(RUNTIME_RULES) | free, runtime ^ (set(RUNTIME_RULES) | free)
+    assert not set(RUNTIME_RULES) & free
     assert set(LIMITS) | set(GUARDS) | {'on_limit', 'on_timeout'} == set(RUNTIME_RULES)
     opt_in = SPECS[OPT_IN]
     assert opt_in.read_only and opt_in.default is False  # set at start-up only, off by default
@@ -159,3 +149,8 @@ def test_defaults_in_force_are_named_and_the_refusals_counted():
     assert log.counters == {'refused_parameter_changes': 2, 'refused_unsafe_changes': 1}
     assert log.values()['last_refusal_reason'] == 'invalid'
     assert len(log.values()['last_refused_change']) <= safety.ASKED_CHARS + 3
+
+
+def test_the_security_page_holds_the_generated_table():
+    with open(os.path.join(REPO, 'docs', 'security.md')) as f:
+        assert runtime_table() in f.read()

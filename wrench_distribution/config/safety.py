@@ -170,3 +170,34 @@ class RefusedChanges:
         if self.last is None:
             return {'last_refused_change': 'none'}
         return {'last_refused_change': self.last[0], 'last_refusal_reason': self.last[1]}
+
+
+#: runtime parameters the rule leaves free, and why none widens what can be commanded
+FREE_AT_RUNTIME: Dict[str, str] = {
+    'torque_share': 'moves torque between the contacts; the command limits bound every result',
+    'internal_load': 'a prescription, refused over internal_load_limit or the command limits',
+    'internal_load_handles': 'the same prescription as physical handles, the same checks',
+    'internal_load_feedback': 'its correction stays within feedback_correction_limit, '
+                              'internal_load_limit and the command limits',
+    'feedback_kp': 'a gain: the correction stays within its limits',
+    'feedback_ki': 'a gain: the integral stays within feedback_integral_limit',
+    'friction_feedback': 'raises the friction margin only, within friction_feedback_limit and '
+                         'the command limits',
+    'friction_feedback_kp': 'a gain: the margin increase stays within friction_feedback_limit',
+    'friction_feedback_ki': 'a gain: the margin increase stays within friction_feedback_limit',
+    'publish_markers': 'display only',
+    'marker_scale': 'display only',
+    'no_subscriber_grace': 'delay of a diagnostics WARN; commands are unaffected',
+}
+
+
+def runtime_table() -> str:
+    """Return the Markdown table of the distributor's runtime parameters (docs/security.md).
+
+    :return: one row per runtime parameter, ruled ones first, with a trailing newline.
+    """
+    rows = ['| parameter | accepted at runtime | why |', '|---|---|---|']
+    rows += [f'| `{name}` | {rule.text} | a higher value widens what may be commanded or accepted |'
+             for name, rule in RUNTIME_RULES.items()]
+    rows += [f'| `{name}` | any valid value | {why} |' for name, why in FREE_AT_RUNTIME.items()]
+    return '\n'.join(rows) + '\n'
