@@ -55,36 +55,67 @@ class RuntimeRule:
     :param safer: ``safer(old, new, n)``: True when ``new`` is at least as safe as ``old``
         (``n`` effectors, for per-effector limits).
     :param text: the rule, as messages and docs/security.md state it.
+    :param why: what the other direction would open.
     """
 
     safer: Callable[[object, object, int], bool]
     text: str
+    why: str
 
 
 _LIMIT = 'a limit may only be lowered at runtime'
 _GUARD = 'a timeout guard may only be shortened or switched on at runtime (0 disables it)'
 _TIMEOUT = 'a staleness timeout may only be shortened at runtime'
+_BIGGER = 'a higher limit lets larger commands through'
+_LONGER = 'a longer or disabled guard lets staler (or further future-stamped) input through'
 
 #: parameter -> its safe direction at runtime (every other runtime parameter is free).
 RUNTIME_RULES: Dict[str, RuntimeRule] = {
-    'force_limits': RuntimeRule(_no_higher, _LIMIT + ' (per effector)'),
-    'torque_limits': RuntimeRule(_no_higher, _LIMIT + ' (per effector)'),
-    'desired_force_limit': RuntimeRule(_no_higher, _LIMIT),
-    'desired_torque_limit': RuntimeRule(_no_higher, _LIMIT),
-    'internal_load_limit': RuntimeRule(_no_higher, _LIMIT),
-    'feedback_correction_limit': RuntimeRule(_no_higher, _LIMIT),
-    'feedback_integral_limit': RuntimeRule(_no_higher, _LIMIT),
-    'friction_feedback_limit': RuntimeRule(_no_higher, _LIMIT),
+    'force_limits': RuntimeRule(_no_higher, _LIMIT + ' (per effector)', _BIGGER),
+    'torque_limits': RuntimeRule(_no_higher, _LIMIT + ' (per effector)', _BIGGER),
+    'desired_force_limit': RuntimeRule(_no_higher, _LIMIT, _BIGGER),
+    'desired_torque_limit': RuntimeRule(_no_higher, _LIMIT, _BIGGER),
+    'internal_load_limit': RuntimeRule(_no_higher, _LIMIT, 'a higher limit lets larger '
+                                       'squeezes and corrections through'),
+    'feedback_correction_limit': RuntimeRule(_no_higher, _LIMIT,
+                                             'a larger correction moves the internal load further'),
+    'feedback_integral_limit': RuntimeRule(_no_higher, _LIMIT,
+                                           'a larger integral moves the internal load further'),
+    'friction_feedback_limit': RuntimeRule(_no_higher, _LIMIT,
+                                           'a larger margin increase adds more squeeze'),
     'on_limit': RuntimeRule(_ranked(ON_LIMIT_RANK),
                             'on_limit may change among hold and zero, or from scale to either, '
-                            'never to scale'),
+                            'never to scale',
+                            'scale sends a scaled copy of an over-limit request; hold and zero '
+                            'send nothing new'),
     'on_timeout': RuntimeRule(_ranked(ON_TIMEOUT_RANK),
-                              'on_timeout may go from stop to zero, not to stop'),
-    'input_timeout': RuntimeRule(_guard, _GUARD),
-    'contact_timeout': RuntimeRule(_guard, _GUARD),
-    'max_future': RuntimeRule(_guard, _GUARD),
-    'feedback_timeout': RuntimeRule(_no_higher, _TIMEOUT),
-    'friction_feedback_timeout': RuntimeRule(_no_higher, _TIMEOUT),
+                              'on_timeout may go from stop to zero, not to stop',
+                              'stop leaves the arm controllers on their last reference'),
+    'input_timeout': RuntimeRule(_guard, _GUARD, _LONGER),
+    'contact_timeout': RuntimeRule(_guard, _GUARD, _LONGER),
+    'max_future': RuntimeRule(_guard, _GUARD, _LONGER),
+    'feedback_timeout': RuntimeRule(_no_higher, _TIMEOUT,
+                                    'a staler measurement would drive the correction'),
+    'friction_feedback_timeout': RuntimeRule(_no_higher, _TIMEOUT,
+                                             'a staler measurement would drive the margin'),
+}
+
+#: runtime parameters the rule leaves free, and why none widens what can be commanded
+FREE_AT_RUNTIME: Dict[str, str] = {
+    'torque_share': 'moves torque between the contacts; the command limits bound every result',
+    'internal_load': 'a prescription, refused over internal_load_limit or the command limits',
+    'internal_load_handles': 'the same prescription as physical handles, the same checks',
+    'internal_load_feedback': 'its correction stays within feedback_correction_limit, '
+                              'internal_load_limit and the command limits',
+    'feedback_kp': 'a gain: the correction stays within its limits',
+    'feedback_ki': 'a gain: the integral stays within feedback_integral_limit',
+    'friction_feedback': 'raises the friction margin only, within friction_feedback_limit and '
+                         'the command limits',
+    'friction_feedback_kp': 'a gain: the margin increase stays within friction_feedback_limit',
+    'friction_feedback_ki': 'a gain: the margin increase stays within friction_feedback_limit',
+    'publish_markers': 'display only',
+    'marker_scale': 'display only',
+    'no_subscriber_grace': 'delay of a diagnostics WARN; commands are unaffected',
 }
 
 
@@ -172,32 +203,12 @@ class RefusedChanges:
         return {'last_refused_change': self.last[0], 'last_refusal_reason': self.last[1]}
 
 
-#: runtime parameters the rule leaves free, and why none widens what can be commanded
-FREE_AT_RUNTIME: Dict[str, str] = {
-    'torque_share': 'moves torque between the contacts; the command limits bound every result',
-    'internal_load': 'a prescription, refused over internal_load_limit or the command limits',
-    'internal_load_handles': 'the same prescription as physical handles, the same checks',
-    'internal_load_feedback': 'its correction stays within feedback_correction_limit, '
-                              'internal_load_limit and the command limits',
-    'feedback_kp': 'a gain: the correction stays within its limits',
-    'feedback_ki': 'a gain: the integral stays within feedback_integral_limit',
-    'friction_feedback': 'raises the friction margin only, within friction_feedback_limit and '
-                         'the command limits',
-    'friction_feedback_kp': 'a gain: the margin increase stays within friction_feedback_limit',
-    'friction_feedback_ki': 'a gain: the margin increase stays within friction_feedback_limit',
-    'publish_markers': 'display only',
-    'marker_scale': 'display only',
-    'no_subscriber_grace': 'delay of a diagnostics WARN; commands are unaffected',
-}
-
-
 def runtime_table() -> str:
     """Return the Markdown table of the distributor's runtime parameters (docs/security.md).
 
     :return: one row per runtime parameter, ruled ones first, with a trailing newline.
     """
     rows = ['| parameter | accepted at runtime | why |', '|---|---|---|']
-    rows += [f'| `{name}` | {rule.text} | a higher value widens what may be commanded or accepted |'
-             for name, rule in RUNTIME_RULES.items()]
+    rows += [f'| `{name}` | {rule.text} | {rule.why} |' for name, rule in RUNTIME_RULES.items()]
     rows += [f'| `{name}` | any valid value | {why} |' for name, why in FREE_AT_RUNTIME.items()]
     return '\n'.join(rows) + '\n'
