@@ -17,7 +17,13 @@ pytestmark = pytest.mark.ros
 DOMAIN = domain_id_for(__name__)
 OLD = {'force_limits': [100.0], 'torque_limits': [20.0], 'desired_force_limit': 150.0,
        'desired_torque_limit': 30.0, 'internal_load_limit': 50.0,
-       'feedback_correction_limit': 20.0, 'feedback_integral_limit': 20.0}
+       'feedback_correction_limit': 20.0, 'feedback_integral_limit': 20.0,
+       'friction_feedback_limit': 0.3}
+#: each limit raised to a valid value (friction_margin 0.1 + friction_feedback_limit <= 0.95)
+RAISED = {'force_limits': [1000.0], 'torque_limits': [200.0], 'desired_force_limit': 1500.0,
+          'desired_torque_limit': 300.0, 'internal_load_limit': 500.0,
+          'feedback_correction_limit': 200.0, 'feedback_integral_limit': 200.0,
+          'friction_feedback_limit': 0.8}
 #: desired wrenches beyond the old limits, each on its own (forces and torques)
 BEYOND = ([0, 0, 1000, 0, 0, 0], [0, 0, 0, 200, 0, 0], [400, -300, 0, 0, 50, 0],
           [0, 0, 250, 0, 0, 0], [0, 0, 0, 0, 0, 45])
@@ -28,11 +34,6 @@ def client():
     c = TestClient(DOMAIN, 'wd_limits_safety_client')
     yield c
     c.close()
-
-
-def raised(name: str):
-    value = OLD[name]
-    return [value[0] * 10.0] if isinstance(value, list) else value * 10.0
 
 
 def set_one(client: TestClient, name: str, value):
@@ -57,7 +58,7 @@ def test_raising_each_limit_is_refused_and_nothing_over_the_old_limit_is_publish
         d.all_cmds.clear()  # the collectors are the client's: forget earlier tests' commands
         valid = d.send([0, 0, 20, 0, 0, 0])
         for k, name in enumerate(OLD, start=1):
-            res = set_one(client, name, raised(name))
+            res = set_one(client, name, RAISED[name])
             assert not res.successful, (name, proc.output())
             assert f"parameter '{name}'" in res.reason and 'may only be lowered' in res.reason
             assert client.spin_until(lambda: d.counter('refused_unsafe_changes') == k, 3.0)
@@ -68,7 +69,7 @@ def test_raising_each_limit_is_refused_and_nothing_over_the_old_limit_is_publish
                                      == "on_limit='scale'", 3.0), limits_values(d)
         else:
             assert client.spin_until(lambda: limits_values(d).get('last_refused_change')
-                                     == 'feedback_integral_limit=200.0', 3.0), limits_values(d)
+                                     == 'friction_feedback_limit=0.8', 3.0), limits_values(d)
         refused = len(OLD) + (policy == 'hold')
         assert d.wait_counter('refused_unsafe_changes', refused) == refused
         d.il_pub.publish(squeeze(60.0))  # over the old internal_load_limit 50: refused
@@ -137,3 +138,20 @@ def test_a_node_started_without_limits_holds_the_collaborative_defaults_with_a_w
         assert_inside(d.all_cmds, 150.0, 20.0)
         assert not set_one(client, 'force_limits', [1000.0]).successful
     assert 'package default limits in force' in proc.output()
+
+
+def test_relaxing_the_watchdog_is_refused_and_it_still_zeroes_the_commands(client):
+    params = dict(BASE, **OLD, input_timeout=0.3, on_timeout='zero')
+    with NodeProcess('distributor', params, DOMAIN) as proc:
+        d = Dist(client)
+        for name, value, rule in (('input_timeout', 0.0, 'timeout guard'),
+                                  ('input_timeout', 5.0, 'timeout guard'),
+                                  ('on_timeout', 'stop', 'not to stop')):
+            res = set_one(client, name, value)
+            assert not res.successful and rule in res.reason, (name, res.reason)
+        assert d.send([0, 0, 20, 0, 0, 0]) is not None
+        d.clear()  # the input stops: zero wrenches within the 0.3 s in force
+        assert client.spin_until(lambda: len(d.cmds['left']) >= 3, 3.0), proc.output()
+        assert d.wait_counter('refused_unsafe_changes', 3) == 3
+        d.clear()
+        assert d.all_cmds and all(np.all(w == 0.0) for w in d.all_cmds[-3:])
