@@ -107,7 +107,8 @@ FREE_AT_RUNTIME: Dict[str, str] = {
     'internal_load_handles': 'the same prescription as physical handles, the same checks',
     'internal_load_feedback': 'its correction stays within feedback_correction_limit, '
                               'internal_load_limit and the command limits',
-    'feedback_kp': 'a gain: the correction stays within its limits',
+    'feedback_kp': 'a gain: the correction stays within its limits (too high, it oscillates inside '
+                   'them: tune on a bench, docs/force_control.md)',
     'feedback_ki': 'a gain: the integral stays within feedback_integral_limit',
     'friction_feedback': 'raises the friction margin only, within friction_feedback_limit and '
                          'the command limits',
