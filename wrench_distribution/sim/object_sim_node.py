@@ -147,15 +147,20 @@ class ObjectSimNode(Node):
     # --- one publish period -----------------------------------------------------
     def tick(self) -> None:
         """Advance the physics by one publish period (if started) and publish everything."""
-        if self.started:
+        if self.started and self.grasped():
             stale = (self.sim.time - self.command_time) > self.p['command_timeout']
             commands = np.where(stale[:, None], 0.0, self.commands)
             for _ in range(self.substeps):
                 fixed = self.sim.time < self.p['release_time']
                 self.sim.step(commands, self.dt, fixed=fixed)
+        if self.started:
             self.ticks += 1
             self.sim.time = self.ticks * self.period
         self.publish()
+
+    def grasped(self) -> bool:
+        """Tell whether the grippers have closed (``grasp_time``); before, nothing is transmitted."""
+        return self.sim.time >= self.p['grasp_time'] - 1e-9
 
     def publish(self) -> None:
         """Publish clock, twist, pose, F/T readings, and (at their rates) contacts and markers."""
@@ -175,7 +180,7 @@ class ObjectSimNode(Node):
         pose.header.stamp, pose.header.frame_id = stamp, self.world
         _fill_pose(pose.pose, pos, quaternion_from_matrix(rot))
         self.pose_pub.publish(pose)
-        applied = self.sim.transmitted()
+        applied = self.sim.transmitted() if self.grasped() else np.zeros((self.n, 6))
         frames = self.sim.effector_frames()
         gravity = np.einsum('nji,j->ni', frames, self.sim.gravity)
         readings = self.sensors.read(applied, gravity)
