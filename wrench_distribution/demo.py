@@ -64,6 +64,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument('--friction-feedback', choices=['off', 'on'], default='off',
                    help="the distributor's friction feedback from the analyzer's measured/friction "
                         '(needs --friction auto or a scenario in auto mode; default off)')
+    p.add_argument('--tare', choices=['off', 'on', 'compare'], default='off',
+                   help="tare the analyzer's sensors with the object free before the grasp "
+                        "(its ~/tare; needs the scenario's grasp_time, e.g. dual_arm_real_cell); "
+                        'compare: four runs, tare off/on x open/closed loop, in one table')
     p.add_argument('--summary-json', default=None, metavar='PATH',
                    help='also write the per-element summary (commanded, measured mean, RMS '
                         'error over the steady window, limit violations) to PATH')
@@ -164,6 +168,9 @@ def _prepare_sections(args) -> tuple:
         _set_schedule(sections['object_controller'], args.squeeze)
     if sections['object_sim'].get('effector_model') == 'joints':
         _require_sim_extra()
+    if args.tare != 'off' and not float(sections['object_sim'].get('grasp_time', 0.0)) > 0.0:
+        raise ValueError('--tare needs a free phase before the grasp: a scenario with '
+                         'object_sim grasp_time > 0 (e.g. dual_arm_real_cell)')
     from .sim.admittance_report import apply_feedback, follow_controller_move
     follow_controller_move(sections)
     if args.internal_load_feedback == 'on':
@@ -203,6 +210,7 @@ def _run_tag(args, name: str) -> str:
         '_zero' if args.internal_load == 'zero' else '') + (
         f'_squeeze{args.squeeze:g}' if args.squeeze is not None else '') + (
         f'_friction_{args.friction}' if args.friction else '') + (
+        '_tare' if args.tare == 'on' else '') + (
         '_feedback' if args.internal_load_feedback == 'on' else '') + (
         '_friction_feedback' if args.friction_feedback == 'on' else '')
 
@@ -265,6 +273,10 @@ def _recorded_topics(effectors) -> dict:
     for e in effectors:
         topics[f'{e}/ft_sensor'] = WrenchStamped
         topics[f'{e}/wrench_command'] = WrenchStamped
+        topics[f'/object_sim/truth/{e}/wrench'] = WrenchStamped
+    topics.update({'/object_sim/truth/object_wrench': WrenchStamped,
+                   '/object_sim/truth/internal_load': Float64MultiArray,
+                   '/object_sim/truth/internal_load_true_contacts': Float64MultiArray})
     return topics
 
 
@@ -301,14 +313,17 @@ def _wait_for_nodes(executor, recorder, others: set, procs: dict, out: Path) -> 
 
 
 def _spin_until_done(executor, recorder, procs: dict, limit: float, wall0: float,
-                     duration: float, out: Path) -> bool:
+                     duration: float, out: Path, tare=None) -> bool:
     """Record until the simulator ends, a node dies or the wall-clock limit is reached.
 
+    :param tare: a :class:`~.sim.tare_step.TareStep` polled at each spin, or None.
     :return: True when the simulator exited with 0.
     """
     next_report = time.monotonic() + 2.0
     while True:
         executor.spin_once(timeout_sec=0.02)
+        if tare is not None and not tare.finished:
+            tare.poll(recorder.get_clock().now().nanoseconds * 1e-9)
         sim_rc = procs['object_sim'].poll()
         if sim_rc is not None:
             if sim_rc != 0:
@@ -367,10 +382,17 @@ def _run_nodes(args, run: dict, procs: dict, wall0: float) -> tuple:
         # Start the simulator (the clock) once the other nodes are up and discovered.
         _wait_for_nodes(executor, recorder, others, procs, out)
         _spin_for(executor, 0.5)
+        if args.tare == 'on':
+            from .sim.tare_step import TareStep
+            run['tare'] = TareStep(recorder, run['sections']['object_sim']['grasp_time'])
         start('object_sim')
         limit = args.timeout if args.timeout is not None else 60.0 + 4.0 * run['duration']
-        ok = _spin_until_done(executor, recorder, procs, limit, wall0, run['duration'], out)
+        ok = _spin_until_done(executor, recorder, procs, limit, wall0, run['duration'], out,
+                              run.get('tare'))
         _spin_for(executor, 0.3)  # let the last messages in flight arrive
+        if run.get('tare') is not None and not run['tare'].result['success']:
+            print(f'demo: tare failed: {run["tare"].result["message"]}', file=sys.stderr)
+            ok = False
     except KeyboardInterrupt:
         interrupted = True
         print('demo: interrupted', file=sys.stderr)
@@ -408,13 +430,15 @@ def _report(args, run: dict, summary_extra: dict, title: str, ok: bool) -> int:
     text = format_summary(summary, title + f' (wall {summary["wall_time_s"]:.1f} s)')
     print()
     print(text)
-    (out / 'summary.txt').write_text(text + '\n')
     write_json(summary, out / 'summary.json')
     if not args.no_plot:
         plot(summary, out / 'plot.png', title)
-    from .sim.admittance_report import write_element_summary
-    write_element_summary(out, run['sections'], run['duration'], args.summary_json,
-                          not args.no_plot)
+    from .sim.admittance_report import format_elements, write_element_summary
+    elements = write_element_summary(out, run['sections'], run['duration'], args.summary_json,
+                                     not args.no_plot, summary_extra)
+    if elements is not None:
+        text += '\n\n' + format_elements(elements)
+    (out / 'summary.txt').write_text(text + '\n')
     print()
     print(f'Files: {out / "summary.txt"}, {out / "summary.json"}'
           + ('' if args.no_plot else f', {out / "plot.png"}') + f', bag {out / "bag"} (mcap)')
@@ -437,6 +461,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.friction == 'compare':
         return compare_friction(list(sys.argv[1:] if argv is None else argv), args)
+    if args.tare == 'compare':
+        return compare_tare(list(sys.argv[1:] if argv is None else argv), args)
     try:
         path, sections = _prepare_sections(args)
     except (ValueError, OSError) as e:
@@ -472,8 +498,10 @@ def main(argv=None) -> int:
     for node, p in procs.items():
         if p.returncode not in (0, -signal.SIGINT, 130, None):
             print(f'  note: {node} exited with {p.returncode} (log: {out / "logs" / node}.log)')
-    return _report(args, run, {'wall_time_s': wall, 'scenario': name,
-                               'baseline': args.baseline, 'ros_domain_id': domain}, title, ok)
+    extra = {'wall_time_s': wall, 'scenario': name, 'baseline': args.baseline,
+             'ros_domain_id': domain, 'tare': None if run.get('tare') is None else
+             run['tare'].summary()}
+    return _report(args, run, extra, title, ok)
 
 
 def _set_schedule(controller: dict, value: float) -> None:

@@ -104,18 +104,24 @@ def _tracking_summary(pose: Optional[Series], ctl_p: Mapping, start: float,
     return {'tracking': tracking, '_pose_error': (pose.t, pos_err)}
 
 
-def _measured_internal_load(series: Mapping[str, Series], names: list) -> Optional[tuple]:
+def _measured_internal_load(series: Mapping[str, Series], names: list,
+                            topic: str = 'measured/internal_load',
+                            companion_topic: str = 'measured/object_wrench') -> Optional[tuple]:
     """Return the recorded internal-load coordinates in the order of ``names``.
 
+    :param series: from :func:`read_bag`.
+    :param names: the basis.
+    :param topic: the internal load's topic (the analyzer's, or the simulator's truth).
+    :param companion_topic: the wrench published with each of its messages (for the stamps).
     :return: ``(t, lambda (m, k))``, or None when nothing was recorded.
     """
-    measured = series.get('measured/internal_load')
+    measured = series.get(topic)
     if measured is None or not len(measured.t):
         return None
-    # Float64MultiArray has no header: take the stamps of the analyzer's object wrench,
-    # published with each internal-load message, when both were recorded completely;
-    # otherwise the recorder's reception times (late when the recorder lags).
-    companion = series.get('measured/object_wrench')
+    # Float64MultiArray has no header: take the stamps of the wrench published with each
+    # internal-load message (the analyzer's object wrench, the truth's resultant), when both
+    # were recorded completely; otherwise the recorder's reception times (late when it lags).
+    companion = series.get(companion_topic)
     if companion is not None and len(companion.t) == len(measured.t):
         measured = Series(companion.t, measured.v, measured.labels)
     label = measured.labels[-1]
