@@ -11,6 +11,7 @@ and prints a summary and writes a plot. See README, "The demo", and docs/simulat
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from pathlib import Path
 import shutil
@@ -512,6 +513,47 @@ def _set_schedule(controller: dict, value: float) -> None:
         for when, handles in parse_schedule(controller.get('internal_load_schedule', []))]
 
 
+def _without(argv: list, options: tuple) -> list:
+    """Return a command line without some options (``--x value`` and ``--x=value`` forms)."""
+    out, skip = [], False
+    for item in argv:
+        if skip:
+            skip = False
+        elif item in options:
+            skip = True
+        elif not item.startswith(tuple(f'{o}=' for o in options)):
+            out.append(item)
+    return out
+
+
+def compare_tare(argv: list, args: argparse.Namespace) -> int:
+    """Run a real cell's procedure four times: tare off/on x internal-load feedback off/on.
+
+    :param argv: the command line (``--tare``, ``--internal-load-feedback`` and
+        ``--summary-json`` are set per run).
+    :param args: its parsed options (``--summary-json``: the comparison's JSON).
+    :return: 0 when the four runs completed, else the first failing run's code
+    """
+    from .sim.real_cell_report import compare, PHASES
+    base = _without(argv, ('--tare', '--internal-load-feedback', '--summary-json'))
+    name = scenario_file(args.scenario).stem.replace('demo_', '')
+    runs = {}
+    for label, tare, feedback in PHASES:
+        run = base + ['--tare', tare, '--internal-load-feedback', feedback]
+        code = main(run)
+        if code != 0:
+            return code
+        runs[label] = Path(args.out) / _run_tag(parse_args(run), name)
+    text, summary = compare(runs)
+    print()
+    print(text)
+    (Path(args.out) / f'{name}_tare_compare.txt').write_text(text + '\n')
+    for path in filter(None, (Path(args.out) / f'{name}_tare_compare.json', args.summary_json)):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(summary, indent=2) + '\n')
+    return 0
+
+
 def compare_friction(argv: list, args: argparse.Namespace) -> int:
     """Run a scenario twice with a light squeeze: the prescription alone, then friction auto.
 
@@ -520,15 +562,7 @@ def compare_friction(argv: list, args: argparse.Namespace) -> int:
     :param args: its parsed options.
     :return: 0 when both runs completed, else the first failing run's code
     """
-    base = []
-    skip = False
-    for item in argv:  # the friction options are set per run below
-        if skip:
-            skip = False
-        elif item in ('--friction', '--friction-feedback'):
-            skip = True
-        elif not item.startswith(('--friction=', '--friction-feedback=')):
-            base.append(item)
+    base = _without(argv, ('--friction', '--friction-feedback'))  # set per run below
     if args.move_duration is None:
         base += ['--move-duration', '0.6']  # a brisk lift: the squeeze must follow it
     if args.squeeze is None:

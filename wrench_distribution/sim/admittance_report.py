@@ -386,7 +386,7 @@ def format_elements(summary: Mapping) -> str:
     lo, hi = summary['steady_window_s']
     loop = 'closed loop' if summary['internal_load_feedback'] else 'open loop'
     lines = [f'Internal load per element, {loop}, steady window {lo:g}-{hi:g} s, judged on the '
-             'truth (the simulator\'s applied wrenches, believed basis):',
+             "truth (the simulator's applied wrenches, believed basis):",
              f'  {"element":22s} {"unit":4s} {"commanded":>10s} {"true":>9s} {"estimated":>10s} '
              f'{"true err":>9s} {"gap":>8s} {"target":>7s}']
     for name, e in summary['elements'].items():
