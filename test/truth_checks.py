@@ -80,7 +80,8 @@ def check_closed_loop_on_truth(summary: dict, allowed: tuple) -> list:
     The loop drives the estimate to the command (each estimate within the target). The truth
     is within the target, or it is not and the summary says so, names only ``allowed``
     parameters, and their contributions explain the miss: the truth sits at minus the
-    estimate's error from the command, to within the target.
+    estimate's error from the command, to within the target (or 20 % of the miss: the
+    contributions are finite differences taken one parameter at a time).
 
     :param summary: the run's ``--summary-json``.
     :param allowed: prefixes of the parameters that may limit an element.
@@ -100,6 +101,7 @@ def check_closed_loop_on_truth(summary: dict, allowed: tuple) -> list:
         assert all(c['parameter'].startswith(allowed) for c in e['limited_by']), (name, e)
         explained = sum(values[list(summary['elements']).index(name)]
                         for values in summary['contributions'].values())
-        assert abs(miss + explained) <= limit, (name, miss, explained)
+        # first order: exact to the target for small errors, to 20 % for newtons of bias
+        assert abs(miss + explained) <= max(limit, 0.2 * abs(miss)), (name, miss, explained)
     assert summary['all_within_tolerance'] is (not outside)
     return outside
