@@ -37,7 +37,7 @@ def window_mean(series, lo: float, hi: float) -> np.ndarray:
 
 
 def check_truth_at_rest(bag: Path, sim: dict, window: tuple) -> None:
-    """The truth topics exist and their wrenches carry the TRUE object at rest.
+    """Check that the truth topics exist and that their wrenches carry the TRUE object at rest.
 
     Over the last second of the steady window the object is still: the true wrenches, moved
     by hand to the true centre of mass, sum to the true weight (object axes) and no torque;
@@ -75,7 +75,7 @@ def target(commanded: float, unit: str) -> float:
 
 
 def check_closed_loop_on_truth(summary: dict, allowed: tuple) -> list:
-    """Closed loop, judged on the truth; return the elements outside the target.
+    """Judge a closed-loop run on the truth; return the elements outside the target.
 
     The loop drives the estimate to the command (each estimate within the target). The truth
     is within the target, or it is not and the summary says so, names only ``allowed``
