@@ -78,7 +78,8 @@ def check_shape(summary: dict) -> None:
     for arm in joints['arms'].values():
         assert 0.0 < arm['sigma_min'] < 1.0
         assert arm['limit_violations'] == 0  # no joint ever outside its limits
-        assert isinstance(arm['torque_saturations'], int) and arm['torque_saturations'] >= 0
+        # the drives saturate only while they take the arms over from rest (about 30 ms)
+        assert isinstance(arm['torque_saturations'], int) and arm['torque_saturations'] <= 50
     assert joints['sigma_min'] == min(a['sigma_min'] for a in joints['arms'].values())
     assert joints['joint_limit_violations'] == 0
 
