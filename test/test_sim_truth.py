@@ -136,3 +136,37 @@ def test_limiting_parameters_are_named_largest_first():
                      'c': np.array([0.06, 1.0])}
     assert limiting_parameters(contributions, 0, 0.2) == [('b', -0.3), ('c', 0.06)]
     assert limiting_parameters(contributions, 1, 0.2) == [('c', 1.0)]
+
+
+def test_a_tare_needs_a_free_phase(tmp_path, capsys):
+    """--tare on a scenario whose grippers never open is refused before anything starts."""
+    from wrench_distribution import demo
+    assert demo.main(['--scenario', 'dual_arm', '--tare', 'on', '--out', str(tmp_path)]) == 2
+    assert 'grasp_time' in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+
+
+def test_the_real_cell_table_marks_the_truth_and_names_the_limits(tmp_path):
+    """The four runs' table: true / estimated per run, * on the truth, the limits named."""
+    import json
+    from wrench_distribution.sim.real_cell_report import compare, PHASES
+
+    def element(true, estimated, within, limited=()):
+        return {'unit': 'N', 'commanded': 25.0, 'tolerance': 0.5, 'true_mean': true,
+                'estimated_mean': estimated, 'true_error_rms': abs(true - 25.0),
+                'gap_mean': estimated - true, 'within_tolerance': within,
+                'limited_by': [{'parameter': p, 'contribution': c} for p, c in limited]}
+    runs = {}
+    for k, (label, _, _) in enumerate(PHASES):
+        runs[label] = tmp_path / str(k)
+        runs[label].mkdir()
+        final = label == 'tared, closed loop'
+        squeeze = element(24.2 if not final else 25.6, 25.0, False,
+                          [('grasp_orientation(left)', -0.6)] if final else ())
+        (runs[label] / 'elements.json').write_text(json.dumps(
+            {'elements': {'squeeze(a,b)': squeeze}}))
+    text, summary = compare(runs)
+    assert '24.200*/' in text and '25.600*/' in text
+    assert 'squeeze(a,b): grasp_orientation(left) -0.600' in text
+    assert summary['tared_closed_loop_limited_by']['squeeze(a,b)'][0]['contribution'] == -0.6
+    assert summary['elements']['squeeze(a,b)']['untared, open loop']['true_mean'] == 24.2
