@@ -344,6 +344,15 @@ def _spin_until_done(executor, recorder, procs: dict, limit: float, wall0: float
             next_report = time.monotonic() + 2.0
 
 
+def _tare_step(args, recorder, run: dict):
+    """Return the run's tare (``--tare on``; kept in ``run['tare']``), or None."""
+    if args.tare != 'on':
+        return None
+    from .sim.tare_step import TareStep
+    run['tare'] = TareStep(recorder, run['sections']['object_sim']['grasp_time'])
+    return run['tare']
+
+
 def _run_nodes(args, run: dict, procs: dict, wall0: float) -> tuple:
     """Start the nodes, record the bag while the simulator runs, stop everything.
 
@@ -383,17 +392,13 @@ def _run_nodes(args, run: dict, procs: dict, wall0: float) -> tuple:
         # Start the simulator (the clock) once the other nodes are up and discovered.
         _wait_for_nodes(executor, recorder, others, procs, out)
         _spin_for(executor, 0.5)
-        if args.tare == 'on':
-            from .sim.tare_step import TareStep
-            run['tare'] = TareStep(recorder, run['sections']['object_sim']['grasp_time'])
+        tare = _tare_step(args, recorder, run)
         start('object_sim')
         limit = args.timeout if args.timeout is not None else 60.0 + 4.0 * run['duration']
         ok = _spin_until_done(executor, recorder, procs, limit, wall0, run['duration'], out,
-                              run.get('tare'))
+                              tare)
         _spin_for(executor, 0.3)  # let the last messages in flight arrive
-        if run.get('tare') is not None and not run['tare'].result['success']:
-            print(f'demo: tare failed: {run["tare"].result["message"]}', file=sys.stderr)
-            ok = False
+        ok = ok and (tare is None or tare.result['success'])
     except KeyboardInterrupt:
         interrupted = True
         print('demo: interrupted', file=sys.stderr)
@@ -502,6 +507,8 @@ def main(argv=None) -> int:
     extra = {'wall_time_s': wall, 'scenario': name, 'baseline': args.baseline,
              'ros_domain_id': domain, 'tare': None if run.get('tare') is None else
              run['tare'].summary()}
+    if extra['tare'] is not None and not extra['tare']['success']:
+        print(f'demo: tare failed: {extra["tare"]["message"]}', file=sys.stderr)
     return _report(args, run, extra, title, ok)
 
 

@@ -271,6 +271,24 @@ def attribution(bag: Path, checked: Mapping, window: tuple, tare_biases=None) ->
     return sensitivity.contributions(checked, readings, tare, true_wrenches)
 
 
+def _name_limits(elements: Mapping, contributions: Mapping, limits: np.ndarray) -> None:
+    """Add ``limited_by`` to the elements outside their target, closed loop.
+
+    Closed loop the estimate is driven to the command, so the truth misses it by the
+    estimate's error, whose sources the contributions are (open loop the arms' own errors
+    count as well, and nothing is named).
+
+    :param elements: name -> figures (changed in place).
+    :param contributions: from :func:`attribution`.
+    :param limits: the targets, in the order of ``elements``.
+    """
+    from .sensitivity import limiting_parameters
+    for k, element in enumerate(elements.values()):
+        if not element['within_tolerance']:
+            element['limited_by'] = [{'parameter': name, 'contribution': value} for name, value
+                                     in limiting_parameters(contributions, k, limits[k])]
+
+
 def element_summary(out: Path, sections: Mapping, duration: float, tare_biases=None) -> dict:
     """Per-element summary of a run over its steady window, judged on the simulator's truth.
 
@@ -303,15 +321,10 @@ def element_summary(out: Path, sections: Mapping, duration: float, tare_biases=N
             contacts = v_c[(t_c >= lo) & (t_c <= hi), k]
         elements[name] = _element(unit, float(commanded[window][-1, k]), truth[window, k],
                                   estimated[window_est, k], float(limits[k]), contacts)
-    from .sensitivity import limiting_parameters
     contributions = attribution(Path(out) / 'bag', checked, (lo, hi), tare_biases)
     feedback = bool(checked['wrench_distributor'].get('internal_load_feedback', False))
-    for k, element in enumerate(elements.values()):
-        # closed loop the estimate is driven to the command: the truth misses it by the
-        # estimate's error, whose sources these are (open loop, the arms' own errors count)
-        if feedback and not element['within_tolerance']:
-            element['limited_by'] = [{'parameter': name, 'contribution': value} for name, value
-                                     in limiting_parameters(contributions, k, limits[k])]
+    if feedback:
+        _name_limits(elements, contributions, limits)
     period = float(np.median(np.diff(t_true))) if len(t_true) > 1 else 0.0
     summary = {
         'scenario_sections': sorted(sections), 'internal_load_feedback': feedback,

@@ -36,7 +36,8 @@ class TareStep:
         self._request_types = (Trigger.Request, GetParameters.Request)
         self.future = None
         self.state = 'waiting'
-        #: What happened: ``success``, ``message``, ``answered_at_s``, ``attempts``, ``biases``.
+        #: What happened: ``success`` (the biases written and read back), ``message`` (the
+        #: service's), ``answered_at_s``, ``attempts``, ``biases`` (6 per effector).
         self.result: dict = {'success': False, 'attempts': 0, 'message': 'not called'}
 
     @property
@@ -59,7 +60,10 @@ class TareStep:
             self._answered(self.future.result(), sim_time)
         elif self.state == 'reading' and self.future.done():
             values = self.future.result().values
-            self.result['biases'] = list(values[0].double_array_value) if values else []
+            if not values or not len(values[0].double_array_value):
+                self._fail('the tare answered, but sensor_biases could not be read back')
+                return
+            self.result.update(success=True, biases=list(values[0].double_array_value))
             self.state = 'done'
 
     def _answered(self, response, sim_time: float) -> None:
@@ -70,7 +74,6 @@ class TareStep:
             self._fail(f'the tare answered at sim time {sim_time:.3f} s, after the grasp '
                        f'({self.grasp_time:g} s): its window may hold held samples')
         elif response.success:
-            self.result['success'] = True
             request = self._request_types[1]()
             request.names = ['sensor_biases']
             self.future = self.get.call_async(request)
