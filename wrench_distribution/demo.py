@@ -5,8 +5,10 @@ A simulated object is held by compliant effectors (``object_sim``); a pose contr
 distributor turns both into per-effector commands; the simulated F/T sensors feed the
 analyzer, which recovers the internal load. The demo starts the four nodes as
 subprocesses on one private ``ROS_DOMAIN_ID`` (DDS kept on the loopback interface),
-records an mcap bag in-process, stops everything after ``--duration`` seconds of sim time,
-and prints a summary and writes a plot. See README, "The demo", and docs/simulator.md.
+records an mcap bag in-process (the simulator's truth included), stops everything after
+``--duration`` seconds of sim time, and prints a summary, judged on the truth, and writes a
+plot. ``--tare on`` tares the analyzer while the grippers are open (``dual_arm_real_cell``).
+See README, "The demo", and docs/simulator.md.
 """
 from __future__ import annotations
 
@@ -70,8 +72,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "(its ~/tare; needs the scenario's grasp_time, e.g. dual_arm_real_cell); "
                         'compare: four runs, tare off/on x open/closed loop, in one table')
     p.add_argument('--summary-json', default=None, metavar='PATH',
-                   help='also write the per-element summary (commanded, measured mean, RMS '
-                        'error over the steady window, limit violations) to PATH')
+                   help='also write the per-element summary (commanded, true and estimated '
+                        'means, true error RMS, gap, within_tolerance judged on the truth, limit '
+                        'violations, over the steady window) to PATH')
     p.add_argument('--no-plot', action='store_true', help='skip the PNG')
     p.add_argument('--timeout', type=float, default=None,
                    help='wall-clock limit in seconds (default 60 + 4 x duration)')
