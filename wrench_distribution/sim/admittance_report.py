@@ -459,8 +459,9 @@ def plot_elements(out: Path, path: Path) -> None:
         for label, style in (('open loop', 'tab:red'), ('closed loop', 'tab:blue')):
             if label in runs:
                 run = runs[label]
-                ax.plot(run['t_true'], run['truth'][:, k], color=style, lw=1.0,
-                        label=f'true, {label}')
+                if 'truth' in run:  # a sibling from before the truth was recorded has none
+                    ax.plot(run['t_true'], run['truth'][:, k], color=style, lw=1.0,
+                            label=f'true, {label}')
                 ax.plot(run['t'], run['measured'][:, k], color=style, lw=0.6, ls=':',
                         label=f'estimated, {label}')
         ax.set_ylabel(f'{names[k]}\n[{units[k]}]', fontsize=7)
