@@ -121,6 +121,7 @@ def test_identify_finds_the_poses_and_writes_a_fragment_the_loader_takes(cell_ba
                             '--free', f'0:{split - 0.01}', '--held', f'{split}:1000'], capsys)
     assert code == 0, err
     assert 'tool mass' in text and 'held object' in text and text.count('samples  gravity') == 12
+    assert '&' not in out.read_text()                                          # rcl refuses aliases
     shipped = read_ros_params_yaml('config/dual_arm.yaml', 'wrench_analyzer')
     merged = {**shipped, **read_ros_params_yaml(out, 'wrench_analyzer')}     # --params-file order
     config = load_analyzer_config(merged)

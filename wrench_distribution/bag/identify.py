@@ -156,15 +156,6 @@ def _tool_row(t) -> dict:
             'residual_scale': t.fit.rms}
 
 
-def fragment(parameters: dict, analyzer: str, distributor: str = 'wrench_distributor') -> dict:
-    """Return the parameter fragment: the analyzer's section, and the object for the distributor."""
-    doc = {analyzer: {'ros__parameters': dict(parameters)}}
-    shared = {k: parameters[k] for k in ('object_mass', 'object_com') if k in parameters}
-    if shared:
-        doc[distributor] = {'ros__parameters': shared}
-    return doc
-
-
 def format_report(report: dict) -> str:
     """Return the table of estimates with their 1-sigma and the poses used."""
     lines = []
@@ -222,6 +213,8 @@ def run_identify(args: argparse.Namespace) -> int:
 
 def _identify(args: argparse.Namespace, config: Any) -> int:
     import yaml
+
+    from wrench_distribution.engine.calibration import fragment
     report, parameters = identify_document(args, config)
     try:
         args.out.write_text('# written by wrench-distribution identify ' + str(args.bag) + '\n'

@@ -220,9 +220,6 @@ class AnalysisEngine:
             if part is None:
                 self.no_pose += b - a
                 continue
-            if self.recorder is not None:
-                self.recorder.add(stamps_ns[a:b], readings[a:b], poses[a], None if sensors is None
-                                  else sensors[a], self.gravity if gravity is None else gravity[a:b])
             kept.append(stamps_ns[a:b])
             for name, values in part[0].items():
                 outs[name].append(values)
@@ -288,6 +285,9 @@ class AnalysisEngine:
             contact = unbiased - np.einsum('nij,nj->ni', gain, self.biases)
             if self.tare_window is not None:
                 self.tare_window.add(stamps_ns, readings, gain, unbiased, gravity)
+        if self.recorder is not None:
+            self.recorder.add(stamps_ns, readings, pose, sensor_pose,
+                              self.gravity if gravity is None else gravity)
         with np.errstate(all='ignore'):  # overflow ends as Inf, refused by the caller
             batch = dist.analyze_batch(contact)
         self.contact_problem = None

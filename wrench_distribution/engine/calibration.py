@@ -75,11 +75,19 @@ class CalibrationRecorder:
 
     def recording(self) -> Recording:
         """Return the samples kept (raises ValueError when there is none)."""
-        if not self.rows:
-            raise ValueError('no sample recorded')
-        stamps, readings, poses, sensors, gravity = zip(*self.rows)
-        return Recording(np.asarray(stamps, np.int64), np.stack(readings), np.stack(poses),
-                         None if sensors[0] is None else np.stack(sensors), np.stack(gravity))
+        return recording_of(self.rows)
+
+
+def recording_of(rows: Sequence) -> Recording:
+    """Return recorded rows (``CalibrationRecorder.rows``) as a :class:`Recording`.
+
+    :raises ValueError: when there is none.
+    """
+    if not rows:
+        raise ValueError('no sample recorded')
+    stamps, readings, poses, sensors, gravity = zip(*rows)
+    return Recording(np.asarray(stamps, np.int64), np.stack(readings), np.stack(poses),
+                     None if sensors[0] is None else np.stack(sensors), np.stack(gravity))
 
 
 def contact_gravity(recording: Recording) -> np.ndarray:
@@ -241,3 +249,20 @@ def _sign_verdict(name: str, configured: int, upward: np.ndarray, index: int) ->
         fix = 'ok' if measured == configured else f'set sensor_signs[{index}] to {measured} ({name})'
     return {'effector': name, 'configured': configured, 'measured': measured,
             'upward_force': round(mean, 6), 'z': round(z, 3), 'fix': fix}
+
+
+def fragment(parameters: dict, analyzer: str = 'wrench_analyzer', distributor: str = 'wrench_distributor') -> dict:
+    """Return a parameter file of the calibration: the analyzer's section, the object for the distributor.
+
+    :param parameters: :func:`calibration_parameters`.
+    :param analyzer: the analyzer node's name.
+    :param distributor: the distributor node's name.
+    :return: ``{node: {'ros__parameters': {...}}}``.
+    """
+    doc = {analyzer: {'ros__parameters': dict(parameters)}}
+    # copies: rcl refuses the YAML aliases that shared lists would become
+    shared = {k: list(v) if isinstance(v, list) else v for k, v in parameters.items()
+              if k in ('object_mass', 'object_com')}
+    if shared:
+        doc[distributor] = {'ros__parameters': shared}
+    return doc
