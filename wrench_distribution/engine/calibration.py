@@ -254,11 +254,14 @@ def _sign_verdict(name: str, configured: int, upward: np.ndarray, index: int) ->
 def fragment(parameters: dict, analyzer: str = 'wrench_analyzer', distributor: str = 'wrench_distributor') -> dict:
     """Return a parameter file of the calibration: the analyzer's section, the object for the distributor.
 
+    Sections are keyed ``/**/<node>``: the nodes take them in any namespace.
+
     :param parameters: :func:`calibration_parameters`.
     :param analyzer: the analyzer node's name.
     :param distributor: the distributor node's name.
     :return: ``{node: {'ros__parameters': {...}}}``.
     """
+    analyzer, distributor = f'/**/{analyzer}', f'/**/{distributor}'
     doc = {analyzer: {'ros__parameters': dict(parameters)}}
     # copies: rcl refuses the YAML aliases that shared lists would become
     shared = {k: list(v) if isinstance(v, list) else v for k, v in parameters.items()

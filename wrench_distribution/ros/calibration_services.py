@@ -86,7 +86,7 @@ class CalibrationServices:
                        + self._so_far(recording, labels))
 
     def _so_far(self, recording, labels) -> str:
-        """What the captured poses determine so far (the first refusal, else ready)."""
+        """Say what the captured poses determine so far (the first refusal, else ready)."""
         gravity = E.contact_gravity(recording)
         sensors = self.engine.config.sensors
         try:
@@ -149,7 +149,7 @@ class CalibrationServices:
                        '~/save_calibration, in effect at the next start')
 
     def parameters(self) -> dict:
-        """The calibration in use as the analyzer's parameters (biases always: the tare's too)."""
+        """Return the calibration in use as the analyzer's parameters (biases always: the tare's too)."""
         out = E.calibration_parameters(self.tools, self.object, self.mounting)
         out['sensor_biases'] = [round(float(x), 9) for x in self.engine.biases.ravel()]
         return out
@@ -169,8 +169,8 @@ class CalibrationServices:
             os.replace(path + '.tmp', path)
         except OSError as err:
             return _answer(response, False, f'save_calibration failed: {err}')
-        return _answer(response, True, f'saved {", ".join(document[self.node.get_name()]["ros__parameters"])} '
-                       f'to {path}')
+        saved = ', '.join(next(iter(document.values()))['ros__parameters'])
+        return _answer(response, True, f'saved {saved} to {path}')
 
 
 def _answer(response, success: bool, message: str):
