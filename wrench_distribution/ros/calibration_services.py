@@ -149,7 +149,7 @@ class CalibrationServices:
                        '~/save_calibration, in effect at the next start')
 
     def parameters(self) -> dict:
-        """Return the calibration in use as the analyzer's parameters (biases always: the tare's too)."""
+        """Return the calibration in use, as analyzer parameter values (the biases always, a tare's too)."""
         out = E.calibration_parameters(self.tools, self.object, self.mounting)
         out['sensor_biases'] = [round(float(x), 9) for x in self.engine.biases.ravel()]
         return out
