@@ -18,7 +18,7 @@ import yaml
 
 import calibration_fixtures as C
 from ros_harness import domain_id_for, ros_env, script, stamped_wrench, stop_process, TestClient
-import test_identify_cli as cell_bag
+import test_identify_cli as two_arms
 
 pytestmark = pytest.mark.ros
 
@@ -63,13 +63,13 @@ class _Cell:
         from geometry_msgs.msg import PoseStamped, WrenchStamped
         self.client = client
         self.pose = client.publisher(PoseStamped, '/object_pose')
-        self.ft = [client.publisher(WrenchStamped, f'/{n}/ft_sensor') for n in cell_bag.NAMES]
+        self.ft = [client.publisher(WrenchStamped, f'/{n}/ft_sensor') for n in two_arms.NAMES]
         self.PoseStamped = PoseStamped
         self.rng = np.random.default_rng(11)
 
     def hold(self, rotation: Rotation, held: bool, samples: int) -> None:
         path = Rotation.concatenate([rotation] * samples)
-        readings = cell_bag._readings(cell_bag._tools(), path, held, self.rng)
+        readings = two_arms._readings(two_arms._tools(), path, held, self.rng)
         q = rotation.as_quat()
         for j in range(samples):
             now = self.client.node.get_clock().now().nanoseconds
@@ -79,14 +79,14 @@ class _Cell:
             msg.pose.orientation.x, msg.pose.orientation.y, msg.pose.orientation.z, msg.pose.orientation.w = q
             self.pose.publish(msg)
             for i, pub in enumerate(self.ft):
-                pub.publish(stamped_wrench(readings[j, i], now, f'{cell_bag.NAMES[i]}_ft'))
+                pub.publish(stamped_wrench(readings[j, i], now, f'{two_arms.NAMES[i]}_ft'))
             self.client.spin_for(0.004)
 
 
 def test_capture_identify_save_and_restart(tmp_path):
     saved = tmp_path / 'calibration.yaml'
-    config = cell_bag._config(tmp_path, tare_samples=100, calibration_file=str(saved), orientation_timeout=0.5,
-                       max_future=0.0, sync_tolerance=0.001)
+    config = two_arms._config(tmp_path, tare_samples=100, calibration_file=str(saved),
+                              orientation_timeout=0.5, max_future=0.0, sync_tolerance=0.001)
     proc, log = _start(tmp_path, [config], 'first')
     client = TestClient(domain_id_for(__name__), 'wd_calibration_client')
     try:
@@ -103,7 +103,7 @@ def test_capture_identify_save_and_restart(tmp_path):
         response = _call(client, 'calibration/identify_tools')
         assert response.success and response.message.startswith('applied'), response.message
         biases = np.reshape(_parameters(client, ['sensor_biases'])[0], (2, 6))
-        truth = np.array([t.bias for t in cell_bag._tools()])
+        truth = np.array([t.bias for t in two_arms._tools()])
         assert np.all(np.abs(biases - truth) < [0.05] * 3 + [0.005] * 3), biases - truth
         one = _call(client, 'calibration/identify_object')
         assert not one.success and 'no pose captured' in one.message
@@ -124,14 +124,14 @@ def test_capture_identify_save_and_restart(tmp_path):
         log.close()
     document = yaml.safe_load(saved.read_text())
     section = document['/**/wrench_analyzer']['ros__parameters']
-    assert abs(section['object_mass'] - cell_bag.MASS) < 0.02 * cell_bag.MASS
-    assert np.linalg.norm(np.array(section['object_com']) - cell_bag.COM) < 0.005
+    assert abs(section['object_mass'] - two_arms.MASS) < 0.02 * two_arms.MASS
+    assert np.linalg.norm(np.array(section['object_com']) - two_arms.COM) < 0.005
     assert document['/**/wrench_distributor']['ros__parameters']['object_com'] == section['object_com']
     proc, log = _start(tmp_path, [config, saved], 'second')
     client = TestClient(domain_id_for(__name__), 'wd_calibration_client2')
     try:
         masses, mass, biases = _parameters(client, ['tool_masses', 'object_mass', 'sensor_biases'])
-        assert np.allclose(masses, [t.mass for t in cell_bag._tools()], atol=0.01)
+        assert np.allclose(masses, [t.mass for t in two_arms._tools()], atol=0.01)
         assert mass == section['object_mass'] and biases == section['sensor_biases']
     finally:
         client.close()
