@@ -116,6 +116,9 @@ def test_capture_identify_save_and_restart(tmp_path):
             assert _call(client, 'calibration/capture').success
         response = _call(client, 'calibration/identify_object')
         assert response.success, response.message
+        cell.hold(Rotation.identity(), True, 220)
+        signs = _call(client, 'check_signs')
+        assert signs.success and signs.message.count('configured -1, measured -1') == 2, signs.message
         response = _call(client, 'save_calibration')
         assert response.success and str(saved) in response.message, response.message
     finally:

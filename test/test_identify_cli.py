@@ -53,7 +53,7 @@ def _readings(tools, path: Rotation, held: bool, rng, squeeze=15.0) -> np.ndarra
     if held:
         weight = MASS * g_object
         need = -np.concatenate([weight, np.cross(COM, weight)], axis=1)
-        world[:, 0, :3] = [0.0, -squeeze, 0.0]
+        world[:, 0, :3] = [0.0, -squeeze, 0.0] + need[:, :3] / 2          # half the weight and a squeeze
         world[:, 0, 3:] = np.cross(CONTACTS[0, :3], world[:, 0, :3])
         world[:, 1] = need - world[:, 0]
     out = np.zeros((k, 2, 6))

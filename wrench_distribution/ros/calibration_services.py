@@ -11,6 +11,8 @@
   captured poses (tools and biases as they are now). Kept in the calibration; they take
   effect at the next start (the solver is built for the configured object).
 - ``~/calibration/clear``: forget the captured poses.
+- ``~/check_signs``: each sensor's sign from the weight it carries over the newest
+  ``tare_samples`` samples (the object held at rest); success when every configured sign is right.
 - ``~/save_calibration``: write the calibration in use (biases, including the tare's, tools,
   rotations, object) to ``calibration_file``, a parameter file the launch files load.
 """
@@ -54,7 +56,7 @@ class CalibrationServices:
         for name, callback in (('calibration/capture', self._capture), ('calibration/clear', self._clear),
                                ('calibration/identify_tools', self._identify_tools),
                                ('calibration/identify_object', self._identify_object),
-                               ('save_calibration', self._save)):
+                               ('save_calibration', self._save), ('check_signs', self._check_signs)):
             node.create_service(Trigger, f'~/{name}', callback)
 
     def resize(self, samples: int) -> None:
@@ -147,6 +149,19 @@ class CalibrationServices:
         return _answer(response, True, f'object_mass {obj.mass:.4f} +- {obj.mass_sigma:.2g} kg, object_com '
                        f'{np.round(obj.com, 4).tolist()} +- {float(obj.com_sigma.max()):.2g} m; saved by '
                        '~/save_calibration, in effect at the next start')
+
+    def _check_signs(self, request, response):
+        want = int(self.setting('tare_samples'))
+        if len(self.engine.recorder) < want:
+            return _answer(response, False, f'check_signs refused: only {len(self.engine.recorder)} of '
+                           f'tare_samples={want} samples; hold the object still and retry')
+        recording = self.engine.recorder.recording()
+        rows = E.check_signs(recording, self.engine.config.sensors, self.engine.biases, self.names,
+                             np.zeros(len(recording.stamps_ns), int))
+        text = '; '.join(f"{r['effector']}: configured {r['configured']:+d}, measured "
+                         f"{'?' if r['measured'] is None else format(r['measured'], '+d')} "
+                         f"({r['upward_force']:.3g} N upward, z {r['z']:.3g}): {r['fix']}" for r in rows)
+        return _answer(response, all(r['fix'] == 'ok' for r in rows), text)
 
     def parameters(self) -> dict:
         """Return the calibration in use, as analyzer parameter values (the biases always, a tare's too)."""
