@@ -81,17 +81,20 @@ def _write(path: Path, phases: list, storage: str = 'sqlite3') -> Path:
     return bw.close()
 
 
+def _params(signs=(-1, -1), **overrides) -> dict:
+    return {'effectors': NAMES, 'contact_source': 'static',
+            'contact_positions': CONTACTS[:, :3].ravel().tolist(),
+            'contact_orientations': CONTACTS[:, 3:].ravel().tolist(),
+            'sensor_positions': [0.0, 0.0, -0.05, 0.0, 0.0, -0.04], 'sensor_signs': list(signs),
+            'tool_masses': [0.8, 0.8], 'tool_coms': [0.0, 0.0, 0.04] * 2,
+            'gravity': [0.0, 0.0, -9.81], 'gravity_frame': 'world',
+            'object_orientation_source': 'topic', 'object_pose_topic': 'object_pose',
+            'sync_tolerance': 0.002, 'max_age': 0.0, 'max_future': 0.0, **overrides}
+
+
 def _config(tmp_path: Path, signs=(-1, -1), **overrides) -> Path:
-    params = {'effectors': NAMES, 'contact_source': 'static',
-              'contact_positions': CONTACTS[:, :3].ravel().tolist(),
-              'contact_orientations': CONTACTS[:, 3:].ravel().tolist(),
-              'sensor_positions': [0.0, 0.0, -0.05, 0.0, 0.0, -0.04], 'sensor_signs': list(signs),
-              'tool_masses': [0.8, 0.8], 'tool_coms': [0.0, 0.0, 0.04] * 2,
-              'gravity': [0.0, 0.0, -9.81], 'gravity_frame': 'world',
-              'object_orientation_source': 'topic', 'object_pose_topic': 'object_pose',
-              'sync_tolerance': 0.002, 'max_age': 0.0, 'max_future': 0.0, **overrides}
     path = tmp_path / 'cell.yaml'
-    path.write_text(yaml.safe_dump({'wrench_analyzer': {'ros__parameters': params}}))
+    path.write_text(yaml.safe_dump({'wrench_analyzer': {'ros__parameters': _params(signs, **overrides)}}))
     return path
 
 
@@ -188,3 +191,15 @@ def test_hostile_bags_are_refused_with_a_message(tmp_path, capsys):
     assert code == 2 and err.startswith('error: ') and any(w in err for w in clear), err
     code, _, err = _run(['identify', tmp_path / 'absent', '--config', config, '--out', tmp_path / 'a.yaml'], capsys)
     assert code == 2 and 'bag not found' in err
+
+
+def write_example(bag: str, config: str) -> None:
+    """Write the docs' example (docs/calibration.md): the cell's bag and parameter file.
+
+    Tools free in 6 orientations from 0 to 7.5 s, the object held in 6 orientations after.
+    """
+    rng = np.random.default_rng(7)
+    tools = _tools()
+    free, held = _path(C.tilts(6)), _path(C.tilts(6, 25.0))
+    _write(Path(bag), [(free, _readings(tools, free, False, rng)), (held, _readings(tools, held, True, rng))])
+    Path(config).write_text(yaml.safe_dump({'wrench_analyzer': {'ros__parameters': _params()}}))

@@ -133,7 +133,7 @@ def identify_document(args: argparse.Namespace, config: Any) -> tuple:
     if args.free or not args.held:
         labels = _segments(recording, _window(recording, args.free, '--free'), 'with the tools free')
         tools = E.identify_tools(recording, config.sensors, labels, names, args.mounting)
-        report['tools'] = {name: _tool_row(t) for name, t in zip(names, tools)}
+        report['tools'] = {name: _tool_row(t, args.mounting) for name, t in zip(names, tools)}
         report['tool_poses'] = _poses_table(recording, labels, 'object')
     obj = None
     if args.held:
@@ -148,12 +148,14 @@ def identify_document(args: argparse.Namespace, config: Any) -> tuple:
     return report, E.calibration_parameters(tools, obj, args.mounting)
 
 
-def _tool_row(t) -> dict:
-    return {'mass': [t.mass, t.mass_sigma], 'com': [t.com.tolist(), t.com_sigma.tolist()],
-            'com_determined': t.com_determined, 'bias': [t.bias.tolist(), t.bias_sigma.tolist()],
-            'mounting_deg': [np.degrees(t.rotation).tolist(), np.degrees(t.rotation_sigma).tolist()],
-            'samples': t.fit.samples, 'outliers': t.fit.outliers, 'condition': t.fit.condition,
-            'residual_scale': t.fit.rms}
+def _tool_row(t, mounting: bool) -> dict:
+    row = {'mass': [t.mass, t.mass_sigma], 'com': [t.com.tolist(), t.com_sigma.tolist()],
+           'com_determined': t.com_determined, 'bias': [t.bias.tolist(), t.bias_sigma.tolist()],
+           'samples': t.fit.samples, 'outliers': t.fit.outliers, 'condition': t.fit.condition,
+           'residual_scale': t.fit.rms}
+    if mounting:
+        row['mounting_deg'] = [np.degrees(t.rotation).tolist(), np.degrees(t.rotation_sigma).tolist()]
+    return row
 
 
 def format_report(report: dict) -> str:
@@ -166,7 +168,8 @@ def format_report(report: dict) -> str:
         lines.append('  tool com     ' + _pm(*t['com'], 'm') + ('' if t['com_determined'] else ' (mass ~0: origin)'))
         lines.append('  force bias   ' + _pm(t['bias'][0][:3], t['bias'][1][:3], 'N'))
         lines.append('  torque bias  ' + _pm(t['bias'][0][3:], t['bias'][1][3:], 'N m'))
-        lines.append('  mounting     ' + _pm(*t['mounting_deg'], 'deg (rotation vector)'))
+        if 'mounting_deg' in t:
+            lines.append('  mounting     ' + _pm(*t['mounting_deg'], 'deg (rotation vector)'))
     if 'object' in report:
         o = report['object']
         lines.append(f'held object: {o["samples"]} samples ({o["outliers"]} outliers), condition '
@@ -222,8 +225,8 @@ def _identify(args: argparse.Namespace, config: Any) -> int:
     except OSError as err:
         raise BagError(f'cannot write {args.out}: {err}') from None
     report['written'] = str(args.out)
-    print(json.dumps(report, indent=2) if args.json else format_report(report) + f'\nwritten: {args.out}')
-    return 0
+    from .command import _print
+    return _print(json.dumps(report, indent=2) if args.json else format_report(report) + f'\nwritten: {args.out}')
 
 
 def run_signs(args: argparse.Namespace) -> int:
@@ -240,12 +243,11 @@ def _signs(args: argparse.Namespace, config: Any) -> int:
     rows = check_signs(recording, config.sensors, parse_biases(config.params['sensor_biases'],
                                                                len(config.effectors)),
                        list(config.effectors), labels)
-    if args.json:
-        print(json.dumps(rows, indent=2))
-    else:
-        print(f'{"effector":<12} {"configured":>10} {"measured":>9} {"upward N":>10} {"z":>8}  fix')
-        for r in rows:
-            measured = '?' if r['measured'] is None else f'{r["measured"]:+d}'
-            print(f'{r["effector"]:<12} {r["configured"]:>+10d} {measured:>9} {r["upward_force"]:>10.3f} '
-                  f'{r["z"]:>8.1f}  {r["fix"]}')
+    from .command import _print
+    lines = [f'{"effector":<12} {"configured":>10} {"measured":>9} {"upward N":>10} {"z":>8}  fix']
+    for r in rows:
+        measured = '?' if r['measured'] is None else f'{r["measured"]:+d}'
+        lines.append(f'{r["effector"]:<12} {r["configured"]:>+10d} {measured:>9} {r["upward_force"]:>10.3f} '
+                     f'{r["z"]:>8.1f}  {r["fix"]}')
+    _print(json.dumps(rows, indent=2) if args.json else '\n'.join(lines))
     return 0 if all(r['fix'] == 'ok' for r in rows) else 1
