@@ -58,7 +58,7 @@ def tilts(count: int, degrees: float) -> list:
 
 
 def reading(truth: dict, applied: np.ndarray, g_contact: np.ndarray, rng) -> np.ndarray:
-    """A sensor's readings: statics by hand (the sensor holds the tool and pushes the object)."""
+    """Return a sensor's readings: statics by hand (the sensor holds the tool and pushes the object)."""
     rs = truth['rotation']
     g_s = g_contact @ rs
     f_s = applied[:, :3] @ rs
@@ -69,7 +69,7 @@ def reading(truth: dict, applied: np.ndarray, g_contact: np.ndarray, rng) -> np.
 
 
 def random_tool(rng, mounting_deg: float) -> dict:
-    """A sensor and its tool; the true orientation is the configured one times the mounting."""
+    """Draw a sensor and its tool; the true orientation is the configured one times the mounting."""
     configured = Rotation.from_rotvec(rng.uniform(-1, 1, 3))
     axis = rng.normal(size=3)
     mounting = Rotation.from_rotvec(np.radians(mounting_deg) * axis / np.linalg.norm(axis))
