@@ -72,6 +72,9 @@ def record_bag(bag_path: Path, config: Any, namespace: str = '/', node: str = 'w
         frames = engine.ft_frames if any(engine.ft_frames) else None
         for chunk in bag.wrench_chunks(topics, options.chunk, frames):
             engine.push_chunk(*chunk)
+            if engine.recorder.full:
+                raise BagError(f'{bag_path} holds more than {engine.recorder.limit} samples: a calibration '
+                               'is a recording of a few minutes; cut the bag (ros2 bag convert)')
         engine.finish()
         completeness = bag.completeness()
     if not completeness['complete']:

@@ -50,8 +50,9 @@ class CalibrationRecorder:
     :param limit: most samples ever kept (bounds memory).
     """
 
-    def __init__(self, size: int = 0, limit: int = 2_000_000) -> None:
+    def __init__(self, size: int = 0, limit: int = 1_000_000) -> None:
         self.rows: deque = deque(maxlen=size or limit)
+        self.limit = size or limit
 
     def add(self, stamps_ns, readings, pose, sensor_pose, gravity) -> None:
         """Record samples sharing one contact configuration.
@@ -68,6 +69,11 @@ class CalibrationRecorder:
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    @property
+    def full(self) -> bool:
+        """Whether older samples are being dropped."""
+        return len(self.rows) >= self.limit
 
     def clear(self) -> None:
         """Forget the samples."""
@@ -116,19 +122,37 @@ def static_segments(recording: Recording, window_s: float = 0.5, angle_deg: floa
     noise = np.maximum(noise, 1e-9 * max(1.0, float(np.abs(flat).max(initial=0.0))))
     labels = np.full(k, -1)
     cos_tol = np.cos(np.radians(angle_deg))
-    start, label = 0, 0
+    # samples whose next sample is already another pose start no run: skipped at once
+    steady_step = np.flatnonzero(
+        (np.einsum('knj,knj->kn', directions[1:], directions[:-1]) >= cos_tol).all(axis=1)
+        & (np.linalg.norm(positions[1:] - positions[:-1], axis=-1) <= position_m).all(axis=1))
+    start, label = (int(steady_step[0]) if len(steady_step) else k), 0
     while start < k:
-        same = ((np.einsum('knj,nj->kn', directions[start:], directions[start]) >= cos_tol).all(axis=1)
-                & (np.linalg.norm(positions[start:] - positions[start], axis=-1) <= position_m).all(axis=1))
-        stop = start + (int(np.argmin(same)) if not same.all() else len(same))
+        stop = _run_end(directions, positions, start, cos_tol, position_m)
         span = (recording.stamps_ns[stop - 1] - recording.stamps_ns[start]) * 1e-9
         if span >= window_s:
             run = flat[start:stop]
             calm = (np.abs(run - np.median(run, axis=0)) <= steady * noise).all(axis=1)
             labels[start:stop] = np.where(calm, label, -1)
             label += 1
-        start = stop
+        after = np.searchsorted(steady_step, stop)
+        start = int(steady_step[after]) if after < len(steady_step) else k
     return labels
+
+
+def _run_end(directions: np.ndarray, positions: np.ndarray, start: int, cos_tol: float,
+             position_m: float) -> int:
+    """End of the run of poses like the one at ``start`` (scanned in growing slices: linear time)."""
+    size = 64
+    while True:
+        stop = min(len(directions), start + size)
+        same = ((np.einsum('knj,nj->kn', directions[start:stop], directions[start]) >= cos_tol).all(axis=1)
+                & (np.linalg.norm(positions[start:stop] - positions[start], axis=-1) <= position_m).all(axis=1))
+        if not same.all():
+            return start + int(np.argmin(same))
+        if stop == len(directions):
+            return stop
+        size *= 4
 
 
 def identify_tools(recording: Recording, sensors: Sequence, labels: np.ndarray, names: Sequence[str],
