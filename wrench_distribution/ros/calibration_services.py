@@ -9,7 +9,8 @@
   the analysis engine. The captured poses are then cleared.
 - ``~/calibration/identify_object``: the held object's mass and centre of mass from the
   captured poses (tools and biases as they are now). Kept in the calibration; they take
-  effect at the next start (the solver is built for the configured object).
+  effect at the next start of both nodes (the distributor and the analyzer share one basis
+  only while their ``object_com`` agree: the analyzer does not change its own alone).
 - ``~/calibration/clear``: forget the captured poses.
 - ``~/check_signs``: each sensor's sign from the weight it carries over the newest
   ``tare_samples`` samples (the object held at rest); success when every configured sign is right.
