@@ -27,11 +27,11 @@ MASS, COM = 3.2, np.array([0.02, -0.01, 0.05])
 NAMES = ['left', 'right']
 
 
-def _tools():
+def _tools(mounting=(Rotation.identity(), Rotation.identity())):
     return [C.Tool(-1, 0.9, np.array([0.01, -0.02, 0.05]), np.array([1.5, -2.0, 0.8, 0.05, -0.03, 0.02]),
-                   np.array([0.0, 0.0, -0.05]), Rotation.identity(), Rotation.identity()),
+                   np.array([0.0, 0.0, -0.05]), Rotation.identity(), mounting[0]),
             C.Tool(-1, 0.6, np.array([0.0, 0.01, 0.03]), np.array([-1.0, 0.5, 1.2, -0.04, 0.06, 0.01]),
-                   np.array([0.0, 0.0, -0.04]), Rotation.identity(), Rotation.identity())]
+                   np.array([0.0, 0.0, -0.04]), Rotation.identity(), mounting[1])]
 
 
 def _path(rotations: list, still: bool = True) -> Rotation:
@@ -138,6 +138,21 @@ def test_identify_finds_the_poses_and_writes_a_fragment_the_loader_takes(cell_ba
     assert np.linalg.norm(np.array(config.params['object_com']) - COM) < 0.002
     distributor = read_ros_params_yaml(out, 'wrench_distributor')
     assert distributor['object_com'] == config.params['object_com']
+
+
+def test_mounting_rotations_written_as_sensor_orientations(tmp_path, capsys):
+    """Sensors turned 1.5 and 2.5 deg on their flanges: found within 0.2 deg, written, loaded."""
+    turned = (Rotation.from_rotvec(np.radians([1.0, -1.0, 0.5])), Rotation.from_rotvec(np.radians([0.0, 2.0, -1.5])))
+    free = _path(C.tilts(6))
+    bag = _write(tmp_path / 'turned', [(free, _readings(_tools(turned), free, False, np.random.default_rng(3)))])
+    out = tmp_path / 'calibration.yaml'
+    code, text, err = _run(['identify', bag, '--config', _config(tmp_path), '--out', out, '--mounting'], capsys)
+    assert code == 0 and 'mounting' in text, err
+    config = load_analyzer_config({**read_ros_params_yaml(_config(tmp_path), 'wrench_analyzer'),
+                                   **read_ros_params_yaml(out, 'wrench_analyzer')})
+    for sensor, rotation in zip(config.sensors, turned):
+        error = Rotation.from_quat(sensor.orientation).inv() * rotation
+        assert np.degrees(error.magnitude()) < 0.2
 
 
 def test_check_signs_names_the_wrong_sign(cell_bag, tmp_path, capsys):

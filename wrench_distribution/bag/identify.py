@@ -148,7 +148,11 @@ def identify_document(args: argparse.Namespace, config: Any) -> tuple:
                             'samples': obj.fit.samples, 'outliers': obj.fit.outliers,
                             'condition': obj.fit.condition, 'residual_scale': obj.fit.rms}
         report['object_poses'] = _poses_table(recording, labels, 'object')
-    return report, E.calibration_parameters(tools, obj, args.mounting)
+    tf_sensors = bool(config.params.get('sensor_frames'))
+    if args.mounting and tf_sensors:
+        report['note'] = ('sensor_frames (tf) give the sensor orientations: the mounting rotations are '
+                          'relative to those frames and are not written; correct the robot description')
+    return report, E.calibration_parameters(tools, obj, args.mounting and not tf_sensors)
 
 
 def _tool_row(t, mounting: bool) -> dict:
@@ -179,6 +183,8 @@ def format_report(report: dict) -> str:
                      f'{o["condition"]:.3g}, residual scale {o["residual_scale"]:.3g}')
         lines.append(f'  mass         {o["mass"][0]:10.4f} +- {o["mass"][1]:.2g} kg')
         lines.append('  com          ' + _pm(*o['com'], 'm'))
+    if 'note' in report:
+        lines.append('note: ' + report['note'])
     for key in ('tool_poses', 'object_poses'):
         if key in report:
             lines.append(f'{key.replace("_", " ")} used:')

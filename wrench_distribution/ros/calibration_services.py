@@ -166,7 +166,8 @@ class CalibrationServices:
 
     def parameters(self) -> dict:
         """Return the calibration in use, as analyzer parameter values (the biases always, a tare's too)."""
-        out = E.calibration_parameters(self.tools, self.object, self.mounting)
+        tf_sensors = bool(self.setting('sensor_frames'))  # orientations from tf: not written
+        out = E.calibration_parameters(self.tools, self.object, self.mounting and not tf_sensors)
         out['sensor_biases'] = [round(float(x), 9) for x in self.engine.biases.ravel()]
         return out
 
