@@ -67,11 +67,11 @@ class _Cell:
         self.PoseStamped = PoseStamped
         self.rng = np.random.default_rng(11)
 
-    def hold(self, rotation: Rotation, held: bool, samples: int) -> None:
-        path = Rotation.concatenate([rotation] * samples)
+    def hold(self, rotation: Rotation, held: bool, samples: int, turning: float = 0.0) -> None:
+        path = Rotation.from_rotvec(np.outer(np.linspace(0.0, turning, samples), [1.0, 0.0, 0.0])) * rotation
         readings = two_arms._readings(two_arms._tools(), path, held, self.rng)
-        q = rotation.as_quat()
         for j in range(samples):
+            q = path[j].as_quat()
             now = self.client.node.get_clock().now().nanoseconds
             msg = self.PoseStamped()
             msg.header.frame_id = 'world'
@@ -94,6 +94,9 @@ def test_capture_identify_save_and_restart(tmp_path):
         assert client.wait_matched(publishers=cell.ft + [cell.pose], timeout=20.0), (tmp_path / 'first.log').read_text()
         early = _call(client, 'calibration/capture')
         assert not early.success and 'tare_samples=100' in early.message
+        cell.hold(Rotation.identity(), False, 220, turning=0.5)
+        moving = _call(client, 'calibration/capture')
+        assert not moving.success and 'not at rest' in moving.message, moving.message
         for j, rotation in enumerate(C.tilts(4)):
             cell.hold(rotation, False, 220)
             response = _call(client, 'calibration/capture')

@@ -1,6 +1,7 @@
 """The analyzer's calibration services (``std_srvs/Trigger``), on the ROS-free calibration engine.
 
-- ``~/calibration/capture``: the newest ``tare_samples`` analysed samples become one pose;
+- ``~/calibration/capture``: the newest ``tare_samples`` analysed samples become one pose
+  (refused unless 90 % of them are in one steady pose, :func:`~..engine.calibration.static_segments`);
   the response says the poses and samples collected, the gravity spread, and what the poses
   determine so far (or the motion still missing).
 - ``~/calibration/identify_tools``: biases and tools (and, with ``calibration_mounting``, the
@@ -78,6 +79,11 @@ class CalibrationServices:
         if len(self.engine.recorder) < want:
             return _answer(response, False, f'capture refused: only {len(self.engine.recorder)} of '
                            f'tare_samples={want} samples since the last capture; hold still and retry')
+        labels = E.static_segments(self.engine.recorder.recording(), window_s=0.0)
+        runs = np.unique(labels[labels >= 0])
+        if len(runs) != 1 or np.mean(labels >= 0) < 0.9:
+            return _answer(response, False, f'capture refused: not at rest ({np.mean(labels >= 0):.0%} of the '
+                           f'newest {want} samples in one steady pose); hold still and retry')
         self.captured.append(list(self.engine.recorder.rows))
         self.engine.recorder.clear()
         recording, labels = self._recording()
