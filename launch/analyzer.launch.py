@@ -1,19 +1,35 @@
-"""Launch the wrench analyzer with a parameter file.
+"""Launch the wrench analyzer with a parameter file, and its saved calibration when there is one.
 
 Usage: ``ros2 launch wrench_distribution analyzer.launch.py config:=/path/to.yaml``
 (default: the package's ``config/dual_arm.yaml``); ``namespace:=``, ``use_sim_time:=``
-(``true`` under ``ros2 bag play --clock``).
+(``true`` under ``ros2 bag play --clock``); ``calibration:=FILE`` (default
+``~/.ros/wrench_distribution_calibration.yaml``): loaded after the config when it exists, and
+where ``~/save_calibration`` writes (docs/calibration.md).
 """
 import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
 DEFAULT_CONFIG = 'dual_arm.yaml'
+DEFAULT_CALIBRATION = '~/.ros/wrench_distribution_calibration.yaml'  # a user file, not shipped
+
+
+def _analyzer(context) -> list:
+    """Build the analyzer with the calibration file appended when it exists."""
+    calibration = os.path.expanduser(LaunchConfiguration('calibration').perform(context))
+    saved = [calibration] if calibration and os.path.isfile(calibration) else []
+    use_sim_time = LaunchConfiguration('use_sim_time')
+    return [Node(package='wrench_distribution', executable='analyzer',
+                 name='wrench_analyzer', namespace=LaunchConfiguration('namespace'),
+                 output='screen', emulate_tty=True,
+                 parameters=[LaunchConfiguration('config'), *saved,
+                             {'calibration_file': calibration,
+                              'use_sim_time': ParameterValue(use_sim_time, value_type=bool)}])]
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -22,8 +38,6 @@ def generate_launch_description() -> LaunchDescription:
     :return: the launch description.
     """
     share = get_package_share_directory('wrench_distribution')
-    config = LaunchConfiguration('config')
-    use_sim_time = LaunchConfiguration('use_sim_time')
     return LaunchDescription([
         DeclareLaunchArgument('config', default_value=os.path.join(share, 'config',
                                                                    DEFAULT_CONFIG),
@@ -32,9 +46,8 @@ def generate_launch_description() -> LaunchDescription:
                               description='namespace of the node and its relative topics'),
         DeclareLaunchArgument('use_sim_time', default_value='false',
                               description='use /clock (bag replay, simulation)'),
-        Node(package='wrench_distribution', executable='analyzer',
-             name='wrench_analyzer', namespace=LaunchConfiguration('namespace'),
-             output='screen', emulate_tty=True,
-             parameters=[config,
-                         {'use_sim_time': ParameterValue(use_sim_time, value_type=bool)}]),
+        DeclareLaunchArgument('calibration', default_value=DEFAULT_CALIBRATION,
+                              description='calibration file: loaded when it exists, written by '
+                                          '~/save_calibration'),
+        OpaqueFunction(function=_analyzer),
     ])

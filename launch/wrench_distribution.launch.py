@@ -3,19 +3,42 @@
 Usage: ``ros2 launch wrench_distribution wrench_distribution.launch.py
 config:=/path/to.yaml`` (default: ``config/dual_arm.yaml``; also
 ``three_finger_hand.yaml`` and ``quadruped_stance.yaml``); ``namespace:=``,
-``use_sim_time:=``, ``distributor:=false`` / ``analyzer:=false`` to leave one out.
+``use_sim_time:=``, ``distributor:=false`` / ``analyzer:=false`` to leave one out;
+``calibration:=FILE`` (default ``~/.ros/wrench_distribution_calibration.yaml``): loaded after
+the config by both nodes when it exists, and where the analyzer's ``~/save_calibration`` writes
+(docs/calibration.md).
 """
 import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
 DEFAULT_CONFIG = 'dual_arm.yaml'
+DEFAULT_CALIBRATION = '~/.ros/wrench_distribution_calibration.yaml'  # a user file, not shipped
+
+
+def _nodes(context) -> list:
+    """Build both nodes, with the calibration file appended when it exists."""
+    calibration = os.path.expanduser(LaunchConfiguration('calibration').perform(context))
+    saved = [calibration] if calibration and os.path.isfile(calibration) else []
+    config = LaunchConfiguration('config')
+    namespace = LaunchConfiguration('namespace')
+    sim = {'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool)}
+    return [
+        Node(package='wrench_distribution', executable='distributor',
+             name='wrench_distributor', namespace=namespace, output='screen',
+             emulate_tty=True, parameters=[config, *saved, sim],
+             condition=IfCondition(LaunchConfiguration('distributor'))),
+        Node(package='wrench_distribution', executable='analyzer',
+             name='wrench_analyzer', namespace=namespace, output='screen',
+             emulate_tty=True, parameters=[config, *saved, {'calibration_file': calibration}, sim],
+             condition=IfCondition(LaunchConfiguration('analyzer'))),
+    ]
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -24,9 +47,6 @@ def generate_launch_description() -> LaunchDescription:
     :return: the launch description.
     """
     share = get_package_share_directory('wrench_distribution')
-    config = LaunchConfiguration('config')
-    namespace = LaunchConfiguration('namespace')
-    sim = {'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool)}
     return LaunchDescription([
         DeclareLaunchArgument('config', default_value=os.path.join(share, 'config',
                                                                    DEFAULT_CONFIG),
@@ -40,12 +60,8 @@ def generate_launch_description() -> LaunchDescription:
                               description='start the distributor'),
         DeclareLaunchArgument('analyzer', default_value='true',
                               description='start the analyzer'),
-        Node(package='wrench_distribution', executable='distributor',
-             name='wrench_distributor', namespace=namespace, output='screen',
-             emulate_tty=True, parameters=[config, sim],
-             condition=IfCondition(LaunchConfiguration('distributor'))),
-        Node(package='wrench_distribution', executable='analyzer',
-             name='wrench_analyzer', namespace=namespace, output='screen',
-             emulate_tty=True, parameters=[config, sim],
-             condition=IfCondition(LaunchConfiguration('analyzer'))),
+        DeclareLaunchArgument('calibration', default_value=DEFAULT_CALIBRATION,
+                              description='calibration file: loaded when it exists, written by '
+                                          "the analyzer's ~/save_calibration"),
+        OpaqueFunction(function=_nodes),
     ])

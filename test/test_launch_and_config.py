@@ -37,7 +37,7 @@ def test_launch_file_compiles_and_references_real_things(path, tmp_path):
     strings = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
                and isinstance(n.value, str)]
     for s in strings:
-        if s.endswith('.yaml'):
+        if s.endswith('.yaml') and not s.startswith('~'):  # '~/...': the user's calibration file
             assert os.path.exists(os.path.join(REPO, 'config', s)), s
     setup = open(os.path.join(REPO, 'setup.py')).read()
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)

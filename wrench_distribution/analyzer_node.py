@@ -9,7 +9,9 @@ what it returns, with diagnostics for what it dropped.
 
 ``~/tare`` (``std_srvs/Trigger``) averages the newest ``tare_samples`` samples into sensor
 biases (:meth:`AnalysisEngine.tare`, ``tare_state``) and writes them into ``sensor_biases``
-(the one parameter this node writes itself). At start-up, the findings of
+(the one parameter this node writes itself); the calibration services
+(:mod:`~wrench_distribution.ros.calibration_services`) identify tools, biases and the object
+from captured poses and save them to ``calibration_file``. At start-up, the findings of
 ``wrench-distribution check-config`` on the parameter files it was given are logged as WARN.
 """
 import math
@@ -32,6 +34,7 @@ from wrench_distribution.engine.friction import FrictionStage
 from wrench_distribution.engine.sensing import TareWindow
 from wrench_distribution.params import (ANALYZER_PARAMS, build_core_objects,
                                         load_analyzer_config, validate_params)
+from wrench_distribution.ros.calibration_services import CalibrationServices
 from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
                                                  make_wrench_stamped, wrench_to_array)
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,
@@ -87,6 +90,8 @@ class AnalyzerNode(Node):
                                       self._inputs.orientation)
         self._engine.record_tare(TareWindow(cfg['tare_samples']))
         self._tare_report = 'not tared by this node'
+        self._calibration = CalibrationServices(self, self._engine, lambda name: self._cfg[name],
+                                                self._names, typed.sensors)
         self._inputs.start(self._engine, self._publish_step)
         self.create_service(Trigger, '~/tare', self._on_tare)
         warn_findings(self.get_logger().warning, sys.argv)  # check-config, both sections
@@ -222,6 +227,7 @@ class AnalyzerNode(Node):
                   for name, row in zip(self._names, self._engine.biases.tolist())}
         values['tare'] = self._tare_report
         values['samples_without_orientation'] = str(self._engine.no_orientation)
+        values.update(self._calibration.values())
         return values
 
     # -- diagnostics (steady clock) ------------------------------------------------------
@@ -312,6 +318,7 @@ class AnalyzerNode(Node):
             self._inputs.orientation.set_timeout(int(round(new['orientation_timeout'] * 1e9)))
         if self._engine.tare_window.size != new['tare_samples']:
             self._engine.record_tare(TareWindow(new['tare_samples']))
+            self._calibration.resize(new['tare_samples'])
 
 
 def main(args=None) -> int:

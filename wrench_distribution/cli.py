@@ -121,6 +121,15 @@ def build_parser() -> argparse.ArgumentParser:
         sub = commands.add_parser('analyze-bag', help='analyse a rosbag2 bag (sqlite3 or mcap) offline')
         bag_command.add_arguments(sub)
         sub.set_defaults(handler=bag_command.run)
+        from .bag import identify
+        text = 'identify sensor biases, tools (and mounting rotations) and the held object from a bag'
+        sub = commands.add_parser('identify', help=text, description=text)
+        identify.add_identify_arguments(sub)
+        sub.set_defaults(handler=identify.run_identify)
+        text = "each sensor's sign from the weight it carries, the object held at rest in a bag"
+        sub = commands.add_parser('check-signs', help=text, description=text)
+        identify.add_signs_arguments(sub)
+        sub.set_defaults(handler=identify.run_signs)
     return parser
 
 
@@ -139,7 +148,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             FloatingPointError) as error:  # a value the checks above did not foresee
         message = f'invalid input: {type(error).__name__}: {error}'
     message = ' '.join(message.split())[:2000]
-    if args.command == 'analyze-bag':
+    if args.command in ('analyze-bag', 'identify', 'check-signs'):
         print(f'error: {message}', file=sys.stderr)
     else:
         print(to_json({'error': message}))

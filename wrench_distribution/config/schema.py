@@ -339,6 +339,13 @@ ANALYZER_PARAMS: tuple = tuple(COMMON_PARAMS + [
        'zero, the sensors carry only their tools) or held (held at rest by the contacts '
        'alone, without internal load; needs object_mass).',
        accepted=('free', 'held'), read_only=False),
+    _p('calibration_mounting', BOOL, False,
+       '~/calibration/identify_tools also identifies each sensor mounting rotation (applied to the '
+       'sensor orientations; saved as sensor_orientations).', read_only=False),
+    _p('calibration_file', STRING, '',
+       'File ~/save_calibration writes the calibration in use to (biases, tools, mounting '
+       'rotations, object), a parameter file the launch files load when it exists; empty: not saved.',
+       read_only=False, constraints='a file path, or empty'),
     _p('sync_tolerance', DOUBLE, 0.005,
        'Largest header-stamp skew between the n F/T messages of one sample (s).',
        minimum=0.0, read_only=False),
@@ -388,7 +395,8 @@ ANALYZER_PARAMS: tuple = tuple(COMMON_PARAMS + [
 
 #: analyzer parameters of gravity orientation and tare (their table is in docs/sensing.md)
 SENSING_PARAMS = ('gravity_frame', 'object_orientation_source', 'object_pose_topic',
-                  'orientation_timeout', 'sensor_biases', 'tare_samples', 'tare_state')
+                  'orientation_timeout', 'sensor_biases', 'tare_samples', 'tare_state',
+                  'calibration_mounting', 'calibration_file')
 
 _SPECS = {'distributor': DISTRIBUTOR_PARAMS, 'analyzer': ANALYZER_PARAMS}
 PARAM_INDEX = {kind: {s.name: s for s in specs} for kind, specs in _SPECS.items()}

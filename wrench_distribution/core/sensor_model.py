@@ -9,6 +9,21 @@ from .spatial import cross, quaternion_to_matrix, skew
 from .validation import finite_vector
 
 
+def weight_wrench(mass, moment, gravity) -> np.ndarray:
+    """Wrench of a body's weight about the frame origin: ``[m g; (m c) x g]``.
+
+    Linear in ``mass`` and in the first moment of mass ``moment = m c`` (the one tool-weight
+    formula: the sensor model and the calibration use it both).
+
+    :param mass: mass (kg).
+    :param moment: first moment of mass ``m c`` (3,) or (..., 3) in the frame (kg m).
+    :param gravity: gravity vector(s) (3,) or (..., 3) in the same frame (m/s^2).
+    :return: wrench(es) (..., 6) about the origin.
+    """
+    gravity = np.asarray(gravity, float)
+    return np.concatenate([mass * gravity, cross(np.asarray(moment, float), gravity)], axis=-1)
+
+
 @dataclass(frozen=True)
 class SensorModel:
     """Where a sensor sits relative to its contact and what it reports.
@@ -59,8 +74,7 @@ class SensorModel:
         :return: wrench(es) (..., 6) about the sensor origin.
         """
         gravity_sensor = np.asarray(gravity_contact, float) @ self.rotation  # R^T g
-        weight = self.tool_mass * gravity_sensor
-        return np.concatenate([weight, cross(np.asarray(self.tool_com), weight)], axis=-1)
+        return weight_wrench(self.tool_mass, self.tool_mass * np.asarray(self.tool_com), gravity_sensor)
 
     def to_contact(self, measured, gravity_contact) -> np.ndarray:
         """Wrench applied to the object, in the contact frame about the contact point.

@@ -104,6 +104,8 @@ def rotate(q, v) -> np.ndarray:
 def _apply(q, v, inverse: bool) -> np.ndarray:
     q, v = np.asarray(q, float), np.asarray(v, float)
     shape = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])
+    if not np.prod(shape, dtype=int):  # no vector (an empty batch): scipy refuses it
+        return np.zeros(shape + (3,))
     q = np.broadcast_to(q, shape + (4,))
     v = np.array(np.broadcast_to(v, shape + (3,))).reshape(-1, 3)
     return _rotation(q).apply(v, inverse=inverse).reshape(shape + (3,))

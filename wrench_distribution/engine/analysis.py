@@ -20,7 +20,7 @@ Readings have ``sensor_biases`` subtracted, in the sensor frame, before anything
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -108,6 +108,8 @@ class AnalysisEngine:
         self.orientation_problem: Optional[str] = None
         #: samples recorded for a tare (:meth:`record_tare`), or None
         self.tare_window: Optional[TareWindow] = None
+        #: samples recorded for a calibration (``engine/calibration.py``), or None
+        self.recorder = None
         self.frame = cfg.output_frame
         self.poses = poses
         self.sensor_poses = sensor_poses
@@ -283,6 +285,9 @@ class AnalysisEngine:
             contact = unbiased - np.einsum('nij,nj->ni', gain, self.biases)
             if self.tare_window is not None:
                 self.tare_window.add(stamps_ns, readings, gain, unbiased, gravity)
+        if self.recorder is not None:
+            self.recorder.add(stamps_ns, readings, pose, sensor_pose,
+                              self.gravity if gravity is None else gravity)
         with np.errstate(all='ignore'):  # overflow ends as Inf, refused by the caller
             batch = dist.analyze_batch(contact)
         self.contact_problem = None
@@ -326,6 +331,16 @@ class AnalysisEngine:
         :param biases: 6 n numbers, or empty for none.
         """
         self.biases = parse_biases(biases, self.n)
+        self._offset = None
+
+    def set_sensors(self, sensors) -> None:
+        """Use new sensor models (a calibration's tools and mounting rotations).
+
+        :param sensors: one core ``SensorModel`` per effector.
+        """
+        self.config = replace(self.config, sensors=list(sensors))
+        if self.cache.distributor is not None:
+            self._sensor_map = self._sensor_affine(None)
         self._offset = None
 
     def record_tare(self, window: Optional[TareWindow]) -> None:

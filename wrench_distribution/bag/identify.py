@@ -1,0 +1,262 @@
+"""``identify`` and ``check-signs``: calibration and sign check from a bag, offline.
+
+``wrench-distribution identify BAG --config PARAMS.yaml --out calibration.yaml`` reads the F/T
+streams and the poses as ``analyze-bag`` does (the same engine, the same pose sources), finds
+the samples at rest, identifies each sensor's bias and tool (``--free``, default: the whole
+bag) and the held object (``--held``), prints a table with 1-sigma and the poses used, and
+writes a parameter fragment that ``--params-file`` loads beside the user's file.
+``check-signs`` says each sensor's sign from the weight it carries (the object held at rest).
+Errors: one ``error: ...`` line on stderr, exit status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+import sys
+from typing import Any
+
+import numpy as np
+
+from .errors import BagError
+from ..core.errors import WrenchDistributionError
+
+
+def add_identify_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the options of ``identify``."""
+    _common(parser)
+    parser.add_argument('--out', type=Path, required=True,
+                        help='parameter fragment to write (YAML), loaded with --params-file')
+    parser.add_argument('--free', metavar='START:END', default=None,
+                        help='window (s from the first F/T stamp; @START:@END absolute) in which the '
+                             'tools are free, moved through poses: identifies biases and tools '
+                             '(default: the whole bag, unless --held is given alone)')
+    parser.add_argument('--held', metavar='START:END', default=None,
+                        help='window in which the object is held at rest in several orientations: '
+                             'identifies its mass and centre of mass')
+    parser.add_argument('--mounting', action='store_true',
+                        help="also identify each sensor's mounting rotation (writes sensor_orientations)")
+
+
+def add_signs_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the options of ``check-signs``."""
+    _common(parser)
+    parser.add_argument('--held', metavar='START:END', default=None,
+                        help='window in which the object is held at rest (default: the whole bag)')
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('bag', type=Path, help='rosbag2 bag directory (sqlite3 or mcap)')
+    parser.add_argument('--config', type=Path, required=True, help='parameter file of the analyzer node')
+    parser.add_argument('--node-name', default='wrench_analyzer', help='node section (default: %(default)s)')
+    parser.add_argument('--namespace', default='/', help='namespace the analyzer ran in (default: %(default)s)')
+    parser.add_argument('--json', action='store_true', help='print JSON instead of a table')
+
+
+def record_bag(bag_path: Path, config: Any, namespace: str = '/', node: str = 'wrench_analyzer'):
+    """Every analysed sample of a bag, as a calibration :class:`~..engine.calibration.Recording`.
+
+    :raises BagError: on a bag that cannot give the samples (named).
+    """
+    from wrench_distribution.engine import AnalysisEngine
+    from wrench_distribution.engine.calibration import CalibrationRecorder
+    from .pipeline import _ft_topics, Options, orientation_source, pose_sources
+    from .reader import BagReader
+    options = Options(namespace=namespace, node_name=node)
+    with BagReader(bag_path) as bag:
+        topics, _ = _ft_topics(bag, bag_path, config, options)
+        poses, sensor_poses = pose_sources(bag, config, config.contact_source, namespace, node)
+        engine = AnalysisEngine(config, poses, sensor_poses, orientation=orientation_source(
+            bag, config, namespace, node))
+        engine.recorder = CalibrationRecorder()
+        frames = engine.ft_frames if any(engine.ft_frames) else None
+        for chunk in bag.wrench_chunks(topics, options.chunk, frames):
+            engine.push_chunk(*chunk)
+            if engine.recorder.full:
+                raise BagError(f'{bag_path} holds more than {engine.recorder.limit} samples: a calibration '
+                               'is a recording of a few minutes; cut the bag (ros2 bag convert)')
+        engine.finish()
+        completeness = bag.completeness()
+    if not completeness['complete']:
+        from .pipeline import incomplete_message
+        raise BagError(incomplete_message(Path(bag_path), completeness).split('; the outputs')[0])
+    if not len(engine.recorder):
+        raise BagError(f'no synchronised sample with poses in {bag_path}'
+                       + (f' ({engine.contact_problem})' if engine.contact_problem else ''))
+    return engine.recorder.recording()
+
+
+def _window(recording, text, option: str) -> np.ndarray:
+    from .command import parse_tare
+    if text is None:
+        return np.ones(len(recording.stamps_ns), bool)
+    try:
+        start, stop, absolute = parse_tare(text)
+    except ValueError as err:
+        raise BagError(str(err).replace('--tare', option)) from None
+    origin = 0 if absolute else int(recording.stamps_ns.min())
+    stamps = recording.stamps_ns
+    return (stamps >= origin + int(round(start * 1e9))) & (stamps <= origin + int(round(stop * 1e9)))
+
+
+def _segments(recording, mask: np.ndarray, what: str) -> np.ndarray:
+    from wrench_distribution.engine.calibration import static_segments
+    labels = np.full(len(mask), -1)
+    labels[mask] = static_segments(recording.take(mask))
+    if not (labels >= 0).any():
+        raise BagError(f'no static segment {what}: the poses or the readings never stay steady for '
+                       '0.5 s (hold each pose still for a second or more)')
+    return labels
+
+
+def _poses_table(recording, labels: np.ndarray, frame: str) -> list:
+    origin = int(recording.stamps_ns.min())
+    rows = []
+    for label in np.unique(labels[labels >= 0]):
+        index = np.flatnonzero(labels == label)
+        g = recording.gravity[index].mean(axis=0)
+        rows.append({'from_s': round((recording.stamps_ns[index[0]] - origin) * 1e-9, 3),
+                     'to_s': round((recording.stamps_ns[index[-1]] - origin) * 1e-9, 3),
+                     'samples': int(len(index)),
+                     f'gravity_{frame}': [round(float(x), 3) for x in g / np.linalg.norm(g)]})
+    return rows
+
+
+def identify_document(args: argparse.Namespace, config: Any) -> tuple:
+    """Run the identification of a bag; return ``(report, parameters)``.
+
+    :raises BagError, WrenchDistributionError: on what the user has to fix.
+    """
+    from wrench_distribution.engine import calibration as E
+    from wrench_distribution.engine.sensing import parse_biases
+    recording = record_bag(args.bag, config, args.namespace, args.node_name)
+    names = list(config.effectors)
+    report: dict = {'bag': str(args.bag)}
+    tools = None
+    if args.free or not args.held:
+        labels = _segments(recording, _window(recording, args.free, '--free'), 'with the tools free')
+        tools = E.identify_tools(recording, config.sensors, labels, names, args.mounting)
+        report['tools'] = {name: _tool_row(t, args.mounting) for name, t in zip(names, tools)}
+        report['tool_poses'] = _poses_table(recording, labels, 'object')
+    obj = None
+    if args.held:
+        labels = _segments(recording, _window(recording, args.held, '--held'), 'with the object held')
+        biases = (np.stack([t.bias for t in tools]) if tools is not None
+                  else parse_biases(config.params['sensor_biases'], len(names)))
+        obj = E.identify_held_object(recording, E.calibrated_sensors(config.sensors, tools), biases, labels)
+        report['object'] = {'mass': [obj.mass, obj.mass_sigma], 'com': [obj.com.tolist(), obj.com_sigma.tolist()],
+                            'samples': obj.fit.samples, 'outliers': obj.fit.outliers,
+                            'condition': obj.fit.condition, 'residual_scale': obj.fit.rms}
+        report['object_poses'] = _poses_table(recording, labels, 'object')
+    tf_sensors = bool(config.params.get('sensor_frames'))
+    if args.mounting and tf_sensors:
+        report['note'] = ('sensor_frames (tf) give the sensor orientations: the mounting rotations are '
+                          'relative to those frames and are not written; correct the robot description')
+    return report, E.calibration_parameters(tools, obj, args.mounting and not tf_sensors)
+
+
+def _tool_row(t, mounting: bool) -> dict:
+    row = {'mass': [t.mass, t.mass_sigma], 'com': [t.com.tolist(), t.com_sigma.tolist()],
+           'com_determined': t.com_determined, 'bias': [t.bias.tolist(), t.bias_sigma.tolist()],
+           'samples': t.fit.samples, 'outliers': t.fit.outliers, 'condition': t.fit.condition,
+           'residual_scale': t.fit.rms}
+    if mounting:
+        row['mounting_deg'] = [np.degrees(t.rotation).tolist(), np.degrees(t.rotation_sigma).tolist()]
+    return row
+
+
+def format_report(report: dict) -> str:
+    """Return the table of estimates with their 1-sigma and the poses used."""
+    lines = []
+    for name, t in report.get('tools', {}).items():
+        lines.append(f'sensor {name}: {t["samples"]} samples ({t["outliers"]} outliers), '
+                     f'condition {t["condition"]:.3g}, residual scale {t["residual_scale"]:.3g}')
+        lines.append(f'  tool mass    {t["mass"][0]:10.4f} +- {t["mass"][1]:.2g} kg')
+        lines.append('  tool com     ' + _pm(*t['com'], 'm') + ('' if t['com_determined'] else ' (mass ~0: origin)'))
+        lines.append('  force bias   ' + _pm(t['bias'][0][:3], t['bias'][1][:3], 'N'))
+        lines.append('  torque bias  ' + _pm(t['bias'][0][3:], t['bias'][1][3:], 'N m'))
+        if 'mounting_deg' in t:
+            lines.append('  mounting     ' + _pm(*t['mounting_deg'], 'deg (rotation vector)'))
+    if 'object' in report:
+        o = report['object']
+        lines.append(f'held object: {o["samples"]} samples ({o["outliers"]} outliers), condition '
+                     f'{o["condition"]:.3g}, residual scale {o["residual_scale"]:.3g}')
+        lines.append(f'  mass         {o["mass"][0]:10.4f} +- {o["mass"][1]:.2g} kg')
+        lines.append('  com          ' + _pm(*o['com'], 'm'))
+    if 'note' in report:
+        lines.append('note: ' + report['note'])
+    for key in ('tool_poses', 'object_poses'):
+        if key in report:
+            lines.append(f'{key.replace("_", " ")} used:')
+            lines += [f'  {p["from_s"]:9.3f} s to {p["to_s"]:9.3f} s  {p["samples"]:6d} samples  '
+                      f'gravity in the object frame {p["gravity_object"]}' for p in report[key]]
+    return '\n'.join(lines)
+
+
+def _pm(values, sigmas, unit: str) -> str:
+    return '  '.join(f'{v:9.4f} +- {s:.2g}' for v, s in zip(values, sigmas)) + f' {unit}'
+
+
+def _run(args: argparse.Namespace, body) -> int:
+    from wrench_distribution.params import ConfigError, load_analyzer_config
+    try:
+        if not args.config.is_file():
+            raise BagError(f'parameter file not found: {args.config}')
+        config = load_analyzer_config(args.config, args.node_name)
+        if not args.bag.exists():
+            raise BagError(f'bag not found: {args.bag}')
+        return body(args, config)
+    except (BagError, ConfigError) as err:
+        message = str(err)
+    except WrenchDistributionError as err:  # a refusal of the estimator, or data the core refuses
+        message = f'{args.command} refused: {err}'
+    except KeyboardInterrupt:
+        message = 'interrupted'
+    except MemoryError:
+        message = 'out of memory'
+    sys.stderr.write('error: ' + ' '.join(message.split())[:2000] + '\n')
+    return 2
+
+
+def run_identify(args: argparse.Namespace) -> int:
+    """Run ``identify``; 0 on success, 2 on a user error (message on stderr)."""
+    return _run(args, _identify)
+
+
+def _identify(args: argparse.Namespace, config: Any) -> int:
+    import yaml
+
+    from wrench_distribution.engine.calibration import fragment
+    report, parameters = identify_document(args, config)
+    try:
+        args.out.write_text('# written by wrench-distribution identify ' + str(args.bag) + '\n'
+                            + yaml.safe_dump(fragment(parameters, args.node_name), sort_keys=False))
+    except OSError as err:
+        raise BagError(f'cannot write {args.out}: {err}') from None
+    report['written'] = str(args.out)
+    from .command import _print
+    return _print(json.dumps(report, indent=2) if args.json else format_report(report) + f'\nwritten: {args.out}')
+
+
+def run_signs(args: argparse.Namespace) -> int:
+    """Run ``check-signs``; 0 when every sign is right, 1 when one is wrong or undetermined, 2 on error."""
+    return _run(args, _signs)
+
+
+def _signs(args: argparse.Namespace, config: Any) -> int:
+    from wrench_distribution.engine.calibration import check_signs
+    from wrench_distribution.engine.sensing import parse_biases
+    recording = record_bag(args.bag, config, args.namespace, args.node_name)
+    mask = _window(recording, args.held, '--held')
+    labels = _segments(recording, mask, 'with the object held')
+    rows = check_signs(recording, config.sensors, parse_biases(config.params['sensor_biases'],
+                                                               len(config.effectors)),
+                       list(config.effectors), labels)
+    from .command import _print
+    lines = [f'{"effector":<12} {"configured":>10} {"measured":>9} {"upward N":>10} {"z":>8}  fix']
+    for r in rows:
+        measured = '?' if r['measured'] is None else f'{r["measured"]:+d}'
+        lines.append(f'{r["effector"]:<12} {r["configured"]:>+10d} {measured:>9} {r["upward_force"]:>10.3f} '
+                     f'{r["z"]:>8.1f}  {r["fix"]}')
+    _print(json.dumps(rows, indent=2) if args.json else '\n'.join(lines))
+    return 0 if all(r['fix'] == 'ok' for r in rows) else 1

@@ -1,0 +1,295 @@
+"""Calibration from recorded samples (no ROS): static poses found, tools and object identified.
+
+The analysis engine records what a calibration needs (:class:`CalibrationRecorder`: raw
+readings, contact and sensor poses, gravity in the object frame, per sample); the bag tool
+(``wrench-distribution identify``) records a whole bag and finds the static poses itself
+(:func:`static_segments`); the analyzer node records the newest samples and captures one pose
+per service call. Both then call :func:`identify_tools` and :func:`identify_held_object`
+(core/calibration.py) and turn the result into the nodes' parameters
+(:func:`calibration_parameters`). :func:`check_signs` says each sensor's sign from the weight
+it carries.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, replace
+from typing import Optional, Sequence
+
+import numpy as np
+
+from wrench_distribution.core import calibration as K
+from wrench_distribution.core import spatial as Q
+from .poses import sensor_models_at
+
+
+@dataclass(frozen=True)
+class Recording:
+    """Recorded samples, in order (at rest or not).
+
+    Stamps (k,), raw readings (k, n, 6), contact poses (k, n, 7) in the object frame, sensor
+    poses (k, n, 7) in the contact frames or None, gravity in the object frame (k, 3).
+    """
+
+    stamps_ns: np.ndarray
+    readings: np.ndarray
+    poses: np.ndarray
+    sensor_poses: Optional[np.ndarray]
+    gravity: np.ndarray
+
+    def take(self, mask: np.ndarray) -> 'Recording':
+        """Return the samples selected by ``mask`` (bool or indices)."""
+        return Recording(self.stamps_ns[mask], self.readings[mask], self.poses[mask],
+                         None if self.sensor_poses is None else self.sensor_poses[mask],
+                         self.gravity[mask])
+
+
+class CalibrationRecorder:
+    """The newest ``size`` analysed samples (0: all, up to ``limit``), as :class:`Recording`.
+
+    :param size: samples kept (the newest); 0 keeps every sample up to ``limit``.
+    :param limit: most samples ever kept (bounds memory).
+    """
+
+    def __init__(self, size: int = 0, limit: int = 1_000_000) -> None:
+        self.rows: deque = deque(maxlen=size or limit)
+        self.limit = size or limit
+
+    def add(self, stamps_ns, readings, pose, sensor_pose, gravity) -> None:
+        """Record samples sharing one contact configuration.
+
+        :param stamps_ns: (k,) stamps.
+        :param readings: (k, n, 6) raw readings.
+        :param pose: (n, 7) contact poses.
+        :param sensor_pose: (n, 7) sensor poses or None.
+        :param gravity: (k, 3) or (3,) gravity in the object frame.
+        """
+        gravity = np.broadcast_to(np.asarray(gravity, float), (len(stamps_ns), 3))
+        for j in range(len(stamps_ns)):
+            self.rows.append((int(stamps_ns[j]), readings[j], pose, sensor_pose, gravity[j]))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def full(self) -> bool:
+        """Whether older samples are being dropped."""
+        return len(self.rows) >= self.limit
+
+    def clear(self) -> None:
+        """Forget the samples."""
+        self.rows.clear()
+
+    def recording(self) -> Recording:
+        """Return the samples kept (raises ValueError when there is none)."""
+        return recording_of(self.rows)
+
+
+def recording_of(rows: Sequence) -> Recording:
+    """Return recorded rows (``CalibrationRecorder.rows``) as a :class:`Recording`.
+
+    :raises ValueError: when there is none.
+    """
+    if not rows:
+        raise ValueError('no sample recorded')
+    stamps, readings, poses, sensors, gravity = zip(*rows)
+    return Recording(np.asarray(stamps, np.int64), np.stack(readings), np.stack(poses),
+                     None if sensors[0] is None else np.stack(sensors), np.stack(gravity))
+
+
+def contact_gravity(recording: Recording) -> np.ndarray:
+    """Gravity in each contact frame, (k, n, 3)."""
+    return Q.rotate_inverse(recording.poses[..., 3:], recording.gravity[:, None, :])
+
+
+def static_segments(recording: Recording, window_s: float = 0.5, angle_deg: float = 0.5,
+                    position_m: float = 0.002, steady: float = 8.0) -> np.ndarray:
+    """Label the samples at rest: runs of steady poses and steady readings.
+
+    A run starts at a sample and holds while every contact frame's gravity direction stays
+    within ``angle_deg`` and every contact within ``position_m`` of the run's first sample;
+    inside a run, a sample whose reading leaves the run's median by more than ``steady``
+    times the channel noise (first differences' robust scatter) is not at rest. Runs shorter
+    than ``window_s`` are dropped.
+
+    :return: (k,) run label per sample, -1 where not at rest.
+    """
+    k = len(recording.stamps_ns)
+    directions = contact_gravity(recording)
+    directions = directions / np.maximum(np.linalg.norm(directions, axis=-1, keepdims=True), 1e-12)
+    positions = recording.poses[..., :3]
+    flat = recording.readings.reshape(k, -1)
+    noise = 1.4826 * np.median(np.abs(np.diff(flat, axis=0)), axis=0) / np.sqrt(2) if k > 1 else np.ones(1)
+    noise = np.maximum(noise, 1e-9 * max(1.0, float(np.abs(flat).max(initial=0.0))))
+    labels = np.full(k, -1)
+    cos_tol = np.cos(np.radians(angle_deg))
+    # samples whose next sample is already another pose start no run: skipped at once
+    steady_step = np.flatnonzero(
+        (np.einsum('knj,knj->kn', directions[1:], directions[:-1]) >= cos_tol).all(axis=1)
+        & (np.linalg.norm(positions[1:] - positions[:-1], axis=-1) <= position_m).all(axis=1))
+    start, label = (int(steady_step[0]) if len(steady_step) else k), 0
+    while start < k:
+        stop = _run_end(directions, positions, start, cos_tol, position_m)
+        span = (recording.stamps_ns[stop - 1] - recording.stamps_ns[start]) * 1e-9
+        if span >= window_s:
+            run = flat[start:stop]
+            calm = (np.abs(run - np.median(run, axis=0)) <= steady * noise).all(axis=1)
+            labels[start:stop] = np.where(calm, label, -1)
+            label += 1
+        after = np.searchsorted(steady_step, stop)
+        start = int(steady_step[after]) if after < len(steady_step) else k
+    return labels
+
+
+def _run_end(directions: np.ndarray, positions: np.ndarray, start: int, cos_tol: float,
+             position_m: float) -> int:
+    """End of the run of poses like the one at ``start`` (scanned in growing slices: linear time)."""
+    size = 64
+    while True:
+        stop = min(len(directions), start + size)
+        same = ((np.einsum('knj,nj->kn', directions[start:stop], directions[start]) >= cos_tol).all(axis=1)
+                & (np.linalg.norm(positions[start:stop] - positions[start], axis=-1) <= position_m).all(axis=1))
+        if not same.all():
+            return start + int(np.argmin(same))
+        if stop == len(directions):
+            return stop
+        size *= 4
+
+
+def identify_tools(recording: Recording, sensors: Sequence, labels: np.ndarray, names: Sequence[str],
+                   mounting: bool = False) -> list:
+    """Identify each sensor's bias and tool (and mounting rotation) from free-tool poses.
+
+    :param sensors: the configured ``SensorModel`` per effector.
+    :param labels: (k,) pose labels, -1 for samples not used.
+    :param names: effector names (messages).
+    :return: one :class:`~wrench_distribution.core.calibration.ToolEstimate` per sensor.
+    :raises CalibrationRefused: naming the sensor and the missing motion.
+    """
+    use = labels >= 0
+    rec = recording.take(use)
+    gravity = contact_gravity(rec)
+    estimates = []
+    for i, (sensor, name) in enumerate(zip(sensors, names)):
+        model, g = sensor, gravity[:, i]
+        if rec.sensor_poses is not None:  # tf sensor frames: gravity into each looked-up frame
+            g = Q.rotate_inverse(rec.sensor_poses[:, i, 3:], g)
+            model = replace(sensor, orientation=(0.0, 0.0, 0.0, 1.0))
+        estimates.append(K.identify_tool(rec.readings[:, i], g, labels[use], model, mounting,
+                                         who=f'sensor {name}'))
+    return estimates
+
+
+def calibrated_sensors(sensors: Sequence, tools: Optional[Sequence]) -> list:
+    """Sensor models with identified tools (and mounting rotations), or the configured ones."""
+    if tools is None:
+        return list(sensors)
+    return [replace(s, tool_mass=float(t.mass), tool_com=tuple(t.com), orientation=tuple(t.orientation))
+            for s, t in zip(sensors, tools)]
+
+
+def identify_held_object(recording: Recording, sensors: Sequence, biases: np.ndarray,
+                         labels: np.ndarray) -> K.ObjectEstimate:
+    """Identify the held object's mass and centre of mass from the resultant of all sensors.
+
+    :param sensors: the sensor models (tools known: configured or identified).
+    :param biases: (n, 6) sensor biases.
+    :param labels: (k,) pose labels, -1 for samples not used.
+    :raises CalibrationRefused: naming the missing motion.
+    """
+    use = labels >= 0
+    rec = recording.take(use)
+    if rec.sensor_poses is None:
+        resultant = K.object_resultant(rec.readings, rec.gravity, rec.poses, sensors, biases)
+    else:
+        resultant = np.concatenate([
+            K.object_resultant(rec.readings[j:j + 1], rec.gravity[j:j + 1], rec.poses[j],
+                               sensor_models_at(sensors, rec.sensor_poses[j]), biases)
+            for j in range(len(rec.readings))])
+    return K.identify_object(resultant, rec.gravity, labels[use])
+
+
+def calibration_parameters(tools: Optional[Sequence], obj: Optional[K.ObjectEstimate],
+                           mounting: bool) -> dict:
+    """Return the nodes' parameters the calibration sets (flat arrays, as the schema has them).
+
+    :param tools: tool estimates or None.
+    :param obj: object estimate or None.
+    :param mounting: write ``sensor_orientations`` (the mounting rotations applied).
+    :return: ``{parameter: value}``.
+    """
+    out: dict = {}
+    if tools is not None:
+        out['tool_masses'] = [round(float(t.mass), 6) for t in tools]
+        out['tool_coms'] = [round(float(x), 6) for t in tools for x in t.com]
+        out['sensor_biases'] = [round(float(x), 6) for t in tools for x in t.bias]
+        if mounting:
+            out['sensor_orientations'] = [round(float(x), 9) for t in tools for x in t.orientation]
+    if obj is not None:
+        out['object_mass'] = round(float(obj.mass), 6)
+        out['object_com'] = [round(float(x), 6) for x in obj.com]
+    return out
+
+
+def check_signs(recording: Recording, sensors: Sequence, biases: np.ndarray, names: Sequence[str],
+                labels: np.ndarray) -> list:
+    """Each sensor's sign from the weight it carries (object held at rest).
+
+    A contact that holds an object up pushes against gravity: the force it applies, in the
+    object frame, has a negative component along gravity. A sensor whose configured sign
+    gives a force along gravity reads the reaction: its sign is the other one.
+
+    :return: one dict per sensor: ``effector``, ``configured``, ``measured`` (or None when
+        the sensor carries no weight), ``upward_force`` (N), ``z`` (its mean over its
+        standard error), ``fix``.
+    """
+    use = labels >= 0
+    rec = recording.take(use)
+    report = []
+    for i, name in enumerate(names):
+        quats = rec.poses[:, i, 3:]
+        models = [sensors[i]] if rec.sensor_poses is None else None
+        g_contact = Q.rotate_inverse(quats, rec.gravity)
+        if models is None:
+            contact = np.stack([sensor_models_at([sensors[i]], rec.sensor_poses[j, i:i + 1])[0].to_contact(
+                rec.readings[j, i] - biases[i], g_contact[j]) for j in range(len(quats))])
+        else:
+            contact = sensors[i].to_contact(rec.readings[:, i] - biases[i], g_contact)
+        force = Q.rotate(quats, contact[:, :3])
+        down = rec.gravity / np.linalg.norm(rec.gravity, axis=1, keepdims=True)
+        upward = -np.einsum('kj,kj->k', force, down)
+        report.append(_sign_verdict(name, sensors[i].sign, upward, i))
+    return report
+
+
+def _sign_verdict(name: str, configured: int, upward: np.ndarray, index: int) -> dict:
+    mean = float(np.mean(upward))
+    error = float(np.std(upward) / np.sqrt(len(upward))) if len(upward) > 1 else float('inf')
+    z = mean / max(error, 1e-12)
+    if abs(mean) < 0.5 or abs(z) < 5:
+        measured, fix = None, (f'undetermined: {name} carries {mean:.3g} N of weight; hold the object '
+                               'at rest by the effectors alone (grippers closed, nothing else under it)')
+    else:
+        measured = configured if mean > 0 else -configured
+        fix = 'ok' if measured == configured else f'set sensor_signs[{index}] to {measured} ({name})'
+    return {'effector': name, 'configured': configured, 'measured': measured,
+            'upward_force': round(mean, 6), 'z': round(z, 3), 'fix': fix}
+
+
+def fragment(parameters: dict, analyzer: str = 'wrench_analyzer', distributor: str = 'wrench_distributor') -> dict:
+    """Return a parameter file of the calibration: the analyzer's section, the object for the distributor.
+
+    Sections are keyed ``/**/<node>``: the nodes take them in any namespace.
+
+    :param parameters: :func:`calibration_parameters`.
+    :param analyzer: the analyzer node's name.
+    :param distributor: the distributor node's name.
+    :return: ``{node: {'ros__parameters': {...}}}``.
+    """
+    analyzer, distributor = f'/**/{analyzer}', f'/**/{distributor}'
+    doc = {analyzer: {'ros__parameters': dict(parameters)}}
+    # copies: rcl refuses the YAML aliases that shared lists would become
+    shared = {k: list(v) if isinstance(v, list) else v for k, v in parameters.items()
+              if k in ('object_mass', 'object_com')}
+    if shared:
+        doc[distributor] = {'ros__parameters': shared}
+    return doc

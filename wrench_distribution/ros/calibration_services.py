@@ -1,0 +1,201 @@
+"""The analyzer's calibration services (``std_srvs/Trigger``), on the ROS-free calibration engine.
+
+- ``~/calibration/capture``: the newest ``tare_samples`` analysed samples become one pose
+  (refused unless 90 % of them are in one steady pose, :func:`~..engine.calibration.static_segments`);
+  the response says the poses and samples collected, the gravity spread, and what the poses
+  determine so far (or the motion still missing).
+- ``~/calibration/identify_tools``: biases and tools (and, with ``calibration_mounting``, the
+  mounting rotations) from the captured poses, tools free. Applied at once: the biases are
+  written into ``sensor_biases`` (as ``~/tare`` does), the tools and rotations are handed to
+  the analysis engine. The captured poses are then cleared.
+- ``~/calibration/identify_object``: the held object's mass and centre of mass from the
+  captured poses (tools and biases as they are now). Kept in the calibration; they take
+  effect at the next start of both nodes (the distributor and the analyzer share one basis
+  only while their ``object_com`` agree: the analyzer does not change its own alone).
+- ``~/calibration/clear``: forget the captured poses.
+- ``~/check_signs``: each sensor's sign from the weight it carries over the newest
+  ``tare_samples`` samples (the object held at rest); success when every configured sign is right.
+- ``~/save_calibration``: write the calibration in use (biases, including the tare's, tools,
+  rotations, object) to ``calibration_file``, a parameter file the launch files load.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Optional
+
+import numpy as np
+from rclpy.parameter import Parameter
+from std_srvs.srv import Trigger
+import yaml
+
+from wrench_distribution.core.calibration import check_object_motion, check_tool_motion, pose_directions
+from wrench_distribution.core.errors import WrenchDistributionError
+from wrench_distribution.engine import calibration as E
+
+
+class CalibrationServices:
+    """Services of one analyzer node: captured poses, identification, saving.
+
+    :param node: the analyzer node (services, ``set_parameters``).
+    :param engine: its analysis engine.
+    :param setting: ``setting(name)``: the node's current value of a parameter.
+    :param names: effector names.
+    :param sensors: the configured sensor models (what tools are identified against).
+    """
+
+    def __init__(self, node, engine, setting: Callable[[str], Any], names: list, sensors: list) -> None:
+        self.node = node
+        self.engine = engine
+        self.setting = setting
+        self.names = list(names)
+        self.sensors = list(sensors)
+        self.mounting = False
+        self.captured: list = []
+        self.tools: Optional[list] = None
+        self.object: Optional[tuple] = None
+        self.report = 'none'
+        self.resize(setting('tare_samples'))
+        for name, callback in (('calibration/capture', self._capture), ('calibration/clear', self._clear),
+                               ('calibration/identify_tools', self._identify_tools),
+                               ('calibration/identify_object', self._identify_object),
+                               ('save_calibration', self._save), ('check_signs', self._check_signs)):
+            node.create_service(Trigger, f'~/{name}', callback)
+
+    def resize(self, samples: int) -> None:
+        """Record the newest ``samples`` analysed samples (``tare_samples``)."""
+        self.engine.recorder = E.CalibrationRecorder(int(samples))
+
+    def values(self) -> dict:
+        """Key/values for the ``sensing`` diagnostics status."""
+        return {'calibration': self.report, 'calibration_poses': str(len(self.captured))}
+
+    def _recording(self):
+        rows = [row for pose in self.captured for row in pose]
+        labels = np.concatenate([np.full(len(pose), j) for j, pose in enumerate(self.captured)])
+        return E.recording_of(rows), labels
+
+    def _capture(self, request, response):
+        want = int(self.setting('tare_samples'))
+        if len(self.engine.recorder) < want:
+            return _answer(response, False, f'capture refused: only {len(self.engine.recorder)} of '
+                           f'tare_samples={want} samples since the last capture; hold still and retry')
+        labels = E.static_segments(self.engine.recorder.recording(), window_s=0.0)
+        runs = np.unique(labels[labels >= 0])
+        if len(runs) != 1 or np.mean(labels >= 0) < 0.9:
+            return _answer(response, False, f'capture refused: not at rest ({np.mean(labels >= 0):.0%} of the '
+                           f'newest {want} samples in one steady pose); hold still and retry')
+        self.captured.append(list(self.engine.recorder.rows))
+        self.engine.recorder.clear()
+        recording, labels = self._recording()
+        directions = pose_directions(recording.gravity, labels)
+        spread = float(np.degrees(np.arccos(np.clip(directions @ directions.T, -1, 1).min())))
+        return _answer(response, True, f'pose {len(self.captured)} captured ({want} samples, gravity in '
+                       f'the object frame {np.round(directions[-1], 3).tolist()}); {len(self.captured)} '
+                       f'poses, {len(labels)} samples, gravity spread {spread:.1f} deg; '
+                       + self._so_far(recording, labels))
+
+    def _so_far(self, recording, labels) -> str:
+        """Say what the captured poses determine so far (the first refusal, else ready)."""
+        gravity = E.contact_gravity(recording)
+        sensors = self.engine.config.sensors
+        try:
+            for i, sensor in enumerate(sensors):
+                check_tool_motion(pose_directions(gravity[:, i] @ sensor.rotation, labels),
+                                  f'sensor {self.names[i]}', bool(self.setting('calibration_mounting')))
+            tools = 'tools: determined'
+        except WrenchDistributionError as err:
+            tools = f'tools: not yet ({err})'
+        try:
+            check_object_motion(pose_directions(recording.gravity, labels))
+            held = 'object: determined'
+        except WrenchDistributionError as err:
+            held = f'object: not yet ({err})'
+        return f'{tools}; {held}'
+
+    def _clear(self, request, response):
+        count = len(self.captured)
+        self.captured = []
+        self.engine.recorder.clear()
+        return _answer(response, True, f'{count} captured poses forgotten')
+
+    def _identify_tools(self, request, response):
+        if not self.captured:
+            return _answer(response, False, 'identify_tools refused: no pose captured (~/calibration/capture)')
+        mounting = bool(self.setting('calibration_mounting'))
+        recording, labels = self._recording()
+        try:
+            tools = E.identify_tools(recording, self.sensors, labels, self.names, mounting)
+        except WrenchDistributionError as err:
+            return _answer(response, False, f'identify_tools refused: {err}')
+        biases = [float(x) for t in tools for x in t.bias]
+        result = self.node.set_parameters([Parameter('sensor_biases', Parameter.Type.DOUBLE_ARRAY, biases)])[0]
+        if not result.successful:
+            return _answer(response, False, f'identify_tools refused: {result.reason}')
+        self.engine.set_sensors(E.calibrated_sensors(self.sensors, tools))
+        self.tools, self.mounting = tools, mounting
+        self.captured = []
+        self.report = f'tools identified from {len(np.unique(labels))} poses'
+        text = '; '.join(
+            f'{name}: mass {t.mass:.4f} +- {t.mass_sigma:.2g} kg, com {np.round(t.com, 4).tolist()} +- '
+            f'{float(t.com_sigma.max()):.2g} m, bias {np.round(t.bias, 4).tolist()}'
+            + (f', mounting {np.round(np.degrees(t.rotation), 3).tolist()} deg' if mounting else '')
+            for name, t in zip(self.names, tools))
+        return _answer(response, True, f'applied: {text}')
+
+    def _identify_object(self, request, response):
+        if not self.captured:
+            return _answer(response, False, 'identify_object refused: no pose captured (~/calibration/capture)')
+        recording, labels = self._recording()
+        try:
+            obj = E.identify_held_object(recording, self.engine.config.sensors, self.engine.biases, labels)
+        except WrenchDistributionError as err:
+            return _answer(response, False, f'identify_object refused: {err}')
+        self.object = obj
+        self.captured = []
+        self.report = f'object identified from {len(np.unique(labels))} poses'
+        return _answer(response, True, f'object_mass {obj.mass:.4f} +- {obj.mass_sigma:.2g} kg, object_com '
+                       f'{np.round(obj.com, 4).tolist()} +- {float(obj.com_sigma.max()):.2g} m; saved by '
+                       '~/save_calibration, in effect at the next start')
+
+    def _check_signs(self, request, response):
+        want = int(self.setting('tare_samples'))
+        if len(self.engine.recorder) < want:
+            return _answer(response, False, f'check_signs refused: only {len(self.engine.recorder)} of '
+                           f'tare_samples={want} samples; hold the object still and retry')
+        recording = self.engine.recorder.recording()
+        rows = E.check_signs(recording, self.engine.config.sensors, self.engine.biases, self.names,
+                             np.zeros(len(recording.stamps_ns), int))
+        text = '; '.join(f"{r['effector']}: configured {r['configured']:+d}, measured "
+                         f"{'?' if r['measured'] is None else format(r['measured'], '+d')} "
+                         f"({r['upward_force']:.3g} N upward, z {r['z']:.3g}): {r['fix']}" for r in rows)
+        return _answer(response, all(r['fix'] == 'ok' for r in rows), text)
+
+    def parameters(self) -> dict:
+        """Return the calibration in use, as analyzer parameter values (the biases always, a tare's too)."""
+        tf_sensors = bool(self.setting('sensor_frames'))  # orientations from tf: not written
+        out = E.calibration_parameters(self.tools, self.object, self.mounting and not tf_sensors)
+        out['sensor_biases'] = [round(float(x), 9) for x in self.engine.biases.ravel()]
+        return out
+
+    def _save(self, request, response):
+        path = self.setting('calibration_file')
+        if not path:
+            return _answer(response, False, 'save_calibration refused: calibration_file is empty (set it to '
+                           'the file the launch files load, e.g. ~/.ros/wrench_calibration.yaml)')
+        document = E.fragment(self.parameters(), self.node.get_name())
+        path = os.path.expanduser(path)
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            with open(path + '.tmp', 'w') as stream:
+                stream.write('# written by ~/save_calibration of ' + self.node.get_fully_qualified_name() + '\n')
+                yaml.safe_dump(document, stream, sort_keys=False)
+            os.replace(path + '.tmp', path)
+        except OSError as err:
+            return _answer(response, False, f'save_calibration failed: {err}')
+        saved = ', '.join(next(iter(document.values()))['ros__parameters'])
+        return _answer(response, True, f'saved {saved} to {path}')
+
+
+def _answer(response, success: bool, message: str):
+    response.success, response.message = success, message
+    return response
