@@ -102,6 +102,58 @@ def test_standin_interpolates_inverts_and_refuses_extrapolation():
         buf.lookup_transform('a', 'c', Time())
 
 
+
+def test_standin_chains_frames_through_the_common_ancestor():
+    """A chain world -> base -> flange -> sensor and a branch world -> box, by hand.
+
+    The pose of ``sensor`` in ``box`` is derived here with homogeneous matrices; time zero
+    is the latest time every dynamic edge covers; a time past an edge's data, an unknown
+    frame and a second tree raise tf2's exceptions.
+    """
+    def matrix(p, q):
+        m = np.eye(4)
+        m[:3, :3], m[:3, 3] = Rotation.from_quat(q).as_matrix(), p
+        return m
+    buf = tf2_standin.Buffer()
+    q_base = Rotation.from_euler('z', 30, degrees=True).as_quat()
+    q_box = Rotation.from_euler('x', -20, degrees=True).as_quat()
+    q_sensor = (0.0, 0.0, S2, S2)
+    buf.set_transform_static(transform('world', 'base', 0, (1.0, 0.0, 0.5), q_base), 't')
+    buf.set_transform_static(transform('world', 'box', 0, (1.5, 0.2, 0.3), q_box), 't')
+    buf.set_transform_static(transform('flange', 'sensor', 0, (0.0, 0.0, 0.04), q_sensor), 't')
+    for stamp, angle, z in ((1_000_000_000, 0.0, 0.4), (3_000_000_000, 40.0, 0.6)):
+        q = Rotation.from_euler('y', angle, degrees=True).as_quat()
+        buf.set_transform(transform('base', 'flange', stamp, (0.3, 0.0, z), q), 't')
+    buf.set_transform(transform('world', 'unrelated_moving_frame', 5_000_000_000, (0, 0, 0),
+                                (0, 0, 0, 1)), 't')
+    at = 2_000_000_000  # half way: 20 degrees about y, z = 0.5
+    flange = matrix((0.3, 0.0, 0.5), Rotation.from_euler('y', 20, degrees=True).as_quat())
+    expected = (np.linalg.inv(matrix((1.5, 0.2, 0.3), q_box)) @ matrix((1.0, 0.0, 0.5), q_base)
+                @ flange @ matrix((0.0, 0.0, 0.04), q_sensor))
+    got = buf.lookup_transform('box', 'sensor', Time(nanoseconds=at))
+    tr, r = got.transform.translation, got.transform.rotation
+    np.testing.assert_allclose(matrix((tr.x, tr.y, tr.z), (r.x, r.y, r.z, r.w)), expected,
+                               atol=1e-12)
+    assert stamp_to_ns(got.header.stamp) == at
+    back = buf.lookup_transform('sensor', 'box', Time(nanoseconds=at))
+    tr, r = back.transform.translation, back.transform.rotation
+    np.testing.assert_allclose(matrix((tr.x, tr.y, tr.z), (r.x, r.y, r.z, r.w)),
+                               np.linalg.inv(expected), atol=1e-12)
+    latest = buf.lookup_transform('box', 'sensor', Time())
+    assert stamp_to_ns(latest.header.stamp) == 3_000_000_000  # the flange edge's newest
+    assert stamp_to_ns(buf.lookup_transform('box', 'base', Time()).header.stamp) == 0
+    with pytest.raises(tf2_standin.ExtrapolationException):
+        buf.lookup_transform('box', 'sensor', Time(nanoseconds=4_000_000_000))
+    with pytest.raises(tf2_standin.LookupException):
+        buf.lookup_transform('box', 'camera', Time())
+    buf.set_transform(transform('map', 'robot2', 1, (0, 0, 0), (0, 0, 0, 1)), 't')
+    with pytest.raises(tf2_standin.ConnectivityException):
+        buf.lookup_transform('box', 'robot2', Time())
+    assert isinstance(tf2_standin.ConnectivityException(), tf2_standin.TransformException)
+    assert not buf.can_transform('box', 'robot2', Time()) and buf.can_transform('box', 'sensor', Time())
+    buf.clear()  # the flange edge is dynamic: gone, the static ones stay
+    assert not buf.can_transform('box', 'sensor', Time()) and buf.can_transform('box', 'base', Time())
+
 def test_distributor_contact_timeout_follows_transform_stamps(client, standin):
     """Stop commands once the transforms are older than contact_timeout.
 
