@@ -102,7 +102,6 @@ def test_standin_interpolates_inverts_and_refuses_extrapolation():
         buf.lookup_transform('a', 'c', Time())
 
 
-
 def test_standin_chains_frames_through_the_common_ancestor():
     """A chain world -> base -> flange -> sensor and a branch world -> box, by hand.
 
@@ -153,6 +152,7 @@ def test_standin_chains_frames_through_the_common_ancestor():
     assert not buf.can_transform('box', 'robot2', Time()) and buf.can_transform('box', 'sensor', Time())
     buf.clear()  # the flange edge is dynamic: gone, the static ones stay
     assert not buf.can_transform('box', 'sensor', Time()) and buf.can_transform('box', 'base', Time())
+
 
 def test_distributor_contact_timeout_follows_transform_stamps(client, standin):
     """Stop commands once the transforms are older than contact_timeout.

@@ -192,7 +192,7 @@ class Buffer:
         common = next((f for f in up_source if f in set(up_target)), None)
         if common is None:
             raise ConnectivityException(
-                f'Could not find a connection between \'{target}\' and \'{source}\' because '
+                f"Could not find a connection between '{target}' and '{source}' because "
                 'they are not part of the same tree. Tf has two or more unconnected trees.')
         return (up_source[:up_source.index(common)], up_target[:up_target.index(common)])
 
@@ -334,4 +334,3 @@ def transform(parent: str, child: str, stamp_ns: int, position, quaternion) -> T
     tr.x, tr.y, tr.z = (float(v) for v in position)
     r.x, r.y, r.z, r.w = (float(v) for v in quaternion)
     return t
-
