@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
 import pytest
@@ -27,7 +28,8 @@ from std_msgs.msg import Float64MultiArray
 import yaml
 
 import launch_standin
-from ros_harness import domain_id_for, ros_env, script, stamped_wrench, stop_process, TestClient
+from ros_harness import (diag_values, domain_id_for, ros_env, script, stamped_wrench, stop_process,
+                         TestClient)
 import tf2_standin
 from wrench_distribution import params as P
 from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array
@@ -263,10 +265,14 @@ FLANGE_SENSOR = _matrix((0.0375, 0, 0), Rotation.from_euler('xyz', [np.pi / 2, 0
 SHOULDER_HEIGHT = 0.1625
 
 
+#: the box's orientation in world: tilted, held still while the arms carry it about
+BOX_TILT = Rotation.from_euler('xy', [0.2, -0.1])
+
+
 def _box_in_world(t: float) -> np.ndarray:
-    """Pose the box in world: carried and tilted (up to 12 degrees) by the two arms."""
-    return _matrix((0.6 + 0.05 * math.sin(t), 0.02 * math.sin(0.7 * t), 0.4),
-                   Rotation.from_euler('xy', [0.2 * math.sin(t), 0.1 * math.cos(0.5 * t)]).as_quat())
+    """Pose the box in world: carried about by the two arms, tilted."""
+    return _matrix((0.6 + 0.05 * math.sin(t), 0.02 * math.sin(0.7 * t), 0.4 + 0.03 * math.sin(t)),
+                   BOX_TILT.as_quat())
 
 
 def _tf_tree(t: float, stamp_ns: int) -> tuple:
@@ -325,7 +331,12 @@ def _launch_processes(tmp_path, domain: int) -> list:
 
 @pytest.mark.ros
 def test_launch_starts_both_nodes_against_a_tf_tree_and_ft_streams(tmp_path):
-    """Commands on the controllers' topics in the sensor frames; the squeeze read back."""
+    """Commands on the controllers' topics in the sensor frames; the box held; the squeeze read back.
+
+    The desired wrench is zero: with ``hold_object_weight`` the commands' resultant, moved by
+    hand through the grasps, is the box's weight compensation ``-m R^T g`` (``R`` the box's
+    tilt in world), and the analyzer reads that resultant and the 15 N squeeze back.
+    """
     domain = domain_id_for(__name__)
     dist, ana = _nodes_sections()
     client = TestClient(domain, 'wd_cell_client')
@@ -340,11 +351,14 @@ def test_launch_starts_both_nodes_against_a_tf_tree_and_ft_streams(tmp_path):
                     for s in SIDES}
         measured = client.collect(Float64MultiArray, 'measured/internal_load')
         obj = client.collect(WrenchStamped, 'object_wrench')
+        diags = client.collect(DiagnosticArray, '/diagnostics')
         assert client.wait_matched(publishers=[desired_pub, *ft_pubs.values()],
                                    topics=['object_wrench'], timeout=20.0)
         static, _ = _tf_tree(0.0, 0)
         static_tf.sendTransform(static)
-        desired = np.array([2.0, -1.0, 39.24, 0.3, -0.2, 0.1])
+        desired = np.zeros(6)
+        held = np.concatenate([-dist['object_mass'] * BOX_TILT.as_matrix().T @ [0.0, 0.0, -9.81],
+                               np.zeros(3)])
         t0 = time.monotonic()
         end = t0 + 12.0
         while time.monotonic() < end and len(measured) < 20:
@@ -368,14 +382,21 @@ def test_launch_starts_both_nodes_against_a_tf_tree_and_ft_streams(tmp_path):
         com = np.array(dist['object_com'])
         total = sum(_transport(wrench_to_array(commands[s][-1].wrench), GRASPS[s]) for s in SIDES)
         total[3:] -= np.cross(com, total[:3])
-        np.testing.assert_allclose(total, desired, atol=1e-6)
+        np.testing.assert_allclose(total, desired + held, atol=1e-6)
+        up = BOX_TILT.inv().apply([0.0, 0.0, 1.0])  # world z in the box frame
+        assert total[:3] @ up == pytest.approx(4.0 * 9.81)  # the weight, held up
         assert len(measured) >= 5, logs
         names = measured[-1].layout.dim[0].label.split(';')
         squeeze = measured[-1].data[names.index('squeeze(left,right)')]
         assert squeeze == pytest.approx(15.0, abs=1e-3)
-        np.testing.assert_allclose(wrench_to_array(obj[-1].wrench), desired, atol=1e-3)
+        np.testing.assert_allclose(wrench_to_array(obj[-1].wrench), desired + held, atol=1e-3)
         assert stamp_to_ns(obj[-1].header.stamp) > 0
         assert 'Traceback' not in logs
+        client.spin_until(lambda: 'held_weight_force' in diag_values(diags, 'wrench_distributor'), 3.0)
+        values = diag_values(diags, 'wrench_distributor')
+        assert values['hold_object_weight'].startswith("on: 4 kg at object_com"), values
+        np.testing.assert_allclose([float(x) for x in values['held_weight_force'].split(',')],
+                                   held[:3], rtol=1e-5)
     finally:
         for proc, log in procs:
             stop_process(proc)

@@ -60,7 +60,10 @@ class DistributorNode(Node):
             Float64MultiArray, cfg['friction_load_topic'], 10) if (
                 cfg['friction_load_topic'] and cfg['friction_mode'] == 'auto') else None
         topics = self._create_outputs(cfg)
-        self._contacts = ContactInput(self, cfg, engine.cache, self._diag, self._on_rebuild)
+        self._contacts = ContactInput(self, cfg, engine.cache, self._diag, self._on_rebuild,
+                                      engine.weight.offer_orientation,
+                                      cfg['gravity_frame'] if engine.weight.needs_orientation
+                                      else '')
         if engine.cache.distributor is not None:
             self._on_rebuild()
             if engine.lam_error:
