@@ -394,7 +394,7 @@ def test_launch_starts_both_nodes_against_a_tf_tree_and_ft_streams(tmp_path):
         assert 'Traceback' not in logs
         client.spin_until(lambda: 'held_weight_force' in diag_values(diags, 'wrench_distributor'), 3.0)
         values = diag_values(diags, 'wrench_distributor')
-        assert values['hold_object_weight'].startswith("on: 4 kg at object_com"), values
+        assert values['hold_object_weight'].startswith('on: 4 kg at object_com'), values
         np.testing.assert_allclose([float(x) for x in values['held_weight_force'].split(',')],
                                    held[:3], rtol=1e-5)
     finally:

@@ -48,7 +48,7 @@ class ObjectWeight:
     def problem(self) -> Optional[str]:
         """Why the weight cannot be added now (no orientation yet), or None."""
         if self.enabled and self.gravity_object is None:
-            return (f"hold_object_weight: no orientation of the object frame in gravity_frame "
+            return ('hold_object_weight: no orientation of the object frame in gravity_frame '
                     f"'{self.frame}' yet")
         return None
 
