@@ -9,11 +9,11 @@ publish or the reason for none.
 
 Per desired wrench, in order: NaN or Inf (``nan``), another frame (``frame``), a stamp too
 far ahead of the clock (``future``), no contacts (``no_contacts``), a rejected prescription
-(``internal_load``), no object orientation for ``hold_object_weight`` (``no_contacts``); the
-object's weight added (:mod:`.holding`); then the commands: desired-wrench limit, solver, friction auto mode,
-command limits (the feedback correction is cut back first), the friction check on the
-commands as sent (scaled or not), the sign. Only a desired wrench whose commands were sent
-unchanged by any limit is a *valid input*: it alone resets the watchdog.
+(``internal_load``), no object orientation for ``hold_object_weight`` (``no_contacts``);
+the object's weight added (:mod:`.holding`); then the commands: desired-wrench limit, solver,
+friction auto mode, command limits (the feedback correction is cut back first), the friction
+check on the commands as sent (scaled or not), the sign. Only a desired wrench whose commands
+were sent unchanged by any limit is a *valid input*: it alone resets the watchdog.
 """
 from dataclasses import dataclass
 import math
