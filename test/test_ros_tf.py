@@ -154,6 +154,35 @@ def test_standin_chains_frames_through_the_common_ancestor():
     assert not buf.can_transform('box', 'sensor', Time()) and buf.can_transform('box', 'base', Time())
 
 
+def test_standin_listener_takes_tf_and_latched_tf_static_over_dds(client):
+    """The listener feeds its buffer from /tf and /tf_static, static ones latched for late joiners.
+
+    The static transform is sent before the listener exists (transient local, as tf2's static
+    broadcaster); the dynamic one after. The chain through both resolves.
+    """
+    static = tf2_standin.StaticTransformBroadcaster(client.node)
+    static.sendTransform(transform('world', 'base', 0, (0.0, 0.0, 1.0), (0, 0, 0, 1)))
+    client.spin_for(0.3)
+    late = client.rclpy.create_node('wd_tf_late_listener', context=client.context)
+    client.executor.add_node(late)
+    try:
+        buffer = tf2_standin.Buffer()
+        tf2_standin.TransformListener(buffer, late)
+        assert client.spin_until(lambda: buffer.can_transform('world', 'base', Time()), 5.0)
+        dynamic = tf2_standin.TransformBroadcaster(client.node)
+        stamp = _now_ns(client)
+        assert client.spin_until(lambda: dynamic.pub.get_subscription_count() > 0, 5.0)
+        dynamic.sendTransform(transform('base', 'tool', stamp, (0.5, 0.0, 0.0), (0, 0, S2, S2)))
+        assert client.spin_until(lambda: buffer.can_transform('world', 'tool', Time()), 5.0)
+        t = buffer.lookup_transform('world', 'tool', Time())
+        tr = t.transform.translation
+        assert (tr.x, tr.y, tr.z) == pytest.approx((0.5, 0.0, 1.0))
+        assert stamp_to_ns(t.header.stamp) == stamp
+    finally:
+        client.executor.remove_node(late)
+        late.destroy_node()
+
+
 def test_distributor_contact_timeout_follows_transform_stamps(client, standin):
     """Stop commands once the transforms are older than contact_timeout.
 
