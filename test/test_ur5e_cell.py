@@ -12,6 +12,7 @@
   in the sensor frames, their resultant is the desired wrench, and the analyzer reads the
   prescribed squeeze back.
 """
+import glob
 import json
 import math
 import os
@@ -179,17 +180,35 @@ def test_the_key_checks_can_fail():
     assert _flatten({'a': {'b': {'p': 1.0}}}) == {'a.b.p': 1.0}
 
 
-def test_nodes_file_passes_check_config_and_the_strict_loaders():
-    out = subprocess.run([script('wrench-distribution'), 'check-config', NODES_FILE],
+def _nodes_files() -> list:
+    """Shipped nodes' files in the cells' folders (config/*.yaml: test_check_config.py)."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(REPO, 'config', '*', '*.yaml'))):
+        with open(path) as f:
+            if '/**/wrench_distributor' in (yaml.safe_load(f) or {}):
+                out.append(path)
+    return out
+
+
+def test_the_cell_ships_one_nodes_file():
+    assert _nodes_files() == [NODES_FILE]
+    with open(NODES_FILE) as f:
+        doc = yaml.safe_load(f)
+    assert {doc[f'/**/{n}']['ros__parameters']['contact_source']
+            for n in ('wrench_distributor', 'wrench_analyzer')} == {'tf'}
+
+
+@pytest.mark.parametrize('path', _nodes_files(), ids=lambda p: os.path.relpath(p, REPO))
+def test_nodes_files_pass_check_config_and_the_strict_loaders(path):
+    out = subprocess.run([script('wrench-distribution'), 'check-config', path],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
     assert json.loads(out.stdout)['ok'] is True
     for kind, node, loader in (('distributor', 'wrench_distributor', P.load_distributor_config),
                                ('analyzer', 'wrench_analyzer', P.load_analyzer_config)):
-        flat = P.read_ros_params_yaml(NODES_FILE, node)
-        assert flat['contact_source'] == 'tf'
+        flat = P.read_ros_params_yaml(path, node)
         assert P.ros_yaml_type_problems(kind, flat) == []
-        loader(NODES_FILE, node_name=node)  # strict: an unknown parameter raises
+        loader(path, node_name=node)  # strict: an unknown parameter raises
 
 
 def _by_frame(controllers: dict, plugin: str, frame_key: str) -> dict:
@@ -360,7 +379,7 @@ def test_launch_starts_both_nodes_against_a_tf_tree_and_ft_streams(tmp_path):
         held = np.concatenate([-dist['object_mass'] * BOX_TILT.as_matrix().T @ [0.0, 0.0, -9.81],
                                np.zeros(3)])
         t0 = time.monotonic()
-        end = t0 + 12.0
+        end = t0 + 20.0  # ends at 20 read-outs (about 2 s unloaded)
         while time.monotonic() < end and len(measured) < 20:
             t = time.monotonic() - t0
             stamp = client.node.get_clock().now().nanoseconds
