@@ -12,6 +12,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
 import pytest
+from rclpy.duration import Duration
 from rclpy.parameter import Parameter
 from rclpy.time import Time
 from scipy.spatial.transform import Rotation
@@ -150,6 +151,12 @@ def test_standin_chains_frames_through_the_common_ancestor():
         buf.lookup_transform('box', 'robot2', Time())
     assert isinstance(tf2_standin.ConnectivityException(), tf2_standin.TransformException)
     assert not buf.can_transform('box', 'robot2', Time()) and buf.can_transform('box', 'sensor', Time())
+    short = tf2_standin.Buffer(cache_time=Duration(seconds=1.5))  # tf2's cache_time
+    for stamp in (1_000_000_000, 2_000_000_000, 3_000_000_000):
+        short.set_transform(transform('a', 'b', stamp, (stamp * 1e-9, 0, 0), (0, 0, 0, 1)), 't')
+    assert short.can_transform('a', 'b', Time(nanoseconds=2_000_000_000))
+    with pytest.raises(tf2_standin.ExtrapolationException):  # older than 3 s - 1.5 s: dropped
+        short.lookup_transform('a', 'b', Time(nanoseconds=1_000_000_000))
     buf.clear()  # the flange edge is dynamic: gone, the static ones stay
     assert not buf.can_transform('box', 'sensor', Time()) and buf.can_transform('box', 'base', Time())
 
