@@ -174,12 +174,13 @@ class DistributorNode(Node):
 
     def _publish_marker(self, stamp, vals) -> None:
         engine = self._engine
+        held = engine.weight.held(vals)  # what the effectors apply (hold_object_weight)
         try:
-            syn = engine.cache.distributor.synthesize(vals, engine.commanded())
+            syn = engine.cache.distributor.synthesize(held, engine.commanded())
         except WrenchDistributionError:
             return
         self._marker_pub.publish(wrench_markers(
-            self._cfg['object_frame'], stamp, engine.cache.positions, syn.wrench_object, vals,
+            self._cfg['object_frame'], stamp, engine.cache.positions, syn.wrench_object, held,
             self._cfg['object_com'], self._cfg['marker_scale'], engine.cache.names,
             colors=engine.friction.colors()))
 

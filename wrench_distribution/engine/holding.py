@@ -60,6 +60,17 @@ class ObjectWeight:
         if self.enabled:
             wrench[:3] -= self.mass * self.gravity_object
 
+    def held(self, wrench) -> np.ndarray:
+        """Return a desired wrench with the weight added (a copy; e.g. for the markers).
+
+        :param wrench: ``[fx, fy, fz, tx, ty, tz]``, object frame, about the CoM.
+        :return: the wrench the effectors apply.
+        """
+        out = np.array(wrench, float)
+        if self.gravity_object is not None:
+            self.add_to(out)
+        return out
+
     def values(self) -> dict:
         """Diagnostic values: what is added, or ``off``."""
         if not self.enabled:
