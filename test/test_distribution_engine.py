@@ -4,7 +4,7 @@ References are derived here: the resultant of the commands by hand (``F = sum f_
 ``T = sum t_i + (p_i - c) x f_i``, contact-frame commands rotated with scipy's ``Rotation``),
 norms by hand, the normal force as ``n . f`` in the contact frame.
 """
-from hypothesis import given, HealthCheck, settings
+from hypothesis import assume, given, HealthCheck, settings
 from hypothesis import strategies as st
 import numpy as np
 import pytest
@@ -230,7 +230,9 @@ def test_hold_object_weight_adds_the_weight_at_the_centre_of_mass(grasp, mass, g
     params.update(contact_types=['rigid'] * n, hold_object_weight=True, object_mass=mass,
                   gravity=gravity.tolist(), gravity_frame=gravity_frame,
                   contact_source='tf' if gravity_frame else 'static',
-                  contact_frames=[f'c{i}' for i in range(n)], internal_load_feedback=False)
+                  contact_frames=[f'c{i}' for i in range(n)], internal_load_feedback=False,
+                  desired_force_limit=1e9, desired_torque_limit=1e9, force_limits=[1e9],
+                  torque_limits=[1e9])
     engine = engine_for(params)
     desired = rng.normal(size=6) * 10.0
     g_object = gravity
@@ -241,6 +243,9 @@ def test_hold_object_weight_adds_the_weight_at_the_centre_of_mass(grasp, mass, g
         engine.weight.offer_orientation(orientation.as_quat())
         g_object = orientation.as_matrix().T @ gravity
     out = engine.step(0, desired, 0, MS)
+    # nearly coincident contacts in km need commands beyond the largest configurable limit
+    # (1e9): refused, as test_no_command_beyond_a_limit_whatever_the_correction checks
+    assume(out.cause != 'limit')
     assert out.valid, out.message
     expected = desired + np.concatenate([-mass * g_object, np.zeros(3)])
     scale = max(1.0, np.abs(out.commands).max())
