@@ -30,7 +30,9 @@ PKG = 'wrench_distribution'
 EXECUTABLES = ('distributor', 'analyzer', 'wrench-distribution')
 SHARE_FILES = ('package.xml', 'config/dual_arm.yaml', 'config/three_finger_hand.yaml',
                'config/quadruped_stance.yaml', 'launch/wrench_distribution.launch.py',
-               'launch/distributor.launch.py', 'launch/analyzer.launch.py')
+               'launch/distributor.launch.py', 'launch/analyzer.launch.py',
+               'launch/ur5e_cell.launch.py', 'config/ur5e_cell/wrench_distribution.yaml',
+               'config/ur5e_cell/controllers_jazzy.yaml', 'config/ur5e_cell/controllers_humble.yaml')
 _SKIP = ('.git', '.venv', 'build', 'install', 'log', '__pycache__', '.pytest_cache',
          '.hypothesis', '*.egg-info')
 

@@ -4,7 +4,7 @@ References are derived here: the resultant of the commands by hand (``F = sum f_
 ``T = sum t_i + (p_i - c) x f_i``, contact-frame commands rotated with scipy's ``Rotation``),
 norms by hand, the normal force as ``n . f`` in the contact frame.
 """
-from hypothesis import given, HealthCheck, settings
+from hypothesis import assume, given, HealthCheck, settings
 from hypothesis import strategies as st
 import numpy as np
 import pytest
@@ -213,3 +213,56 @@ def test_refused_stream_lets_the_watchdog_trip(policy, bad):
     assert trips.count('timeout') == 1 and trips.index('timeout') in (9, 10)
     assert engine.step(0, [0, 0, 10.0, 0, 0, 0], 0, 40 * 10 * MS).valid  # a valid one resets
     assert engine.watchdog(40 * 10 * MS, 0) is None and not engine.timed_out
+
+
+@SETTINGS
+@given(grasps(), st.floats(0.05, 80.0), st.sampled_from(['', 'world']))
+def test_hold_object_weight_adds_the_weight_at_the_centre_of_mass(grasp, mass, gravity_frame):
+    """Resultant of the commands = desired - m g_o, about the CoM (the weight has no torque there).
+
+    ``g_o``, gravity in the object frame, is derived here: ``R^T g`` with ``R`` the object's
+    orientation in ``gravity_frame`` as a scipy matrix (any orientation), or ``g`` itself
+    when gravity is given in the object frame. Until the orientation comes, no command.
+    """
+    params, rng = grasp
+    n = len(params['effectors'])
+    gravity = rng.normal(size=3) * 5.0
+    params.update(contact_types=['rigid'] * n, hold_object_weight=True, object_mass=mass,
+                  gravity=gravity.tolist(), gravity_frame=gravity_frame,
+                  contact_source='tf' if gravity_frame else 'static',
+                  contact_frames=[f'c{i}' for i in range(n)], internal_load_feedback=False,
+                  desired_force_limit=1e9, desired_torque_limit=1e9, force_limits=[1e9],
+                  torque_limits=[1e9])
+    engine = engine_for(params)
+    desired = rng.normal(size=6) * 10.0
+    g_object = gravity
+    if gravity_frame:
+        missing = engine.step(0, desired, 0, 0)
+        assert missing.commands is None and 'hold_object_weight' in missing.message
+        orientation = Rotation.random(random_state=int(rng.integers(2 ** 31)))
+        engine.weight.offer_orientation(orientation.as_quat())
+        g_object = orientation.as_matrix().T @ gravity
+    out = engine.step(0, desired, 0, MS)
+    # nearly coincident contacts in km need commands beyond the largest configurable limit
+    # (1e9): refused, as test_no_command_beyond_a_limit_whatever_the_correction checks
+    assume(out.cause != 'limit')
+    assert out.valid, out.message
+    expected = desired + np.concatenate([-mass * g_object, np.zeros(3)])
+    scale = max(1.0, np.abs(out.commands).max())
+    np.testing.assert_allclose(resultant(params, out.commands), expected,
+                               atol=1e-9 * scale * max(1.0, *np.abs(params['contact_positions'])))
+    assert 'on: ' in engine.report(MS)[0]['hold_object_weight']
+
+
+def test_hold_object_weight_refuses_what_it_cannot_hold():
+    """No mass, or a gravity frame without tf: a ConfigError naming the parameter."""
+    from wrench_distribution.params import ConfigError
+    base = {'effectors': ['a', 'b'], 'contact_source': 'static',
+            'contact_positions': [0.0, 0.1, 0.0, 0.0, -0.1, 0.0], 'hold_object_weight': True}
+    with pytest.raises(ConfigError, match="'hold_object_weight'.*object_mass > 0"):
+        validate_params('distributor', base)
+    with pytest.raises(ConfigError, match="'gravity_frame'.*contact_source tf"):
+        validate_params('distributor', dict(base, object_mass=2.0, gravity_frame='world'))
+    engine = engine_for(dict(base, object_mass=2.0, contact_orientations=[0, 0, 0, 1.0] * 2))
+    out = engine.step(0, [0.0] * 6, 0, 0)  # gravity -9.81 z in the object frame
+    assert out.commands[:, 2].sum() == pytest.approx(2.0 * 9.81)

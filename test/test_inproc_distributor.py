@@ -143,6 +143,24 @@ def test_markers_show_the_commands_in_the_object_frame(ctx):
         assert all(m.header.frame_id == 'object' for m in markers.markers)
 
 
+def test_hold_object_weight_holds_with_a_zero_desired_wrench(ctx):
+    """Zero desired wrench: the commands carry the 2 kg object (gravity -z in the object frame).
+
+    Their resultant about the CoM, by hand, is (0, 0, 2 * 9.81, 0, 0, 0); the markers'
+    effector arrows sum to it and the resultant arrow shows it; diagnostics say so.
+    """
+    with node(ctx, object_mass=2.0, hold_object_weight=True) as n:
+        cmds = send(n, [0.0] * 6)
+        assert cmds is not None, diagnose(n)['distribution'].message
+        np.testing.assert_allclose(resultant(cmds), [0.0, 0.0, 2.0 * 9.81, 0.0, 0.0, 0.0],
+                                   atol=1e-9)
+        arrows = {(m.ns, m.id): m for m in n.last('~/markers').markers}
+        up = arrows[('resultant_force', 0)].points
+        assert up[1].z - up[0].z > 0 and up[1].x == pytest.approx(up[0].x)
+        summary = {v.key: v.value for v in diagnose(n)['distribution'].values}
+        assert summary['hold_object_weight'].startswith('on: 2 kg at object_com')
+
+
 def limit_use(cmds, scaled_desired) -> float:
     """Largest use of any limit: each effector's force and torque, the scaled desired wrench."""
     d = np.asarray(scaled_desired, float)

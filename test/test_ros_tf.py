@@ -12,6 +12,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
 import pytest
+from rclpy.duration import Duration
 from rclpy.parameter import Parameter
 from rclpy.time import Time
 from scipy.spatial.transform import Rotation
@@ -100,6 +101,93 @@ def test_standin_interpolates_inverts_and_refuses_extrapolation():
         buf.lookup_transform('a', 'b', Time(nanoseconds=4_000_000_000))
     with pytest.raises(tf2_standin.LookupException):
         buf.lookup_transform('a', 'c', Time())
+
+
+def test_standin_chains_frames_through_the_common_ancestor():
+    """A chain world -> base -> flange -> sensor and a branch world -> box, by hand.
+
+    The pose of ``sensor`` in ``box`` is derived here with homogeneous matrices; time zero
+    is the latest time every dynamic edge covers; a time past an edge's data, an unknown
+    frame and a second tree raise tf2's exceptions.
+    """
+    def matrix(p, q):
+        m = np.eye(4)
+        m[:3, :3], m[:3, 3] = Rotation.from_quat(q).as_matrix(), p
+        return m
+    buf = tf2_standin.Buffer()
+    q_base = Rotation.from_euler('z', 30, degrees=True).as_quat()
+    q_box = Rotation.from_euler('x', -20, degrees=True).as_quat()
+    q_sensor = (0.0, 0.0, S2, S2)
+    buf.set_transform_static(transform('world', 'base', 0, (1.0, 0.0, 0.5), q_base), 't')
+    buf.set_transform_static(transform('world', 'box', 0, (1.5, 0.2, 0.3), q_box), 't')
+    buf.set_transform_static(transform('flange', 'sensor', 0, (0.0, 0.0, 0.04), q_sensor), 't')
+    for stamp, angle, z in ((1_000_000_000, 0.0, 0.4), (3_000_000_000, 40.0, 0.6)):
+        q = Rotation.from_euler('y', angle, degrees=True).as_quat()
+        buf.set_transform(transform('base', 'flange', stamp, (0.3, 0.0, z), q), 't')
+    buf.set_transform(transform('world', 'unrelated_moving_frame', 5_000_000_000, (0, 0, 0),
+                                (0, 0, 0, 1)), 't')
+    at = 2_000_000_000  # half way: 20 degrees about y, z = 0.5
+    flange = matrix((0.3, 0.0, 0.5), Rotation.from_euler('y', 20, degrees=True).as_quat())
+    expected = (np.linalg.inv(matrix((1.5, 0.2, 0.3), q_box)) @ matrix((1.0, 0.0, 0.5), q_base)
+                @ flange @ matrix((0.0, 0.0, 0.04), q_sensor))
+    got = buf.lookup_transform('box', 'sensor', Time(nanoseconds=at))
+    tr, r = got.transform.translation, got.transform.rotation
+    np.testing.assert_allclose(matrix((tr.x, tr.y, tr.z), (r.x, r.y, r.z, r.w)), expected,
+                               atol=1e-12)
+    assert stamp_to_ns(got.header.stamp) == at
+    back = buf.lookup_transform('sensor', 'box', Time(nanoseconds=at))
+    tr, r = back.transform.translation, back.transform.rotation
+    np.testing.assert_allclose(matrix((tr.x, tr.y, tr.z), (r.x, r.y, r.z, r.w)),
+                               np.linalg.inv(expected), atol=1e-12)
+    latest = buf.lookup_transform('box', 'sensor', Time())
+    assert stamp_to_ns(latest.header.stamp) == 3_000_000_000  # the flange edge's newest
+    assert stamp_to_ns(buf.lookup_transform('box', 'base', Time()).header.stamp) == 0
+    with pytest.raises(tf2_standin.ExtrapolationException):
+        buf.lookup_transform('box', 'sensor', Time(nanoseconds=4_000_000_000))
+    with pytest.raises(tf2_standin.LookupException):
+        buf.lookup_transform('box', 'camera', Time())
+    buf.set_transform(transform('map', 'robot2', 1, (0, 0, 0), (0, 0, 0, 1)), 't')
+    with pytest.raises(tf2_standin.ConnectivityException):
+        buf.lookup_transform('box', 'robot2', Time())
+    assert isinstance(tf2_standin.ConnectivityException(), tf2_standin.TransformException)
+    assert not buf.can_transform('box', 'robot2', Time()) and buf.can_transform('box', 'sensor', Time())
+    short = tf2_standin.Buffer(cache_time=Duration(seconds=1.5))  # tf2's cache_time
+    for stamp in (1_000_000_000, 2_000_000_000, 3_000_000_000):
+        short.set_transform(transform('a', 'b', stamp, (stamp * 1e-9, 0, 0), (0, 0, 0, 1)), 't')
+    assert short.can_transform('a', 'b', Time(nanoseconds=2_000_000_000))
+    with pytest.raises(tf2_standin.ExtrapolationException):  # older than 3 s - 1.5 s: dropped
+        short.lookup_transform('a', 'b', Time(nanoseconds=1_000_000_000))
+    buf.clear()  # the flange edge is dynamic: gone, the static ones stay
+    assert not buf.can_transform('box', 'sensor', Time()) and buf.can_transform('box', 'base', Time())
+
+
+def test_standin_listener_takes_tf_and_latched_tf_static_over_dds(client):
+    """The listener feeds its buffer from /tf and /tf_static, static ones latched for late joiners.
+
+    The static transform is sent before the listener exists (transient local, as tf2's static
+    broadcaster); the dynamic one after. The chain through both resolves.
+    """
+    static = tf2_standin.StaticTransformBroadcaster(client.node)
+    static.sendTransform(transform('world', 'base', 0, (0.0, 0.0, 1.0), (0, 0, 0, 1)))
+    client.spin_for(0.3)
+    late = client.rclpy.create_node('wd_tf_late_listener', context=client.context)
+    client.executor.add_node(late)
+    try:
+        buffer = tf2_standin.Buffer()
+        tf2_standin.TransformListener(buffer, late)
+        assert client.spin_until(lambda: buffer.can_transform('world', 'base', Time()), 5.0)
+        dynamic = tf2_standin.TransformBroadcaster(client.node)
+        stamp = _now_ns(client)
+        assert client.spin_until(lambda: dynamic.pub.get_subscription_count() > 0, 5.0)
+        dynamic.sendTransform(transform('base', 'tool', stamp, (0.5, 0.0, 0.0), (0, 0, S2, S2)))
+        assert client.spin_until(lambda: buffer.can_transform('world', 'tool', Time()), 5.0)
+        t = buffer.lookup_transform('world', 'tool', Time())
+        tr = t.transform.translation
+        assert (tr.x, tr.y, tr.z) == pytest.approx((0.5, 0.0, 1.0))
+        assert stamp_to_ns(t.header.stamp) == stamp
+    finally:
+        client.executor.remove_node(late)
+        late.destroy_node()
 
 
 def test_distributor_contact_timeout_follows_transform_stamps(client, standin):

@@ -65,7 +65,10 @@ class DistributorNode(Node):
             Float64MultiArray, cfg['friction_load_topic'], 10) if (
                 cfg['friction_load_topic'] and cfg['friction_mode'] == 'auto') else None
         topics = self._create_outputs(cfg)
-        self._contacts = ContactInput(self, cfg, engine.cache, self._diag, self._on_rebuild)
+        self._contacts = ContactInput(self, cfg, engine.cache, self._diag, self._on_rebuild,
+                                      engine.weight.offer_orientation,
+                                      cfg['gravity_frame'] if engine.weight.needs_orientation
+                                      else '')
         if engine.cache.distributor is not None:
             self._on_rebuild()
             if engine.lam_error:
@@ -176,12 +179,13 @@ class DistributorNode(Node):
 
     def _publish_marker(self, stamp, vals) -> None:
         engine = self._engine
+        held = engine.weight.held(vals)  # what the effectors apply (hold_object_weight)
         try:
-            syn = engine.cache.distributor.synthesize(vals, engine.commanded())
+            syn = engine.cache.distributor.synthesize(held, engine.commanded())
         except WrenchDistributionError:
             return
         self._marker_pub.publish(wrench_markers(
-            self._cfg['object_frame'], stamp, engine.cache.positions, syn.wrench_object, vals,
+            self._cfg['object_frame'], stamp, engine.cache.positions, syn.wrench_object, held,
             self._cfg['object_com'], self._cfg['marker_scale'], engine.cache.names,
             colors=engine.friction.colors()))
 

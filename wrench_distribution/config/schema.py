@@ -112,7 +112,8 @@ COMMON_PARAMS = [
        'Centre of mass of the object in the object frame (m).',
        constraints='3 finite numbers'),
     _p('object_mass', DOUBLE, 0.0,
-       'Object mass (kg), informational for the core; 0 means unknown.', minimum=0.0),
+       'Object mass (kg); 0 means unknown. The distributor holds its weight with '
+       'hold_object_weight.', minimum=0.0),
     _p('object_inertia', DOUBLE_ARRAY, [],
        'Object inertia about the CoM in object axes (kg m^2): 3 principal moments, '
        '[Ixx, Iyy, Izz, Ixy, Ixz, Iyz] or 9 numbers row-major; empty: unknown.',
@@ -161,6 +162,18 @@ COMMON_PARAMS = [
 
 #: Largest value any configured limit may take (keeps every product of limits finite).
 LIMIT_CEILING = 1e9
+
+#: gravity, one form for both nodes (analyzer: tool weights; distributor: hold_object_weight)
+GRAVITY = _p('gravity', DOUBLE_ARRAY, [0.0, 0.0, -9.81],
+             'Gravity vector in gravity_frame (m/s^2): tool-mass compensation (analyzer), the '
+             'object weight with hold_object_weight (distributor).',
+             constraints='3 finite numbers')
+GRAVITY_FRAME = _p('gravity_frame', STRING, '',
+                   'Frame the gravity parameter is given in (e.g. world); empty: the object '
+                   'frame (gravity constant in the object frame). Another frame: the object '
+                   'orientation in it rotates gravity (analyzer: at each sample stamp, '
+                   'object_orientation_source; distributor: from tf with the contacts).',
+                   constraints='a frame id, or empty')
 
 DISTRIBUTOR_PARAMS: tuple = tuple(COMMON_PARAMS + [
     _p('desired_wrench_topic', STRING, 'desired_wrench',
@@ -284,6 +297,11 @@ DISTRIBUTOR_PARAMS: tuple = tuple(COMMON_PARAMS + [
     _p('no_subscriber_grace', DOUBLE, 2.0,
        'A command topic without a subscriber for longer than this (s) is a WARN in '
        'diagnostics (counted); 0 disables.', minimum=0.0, read_only=False),
+    _p('hold_object_weight', BOOL, False,
+       'Add the object weight (object_mass at object_com, gravity in gravity_frame) to the '
+       'desired wrench: a zero desired wrench holds the object (docs/wiring.md).'),
+    GRAVITY,
+    GRAVITY_FRAME,
 ])
 
 ANALYZER_PARAMS: tuple = tuple(COMMON_PARAMS + [
@@ -308,14 +326,8 @@ ANALYZER_PARAMS: tuple = tuple(COMMON_PARAMS + [
     _p('tool_coms', DOUBLE_ARRAY, [],
        'Tool centre of mass in the sensor frame [x,y,z per effector] (m); empty: origin.',
        constraints='3 numbers per effector, or empty'),
-    _p('gravity', DOUBLE_ARRAY, [0.0, 0.0, -9.81],
-       'Gravity vector in the object frame (m/s^2), for tool-mass compensation.',
-       constraints='3 finite numbers'),
-    _p('gravity_frame', STRING, '',
-       'Frame the gravity parameter is given in (e.g. world); empty: the object frame '
-       '(gravity constant in the object frame). Another frame: the object orientation in it '
-       'at each sample stamp rotates gravity (object_orientation_source).',
-       constraints='a frame id, or empty'),
+    GRAVITY,
+    GRAVITY_FRAME,
     _p('object_orientation_source', STRING, 'tf',
        'Where the object orientation in gravity_frame comes from (gravity_frame set): tf (the '
        'object frame looked up at each sample stamp; analyze-bag: the bag /tf) or topic '

@@ -295,6 +295,21 @@ def _check_distributor(v: dict, idx: dict) -> None:
             raise ConfigError(f"parameter '{name}': got {gains!r}; accepted: "
                               f'{idx[name].constraint_text()}')
     _check_friction_feedback(v)
+    _check_holding(v, idx)
+
+
+def _check_holding(v: dict, idx: dict) -> None:
+    """``hold_object_weight``: a mass to hold, gravity, and its frame's orientation from tf."""
+    _fixed_widths(v, idx, (('gravity', 3),))
+    if not v['hold_object_weight']:
+        return
+    if v['object_mass'] <= 0.0:
+        raise ConfigError("parameter 'hold_object_weight': true needs object_mass > 0 (got "
+                          f"{v['object_mass']:g}); accepted: false, or true with the mass")
+    if v['gravity_frame'] and v['contact_source'] != 'tf':
+        raise ConfigError(f"parameter 'gravity_frame': '{v['gravity_frame']}' needs the object's "
+                          'orientation from tf (contact_source tf); accepted: empty (gravity '
+                          'in the object frame) or contact_source tf')
 
 
 def _check_friction_feedback(v: dict) -> None:

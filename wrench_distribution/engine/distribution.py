@@ -9,10 +9,11 @@ publish or the reason for none.
 
 Per desired wrench, in order: NaN or Inf (``nan``), another frame (``frame``), a stamp too
 far ahead of the clock (``future``), no contacts (``no_contacts``), a rejected prescription
-(``internal_load``); then the commands: desired-wrench limit, solver, friction auto mode,
-command limits (the feedback correction is cut back first), the friction check on the
-commands as sent (scaled or not), the sign. Only a desired wrench whose commands were sent
-unchanged by any limit is a *valid input*: it alone resets the watchdog.
+(``internal_load``), no object orientation for ``hold_object_weight`` (``no_contacts``);
+the object's weight added (:mod:`.holding`); then the commands: desired-wrench limit, solver,
+friction auto mode, command limits (the feedback correction is cut back first), the friction
+check on the commands as sent (scaled or not), the sign. Only a desired wrench whose commands
+were sent unchanged by any limit is a *valid input*: it alone resets the watchdog.
 """
 from dataclasses import dataclass
 import math
@@ -30,6 +31,7 @@ from wrench_distribution.core.limits import CommandLimits
 from .cache import DistributorCache
 from .feedback import bounded, FeedbackGains, InternalLoadFeedback
 from .friction import FrictionStage
+from .holding import ObjectWeight
 from .prescription import InternalLoadPrescription
 from .status import ERROR, OK, STALE, WARN
 
@@ -127,6 +129,7 @@ class DistributionEngine:
         self.prescription = prescription_of(cfg)
         self.source = 'parameter' if self.prescription.kind != 'none' else 'none'
         self.friction = FrictionStage(cfg, cfg['friction_mode'])
+        self.weight = ObjectWeight(cfg)  # hold_object_weight (engine/holding.py)
         self.feedback = InternalLoadFeedback(gains_from(cfg), cfg['internal_load_feedback'])
         self.cache = DistributorCache(self.names, typed.contact_types, typed.object_model,
                                       typed.options, typed.contact_pose_tolerance,
@@ -307,6 +310,9 @@ class DistributionEngine:
         if self.lam_error is not None:
             return Outcome(None, 'internal_load', self.lam_error, 'internal load',
                            'rejected_internal_load')
+        if self.weight.problem() is not None:
+            return Outcome(None, 'no_contacts', self.weight.problem(), 'contacts', 'no_contacts')
+        self.weight.add_to(w)  # the limits and the solver see what the effectors must apply
         outcome = self._commands(w, mono_ns)
         if outcome.valid:
             self.last_valid_ns = mono_ns
@@ -554,6 +560,7 @@ class DistributionEngine:
                                  'prescription': self.prescription.describe()},
                'feedback': self.feedback_values()}
         values.update(self.friction.values(mono_ns))
+        values.update(self.weight.values())
         return values, per
 
     def conditions(self, mono_ns: int) -> dict:

@@ -30,11 +30,15 @@ class ContactInput:
     :param diag: diagnostics state for problems.
     :param on_rebuild: called after a new solver was built (e.g. to re-resolve the
         internal load).
+    :param on_orientation: with tf, called with the object's orientation in
+        ``orientation_frame`` (``[qx, qy, qz, qw]``), looked up with the contacts.
+    :param orientation_frame: frame to look the object frame up in ('' : none).
     :raises ConfigError: when static poses are invalid or tf2 is needed but missing.
     """
 
     def __init__(self, node, cfg: dict, cache: DistributorCache, diag: DiagnosticsState,
-                 on_rebuild: Optional[Callable[[], None]] = None) -> None:
+                 on_rebuild: Optional[Callable[[], None]] = None,
+                 on_orientation: Optional[Callable] = None, orientation_frame: str = '') -> None:
         self.node = node
         self.cache = cache
         self.diag = diag
@@ -45,6 +49,8 @@ class ContactInput:
         self.last_update_ns: Optional[int] = None
         self.error: Optional[str] = None
         self.tf = None
+        self.on_orientation = on_orientation
+        self.orientation_frame = orientation_frame
         n = len(cfg['effectors'])
         if self.source == 'static':
             pos = np.asarray(cfg['contact_positions'], float).reshape(n, 3)
@@ -76,13 +82,19 @@ class ContactInput:
 
     def _update_from_tf(self) -> None:
         from wrench_distribution.ros.tf import freshness_ns
-        try:
-            contacts = self.tf.lookup(0)
+        n = len(self.cache.names)
+        extra = [self.orientation_frame] if self.orientation_frame else []
+        try:  # the object in orientation_frame too: one freshness for all (contact_timeout)
+            contacts = self.tf.lookup_pairs([self.object_frame] * n + extra,
+                                            self.tf.frames + [self.object_frame] * len(extra), 0)
         except LookupError as e:
             why = f'{e}; keeping the previous poses' if self.cache.distributor else str(e)
             self.diag.problem('tf_failures', why)
             return
-        self._apply(contacts.positions, contacts.quaternions, freshness_ns(contacts.stamps_ns))
+        if extra:
+            self.on_orientation(contacts.quaternions[n])
+        self._apply(contacts.positions[:n], contacts.quaternions[:n],
+                    freshness_ns(contacts.stamps_ns))
 
     def _apply(self, pos: np.ndarray, quat: np.ndarray, stamp_ns: Optional[int] = -1) -> None:
         """Update the solver cache.

@@ -1,0 +1,84 @@
+"""Holding the object without extra code: its weight added to the desired wrench (no ROS).
+
+With ``hold_object_weight`` the distributor commands ``h_o + w`` instead of ``h_o``, where
+``w`` is the wrench the effectors must add to carry the object's weight: ``-m g_o`` at the
+centre of mass (so no torque about it, and ``h_o`` is about the centre of mass), with
+``m = object_mass`` and ``g_o`` gravity in the object frame. A zero desired wrench then
+holds the object at rest; a non-zero one accelerates it as if it weighed nothing.
+
+Gravity takes the analyzer's form (:class:`~wrench_distribution.engine.sensing.GravityModel`):
+``gravity`` is given in ``gravity_frame``; empty, that is the object frame (a constant: the
+object does not turn); another frame, ``g_o = R^T g`` with ``R`` the object's orientation in
+that frame, offered by the node from tf with the contact poses.
+"""
+from typing import Optional
+
+import numpy as np
+
+from wrench_distribution.core import spatial as Q
+
+
+class ObjectWeight:
+    """The weight compensation of one configuration.
+
+    :param cfg: validated distributor parameters (``hold_object_weight``, ``object_mass``,
+        ``gravity``, ``gravity_frame``).
+    """
+
+    def __init__(self, cfg: dict) -> None:
+        self.enabled = bool(cfg['hold_object_weight'])
+        self.mass = float(cfg['object_mass'])
+        self.gravity = np.asarray(cfg['gravity'], float)
+        self.frame = cfg['gravity_frame']
+        #: gravity in the object frame, or None until an orientation came (gravity_frame set)
+        self.gravity_object: Optional[np.ndarray] = None if self.frame else self.gravity.copy()
+
+    @property
+    def needs_orientation(self) -> bool:
+        """Whether the object's orientation in ``gravity_frame`` is needed."""
+        return self.enabled and bool(self.frame)
+
+    def offer_orientation(self, quaternion) -> None:
+        """Take the object's orientation in ``gravity_frame``.
+
+        :param quaternion: ``[qx, qy, qz, qw]`` of the object frame in ``gravity_frame``.
+        """
+        self.gravity_object = Q.rotate_inverse(np.asarray(quaternion, float), self.gravity)
+
+    def problem(self) -> Optional[str]:
+        """Why the weight cannot be added now (no orientation yet), or None."""
+        if self.enabled and self.gravity_object is None:
+            return ('hold_object_weight: no orientation of the object frame in gravity_frame '
+                    f"'{self.frame}' yet")
+        return None
+
+    def add_to(self, wrench: np.ndarray) -> None:
+        """Add ``-m g_o`` to the force of a desired wrench (in place; no torque about the CoM).
+
+        :param wrench: ``[fx, fy, fz, tx, ty, tz]``, object frame, about the CoM.
+        """
+        if self.enabled:
+            wrench[:3] -= self.mass * self.gravity_object
+
+    def held(self, wrench) -> np.ndarray:
+        """Return a desired wrench with the weight added (a copy; e.g. for the markers).
+
+        :param wrench: ``[fx, fy, fz, tx, ty, tz]``, object frame, about the CoM.
+        :return: the wrench the effectors apply.
+        """
+        out = np.array(wrench, float)
+        if self.gravity_object is not None:
+            self.add_to(out)
+        return out
+
+    def values(self) -> dict:
+        """Diagnostic values: what is added, or ``off``."""
+        if not self.enabled:
+            return {'hold_object_weight': 'off'}
+        where = f"gravity_frame '{self.frame}' (tf)" if self.frame else 'the object frame'
+        out = {'hold_object_weight': f'on: {self.mass:g} kg at object_com, gravity '
+                                     f'{", ".join(f"{g:g}" for g in self.gravity)} in {where}'}
+        if self.gravity_object is not None:
+            added = -self.mass * self.gravity_object
+            out['held_weight_force'] = ', '.join(f'{f:.6g}' for f in added)
+        return out
