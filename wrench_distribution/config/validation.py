@@ -184,11 +184,9 @@ def validate_params(kind: str, values: Mapping[str, Any], *, strict_unknown: boo
     :raises ConfigError: with a message naming the parameter and the accepted values.
     """
     index = INDEX[kind]
-    unknown = [k for k in values if k not in index and k not in BUILTIN_PARAMS
-               and not k.startswith('qos_overrides.')]
+    unknown = unknown_names(kind, values)
     if unknown and strict_unknown:
-        raise ConfigError(f'unknown parameter(s) for the {kind}: {", ".join(sorted(unknown))}; '
-                          f'declared: {", ".join(index)}')
+        raise ConfigError(unknown_message(kind, unknown))
     out = {}
     for name, spec in index.items():
         if name in values:
@@ -199,8 +197,71 @@ def validate_params(kind: str, values: Mapping[str, Any], *, strict_unknown: boo
     return out
 
 
+def unknown_names(kind: str, names: Sequence[str]) -> list:
+    """Names a node of this kind does not declare (rclpy's own and ``qos_overrides.*`` known).
+
+    :param kind: ``'distributor'``, ``'analyzer'`` or a simulator node.
+    :param names: the parameter names given to it.
+    :return: the unknown ones, sorted.
+    """
+    index = INDEX[kind]
+    return sorted(str(k) for k in names if k not in index and k not in BUILTIN_PARAMS
+                  and not str(k).startswith('qos_overrides.'))
+
+
+def did_you_mean(kind: str, name: str) -> str:
+    """Return the declared names closest to a misspelt one, as text (difflib).
+
+    :param kind: the node kind.
+    :param name: the unknown name.
+    :return: ``did you mean 'tool_masses'?`` or a pointer to the list of names.
+    """
+    import difflib
+    close = difflib.get_close_matches(str(name), list(INDEX[kind]), n=3, cutoff=0.6)
+    if close:
+        return 'did you mean ' + ' or '.join(f"'{c}'" for c in close) + '?'
+    return 'no declared name is close (every name: docs/parameters.md)'
+
+
+def unknown_message(kind: str, unknown: Sequence[str]) -> str:
+    """One message for the unknown names of a node, each with its nearest declared names.
+
+    :param kind: the node kind.
+    :param unknown: the unknown names.
+    :return: the message.
+    """
+    return (f'unknown parameter(s) for the {kind}: '
+            + '; '.join(f"'{u}' ({did_you_mean(kind, u)})" for u in unknown))
+
+
 def _cross_check(kind: str, v: dict) -> None:
-    idx = INDEX[kind]
+    errors = cross_check_errors(kind, v)
+    if errors:
+        raise errors[0]
+
+
+def cross_check_errors(kind: str, v: dict) -> list:
+    """Every cross-check of a node's values that fails, one :class:`ConfigError` each.
+
+    Each group of checks (frames and effectors, contacts, the node's own) stops at its first
+    error; the groups run independently, so one run reports an error of each.
+
+    :param kind: the node kind.
+    :param v: the node's values, each already valid on its own (defaults filled in).
+    :return: the errors (empty: the values pass).
+    """
+    errors = []
+    for check in (_check_frames_and_effectors,) + _CHECKS[kind]:
+        try:
+            check(v, INDEX[kind])
+        except ConfigError as e:
+            errors.append(e)
+            if check is _check_frames_and_effectors:
+                break  # the per-effector checks need the effectors
+    return errors
+
+
+def _check_frames_and_effectors(v: dict, idx: dict) -> None:
     for frame in ('object_frame', 'world_frame'):
         if frame in v and not v[frame]:
             raise ConfigError(f"parameter '{frame}': must not be empty; accepted: a frame id")
@@ -212,12 +273,6 @@ def _cross_check(kind: str, v: dict) -> None:
         if any(not e for e in effs) or len(set(effs)) != len(effs):
             raise ConfigError(f"parameter 'effectors': names must be non-empty and unique, got "
                               f'{effs!r}; accepted: {idx["effectors"].constraint_text()}')
-    checks = {'distributor': (_check_contacts, _check_distributor),
-              'analyzer': (_check_contacts, _check_analyzer),
-              'object_sim': (_check_sim,), 'object_controller': (_check_controller,),
-              'baseline_distributor': (_check_baseline,)}
-    for check in checks[kind]:
-        check(v, idx)
 
 
 def _check_contacts(v: dict, idx: dict) -> None:
@@ -412,6 +467,13 @@ def _check_baseline(v: dict, idx: dict) -> None:
     """``baseline_distributor`` cross-checks: contact types and centre of mass."""
     _per_effector(v, 'contact_types', len(v['effectors']), 1, spec=idx['contact_types'])
     _fixed_widths(v, idx, (('object_com', 3),))
+
+
+#: The cross-checks of each node kind, after :func:`_check_frames_and_effectors`.
+_CHECKS = {'distributor': (_check_contacts, _check_distributor),
+           'analyzer': (_check_contacts, _check_analyzer),
+           'object_sim': (_check_sim,), 'object_controller': (_check_controller,),
+           'baseline_distributor': (_check_baseline,)}
 
 
 def _check_limits(v: dict, n: int) -> None:

@@ -75,6 +75,25 @@ def _noop() -> None:
     return None
 
 
+def init_failure(error: Exception) -> str:
+    """Return the message of an ``rclpy.init`` failure, with the fix of rcl's parameter-file errors.
+
+    rcl parses every ``--params-file`` before any node exists; a list that mixes integers and
+    doubles (``[0, 0.38]``) or types ends the process there ("Sequence should be of same
+    type").
+
+    :param error: the ``RCLError`` (a ``RuntimeError``) ``rclpy.init`` raised.
+    :return: one line.
+    """
+    text = ' '.join(str(error).split())
+    if 'params file' not in text:
+        return f'cannot start: {text}'
+    hint = (' A list must hold one type: write 0.0, not 0, beside doubles.'
+            if 'same type' in text else '')
+    return (f'invalid parameter file: {text}.{hint} wrench-distribution check-config FILE '
+            'names every such problem with its fix.')
+
+
 def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] = None,
              config_errors: tuple = ()) -> int:
     """Create the executor and the node, spin until shutdown; configuration errors exit 2.
@@ -96,7 +115,11 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
         from rclpy.executors import ExternalShutdownException
     except ImportError:  # pragma: no cover
         ExternalShutdownException = KeyboardInterrupt
-    rclpy.init(args=args)
+    try:
+        rclpy.init(args=args)
+    except RuntimeError as e:  # rclpy's RCLError: rcl could not parse the arguments
+        print(f'[{name}] {init_failure(e)}', file=sys.stderr, flush=True)
+        return 2
     node = None
     try:
         try:
