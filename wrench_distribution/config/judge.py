@@ -332,12 +332,13 @@ def _millimetre_problems(name: str, v: dict) -> list:
         far = [g for g in _groups(v.get(pname), width) if _norm(g) > LONGEST_LENGTH]
         if far:
             example = far[0]
-            metres = ', '.join(f'{c / 1000.0:.6g}' for c in example)
+            given = ', '.join(repr(float(c)) for c in example)
+            metres = ', '.join(repr(round(c / 1000.0, 9)) for c in example)
             out.append(Problem(
                 'warning', name, pname,
                 f'{_norm(example):.6g} m from the object frame origin: no grasp on one object '
                 f'spans more than {LONGEST_LENGTH:g} m; lengths are in metres',
-                f"did you mean metres? [{', '.join(f'{c:g}' for c in example)}] -> [{metres}]"))
+                f'did you mean metres? [{given}] -> [{metres}]'))
     return out
 
 

@@ -276,7 +276,7 @@ def _check_frames_and_effectors(v: dict, idx: dict) -> None:
 
 
 def _check_contacts(v: dict, idx: dict) -> None:
-    """Cross-checks shared by both nodes: per-effector widths, object, orientations."""
+    """Cross-checks shared by both nodes: per-effector widths, friction."""
     effs = v['effectors']
     n = len(effs)
     _per_effector(v, 'contact_types', n, 1, spec=idx['contact_types'])
@@ -290,6 +290,10 @@ def _check_contacts(v: dict, idx: dict) -> None:
                   spec=idx['virtual_mass_values'])
     _per_effector(v, 'torque_weights', n, 1, spec=idx['torque_weights'])
     _check_friction(v, n, idx)
+
+
+def _check_object(v: dict, idx: dict) -> None:
+    """Cross-checks shared by both nodes: the object, the basis axis, contact orientations."""
     _fixed_widths(v, idx, (('object_com', 3), ('basis_reference_axis', 3)))
     if not any(abs(x) > 0 for x in v['basis_reference_axis']):
         raise ConfigError("parameter 'basis_reference_axis': must not be zero; accepted: "
@@ -370,14 +374,17 @@ def _check_friction_feedback(v: dict) -> None:
 
 
 def _check_analyzer(v: dict, idx: dict) -> None:
-    """Analyzer cross-checks: sensor, tool and output arrays."""
+    """Analyzer cross-checks: per-effector topic, frame and bias arrays."""
     n = len(v['effectors'])
     for name, width in (('ft_topics', 1), ('sensor_frames', 1),
                         ('manipulating_topics', 1), ('constraint_topics', 1),
                         ('internal_topics', 1), ('invariant_topics', 1), ('ft_frames', 1),
                         ('sensor_biases', 6)):
         _per_effector(v, name, n, width, spec=idx[name])
-    _check_sensors(v, idx)
+
+
+def _check_gravity(v: dict, idx: dict) -> None:
+    """Analyzer cross-check: the gravity vector."""
     _fixed_widths(v, idx, (('gravity', 3),))
 
 
@@ -470,8 +477,9 @@ def _check_baseline(v: dict, idx: dict) -> None:
 
 
 #: The cross-checks of each node kind, after :func:`_check_frames_and_effectors`.
-_CHECKS = {'distributor': (_check_contacts, _check_distributor),
-           'analyzer': (_check_contacts, _check_analyzer),
+_CHECKS = {'distributor': (_check_contacts, _check_object, _check_distributor),
+           'analyzer': (_check_contacts, _check_object, _check_analyzer, _check_sensors,
+                        _check_gravity),
            'object_sim': (_check_sim,), 'object_controller': (_check_controller,),
            'baseline_distributor': (_check_baseline,)}
 
