@@ -287,8 +287,8 @@ def test_allow_unknown_parameters_makes_a_misspelling_a_warning(tmp_path):
     doc = _set(_base(), ANA, tool_mass=[0.9, 0.9], allow_unknown_parameters=True)
     status, stdout = _judged(tmp_path, _text(doc))
     warning = json.loads(stdout)['warnings'][0]
-    assert (status, warning['parameter'], warning['fix']) == (0, 'tool_mass', "did you mean 'tool_masses' or "
-                                                                             "'tool_coms' or 'virtual_masses'?")
+    meant = "did you mean 'tool_masses' or 'tool_coms' or 'virtual_masses'?"
+    assert (status, warning['parameter'], warning['fix']) == (0, 'tool_mass', meant)
 
 
 def test_text_output_names_each_problem_on_a_line(tmp_path):
@@ -296,6 +296,6 @@ def test_text_output_names_each_problem_on_a_line(tmp_path):
     status, stdout = _judged(tmp_path, text, '--format', 'text')
     lines = stdout.splitlines()
     assert status == 2 and lines[0].endswith('judged wrench_distributor, wrench_analyzer')
-    assert "error: wrench_analyzer: tool_mass: not a parameter of the analyzer: the node refuses to start " \
-           "Fix: did you mean 'tool_masses'" in stdout
+    assert ('error: wrench_analyzer: tool_mass: not a parameter of the analyzer: the node refuses to '
+            "start Fix: did you mean 'tool_masses'") in stdout
     assert lines[-1] == '1 error(s), 0 warning(s), 0 finding(s)'
