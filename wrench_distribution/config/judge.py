@@ -98,12 +98,12 @@ class Judgement:
 
     @property
     def errors(self) -> list:
-        """The problems of severity ``error``."""
+        """Return the problems of severity ``error``."""
         return [p for p in self.problems if p.severity == 'error']
 
     @property
     def warnings(self) -> list:
-        """The problems of severity ``warning``."""
+        """Return the problems of severity ``warning``."""
         return [p for p in self.problems if p.severity == 'warning']
 
 
