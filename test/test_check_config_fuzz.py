@@ -62,6 +62,19 @@ def our_files(draw) -> dict:
     return doc
 
 
+def _typed(spec):
+    """Values of a spec's declared type: any length, any magnitude the loader accepts."""
+    number = st.floats(-2e3, 2e3, allow_nan=False) | st.sampled_from([0.0, 1.0, -1.0, 380.0, 1e6])
+    element = {'double': number, 'integer': st.integers(-3, 1000), 'bool': st.booleans(),
+               'string': st.sampled_from(list(spec.accepted or ()) + ['left', 'object', ''])}
+    base = spec.type.replace('_array', '')
+    if spec.type.endswith('_array'):
+        if base == 'string':
+            return st.lists(st.sampled_from(list(spec.accepted or ()) + ['left', 'right', 'a']), max_size=5)
+        return st.lists(element[base], min_size=1, max_size=14)
+    return element[base]
+
+
 def _run(text: str) -> tuple:
     with tempfile.NamedTemporaryFile('w', suffix='.yaml', delete=False) as f:
         f.write(text)
@@ -116,7 +129,9 @@ def test_shipped_files_with_random_values_at_known_names(which, data):
             continue
         kind = NODE_KINDS.get(node.split('/')[-1], 'analyzer')
         name = data.draw(st.sampled_from(sorted(INDEX[kind]) + ['gravity_compensation', 'tool_mass']))
-        section[name] = data.draw(st.one_of(scalars, numbers, trees))
+        spec = INDEX[kind].get(name)
+        typed = [_typed(spec)] * 3 if spec is not None else []  # most draws of the declared type
+        section[name] = data.draw(st.one_of(*typed, scalars, numbers, trees))
     _run(_dump(doc))
 
 
