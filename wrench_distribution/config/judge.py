@@ -127,7 +127,8 @@ def rcl_problems(data: Mapping) -> list:
     """Return the lists rcl's parser refuses, anywhere in the file (it parses every section).
 
     :param data: the parsed file.
-    :return: one error per list that mixes types or holds a list.
+    :return: one error per list that mixes types or holds a list (rcl reads a list of
+        mappings, as nested names; this package's nodes refuse it by type).
     """
     out: list = []
 
@@ -144,11 +145,11 @@ def rcl_problems(data: Mapping) -> list:
 
 
 def _list_problems(path: str, value: list) -> list:
-    if any(isinstance(v, (list, Mapping)) for v in value):
-        return [Problem('error', 'file', path, 'rcl refuses a list of lists or of mappings '
+    if any(isinstance(v, list) for v in value):
+        return [Problem('error', 'file', path, 'rcl refuses a list of lists '
                         "('Sequences cannot be key'): every node started with this file exits "
                         'before its code runs', 'write one flat list of numbers or strings')]
-    forms = {_yaml_form(v) for v in value}
+    forms = {_yaml_form(v) for v in value if not isinstance(v, Mapping)}
     if len(forms) < 2:
         return []
     if forms == {'integer', 'double'}:

@@ -525,10 +525,12 @@ def _check_friction(v: dict, n: int, idx: dict) -> None:
 
 
 def ros_yaml_type_problems(kind: str, values: Mapping[str, Any]) -> list:
-    """Problems the ROS YAML parser (rcl) would have with these parameter values.
+    """Values not written in the form rcl types them as declared (the shipped files' style).
 
-    rcl types a value by its YAML form: ``0`` is an integer and cannot set a double
-    parameter, arrays must not be empty or mix types.
+    rcl types a value by its YAML form: ``0`` is an integer (the nodes take it for a double,
+    other ROS tools such as ``ros2 param load`` do not), a list mixing integers and doubles
+    is refused outright, an empty list has no type. :mod:`.judge` (check-config) reports
+    the same with the fix, and says which of them stop a node.
 
     :param kind: ``'distributor'``, ``'analyzer'`` or a simulator node.
     :param values: flat parameters as read from YAML.
@@ -541,7 +543,7 @@ def ros_yaml_type_problems(kind: str, values: Mapping[str, Any]) -> list:
         if spec is None:
             continue
         if spec.type == DOUBLE and not isinstance(value, float):
-            out.append(f"'{name}': write {value!r} as a float (e.g. {value}.0): rcl reads it "
+            out.append(f"'{name}': write {value!r} as a float (e.g. {value}.0): rcl types it "
                        'as another type')
         if spec.type.endswith('_array'):
             if isinstance(value, (list, tuple)) and not value:
@@ -549,7 +551,8 @@ def ros_yaml_type_problems(kind: str, values: Mapping[str, Any]) -> list:
                            'parameter for its default')
             elif spec.type == DOUBLE_ARRAY and isinstance(value, (list, tuple)) and not all(
                     isinstance(v, float) for v in value):
-                out.append(f"'{name}': write every entry as a float (1.0, not 1)")
+                out.append(f"'{name}': write every entry as a float (1.0, not 1; rcl refuses a "
+                           'list that mixes integers and doubles)')
             elif spec.type == INTEGER_ARRAY and isinstance(value, (list, tuple)) and not all(
                     isinstance(v, int) and not isinstance(v, bool) for v in value):
                 out.append(f"'{name}': write every entry as an integer")

@@ -85,17 +85,13 @@ class StopRequest:
     it, then the node is destroyed and the context shut down in order.
 
     :ivar requested: a signal arrived.
-    :ivar signal_name: its name (``SIGINT``).
     """
 
     def __init__(self) -> None:
         self.requested = False
-        self.signal_name = ''
 
     def __call__(self, signum, frame) -> None:  # noqa: D102 (a signal handler)
-        import signal
         self.requested = True
-        self.signal_name = signal.Signals(signum).name
 
 
 #: The process's one stop request (the node loops read it: :func:`stop_requested`).
