@@ -1,8 +1,9 @@
 """One configuration, checked as a whole: the distributor and analyzer sections together (no ROS).
 
 What is commanded is what is read back only when both nodes agree on the grasp. Each
-section is validated on its own first (:func:`~.validation.validate_params`); then
-:func:`config_findings` compares them and returns every disagreement, one
+section is judged on its own first (:func:`~.judge.judge_document`: every rule of the nodes
+and of rcl's parser, with the fix); then :func:`config_findings` compares the two nodes'
+sections and returns every disagreement, one
 :class:`Finding` each: effectors (names, order), frames (object frame, contact frames),
 contacts (source, topic, static poses, types), the object model and solver options (the
 basis the prescription and the read-out share), signs (the command against the sensor),
