@@ -14,6 +14,7 @@ setup(
         ('share/' + package_name, ['package.xml']),
         ('share/' + package_name + '/launch', glob('launch/*.py')),
         ('share/' + package_name + '/config', glob('config/*.yaml')),
+        ('share/' + package_name + '/config/security', glob('config/security/*.policy.xml')),
         ('share/' + package_name + '/examples', glob('examples/*.yaml')),
     ],
     install_requires=['setuptools', 'numpy', 'scipy', 'pyyaml'],

@@ -43,3 +43,36 @@ def quadruped(com=(0.05, 0.0, 0.4), lift=0.0) -> LoadDistributor:
     feet = [('lf', (0.3, 0.2, lift)), ('rf', (0.3, -0.2, 0.0)), ('lh', (-0.3, 0.2, 0.0)),
             ('rh', (-0.3, -0.2, 0.0))]
     return LoadDistributor([Contact(n, 'point', p) for n, p in feet], ObjectModel(com=com))
+
+
+def assert_refusal_is_legitimate(contacts, com, wrench) -> None:
+    """Check, by hand, that no contact wrenches produce ``wrench``: the refusal was due.
+
+    ``G`` is written here (forces at every contact, torques at rigid ones, about the contacts'
+    centroid, the torque rows over the contacts' spread so that the test is unit-free); the
+    directions whose singular value is below ``1e-5`` of the largest count as missing (ten
+    times wider than the core's ``RANK_TOLERANCE``, so a grasp at that edge may go either
+    way); the part of ``wrench`` outside the others must be at least ``1e-9`` of it.
+
+    :param contacts: the contacts (``position``, ``type``).
+    :param com: the centre of mass about which ``wrench`` is given.
+    :param wrench: the refused resultant.
+    """
+    points = np.array([c.position for c in contacts], dtype=float)
+    centroid = points.mean(0)
+    spread = max(np.linalg.norm(points - centroid, axis=1).max(), np.linalg.norm(np.asarray(com) - centroid))
+    assert spread > 0.0, 'no length: every resultant is refused or none'
+    columns = []
+    for contact, point in zip(contacts, points):
+        lever = point - centroid
+        for axis in np.eye(3):
+            columns.append(np.r_[axis, np.cross(lever, axis) / spread])
+            if contact.type == 'rigid':
+                columns.append(np.r_[np.zeros(3), axis / spread])
+    u, sigma, _ = np.linalg.svd(np.array(columns).T)
+    kept = u[:, :np.count_nonzero(sigma > 1e-5 * sigma[0])]
+    wrench = np.asarray(wrench, dtype=float)
+    about_centroid = np.r_[wrench[:3], (wrench[3:] + np.cross(np.asarray(com) - centroid, wrench[:3])) / spread]
+    outside = about_centroid - kept @ (kept.T @ about_centroid)
+    assert np.linalg.norm(outside) >= 1e-9 * np.linalg.norm(about_centroid), \
+        f'refused a realisable resultant {wrench} (outside part {np.linalg.norm(outside):.3g})'

@@ -9,7 +9,7 @@
 Plus invariants: energy conserved to the integrator's order, bounded closure, Hooke's law
 per axis for compliant grasps, and stiff springs approaching the rigid grasp.
 """
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, Phase, settings, strategies as st
 import numpy as np
 import pinocchio
 import pytest
@@ -18,6 +18,9 @@ from wrench_distribution.sim.arm_models import load_arm
 from wrench_distribution.sim.closed_chain import ChainState, ClosedChain, Grasp
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
+#: the slow references below are not shrunk (minutes per failing example): the failing draw
+#: is printed as it is
+NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
 LOCAL = pinocchio.ReferenceFrame.LOCAL
 
 
@@ -540,3 +543,254 @@ def test_at_the_singular_pose_any_load_gives_aghilis_accelerations_and_minimum_n
     projected, multipliers = aghili_reference(*whole_system(*system))
     assert relative_error(ours, projected) < 1e-8
     assert relative_error(wrenches.ravel(), multipliers) < 1e-8
+
+
+# --- off the constraint manifold: Baumgarte and transport terms against the closure's FD ----
+def closure_placement(arm, grasp, q, object_placement):
+    """Return ``P = (X_o G)^-1 F(q)``, the flange in its grasp frame (identity when closed)."""
+    data = arm.model.createData()
+    pinocchio.framesForwardKinematics(arm.model, data, q)
+    return (object_placement * grasp.object_to_grasp).actInv(data.oMf[arm.flange_frame])
+
+
+def closure_derivatives(arm, grasp, state, index, joint, body, step):
+    """Return ``phi``, ``nu`` and ``nu'`` of the closure along the solver's motion, by FD.
+
+    The motion: ``q(t) = q + t v + t^2/2 a``, ``X_o(t) = X_o exp6(t V_o + t^2/2 alpha)``
+    (body velocity ``V_o + t alpha + O(t^2)``). ``nu`` is the body velocity of ``P(t)``,
+    ``log6(P(t - h)^-1 P(t + h)) / 2h``; ``nu'`` its central difference. Both with the step
+    ``step`` and half of it, Richardson-extrapolated (errors O(h^4)).
+    """
+    def placement(t):
+        q = state.q[index] + t * state.v[index] + 0.5 * t * t * joint
+        xi = t * state.object_velocity + 0.5 * t * t * body
+        return closure_placement(arm, grasp, q, state.object_placement * pinocchio.exp6(xi))
+
+    def estimates(h):
+        at = {k: placement(k * h) for k in (-2, -1, 0, 1, 2)}
+        velocity = pinocchio.log6(at[-1].actInv(at[1])).vector / (2 * h)
+        later = pinocchio.log6(at[0].actInv(at[2])).vector / (2 * h)  # nu(h)
+        earlier = pinocchio.log6(at[-2].actInv(at[0])).vector / (2 * h)  # nu(-h)
+        return velocity, (later - earlier) / (2 * h)
+    coarse, fine = estimates(step), estimates(0.5 * step)
+    velocity, acceleration = ((4.0 * f - c) / 3.0 for c, f in zip(coarse, fine))
+    return pinocchio.log6(placement(0.0)).vector, velocity, acceleration
+
+
+@settings(max_examples=15, deadline=None, phases=NO_SHRINK)
+@given(system=systems(), frequency=st.sampled_from((0.0, 5.0, 20.0)),
+       closure=st.sampled_from((0.0, 1e-3, 3e-2)), seed=st.integers(0, 2**32 - 1))
+def test_off_the_manifold_the_closure_obeys_baumgartes_law_by_finite_differences(
+        system, frequency, closure, seed):
+    """Closure error and inconsistent velocities: ``nu' + 2 w nu + w^2 phi = 0`` per grasp.
+
+    ``phi = log6(P)``, ``nu`` the relative twist (body velocity of ``P``) and ``nu'`` come
+    from finite differences of the closure ``P(t)`` written here, along the motion the
+    solver's accelerations give; with ``w = 0`` it is ``nu' = 0``: the transport term
+    ``V_f x (B V_o)`` alone (the relative velocity is far from zero).
+    """
+    arms, grasps, inertia, state, torques = system
+    rng = np.random.default_rng(seed)
+    state = ChainState([q + closure * rng.normal(size=q.size) for q in state.q],
+                       [v + rng.uniform(-1.0, 1.0, v.size) for v in state.v],
+                       state.object_placement, state.object_velocity)
+    # at an exactly singular arm, off the manifold, no bounded force closes the chain (the
+    # solver drops Omega's eigenvalues below rcond): keep the arms away from it
+    assume(min(smallest_singular_value(arm, q) for arm, q in zip(arms, state.q)) > 1e-3)
+    chain = ClosedChain(arms, inertia, grasps, gravity=GRAVITY,
+                        stabilisation_frequency=frequency)
+    result = chain.accelerations(state, torques)
+    largest = np.abs(np.concatenate(result.joint + [result.object])).max()
+    step = 1e-4 * min(1.0, np.sqrt(100.0 / largest))  # the path's curvature sets the step
+    for index, (arm, grasp) in enumerate(zip(arms, grasps)):
+        phi, nu, rate = closure_derivatives(arm, grasp, state, index, result.joint[index],
+                                            result.object, step)
+        assert np.linalg.norm(nu) > 0.1  # inconsistent velocities indeed
+        if closure:  # off the closure by about the joints' offset, or closed as drawn
+            assert np.abs(phi).max() >= 0.1 * closure
+        else:
+            assert np.abs(phi).max() < 1e-9
+        terms = [rate, 2.0 * frequency * nu, frequency ** 2 * phi]
+        # the scale: the largest term, the flange's acceleration (what cancels in nu'), or
+        # the transport term's size |nu| (|nu| + |V_o|); the differences' rounding and
+        # truncation leave up to 4e-8 of it (80 draws at w = 0)
+        scale = max(max(np.linalg.norm(term) for term in terms),
+                    flange_acceleration(arm, state.q[index], state.v[index], result.joint[index]),
+                    np.linalg.norm(nu) * (np.linalg.norm(nu) + np.linalg.norm(state.object_velocity)))
+        assert np.linalg.norm(sum(terms)) <= 1e-7 * scale, (index, terms)
+
+
+def smallest_singular_value(arm, q):
+    """Return the flange Jacobian's smallest singular value (0 at a singular pose)."""
+    data = arm.model.createData()
+    jacobian = pinocchio.computeFrameJacobian(arm.model, data, q, arm.flange_frame, LOCAL)
+    return np.linalg.svd(jacobian, compute_uv=False)[-1]
+
+
+def flange_acceleration(arm, q, v, a):
+    """Return the size of the flange's spatial acceleration (Pinocchio's forward kinematics)."""
+    data = arm.model.createData()
+    pinocchio.forwardKinematics(arm.model, data, q, v, a)
+    return np.linalg.norm(pinocchio.getFrameAcceleration(arm.model, data, arm.flange_frame,
+                                                         LOCAL).vector)
+
+
+# --- compliant and mixed rigid/compliant grasps at non-zero velocities, against Pinocchio ----
+def spring_coordinates(placement):
+    """Return ``s = (p, log3(R))`` of the flange in its grasp frame, ``P = (R, p)``."""
+    return np.concatenate([placement.translation, pinocchio.log3(placement.rotation)])
+
+
+def spring_on_object(grasp, placement, relative):
+    """Return the grasp spring-damper's wrench on the object at the flange, flange axes.
+
+    Written from the potential ``V = 1/2 s^T K s`` and the dissipation ``1/2 s'^T D s'``: a
+    flange twist ``delta`` relative to the grasp changes ``s`` by ``S delta``, so the wrench
+    pulling the object is ``S^T (K s + D S nu_rel)``; ``S`` by central differences of ``s``
+    along ``P exp6(delta)`` (no Jacobian of log3 taken from anywhere).
+
+    :param placement: ``P``, the flange in its grasp frame.
+    :param relative: the flange's twist relative to the grasp frame, flange axes.
+    """
+    step = 1e-6
+    jacobian = np.column_stack([
+        (spring_coordinates(placement * pinocchio.exp6(step * unit))
+         - spring_coordinates(placement * pinocchio.exp6(-step * unit))) / (2 * step)
+        for unit in np.eye(6)])
+    coordinates = spring_coordinates(placement)
+    return jacobian.T @ (grasp.stiffness * coordinates + grasp.damping * (jacobian @ relative))
+
+
+def mixed_reference(arms, grasps, inertia, state, torques):
+    """Return accelerations and grasp wrenches by Pinocchio, compliant grasps as forces.
+
+    Rigid grasps are ``CONTACT_6D``; compliant ones the generalised forces of their
+    spring-dampers (written here).
+
+    :return: stacked accelerations and the (l, 6) wrenches on the object at each grasp
+        frame, grasp axes.
+    """
+    tau, object_force, springs = [t.copy() for t in torques], np.zeros(6), {}
+    for index, (arm, grasp) in enumerate(zip(arms, grasps)):
+        if grasp.rigid:
+            continue
+        data = arm.model.createData()
+        q, v = state.q[index], state.v[index]
+        pinocchio.forwardKinematics(arm.model, data, q, v)
+        flange = pinocchio.updateFramePlacement(arm.model, data, arm.flange_frame)
+        flange_to_object = flange.actInv(state.object_placement)
+        relative = pinocchio.getFrameVelocity(arm.model, data, arm.flange_frame, LOCAL).vector \
+            - flange_to_object.action @ state.object_velocity
+        placement = (state.object_placement * grasp.object_to_grasp).actInv(flange)
+        wrench = spring_on_object(grasp, placement, relative)
+        jacobian = pinocchio.computeFrameJacobian(arm.model, data, q, arm.flange_frame, LOCAL)
+        tau[index] = tau[index] - jacobian.T @ wrench  # the arm gets the opposite
+        object_force += flange_to_object.inverse().act(pinocchio.Force(wrench)).vector
+        springs[index] = placement.act(pinocchio.Force(wrench)).vector  # at the grasp frame
+    rigid = [index for index, grasp in enumerate(grasps) if grasp.rigid]
+    acceleration, forces = constrained_whole(arms, grasps, inertia, state, tau, object_force,
+                                             rigid)
+    wrenches = np.array([springs[index] if index in springs else forces[rigid.index(index)]
+                         for index in range(len(arms))])
+    return acceleration, wrenches
+
+
+def constrained_whole(arms, grasps, inertia, state, tau, object_force, rigid):
+    """Pinocchio on one model (every arm and the object as a free-flyer), ``rigid`` closed.
+
+    :return: accelerations, and ``-lambda_c`` per rigid grasp (the wrench on the object).
+    """
+    model = pinocchio.Model()
+    for index, arm in enumerate(arms):
+        model = pinocchio.appendModel(model, renamed(arm.model, f'a{index}_'), 0,
+                                      pinocchio.SE3.Identity())
+    joint = model.addJoint(0, pinocchio.JointModelFreeFlyer(), pinocchio.SE3.Identity(),
+                           'object')
+    model.appendBodyToJoint(joint, inertia, pinocchio.SE3.Identity())
+    model.gravity = pinocchio.Motion(GRAVITY, np.zeros(3))
+    data = model.createData()
+    q = np.concatenate(state.q + [pinocchio.SE3ToXYZQUAT(state.object_placement)])
+    v = np.concatenate(state.v + [state.object_velocity])
+    tau = np.concatenate(tau + [object_force])  # the free-flyer's force: a body wrench
+    if not rigid:
+        return pinocchio.aba(model, data, q, v, tau), np.zeros((0, 6))
+    constraints = []
+    for index in rigid:
+        frame = model.frames[model.getFrameId(
+            f'a{index}_' + arms[index].model.frames[arms[index].flange_frame].name)]
+        constraints.append(pinocchio.RigidConstraintModel(
+            pinocchio.ContactType.CONTACT_6D, model, frame.parentJoint, frame.placement,
+            joint, grasps[index].object_to_grasp, LOCAL))
+    constraints = pinocchio.StdVec_RigidConstraintModel(constraints)
+    datas = pinocchio.StdVec_RigidConstraintData([c.createData() for c in constraints])
+    pinocchio.initConstraintDynamics(model, data, constraints, datas)
+    acceleration = pinocchio.constraintDynamics(model, data, q, v, tau, constraints, datas,
+                                                pinocchio.ProximalSettings(1e-14, 1e-8, 50))
+    return acceleration, -data.lambda_c.reshape(-1, 6)
+
+
+@st.composite
+def mixed_systems(draw):
+    """Draw a closed system (``systems``), some grasps made compliant, deflected, moving."""
+    arms, grasps, inertia, state, torques = draw(systems())
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    compliant = draw(st.lists(st.booleans(), min_size=len(arms), max_size=len(arms)).filter(any))
+    q, v = list(state.q), list(state.v)
+    for index in np.flatnonzero(compliant):
+        grasps[index] = Grasp(grasps[index].object_to_grasp,
+                              rng.uniform(1e3, 1e5, 6) * np.repeat([1.0, 1e-2], 3),
+                              rng.uniform(1.0, 100.0, 6) * np.repeat([1.0, 1e-2], 3))
+        q[index] = q[index] + rng.normal(0.0, 0.02, q[index].size)  # deflects the pad
+        v[index] = v[index] + rng.uniform(-1.0, 1.0, v[index].size)  # slides in it
+    return arms, grasps, inertia, ChainState(q, v, state.object_placement,
+                                             state.object_velocity), torques
+
+
+@settings(max_examples=20, deadline=None, phases=NO_SHRINK)
+@given(system=mixed_systems())
+def test_compliant_and_mixed_grasps_in_motion_match_pinocchio(system):
+    """Springs deflected, pads sliding, rigid grasps closed and moving: as Pinocchio.
+
+    Joints 2 cm off where they close the compliant grasps, up to 1 rad/s more per joint:
+    accelerations and every grasp's wrench as Pinocchio's.
+    """
+    ours, wrenches = solve(*system)
+    reference, reference_wrenches = mixed_reference(*system)
+    assert relative_error(ours, reference) < 1e-8
+    assert relative_error(wrenches, reference_wrenches) < 1e-8
+    compliant = [index for index, grasp in enumerate(system[1]) if not grasp.rigid]
+    assert np.linalg.norm(wrenches[compliant]) > 1.0  # the springs do pull
+
+
+@settings(max_examples=8, deadline=None, phases=NO_SHRINK)
+@given(system=systems(), seed=st.integers(0, 2**32 - 1))
+def test_off_the_manifold_aghilis_projection_is_the_least_kinetic_energy_change(system, seed):
+    """Project a state off the closure with inconsistent velocities (his eqs. 8-10, 39).
+
+    Closure error 1e-3 and velocities up to 1 rad/s off: after the projection the chain is
+    closed to a thousandth of the tolerance, the relative twists vanish, and the velocity
+    change ``d`` is the mass-weighted least one: ``M d`` lies in the range of ``A^T``
+    (``M`` and ``A`` of the whole system written here, at the projected positions), so the
+    kinetic energy drops by exactly ``1/2 d^T M d``.
+    """
+    arms, grasps, inertia, state, torques = system
+    rng = np.random.default_rng(seed)
+    state = ChainState([q + 1e-3 * rng.normal(size=q.size) for q in state.q],
+                       [v + rng.uniform(-1.0, 1.0, v.size) for v in state.v],
+                       state.object_placement, state.object_velocity)
+    assume(min(smallest_singular_value(arm, q) for arm, q in zip(arms, state.q)) > 1e-2)
+    chain = ClosedChain(arms, inertia, grasps, gravity=GRAVITY, stabilisation_frequency=0.0,
+                        projection_tolerance=1e-9)
+    before = np.concatenate(state.v + [state.object_velocity])
+    projected = ChainState([q.copy() for q in state.q], [v.copy() for v in state.v],
+                           state.object_placement, state.object_velocity.copy())
+    chain._project(projected)  # what step() runs after each RK4 step
+    assert np.abs(chain.closure_error(projected)).max() <= 1e-12
+    mass, _, jacobian, _ = whole_system(arms, grasps, inertia, projected, torques)
+    after = np.concatenate(projected.v + [projected.object_velocity])
+    assert np.abs(jacobian @ after).max() <= 1e-9 * np.abs(jacobian @ before).max()
+    change = after - before
+    impulse = np.linalg.lstsq(jacobian.T, mass @ change, rcond=None)[0]
+    assert relative_error(jacobian.T @ impulse, mass @ change) < 1e-8
+    drop = 0.5 * before @ mass @ before - 0.5 * after @ mass @ after
+    assert drop == pytest.approx(0.5 * change @ mass @ change, rel=1e-8)

@@ -56,11 +56,14 @@ def tolerance(params: dict, unit: str) -> float:
 
 
 def check_recovered(summary: dict, params: dict) -> None:
+    """Check the estimate and the simulator's truth of every phase against the command."""
     assert summary['internal_load'], 'no internal-load phases evaluated'
     for phase in summary['internal_load']:
+        assert phase['true'] is not None, phase  # object_sim/truth/internal_load recorded
         for j, basis in enumerate(summary['basis']):
             tol = tolerance(params, basis['unit'])
             assert abs(phase['error'][j]) <= tol, (basis['name'], phase)
+            assert abs(phase['true'][j] - phase['commanded'][j]) <= tol, (basis['name'], phase)
 
 
 def check_tracking(summary: dict) -> None:

@@ -51,6 +51,8 @@ def test_prescription_alone_slips_and_auto_holds(tmp_path):
     for phase in auto['internal_load']:
         assert sum(phase['added_by_auto']) > 0
         assert max(abs(e) for e in phase['error']) < 0.5, phase
+        # and what the fingertips really apply (the simulator's truth) matches it too
+        assert max(abs(t - c) for t, c in zip(phase['true'], phase['commanded'])) < 0.5, phase
     assert held['added_squeeze']['min_sum'] > 0
     assert held['added_squeeze']['correlation_with_desired_force'] > 0.9
     assert 'Friction: the same grasp' in proc.stdout

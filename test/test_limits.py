@@ -75,4 +75,4 @@ def test_limit_parameters_are_validated():
             raise AssertionError(f'accepted {bad}')
     ok = P.validate_params('distributor', dict(base, force_limits=[5.0, 6.0]))
     assert P.per_effector_limits(ok['force_limits'], 2) == [5.0, 6.0]
-    assert P.per_effector_limits(ok['torque_limits'], 2) == [200.0, 200.0]
+    assert P.per_effector_limits(ok['torque_limits'], 2) == [20.0, 20.0]  # the package default, per effector

@@ -2,8 +2,8 @@
 
 The demo tests run ``python -m wrench_distribution.demo --scenario dual_arm_admittance`` in a
 subprocess (its own ROS_DOMAIN_ID, DDS on localhost) and check the file written by
-``--summary-json``. Commanded values come from the scenario file's schedule; the closed-loop
-target, max(2 %, 0.2 N or 0.02 N*m), is issue 17's.
+``--summary-json``, judged on the simulator's truth (issue 28). Commanded values come from the
+scenario file's schedule; the closed-loop target, max(2 %, 0.2 N or 0.02 N*m), is issue 17's.
 """
 import json
 import os
@@ -12,10 +12,12 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import yaml
 
 from ros_harness import domain_id_for, NodeProcess, stamped_wrench, TestClient
+from truth_checks import check_closed_loop_on_truth, check_truth_at_rest, GRASP_PARAMETERS, target
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -41,10 +43,6 @@ def last_commanded() -> dict:
     return values
 
 
-def target(commanded: float, unit: str) -> float:
-    return max(0.02 * abs(commanded), 0.2 if unit == 'N' else 0.02)
-
-
 def run_demo(tmp_path: Path, offset: int, feedback: str) -> dict:
     env = dict(os.environ)
     env.update({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1',
@@ -66,9 +64,11 @@ def check_shape(summary: dict) -> None:
         assert element['commanded'] == pytest.approx(commanded[name], abs=1e-9), name
         if commanded[name] == 0:  # no rounding residue printed for a zero command
             assert element['commanded'] == 0.0, (name, element['commanded'])
-        for key in ('measured_mean', 'error_rms'):
+        for key in ('true_mean', 'estimated_mean', 'true_error_rms', 'gap_mean'):
             assert isinstance(element[key], float), (name, key)
-        assert element['error_rms'] >= abs(element['measured_mean'] - element['commanded']) - 1e-9
+        # the window is steady: the truth's scatter about its mean stays below the target
+        scatter = np.sqrt(max(element['true_error_rms'] ** 2 - element['true_error_mean'] ** 2, 0))
+        assert scatter <= 0.75 * target(element['commanded'], element['unit']), (name, element)
     assert isinstance(summary['limit_violations'], int)
     assert summary['limit_violations'] == 0
     lo, hi = summary['steady_window_s']
@@ -78,27 +78,36 @@ def check_shape(summary: dict) -> None:
 def test_open_loop_runs_and_measures_what_the_arms_really_apply(tmp_path):
     """Open loop: the summary has its shape, and the arms' real behaviour shows.
 
-    The arms' springs and the calibration errors make the squeeze, twist and bend fall
+    The arms' springs and the calibration errors make the TRUE squeeze, twist and bend fall
     short of their commands by more than the target, while the arms still apply more than
-    60 % of each (the loop is not broken).
+    60 % of each (the loop is not broken); the truth's topics carry the true object.
     """
     summary = run_demo(tmp_path, 0, 'off')
     check_shape(summary)
     assert summary['internal_load_feedback'] is False
     for name in ('squeeze(left,right)', 'twist(left,right)', 'bend_u(left,right)'):
         e = summary['elements'][name]
-        short = e['commanded'] - e['measured_mean']
+        short = e['commanded'] - e['true_mean']
         assert target(e['commanded'], e['unit']) < short < 0.4 * abs(e['commanded']), (name, e)
+        assert e['within_tolerance'] is False
+    check_truth_at_rest(tmp_path / 'dual_arm_admittance' / 'bag', sections()['object_sim'],
+                        summary['steady_window_s'])
 
 
-def test_closed_loop_holds_every_element_within_the_target(tmp_path):
-    """Closed loop: every element's steady mean within max(2 %, 0.2 N or 0.02 N*m)."""
+def test_closed_loop_on_the_truth_misses_only_where_the_grasp_errors_limit(tmp_path):
+    """Closed loop, judged on the truth (max(2 %, 0.2 N or 0.02 N*m) on the window mean).
+
+    With today's errors (grasps 1-3 mm and 1-2 deg off, grippers 20 g, biases 0.1-0.2 N) the
+    loop holds every estimate on its command; the truth of squeeze, twist, bend_v and shear_v
+    is within the target, and bend_u and shear_u may miss it only by what the grasp errors put
+    into the estimate: the summary names those parameters and their shares add up to the miss.
+    """
     summary = run_demo(tmp_path, 1, 'on')
     check_shape(summary)
-    assert summary['internal_load_feedback'] is True
-    for name, e in summary['elements'].items():
-        assert abs(e['measured_mean'] - e['commanded']) <= target(e['commanded'], e['unit']), (
-            name, e)
+    outside = check_closed_loop_on_truth(summary, GRASP_PARAMETERS)
+    assert set(outside) <= {'bend_u(left,right)', 'shear_u(left,right)'}, outside
+    check_truth_at_rest(tmp_path / 'dual_arm_admittance_feedback' / 'bag',
+                        sections()['object_sim'], summary['steady_window_s'])
 
 
 def test_a_wrench_reference_in_another_frame_is_dropped(tmp_path):

@@ -36,7 +36,8 @@ PER_EFFECTOR = {'contact_types': 1, 'contact_positions': 3, 'contact_orientation
 #: Arrays of a fixed number of entries.
 FIXED = {'object_com': 3, 'initial_position': 3, 'initial_orientation': 4, 'gravity': 3,
          'move_offset': 3, 'move_rotation': 3, 'admittance_mass': 6, 'admittance_damping_ratio': 6,
-         'admittance_stiffness': 6, 'arm_move_offset': 3, 'arm_move_rotation': 3}
+         'admittance_stiffness': 6, 'arm_move_offset': 3, 'arm_move_rotation': 3,
+         'object_com_error': 3}
 #: Lower bound of every number (docs/simulator.md): (bound, whether the bound itself is accepted).
 #: Masses, stiffness, rates that divide and the move's duration must be > 0; the physics
 #: rate at least 1 Hz; the rest (gains, damping, noise, times, counts) >= 0.
@@ -46,14 +47,15 @@ LOWER = dict(
                                      'move_duration', 'position_bandwidth', 'arm_move_duration',
                                      'admittance_filter_coefficient', 'joint_loop_bandwidth',
                                      'dls_damping', 'dls_singular_threshold',
-                                     'dls_limit_margin')},
+                                     'dls_limit_margin', 'object_mass_ratio')},
     physics_rate=(1.0, True),
     **{name: (0.0, True) for name in (
         'grasp_damping', 'grasp_rot_stiffness', 'grasp_rot_damping', 'sensor_force_noise',
         'sensor_torque_noise', 'noise_seed', 'real_time_factor', 'release_time', 'start_timeout',
         'duration', 'command_timeout', 'wait_for_subscribers', 'marker_rate', 'lockstep_timeout',
         'position_gain', 'velocity_gain', 'orientation_gain', 'angular_velocity_gain',
-        'move_start', 'internal_load_rate', 'admittance_joint_damping', 'arm_move_start')})
+        'move_start', 'internal_load_rate', 'admittance_joint_damping', 'arm_move_start',
+        'grasp_time')})
 #: Upper bound of the numbers that have one (accepted itself).
 UPPER = {'admittance_filter_coefficient': 1.0}
 #: Values accepted together by object_sim (two effectors): every per-effector array filled.

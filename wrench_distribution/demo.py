@@ -5,12 +5,15 @@ A simulated object is held by compliant effectors (``object_sim``); a pose contr
 distributor turns both into per-effector commands; the simulated F/T sensors feed the
 analyzer, which recovers the internal load. The demo starts the four nodes as
 subprocesses on one private ``ROS_DOMAIN_ID`` (DDS kept on the loopback interface),
-records an mcap bag in-process, stops everything after ``--duration`` seconds of sim time,
-and prints a summary and writes a plot. See README, "The demo", and docs/simulator.md.
+records an mcap bag in-process (the simulator's truth included), stops everything after
+``--duration`` seconds of sim time, and prints a summary, judged on the truth, and writes a
+plot. ``--tare on`` tares the analyzer while the grippers are open (``dual_arm_real_cell``).
+See README, "The demo", and docs/simulator.md.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from pathlib import Path
 import shutil
@@ -64,9 +67,14 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument('--friction-feedback', choices=['off', 'on'], default='off',
                    help="the distributor's friction feedback from the analyzer's measured/friction "
                         '(needs --friction auto or a scenario in auto mode; default off)')
+    p.add_argument('--tare', choices=['off', 'on', 'compare'], default='off',
+                   help="tare the analyzer's sensors with the object free before the grasp "
+                        "(its ~/tare; needs the scenario's grasp_time, e.g. dual_arm_real_cell); "
+                        'compare: four runs, tare off/on x open/closed loop, in one table')
     p.add_argument('--summary-json', default=None, metavar='PATH',
-                   help='also write the per-element summary (commanded, measured mean, RMS '
-                        'error over the steady window, limit violations) to PATH')
+                   help='also write the per-element summary (commanded, true and estimated '
+                        'means, true error RMS, gap, within_tolerance judged on the truth, limit '
+                        'violations, over the steady window) to PATH')
     p.add_argument('--no-plot', action='store_true', help='skip the PNG')
     p.add_argument('--timeout', type=float, default=None,
                    help='wall-clock limit in seconds (default 60 + 4 x duration)')
@@ -164,6 +172,9 @@ def _prepare_sections(args) -> tuple:
         _set_schedule(sections['object_controller'], args.squeeze)
     if sections['object_sim'].get('effector_model') == 'joints':
         _require_sim_extra()
+    if args.tare != 'off' and not float(sections['object_sim'].get('grasp_time', 0.0)) > 0.0:
+        raise ValueError('--tare needs a free phase before the grasp: a scenario with '
+                         'object_sim grasp_time > 0 (e.g. dual_arm_real_cell)')
     from .sim.admittance_report import apply_feedback, follow_controller_move
     follow_controller_move(sections)
     if args.internal_load_feedback == 'on':
@@ -203,6 +214,7 @@ def _run_tag(args, name: str) -> str:
         '_zero' if args.internal_load == 'zero' else '') + (
         f'_squeeze{args.squeeze:g}' if args.squeeze is not None else '') + (
         f'_friction_{args.friction}' if args.friction else '') + (
+        '_tare' if args.tare == 'on' else '') + (
         '_feedback' if args.internal_load_feedback == 'on' else '') + (
         '_friction_feedback' if args.friction_feedback == 'on' else '')
 
@@ -265,6 +277,10 @@ def _recorded_topics(effectors) -> dict:
     for e in effectors:
         topics[f'{e}/ft_sensor'] = WrenchStamped
         topics[f'{e}/wrench_command'] = WrenchStamped
+        topics[f'/object_sim/truth/{e}/wrench'] = WrenchStamped
+    topics.update({'/object_sim/truth/object_wrench': WrenchStamped,
+                   '/object_sim/truth/internal_load': Float64MultiArray,
+                   '/object_sim/truth/internal_load_true_contacts': Float64MultiArray})
     return topics
 
 
@@ -301,14 +317,17 @@ def _wait_for_nodes(executor, recorder, others: set, procs: dict, out: Path) -> 
 
 
 def _spin_until_done(executor, recorder, procs: dict, limit: float, wall0: float,
-                     duration: float, out: Path) -> bool:
+                     duration: float, out: Path, tare=None) -> bool:
     """Record until the simulator ends, a node dies or the wall-clock limit is reached.
 
+    :param tare: a :class:`~.sim.tare_step.TareStep` polled at each spin, or None.
     :return: True when the simulator exited with 0.
     """
     next_report = time.monotonic() + 2.0
     while True:
         executor.spin_once(timeout_sec=0.02)
+        if tare is not None and not tare.finished:
+            tare.poll(recorder.get_clock().now().nanoseconds * 1e-9)
         sim_rc = procs['object_sim'].poll()
         if sim_rc is not None:
             if sim_rc != 0:
@@ -326,6 +345,15 @@ def _spin_until_done(executor, recorder, procs: dict, limit: float, wall0: float
             sim_t = recorder.get_clock().now().nanoseconds * 1e-9
             print(f'  ... sim time {sim_t:4.1f} s of {duration:g} s', flush=True)
             next_report = time.monotonic() + 2.0
+
+
+def _tare_step(args, recorder, run: dict):
+    """Return the run's tare (``--tare on``; kept in ``run['tare']``), or None."""
+    if args.tare != 'on':
+        return None
+    from .sim.tare_step import TareStep
+    run['tare'] = TareStep(recorder, run['sections']['object_sim']['grasp_time'])
+    return run['tare']
 
 
 def _run_nodes(args, run: dict, procs: dict, wall0: float) -> tuple:
@@ -367,10 +395,13 @@ def _run_nodes(args, run: dict, procs: dict, wall0: float) -> tuple:
         # Start the simulator (the clock) once the other nodes are up and discovered.
         _wait_for_nodes(executor, recorder, others, procs, out)
         _spin_for(executor, 0.5)
+        tare = _tare_step(args, recorder, run)
         start('object_sim')
         limit = args.timeout if args.timeout is not None else 60.0 + 4.0 * run['duration']
-        ok = _spin_until_done(executor, recorder, procs, limit, wall0, run['duration'], out)
+        ok = _spin_until_done(executor, recorder, procs, limit, wall0, run['duration'], out,
+                              tare)
         _spin_for(executor, 0.3)  # let the last messages in flight arrive
+        ok = ok and (tare is None or tare.result['success'])
     except KeyboardInterrupt:
         interrupted = True
         print('demo: interrupted', file=sys.stderr)
@@ -408,13 +439,15 @@ def _report(args, run: dict, summary_extra: dict, title: str, ok: bool) -> int:
     text = format_summary(summary, title + f' (wall {summary["wall_time_s"]:.1f} s)')
     print()
     print(text)
-    (out / 'summary.txt').write_text(text + '\n')
     write_json(summary, out / 'summary.json')
     if not args.no_plot:
         plot(summary, out / 'plot.png', title)
-    from .sim.admittance_report import write_element_summary
-    write_element_summary(out, run['sections'], run['duration'], args.summary_json,
-                          not args.no_plot)
+    from .sim.admittance_report import format_elements, write_element_summary
+    elements = write_element_summary(out, run['sections'], run['duration'], args.summary_json,
+                                     not args.no_plot, summary_extra)
+    if elements is not None:
+        text += '\n\n' + format_elements(elements)
+    (out / 'summary.txt').write_text(text + '\n')
     print()
     print(f'Files: {out / "summary.txt"}, {out / "summary.json"}'
           + ('' if args.no_plot else f', {out / "plot.png"}') + f', bag {out / "bag"} (mcap)')
@@ -437,6 +470,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.friction == 'compare':
         return compare_friction(list(sys.argv[1:] if argv is None else argv), args)
+    if args.tare == 'compare':
+        return compare_tare(list(sys.argv[1:] if argv is None else argv), args)
     try:
         path, sections = _prepare_sections(args)
     except (ValueError, OSError) as e:
@@ -472,8 +507,12 @@ def main(argv=None) -> int:
     for node, p in procs.items():
         if p.returncode not in (0, -signal.SIGINT, 130, None):
             print(f'  note: {node} exited with {p.returncode} (log: {out / "logs" / node}.log)')
-    return _report(args, run, {'wall_time_s': wall, 'scenario': name,
-                               'baseline': args.baseline, 'ros_domain_id': domain}, title, ok)
+    extra = {'wall_time_s': wall, 'scenario': name, 'baseline': args.baseline,
+             'ros_domain_id': domain, 'tare': None if run.get('tare') is None else
+             run['tare'].summary()}
+    if extra['tare'] is not None and not extra['tare']['success']:
+        print(f'demo: tare failed: {extra["tare"]["message"]}', file=sys.stderr)
+    return _report(args, run, extra, title, ok)
 
 
 def _set_schedule(controller: dict, value: float) -> None:
@@ -484,6 +523,47 @@ def _set_schedule(controller: dict, value: float) -> None:
         for when, handles in parse_schedule(controller.get('internal_load_schedule', []))]
 
 
+def _without(argv: list, options: tuple) -> list:
+    """Return a command line without some options (``--x value`` and ``--x=value`` forms)."""
+    out, skip = [], False
+    for item in argv:
+        if skip:
+            skip = False
+        elif item in options:
+            skip = True
+        elif not item.startswith(tuple(f'{o}=' for o in options)):
+            out.append(item)
+    return out
+
+
+def compare_tare(argv: list, args: argparse.Namespace) -> int:
+    """Run a real cell's procedure four times: tare off/on x internal-load feedback off/on.
+
+    :param argv: the command line (``--tare``, ``--internal-load-feedback`` and
+        ``--summary-json`` are set per run).
+    :param args: its parsed options (``--summary-json``: the comparison's JSON).
+    :return: 0 when the four runs completed, else the first failing run's code
+    """
+    from .sim.real_cell_report import compare, PHASES
+    base = _without(argv, ('--tare', '--internal-load-feedback', '--summary-json'))
+    name = scenario_file(args.scenario).stem.replace('demo_', '')
+    runs = {}
+    for label, tare, feedback in PHASES:
+        run = base + ['--tare', tare, '--internal-load-feedback', feedback]
+        code = main(run)
+        if code != 0:
+            return code
+        runs[label] = Path(args.out) / _run_tag(parse_args(run), name)
+    text, summary = compare(runs)
+    print()
+    print(text)
+    (Path(args.out) / f'{name}_tare_compare.txt').write_text(text + '\n')
+    for path in filter(None, (Path(args.out) / f'{name}_tare_compare.json', args.summary_json)):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(summary, indent=2) + '\n')
+    return 0
+
+
 def compare_friction(argv: list, args: argparse.Namespace) -> int:
     """Run a scenario twice with a light squeeze: the prescription alone, then friction auto.
 
@@ -492,15 +572,7 @@ def compare_friction(argv: list, args: argparse.Namespace) -> int:
     :param args: its parsed options.
     :return: 0 when both runs completed, else the first failing run's code
     """
-    base = []
-    skip = False
-    for item in argv:  # the friction options are set per run below
-        if skip:
-            skip = False
-        elif item in ('--friction', '--friction-feedback'):
-            skip = True
-        elif not item.startswith(('--friction=', '--friction-feedback=')):
-            base.append(item)
+    base = _without(argv, ('--friction', '--friction-feedback'))  # set per run below
     if args.move_duration is None:
         base += ['--move-duration', '0.6']  # a brisk lift: the squeeze must follow it
     if args.squeeze is None:

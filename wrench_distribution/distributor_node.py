@@ -18,6 +18,8 @@ from std_msgs.msg import Float64MultiArray
 from visualization_msgs.msg import MarkerArray
 
 from wrench_distribution.config.check import warn_findings
+from wrench_distribution.config.safety import (OPT_IN, RefusedChanges, unsafe_changes_allowed,
+                                               UnsafeChangeError)
 from wrench_distribution.core import WrenchDistributionError
 from wrench_distribution.engine.distribution import CONCERNS, DistributionEngine
 from wrench_distribution.params import ConfigError, DISTRIBUTOR_PARAMS, validate_params
@@ -30,7 +32,7 @@ from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, SimClo
 from wrench_distribution.ros.friction import parse_friction_message
 from wrench_distribution.ros.markers import wrench_markers
 from wrench_distribution.ros.parameters import (add_parameter_callbacks, checked_changes,
-                                                declare_and_validate)
+                                                declare_and_validate, param_value_of)
 from wrench_distribution.ros.qos import qos_from_name, reliable_qos
 from wrench_distribution.ros.runner import run_node
 
@@ -52,6 +54,9 @@ class DistributorNode(Node):
         self._engine = engine = DistributionEngine(cfg)  # ConfigError naming the cause
         warn_findings(self.get_logger().warning, sys.argv)  # check-config, both sections
         self._cfg = cfg
+        self._refused = RefusedChanges()
+        for line in self._engine.safety_conditions():
+            self.get_logger().warning(line[1])
         self._diag = DiagnosticsState(f'{self.get_name()}: distribution', self.get_name(),
                                       CONCERNS, self.get_logger())
         self._ros_clock = self.get_clock()  # not `_clock`: that name is rclpy's own
@@ -241,10 +246,11 @@ class DistributorNode(Node):
     def _publish_diagnostics(self) -> None:
         now = self._ros_clock.now()
         cond = self._conditions(now.nanoseconds)
-        for key, n in {**self._engine.feedback.counters,
+        for key, n in {**self._engine.feedback.counters, **self._refused.counters,
                        **self._engine.friction.feedback.counters}.items():
             self._diag.counters[key] = n
         values, per = self._engine.report(time.monotonic_ns())
+        per['limits'].update(self._refused.values())
         sim = str(self._use_sim_time()).lower()
         values['use_sim_time'] = sim
         per['clock'] = {'use_sim_time': sim, 'node_clock_s': f'{now.nanoseconds * 1e-9:.3f}'}
@@ -257,6 +263,21 @@ class DistributorNode(Node):
         :param params: the requested parameters.
         :return: ``(reason or None, plan)``; the plan is what :meth:`_apply` needs.
         """
+        reason, plan = self._plan_parameters(params)
+        if reason is not None:
+            self._refused.note(', '.join(f'{p.name}={param_value_of(p)!r}' for p in params),
+                               reason, isinstance(plan, UnsafeChangeError))
+            self.get_logger().warning(f'parameter change refused: {reason}',
+                                      throttle_duration_sec=1.0)
+            return reason, None
+        allowed = unsafe_changes_allowed(plan['new'], self._cfg, plan['touched'])
+        if allowed:
+            self.get_logger().warning(f'{OPT_IN}: accepting less safe change(s) '
+                                      f'{"; ".join(allowed)}')
+        return None, plan
+
+    def _plan_parameters(self, params) -> tuple:
+        """Check a request: ``(None, plan)``, or ``(reason, the error or None)``."""
         reason, new, touched = checked_changes(params, _SPECS, self._cfg)
         if reason is not None:
             return reason, None
@@ -269,9 +290,9 @@ class DistributorNode(Node):
         try:
             validate_params('distributor', new)
             plan = self._engine.plan(new, touched, bool(il))
-        except ValueError as e:  # ConfigError and core errors
-            return str(e), None
-        return None, plan
+        except ValueError as e:  # ConfigError, UnsafeChangeError and core errors
+            return str(e), e
+        return None, dict(plan, touched=touched)
 
     def _apply_parameters(self, plan: dict) -> None:
         """Post-set callback body: apply an accepted change (every check passed)."""

@@ -5,8 +5,9 @@
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Collection, Sequence
 
+from .safety import RUNTIME_RULES
 from .schema import ANALYZER_PARAMS, COMMON_PARAMS, DISTRIBUTOR_PARAMS, ParamSpec, SENSING_PARAMS
 from .sim import SIM_SPECS
 
@@ -17,18 +18,21 @@ def _default_text(spec: ParamSpec) -> str:
     return str(spec.default)
 
 
-def parameter_table(specs: Sequence[ParamSpec]) -> str:
+def parameter_table(specs: Sequence[ParamSpec], safer_only: Collection[str] = (),
+                    safer_text: str = 'safer only') -> str:
     """Return the Markdown table of some parameters, as docs/parameters.md shows it.
 
     :param specs: the parameters, in table order.
+    :param safer_only: names that change at runtime only toward safety (docs/security.md).
+    :param safer_text: what the runtime column says for them.
     :return: the table, one line per parameter, with a trailing newline.
     """
     lines = ['| parameter | type | default | runtime | meaning (accepted values) |',
              '|---|---|---|---|---|']
     for s in specs:
+        runtime = 'no' if s.read_only else safer_text if s.name in safer_only else 'yes'
         lines.append(f'| `{s.name}` | {s.type.replace("_", " ")} | `{_default_text(s)}` | '
-                     f'{"no" if s.read_only else "yes"} | {s.description} '
-                     f'({s.constraint_text()}) |')
+                     f'{runtime} | {s.description} ({s.constraint_text()}) |')
     return '\n'.join(lines) + '\n'
 
 
@@ -38,9 +42,9 @@ def readme_tables() -> dict:
     :return: ``{'common': str, 'distributor': str, 'analyzer': str}``.
     """
     common = {s.name for s in COMMON_PARAMS}
-    return {'common': parameter_table(COMMON_PARAMS),
+    return {'common': parameter_table(COMMON_PARAMS, RUNTIME_RULES, 'yes (distributor: safer only)'),
             'distributor': parameter_table([s for s in DISTRIBUTOR_PARAMS
-                                            if s.name not in common]),
+                                            if s.name not in common], RUNTIME_RULES),
             'analyzer': parameter_table([s for s in ANALYZER_PARAMS if s.name not in common])}
 
 

@@ -210,23 +210,23 @@ DISTRIBUTOR_PARAMS: tuple = tuple(COMMON_PARAMS + [
        minimum=0.0, read_only=False),
     _p('markers_period', DOUBLE, 0.1, 'Minimum period between marker messages (s).',
        minimum=0.0),
-    _p('force_limits', DOUBLE_ARRAY, [1000.0],
+    _p('force_limits', DOUBLE_ARRAY, [150.0],
        'Largest force norm of one command (N): one value for every effector, or one per '
        'effector. Never exceeded on a command topic.', read_only=False,
        constraints=f'one or n numbers > 0 and <= {LIMIT_CEILING:g}'),
-    _p('torque_limits', DOUBLE_ARRAY, [200.0],
+    _p('torque_limits', DOUBLE_ARRAY, [20.0],
        'Largest torque norm of one command (N m): one value for every effector, or one per '
        'effector. Never exceeded on a command topic.', read_only=False,
        constraints=f'one or n numbers > 0 and <= {LIMIT_CEILING:g}'),
-    _p('desired_force_limit', DOUBLE, 2000.0,
+    _p('desired_force_limit', DOUBLE, 300.0,
        'Largest force norm of desired_wrench (N); beyond it on_limit applies.',
        minimum=1e-9, maximum=LIMIT_CEILING, read_only=False,
        constraints=f'a number > 0 and <= {LIMIT_CEILING:g}'),
-    _p('desired_torque_limit', DOUBLE, 400.0,
+    _p('desired_torque_limit', DOUBLE, 40.0,
        'Largest torque norm of desired_wrench (N m); beyond it on_limit applies.',
        minimum=1e-9, maximum=LIMIT_CEILING, read_only=False,
        constraints=f'a number > 0 and <= {LIMIT_CEILING:g}'),
-    _p('internal_load_limit', DOUBLE, 1000.0,
+    _p('internal_load_limit', DOUBLE, 100.0,
        'Largest absolute internal-load coordinate (basis units, N or N m); a larger '
        'prescription (parameter or topic) is refused and the previous one stays.',
        minimum=1e-9, maximum=LIMIT_CEILING, read_only=False,
@@ -236,6 +236,9 @@ DISTRIBUTOR_PARAMS: tuple = tuple(COMMON_PARAMS + [
        'commands again), zero (publish zero wrenches) or scale (scale the whole command set '
        'uniformly into the limits). Always an ERROR with the figures.',
        accepted=('hold', 'zero', 'scale'), read_only=False),
+    _p('allow_unsafe_runtime_changes', BOOL, False,
+       'Lab bench only: accept runtime changes that raise a limit or relax a guard (refused '
+       'otherwise, docs/security.md); a WARN on the limits status while true.'),
     _p('internal_load_feedback', BOOL, False,
        'Close the loop on the internal load: add a PI correction per basis element, from '
        'the measured internal load on feedback_topic, to the prescription (docs/force_control.md).',

@@ -97,6 +97,15 @@ ADMITTANCE_PARAMS: tuple = (
        'Truth relative to configuration of each contact orientation, rotation vector in the '
        'object frame [rx,ry,rz per effector] (rad); empty: none.',
        constraints='3 numbers per effector, or empty'),
+    _positive('object_mass_ratio', 1.0,
+              "Truth over configuration of the object's mass; the nodes keep object_mass."),
+    _vector('object_com_error', [0.0, 0.0, 0.0],
+            "Truth minus configuration of the object's centre of mass, object frame (m); the "
+            'nodes keep object_com.'),
+    _p('grasp_time', DOUBLE, 0.0,
+       'Sim time at which the grippers close on the object (s): before it the arms hold still '
+       'and transmit nothing (the object rests in its fixture, held at least until then), so '
+       'the F/T sensors read their tools alone, as for a free tare.', minimum=0.0),
     _p('arm_move_start', DOUBLE, 1.0,
        "Start of the arms' reference move (s): the object_controller's move_start.", minimum=0.0),
     _positive('arm_move_duration', 2.0,

@@ -417,7 +417,7 @@ def _check_sim(v: dict, idx: dict) -> None:
     _check_contact_orientations(v)
     _check_friction(v, n, idx)
     _fixed_widths(v, idx, (('object_com', 3), ('initial_position', 3), ('initial_orientation', 4),
-                           ('gravity', 3)))
+                           ('gravity', 3), ('object_com_error', 3)))
     if _zero_group(v['initial_orientation'], 4) is not None:
         raise ConfigError("parameter 'initial_orientation': zero quaternion; accepted: "
                           f"{idx['initial_orientation'].constraint_text()}")

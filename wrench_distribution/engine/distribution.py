@@ -23,6 +23,7 @@ import numpy as np
 from wrench_distribution.config import (build_core_objects, DistributorConfig,
                                         load_distributor_config, parse_handles,
                                         per_effector_limits)
+from wrench_distribution.config.safety import check_runtime_change, defaults_in_force, OPT_IN
 from wrench_distribution.core import UnrealisableWrenchError, WrenchDistributionError
 from wrench_distribution.core.codec import format_numbers, same_frame, zero_below_resolution
 from wrench_distribution.core.limits import CommandLimits
@@ -470,8 +471,11 @@ class DistributionEngine:
         :param touched: the names changed.
         :param prescription_changed: whether the internal-load parameters changed.
         :return: what :meth:`adopt` needs.
-        :raises ValueError: when the change does not fit (message names the cause).
+        :raises ValueError: when the change does not fit (message names the cause);
+            :class:`~wrench_distribution.config.safety.UnsafeChangeError` when it would make
+            the node less safe (a higher limit, a relaxed guard).
         """
+        check_runtime_change(self.cfg, new, touched)
         limits = limits_from(new)
         prescription = prescription_of(new) if prescription_changed else self.prescription
         options = None
@@ -544,7 +548,9 @@ class DistributionEngine:
                           'torque_limits': ', '.join(f'{x:g}' for x in lim.torque),
                           'desired_force_limit': f'{lim.desired_force:g}',
                           'desired_torque_limit': f'{lim.desired_torque:g}',
-                          'internal_load_limit': f'{lim.internal_load:g}'},
+                          'internal_load_limit': f'{lim.internal_load:g}',
+                          OPT_IN: str(bool(self.cfg.get(OPT_IN, False))).lower(),
+                          'defaults_in_force': ', '.join(defaults_in_force(self.cfg)) or 'none'},
                'internal load': {'source': self.source,
                                  'prescription': self.prescription.describe()},
                'feedback': self.feedback_values()}
@@ -568,6 +574,7 @@ class DistributionEngine:
             cond['input'].append((OK, 'waiting for desired_wrench'))
         if self.limit_state is not None:
             cond['limits'].append((ERROR, f'last desired wrench over a limit: {self.limit_state}'))
+        cond['limits'].extend(self.safety_conditions())
         friction = self.friction.condition() if self.friction.active else None
         if friction is not None:
             cond['friction'].append(friction)
@@ -578,6 +585,21 @@ class DistributionEngine:
         if self.feedback.enabled and self.feedback.status() != 'closed loop':
             cond['feedback'].append((WARN, f'internal-load feedback {self.feedback.status()}'))
         return cond
+
+    def safety_conditions(self) -> list:
+        """Return the WARNs of the limits status: the opt-in in force, package default limits.
+
+        :return: ``[(WARN, message)]``, empty when neither applies.
+        """
+        out = []
+        if self.cfg.get(OPT_IN, False):
+            out.append((WARN, f'{OPT_IN} is true: limits may be raised and guards relaxed at '
+                        'runtime (lab bench only)'))
+        defaults = defaults_in_force(self.cfg)
+        if defaults:
+            out.append((WARN, 'package default limits in force (collaborative-arm values; set '
+                        f'them for this robot): {", ".join(defaults)}'))
+        return out
 
     def feedback_values(self) -> dict:
         """Commanded, measured and correction per basis element, and the loop's state."""

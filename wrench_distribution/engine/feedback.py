@@ -99,6 +99,8 @@ class PILoop:
     #: keep ``kp * e + I`` inside the correction's bounds (tracking anti-windup): after a
     #: large error the integral does not hold the correction at a bound for long
     tracking = False
+    #: the parameter bounding the correction (messages)
+    limit_name = 'feedback_correction_limit'
 
     def __init__(self, gains: FeedbackGains, enabled: bool = False) -> None:
         self.gains = gains
@@ -109,6 +111,7 @@ class PILoop:
         self.integral = np.zeros(0)
         self.correction = np.zeros(0)
         self.error = np.zeros(0)
+        self.at_limit = np.zeros(0, bool)   # elements whose correction sits at its limit
         self.measured: Optional[np.ndarray] = None
         self.counters: Dict[str, int] = {}
         self.suspended: Optional[str] = 'no measurement yet'
@@ -139,6 +142,7 @@ class PILoop:
             self.integral = np.zeros(m)
             self.correction = np.zeros(m)
             self.error = np.zeros(m)
+            self.at_limit = np.zeros(m, bool)
             self._released_from = np.zeros(m)
             self.measured = None
             self._rebumpless = True
@@ -233,6 +237,10 @@ class PILoop:
             integral = bounded(integral, low - kp_error, high - kp_error)
         self.integral = bounded(integral, -g.integral_limit, g.integral_limit)
         self.correction = bounded(kp_error + self.integral, low, high)
+        self.at_limit = np.abs(self.correction) >= g.correction_limit
+        if self.at_limit.any():  # the target is out of reach: counted and in the status
+            key = f'{self.prefix}_at_limit'
+            self.counters[key] = self.counters.get(key, 0) + 1
 
     def _refuse(self, why: str, key: str) -> str:
         """Refuse a measurement: count it, suspend the loop, return why."""
@@ -287,13 +295,21 @@ class PILoop:
     def status(self) -> str:
         """Return one line for diagnostics.
 
-        :return: e.g. ``closed loop`` or ``suspended: measured internal load stale``.
+        :return: e.g. ``closed loop``, ``closed loop, correction at feedback_correction_limit
+            20 on squeeze(a,b)`` or ``suspended: measured internal load stale``.
         """
         if not self.enabled:
             return 'off'
         if self.gain_error is not None:
             return f'suspended: {self.gain_error}'
-        return 'closed loop' if self.suspended is None else f'suspended: {self.suspended}'
+        if self.suspended is not None:
+            return f'suspended: {self.suspended}'
+        if self.at_limit.any():
+            where = [name for name, hit in zip(self.names, self.at_limit) if hit] \
+                if len(self.names) == self.size else []  # one margin for all effectors
+            return (f'closed loop, correction at {self.limit_name} {self.gains.correction_limit:g}'
+                    + (f' on {", ".join(where)}' if where else ''))
+        return 'closed loop'
 
 
 class InternalLoadFeedback(PILoop):

@@ -54,6 +54,7 @@ class FrictionFeedback(PILoop):
 
     what = 'measured friction utilisation'
     prefix = 'friction_feedback'
+    limit_name = 'friction_feedback_limit'
     #: one-sided range: a large utilisation at switch-on (bumpless seed ``I = -kp * e``) or
     #: a long stretch under target must not hold the margin at ``friction_margin`` later
     tracking = True

@@ -23,6 +23,7 @@ KEY_CONCERNS = {
     'basis_changes': 'contacts',
     'rejected_internal_load': 'internal load', 'unrealisable': 'solver',
     'rejected': 'solver', 'solver_nan': 'solver', 'limit': 'limits',
+    'refused_parameter_changes': 'limits', 'refused_unsafe_changes': 'limits',
 }
 #: Seconds between two log lines of the same reason.
 LOG_THROTTLE_S = 2.0

@@ -1,14 +1,18 @@
 """Per-element summary and plot of an internal-load run, open or closed loop (no ROS needed).
 
 The ``dual_arm_admittance`` demo asks: over a steady window (the commands constant, the
-move over), how far is each element of the internal load the analyzer measures from the
-one commanded? ``elements.json`` (and ``--summary-json PATH``) holds, per basis element,
-``unit``, ``commanded``, ``measured_mean``, ``error_rms`` (RMS of measured minus
-commanded over the window), ``tolerance`` (the closed-loop target max(2 %, 0.2 N or
-0.02 N*m)) and ``within_tolerance``; plus ``limit_violations`` (published commands beyond
-the distributor's force or torque limits), the window, and the convergence time after the
-last change of the commands. The plot overlays the open-loop and the closed-loop runs
-when both are in the output directory. See docs/simulator.md, section 8.
+move over), how far is each element of the TRUE internal load (the simulator's
+``object_sim/truth/internal_load``: its applied wrenches read out in the believed basis) from
+the one commanded, and how far is the analyzer's estimate from the truth? ``elements.json``
+(and ``--summary-json PATH``) holds, per basis element, ``unit``, ``commanded``,
+``true_mean``, ``estimated_mean``, ``true_error_rms`` (RMS of truth minus command over the
+window), ``true_error_mean``, ``estimated_error_mean``, ``gap_mean`` (estimate minus truth),
+``tolerance`` (the closed-loop target max(2 %, 0.2 N or 0.02 N*m)), ``within_tolerance``
+(judged on the truth) and ``estimate_within_tolerance``; plus ``limit_violations``
+(published commands beyond the distributor's force or torque limits), the window, and the
+convergence time of the truth after the last change of the commands. The plot overlays the
+open-loop and the closed-loop runs when both are in the output directory. See
+docs/simulator.md, section 8.
 """
 from __future__ import annotations
 
@@ -181,17 +185,121 @@ def joint_arms_summary(bag: Path, effectors: list) -> Optional[dict]:
             'joint_limit_violations': sum(a['limit_violations'] for a in arms.values())}
 
 
-def element_summary(out: Path, sections: Mapping, duration: float) -> dict:
-    """Per-element summary of a run over its steady window.
+#: The truth's topics (the simulator's; docs/simulator.md, "The truth").
+TRUTH_TOPIC = 'object_sim/truth/internal_load'
+TRUTH_COMPANION = 'object_sim/truth/object_wrench'
+TRUE_CONTACTS_TOPIC = 'object_sim/truth/internal_load_true_contacts'
+
+
+def _element(unit: str, cmd: float, true: np.ndarray, estimated: np.ndarray, limit: float,
+             true_contacts: Optional[np.ndarray]) -> dict:
+    """Return one element's figures over the window, judged on the truth.
+
+    :param unit: ``'N'`` or ``'N*m'``.
+    :param cmd: the command.
+    :param true: the truth's samples in the window (believed basis).
+    :param estimated: the analyzer's samples in the window.
+    :param limit: the target.
+    :param true_contacts: the truth's samples in the true contacts' basis, or None.
+    :return: JSON-ready figures
+    """
+    true_mean, estimated_mean = float(true.mean()), float(estimated.mean())
+    out = {'unit': unit, 'commanded': cmd, 'true_mean': true_mean,
+           'estimated_mean': estimated_mean,
+           'true_error_rms': float(np.sqrt(np.mean((true - cmd) ** 2))),
+           'true_error_mean': true_mean - cmd,
+           'estimated_error_mean': estimated_mean - cmd,
+           'gap_mean': estimated_mean - true_mean, 'tolerance': limit,
+           'within_tolerance': bool(abs(true_mean - cmd) <= limit),
+           'estimate_within_tolerance': bool(abs(estimated_mean - cmd) <= limit)}
+    if true_contacts is not None:
+        out['true_contacts_mean'] = float(true_contacts.mean())
+    return out
+
+
+def _recorded(bag: Path, names: list) -> tuple:
+    """Return the estimate, the truth and the truth in the true contacts' basis of a run's bag.
+
+    :param bag: the bag directory.
+    :param names: the believed basis.
+    :return: ``(estimate, truth, true contacts or None)``, each ``(t, values)``
+    :raises ValueError: when the estimate or the truth was not recorded
+    """
+    from .report import _measured_internal_load
+    from .series import read_bag
+    series = read_bag(bag, ['measured/internal_load', 'measured/object_wrench', TRUTH_TOPIC,
+                            TRUTH_COMPANION, TRUE_CONTACTS_TOPIC])
+    estimate = _measured_internal_load(series, names)
+    truth = _measured_internal_load(series, names, TRUTH_TOPIC, TRUTH_COMPANION)
+    for got, topic in ((estimate, 'measured/internal_load'), (truth, TRUTH_TOPIC)):
+        if got is None:
+            raise ValueError(f'no {topic} in {bag}')
+    true_contacts = _measured_internal_load(series, names, TRUE_CONTACTS_TOPIC, TRUTH_COMPANION)
+    return estimate, truth, true_contacts
+
+
+def attribution(bag: Path, checked: Mapping, window: tuple, tare_biases=None) -> dict:
+    """Each belief parameter's contribution to the estimate's error, per element (:mod:`.sensitivity`).
+
+    :param bag: the run's bag.
+    :param checked: validated sections.
+    :param window: ``(start, end)`` of the steady window, s.
+    :param tare_biases: the biases a free tare wrote (6 n numbers), or None.
+    :return: parameter -> (m,) contributions (estimate minus the estimate with it true);
+        empty when the analyzer has no static contacts or gravity outside the object frame
+    """
+    from . import sensitivity
+    from .series import read_bag
+    analyzer = checked['wrench_analyzer']
+    if not analyzer['contact_positions'] or analyzer['gravity_frame']:
+        return {}  # the read-out needs static contacts and gravity in the object frame
+    effectors = list(checked['object_sim']['effectors'])
+    topics = [f'{e}/ft_sensor' for e in effectors] + [
+        f'object_sim/truth/{e}/wrench' for e in effectors]
+    series = read_bag(bag, topics)
+    means = []
+    for topic in topics:
+        s = series.get(topic)
+        inside = np.zeros(0, bool) if s is None else (s.t >= window[0]) & (s.t <= window[1])
+        if not inside.any():
+            raise ValueError(f'no {topic} in the steady window')
+        means.append(s.v[inside].mean(axis=0))
+    n = len(effectors)
+    readings, true_wrenches = np.array(means[:n]), np.array(means[n:])
+    tare = None if tare_biases is None else sensitivity.tare_readings(
+        checked['wrench_analyzer'], tare_biases)
+    return sensitivity.contributions(checked, readings, tare, true_wrenches)
+
+
+def _name_limits(elements: Mapping, contributions: Mapping, limits: np.ndarray) -> None:
+    """Add ``limited_by`` to the elements outside their target, closed loop.
+
+    Closed loop the estimate is driven to the command, so the truth misses it by the
+    estimate's error, whose sources the contributions are (open loop the arms' own errors
+    count as well, and nothing is named).
+
+    :param elements: name -> figures (changed in place).
+    :param contributions: from :func:`attribution`.
+    :param limits: the targets, in the order of ``elements``.
+    """
+    from .sensitivity import limiting_parameters
+    for k, element in enumerate(elements.values()):
+        if not element['within_tolerance']:
+            element['limited_by'] = [{'parameter': name, 'contribution': value} for name, value
+                                     in limiting_parameters(contributions, k, limits[k])]
+
+
+def element_summary(out: Path, sections: Mapping, duration: float, tare_biases=None) -> dict:
+    """Per-element summary of a run over its steady window, judged on the simulator's truth.
 
     :param out: the run's output directory (``bag/`` inside).
     :param sections: the run's parameter sections.
     :param duration: sim time of the run, s.
-    :return: JSON-ready summary; ``'_series'`` holds ``(t, measured, commanded)``.
+    :param tare_biases: the biases the run's free tare wrote, or None (not tared).
+    :return: JSON-ready summary; ``'_series'`` holds the arrays of the plot.
     """
     from ..config.loading import contacts_from
     from ..core import LoadDistributor, ObjectModel
-    from .report import _measured_internal_load, read_bag
     from .scenarios import validate_sections
     checked = validate_sections(sections)
     sim = checked['object_sim']
@@ -199,37 +307,43 @@ def element_summary(out: Path, sections: Mapping, duration: float) -> dict:
                                                            mass=sim['object_mass']))
     names, units = list(dist.basis_names), list(dist.basis_units)
     lo, hi, last_change = steady_window(checked, duration)
-    recorded = _measured_internal_load(read_bag(Path(out) / 'bag'), names)
-    if recorded is None:
-        raise ValueError(f'no measured/internal_load in {Path(out) / "bag"}')
-    t, measured = recorded
-    commanded = _commanded(t, checked, dist)
-    window = (t >= lo) & (t <= hi)
-    if not window.any():
-        raise ValueError(f'no measured internal load in the steady window {lo:g}-{hi:g} s')
-    error = measured - commanded
+    (t, estimated), (t_true, truth), true_contacts = _recorded(Path(out) / 'bag', names)
+    commanded = _commanded(t_true, checked, dist)
+    window, window_est = (t_true >= lo) & (t_true <= hi), (t >= lo) & (t <= hi)
+    if not window.any() or not window_est.any():
+        raise ValueError(f'no true and estimated internal load in the steady window {lo:g}-{hi:g} s')
     limits = np.array([tolerance(c, u) for c, u in zip(commanded[window][-1], units)])
     elements = {}
     for k, (name, unit) in enumerate(zip(names, units)):
-        mean = float(measured[window, k].mean())
-        cmd = float(commanded[window][-1, k])
-        elements[name] = {
-            'unit': unit, 'commanded': cmd, 'measured_mean': mean,
-            'error_rms': float(np.sqrt(np.mean(error[window, k] ** 2))),
-            'error_mean': mean - cmd, 'tolerance': float(limits[k]),
-            'within_tolerance': bool(abs(mean - cmd) <= limits[k])}
-    period = float(np.median(np.diff(t))) if len(t) > 1 else 0.0
+        contacts = None
+        if true_contacts is not None:
+            t_c, v_c = true_contacts
+            contacts = v_c[(t_c >= lo) & (t_c <= hi), k]
+        elements[name] = _element(unit, float(commanded[window][-1, k]), truth[window, k],
+                                  estimated[window_est, k], float(limits[k]), contacts)
+    contributions = attribution(Path(out) / 'bag', checked, (lo, hi), tare_biases)
     feedback = bool(checked['wrench_distributor'].get('internal_load_feedback', False))
+    if feedback:
+        _name_limits(elements, contributions, limits)
+    period = float(np.median(np.diff(t_true))) if len(t_true) > 1 else 0.0
     summary = {
         'scenario_sections': sorted(sections), 'internal_load_feedback': feedback,
         'elements': elements,
         'limit_violations': limit_violations(Path(out) / 'bag', checked['wrench_distributor']),
         'steady_window_s': [lo, hi], 'samples_in_window': int(window.sum()),
         'all_within_tolerance': all(e['within_tolerance'] for e in elements.values()),
+        'estimate_all_within_tolerance': all(e['estimate_within_tolerance']
+                                             for e in elements.values()),
         'last_command_change_s': last_change,
-        'convergence_time_s': convergence_time(t, error, limits, last_change, period),
-        'tolerance_rule': 'max(2 % of the command, 0.2 N or 0.02 N*m) on the window mean',
-        '_series': (t, measured, commanded, names, units)}
+        'convergence_time_s': convergence_time(t_true, truth - commanded, limits, last_change,
+                                               period),
+        'tolerance_rule': 'max(2 % of the command, 0.2 N or 0.02 N*m) on the window mean of '
+                          'the truth (object_sim/truth/internal_load)',
+        'contributions': {name: [float(x) for x in values]
+                          for name, values in contributions.items()},
+        '_series': {'t': t, 'measured': estimated, 'commanded': _commanded(t, checked, dist),
+                    't_true': t_true, 'truth': truth, 'names': np.array(names),
+                    'units': np.array(units)}}
     joints = joint_arms_summary(Path(out) / 'bag', list(sim['effectors']))
     if joints is not None:
         summary['joint_arms'] = joints
@@ -237,7 +351,8 @@ def element_summary(out: Path, sections: Mapping, duration: float) -> dict:
 
 
 def write_element_summary(out: Path, sections: Mapping, duration: float,
-                          summary_json: Optional[str], plot: bool) -> Optional[dict]:
+                          summary_json: Optional[str], plot: bool,
+                          extra: Optional[Mapping] = None) -> Optional[dict]:
     """Write ``elements.json`` (and ``summary_json``), the series and the plot of a run.
 
     Does nothing for a run of ideal force effectors unless ``summary_json`` is asked for.
@@ -247,19 +362,20 @@ def write_element_summary(out: Path, sections: Mapping, duration: float,
     :param duration: sim time, s.
     :param summary_json: an extra path for the summary, or None.
     :param plot: draw ``elements.png`` (with the other loop's run when it is there).
+    :param extra: fields added to the summary (the run's scenario, tare...).
     :return: the summary, or None when not computed
     """
     if summary_json is None and (sections['object_sim'].get('effector_model')
                                  not in ARM_EFFECTOR_MODELS):
         return None
+    tare = (extra or {}).get('tare') or {}
     try:
-        summary = element_summary(out, sections, duration)
+        summary = element_summary(out, sections, duration, tare.get('biases') or None)
     except ValueError as e:
         print(f'demo: no element summary: {e}')
         return None
-    t, measured, commanded, names, units = summary.pop('_series')
-    np.savez(Path(out) / 'elements.npz', t=t, measured=measured, commanded=commanded,
-             names=np.array(names), units=np.array(units))
+    np.savez(Path(out) / 'elements.npz', **summary.pop('_series'))
+    summary.update(extra or {})
     # per element: a residue of zero beside that element's own figures reads 0
     summary['elements'] = {name: zero_below_resolution(element)
                            for name, element in summary['elements'].items()}
@@ -282,13 +398,24 @@ def format_elements(summary: Mapping) -> str:
     """
     lo, hi = summary['steady_window_s']
     loop = 'closed loop' if summary['internal_load_feedback'] else 'open loop'
-    lines = [f'Internal load per element, {loop}, steady window {lo:g}-{hi:g} s:',
-             f'  {"element":22s} {"unit":4s} {"commanded":>10s} {"measured":>10s} '
-             f'{"error rms":>10s} {"target":>8s}']
+    lines = [f'Internal load per element, {loop}, steady window {lo:g}-{hi:g} s, judged on the '
+             "truth (the simulator's applied wrenches, believed basis):",
+             f'  {"element":22s} {"unit":4s} {"commanded":>10s} {"true":>9s} {"estimated":>10s} '
+             f'{"true err":>9s} {"gap":>8s} {"target":>7s}']
     for name, e in summary['elements'].items():
         lines.append(f'  {name:22s} {e["unit"]:4s} {e["commanded"]:10.3f} '
-                     f'{e["measured_mean"]:10.3f} {e["error_rms"]:10.3f} '
-                     f'{e["tolerance"]:8.3f}{"" if e["within_tolerance"] else "  outside"}')
+                     f'{e["true_mean"]:9.3f} {e["estimated_mean"]:10.3f} '
+                     f'{e["true_error_rms"]:9.3f} {e["gap_mean"]:+8.3f} '
+                     f'{e["tolerance"]:7.3f}{"" if e["within_tolerance"] else "  outside"}')
+    lines.append('  true err: RMS of truth - command over the window; gap: estimate - truth '
+                 '(means); outside: |true mean - command| above the target; limited by: the '
+                 "belief parameters' shares of the estimate's error (elements.json: contributions)")
+    for name, e in summary['elements'].items():
+        if e.get('limited_by'):
+            named = e['limited_by'][:3]
+            lines.append(f'  {name} is limited by: ' + ', '.join(
+                f'{c["parameter"]} ({c["contribution"]:+.3f} {e["unit"]})' for c in named)
+                + (f' and {len(e["limited_by"]) - 3} more' if len(e['limited_by']) > 3 else ''))
     converged = summary['convergence_time_s']
     lines.append(f'  limit violations: {summary["limit_violations"]}; convergence after the '
                  'last change: ' + ('never' if converged is None else f'{converged:.2f} s'))
@@ -311,7 +438,7 @@ def _sibling(out: Path) -> Optional[Path]:
 
 
 def plot_elements(out: Path, path: Path) -> None:
-    """Plot commanded, measured open loop and closed loop per element.
+    """Plot commanded, true and estimated per element, open loop and closed loop.
 
     :param out: this run's directory (``elements.npz``; the other loop's from its sibling).
     :param path: PNG to write.
@@ -331,14 +458,18 @@ def plot_elements(out: Path, path: Path) -> None:
         ax.plot(first['t'], first['commanded'][:, k], 'k--', lw=1.2, label='commanded')
         for label, style in (('open loop', 'tab:red'), ('closed loop', 'tab:blue')):
             if label in runs:
-                ax.plot(runs[label]['t'], runs[label]['measured'][:, k], color=style, lw=0.8,
-                        label=f'measured, {label}')
+                run = runs[label]
+                if 'truth' in run:  # a sibling from before the truth was recorded has none
+                    ax.plot(run['t_true'], run['truth'][:, k], color=style, lw=1.0,
+                            label=f'true, {label}')
+                ax.plot(run['t'], run['measured'][:, k], color=style, lw=0.6, ls=':',
+                        label=f'estimated, {label}')
         ax.set_ylabel(f'{names[k]}\n[{units[k]}]', fontsize=7)
         ax.grid(alpha=0.3)
-    np.atleast_1d(axes)[0].legend(fontsize=7, loc='upper right')
+    np.atleast_1d(axes)[0].legend(fontsize=6, loc='upper right', ncol=2)
     np.atleast_1d(axes)[-1].set_xlabel('sim time [s]')
     run = out.name[:-len('_feedback')] if out.name.endswith('_feedback') else out.name
-    fig.suptitle(f'{run}: internal load per element')
+    fig.suptitle(f'{run}: internal load per element, true (solid) and estimated (dotted)')
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

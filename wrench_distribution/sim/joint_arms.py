@@ -408,6 +408,15 @@ class JointArmsSim:
             out[i] = flange_from_grasp.act(force).vector
         return out
 
+    def contact_wrenches(self) -> np.ndarray:
+        """Wrench each arm applies to the object, in its (true) grasp frame about its origin.
+
+        :return: (n, 6)
+        """
+        if self._wrenches is None:
+            self._wrenches = self.chain.accelerations(self.state, self.tau).grasp_wrenches
+        return np.array(self._wrenches, float)
+
     def readings(self) -> np.ndarray:
         """Raw flange F/T readings now (gripper weight, sign, bias, noise).
 

@@ -18,7 +18,7 @@ from .arm_models import load_arm, pinocchio
 from .arm_sim import laws_from, reference_motion, true_contacts
 from .closed_chain import ClosedChain, Grasp
 from .joint_arms import DlsSettings, drive_gains, JointArmController, JointArmsSim
-from .scenarios import _per_effector as _grouped
+from .scenarios import _per_effector as _grouped, true_object
 from ..core.contacts import inertia_matrix
 from ..core.spatial import quaternion_to_matrix
 
@@ -71,8 +71,8 @@ def build_joint_sim(p: Mapping, positions: np.ndarray, orientations: np.ndarray,
     damping = np.array([p['grasp_damping']] * 3 + [p['grasp_rot_damping']] * 3)
     grasps = [Grasp(pinocchio.SE3(rot, pos), stiffness, damping)
               for pos, rot in zip(true_pos, true_rot)]
-    inertia = pinocchio.Inertia(float(p['object_mass']), np.asarray(p['object_com'], float),
-                                inertia_matrix(p['object_inertia']))
+    mass, com = true_object(p)
+    inertia = pinocchio.Inertia(mass, com, inertia_matrix(p['object_inertia']))
     chain = ClosedChain(truth, inertia, grasps, gravity=p['gravity'])
     start = pinocchio.SE3(quaternion_to_matrix(p['initial_orientation']),
                           np.asarray(p['initial_position'], float))
@@ -84,4 +84,4 @@ def build_joint_sim(p: Mapping, positions: np.ndarray, orientations: np.ndarray,
                                       drive_gains(arm, p['joint_loop_bandwidth'], q), q, dls)
                    for arm, law, q in zip(believed, laws, state.q)]
     return JointArmsSim(chain, controllers, sensors, reference_motion(p, configured, flanges),
-                        state, p['object_com'])
+                        state, com)

@@ -6,7 +6,12 @@ point, the wrench the effector applies to the object). Publishes ``/clock``,
 (TwistStamped, world axes: velocity of the object-frame origin and angular velocity),
 ``contact_poses`` (PoseArray, object frame), ``<effector>/ft_sensor`` (WrenchStamped,
 sensor frame ``<effector>_ft_sensor``), ``~/markers`` (MarkerArray, world frame) and, for
-arms with joints, ``joint_arms/status`` (Float64MultiArray, :data:`JOINT_STATUS`).
+arms with joints, ``joint_arms/status`` (Float64MultiArray, :data:`JOINT_STATUS`). The truth,
+in its own namespace (:mod:`.truth`): ``~/truth/<effector>/wrench`` (WrenchStamped, frame
+``<effector>_true_contact``: what the effector applies at its true contact),
+``~/truth/object_wrench`` (their sum, object axes about the true centre of mass),
+``~/truth/internal_load`` (the believed basis, labelled as the analyzer's) and, when the true
+geometry differs, ``~/truth/internal_load_true_contacts``.
 
 The node is the clock source: it paces the physics against the wall clock
 (``real_time_factor``; 0 runs as fast as it can) and every other node runs with
@@ -33,11 +38,13 @@ from visualization_msgs.msg import Marker, MarkerArray
 from wrench_distribution.config.sim import ARM_EFFECTOR_MODELS, SIM_PARAMS
 from wrench_distribution.core.codec import join_labels, ns_to_stamp, stamp_to_ns
 from wrench_distribution.core.spatial import matrix_to_quaternion as quaternion_from_matrix
+from wrench_distribution.ros.conversions import fill_wrench, make_internal_load_msg, make_wrench_stamped
 from wrench_distribution.ros.parameters import declare_and_validate
 from wrench_distribution.ros.runner import stop_requested
 
 from .admittance import accepts_reference
 from .scenarios import build_sensors, build_sim
+from .truth import TruthReadout
 
 #: Parameters of the node only (the rest of SIM_DEFAULTS describes the physics).
 EXTRA = ('wait_for_subscribers', 'contact_rate', 'marker_rate', 'lockstep', 'lockstep_timeout')
@@ -97,6 +104,7 @@ class ObjectSimNode(Node):
             if np.isfinite(self.sim.mu).any() else None
         self.joint_pub = self.create_publisher(Float64MultiArray, 'joint_arms/status', reliable) \
             if self.p['effector_model'] == 'joints' else None
+        self._truth_publishers(reliable)
         for i, e in enumerate(self.effectors):
             self.create_subscription(WrenchStamped, f'{e}/wrench_command',
                                      lambda msg, i=i: self._on_command(i, msg), reliable)
@@ -114,6 +122,39 @@ class ObjectSimNode(Node):
             f'{self.n} effectors, physics {self.p["physics_rate"]:g} Hz, publishing '
             f'{1.0 / self.period:g} Hz; waiting for commands on '
             + ', '.join(f'{e}/wrench_command' for e in self.effectors))
+
+    def _truth_publishers(self, qos: QoSProfile) -> None:
+        """Create the truth's publishers and messages (docs/simulator.md, "The truth")."""
+        self.truth = TruthReadout(self.p, self.sim.r, self.sim.r_rot)
+        self.truth_msgs = [make_wrench_stamped(f'{e}_true_contact') for e in self.effectors]
+        self.truth_pubs = [self.create_publisher(WrenchStamped, f'~/truth/{e}/wrench', qos)
+                           for e in self.effectors]
+        self.truth_resultant = make_wrench_stamped(self.p['object_frame'])
+        self.truth_resultant_pub = self.create_publisher(WrenchStamped, '~/truth/object_wrench',
+                                                         qos)
+        self.truth_loads = []  # (publisher, message) in the believed basis, then the true one
+        for topic, names in (('~/truth/internal_load', self.truth.basis_names),
+                             ('~/truth/internal_load_true_contacts', self.truth.true_basis_names)):
+            if names:
+                self.truth_loads.append((self.create_publisher(Float64MultiArray, topic, qos),
+                                         make_internal_load_msg(names)))
+
+    def publish_truth(self, stamp: Time, wrenches: np.ndarray) -> None:
+        """Publish the true contact wrenches, their resultant and the true internal loads.
+
+        :param stamp: the state's stamp.
+        :param wrenches: (n, 6) true contact frames about the true contacts.
+        """
+        for pub, msg, w in zip(self.truth_pubs, self.truth_msgs, wrenches):
+            msg.header.stamp = stamp
+            fill_wrench(msg.wrench, w.tolist())
+            pub.publish(msg)
+        self.truth_resultant.header.stamp = stamp
+        fill_wrench(self.truth_resultant.wrench, self.truth.resultant(wrenches).tolist())
+        self.truth_resultant_pub.publish(self.truth_resultant)
+        for (pub, msg), values in zip(self.truth_loads, self.truth.internal_loads(wrenches)):
+            msg.data = [float(v) for v in values]
+            pub.publish(msg)
 
     # --- inputs -----------------------------------------------------------------
     def _on_command(self, i: int, msg: WrenchStamped) -> None:
@@ -148,15 +189,20 @@ class ObjectSimNode(Node):
     # --- one publish period -----------------------------------------------------
     def tick(self) -> None:
         """Advance the physics by one publish period (if started) and publish everything."""
-        if self.started:
+        if self.started and self.grasped():
             stale = (self.sim.time - self.command_time) > self.p['command_timeout']
             commands = np.where(stale[:, None], 0.0, self.commands)
             for _ in range(self.substeps):
                 fixed = self.sim.time < self.p['release_time']
                 self.sim.step(commands, self.dt, fixed=fixed)
+        if self.started:
             self.ticks += 1
             self.sim.time = self.ticks * self.period
         self.publish()
+
+    def grasped(self) -> bool:
+        """Tell whether the grippers have closed (``grasp_time``); before, nothing is transmitted."""
+        return self.sim.time >= self.p['grasp_time'] - 1e-9
 
     def publish(self) -> None:
         """Publish clock, twist, pose, F/T readings, and (at their rates) contacts and markers."""
@@ -176,7 +222,9 @@ class ObjectSimNode(Node):
         pose.header.stamp, pose.header.frame_id = stamp, self.world
         _fill_pose(pose.pose, pos, quaternion_from_matrix(rot))
         self.pose_pub.publish(pose)
-        applied = self.sim.transmitted()
+        grasped = self.grasped()
+        applied = self.sim.transmitted() if grasped else np.zeros((self.n, 6))
+        self.publish_truth(stamp, self.sim.contact_wrenches() if grasped else np.zeros((self.n, 6)))
         frames = self.sim.effector_frames()
         gravity = np.einsum('nji,j->ni', frames, self.sim.gravity)
         readings = self.sensors.read(applied, gravity)

@@ -23,7 +23,8 @@ SETTLE = 0.4
 
 #: Topics the summary and the plot use.
 SUMMARY_TOPICS = ('object_pose', 'desired_wrench', 'measured/internal_load',
-                  'measured/object_wrench') + FRICTION_TOPICS
+                  'measured/object_wrench', 'object_sim/truth/internal_load',
+                  'object_sim/truth/object_wrench') + FRICTION_TOPICS
 
 
 def read_bag(path: Path) -> dict:
@@ -104,18 +105,24 @@ def _tracking_summary(pose: Optional[Series], ctl_p: Mapping, start: float,
     return {'tracking': tracking, '_pose_error': (pose.t, pos_err)}
 
 
-def _measured_internal_load(series: Mapping[str, Series], names: list) -> Optional[tuple]:
+def _measured_internal_load(series: Mapping[str, Series], names: list,
+                            topic: str = 'measured/internal_load',
+                            companion_topic: str = 'measured/object_wrench') -> Optional[tuple]:
     """Return the recorded internal-load coordinates in the order of ``names``.
 
+    :param series: from :func:`read_bag`.
+    :param names: the basis.
+    :param topic: the internal load's topic (the analyzer's, or the simulator's truth).
+    :param companion_topic: the wrench published with each of its messages (for the stamps).
     :return: ``(t, lambda (m, k))``, or None when nothing was recorded.
     """
-    measured = series.get('measured/internal_load')
+    measured = series.get(topic)
     if measured is None or not len(measured.t):
         return None
-    # Float64MultiArray has no header: take the stamps of the analyzer's object wrench,
-    # published with each internal-load message, when both were recorded completely;
-    # otherwise the recorder's reception times (late when the recorder lags).
-    companion = series.get('measured/object_wrench')
+    # Float64MultiArray has no header: take the stamps of the wrench published with each
+    # internal-load message (the analyzer's object wrench, the truth's resultant), when both
+    # were recorded completely; otherwise the recorder's reception times (late when it lags).
+    companion = series.get(companion_topic)
     if companion is not None and len(companion.t) == len(measured.t):
         measured = Series(companion.t, measured.v, measured.labels)
     label = measured.labels[-1]
@@ -138,6 +145,8 @@ def _internal_summary(series: Mapping[str, Series], sim_p: Mapping, ctl_p: Mappi
     out: dict = {'basis': [{'name': n, 'unit': u} for n, u in zip(names, units)]}
     phases = []
     recorded = _measured_internal_load(series, names)
+    truth = _measured_internal_load(series, names, 'object_sim/truth/internal_load',
+                                    'object_sim/truth/object_wrench')
     if recorded is not None:
         t, lam = recorded
         added = _added_at(series, names, t)
@@ -152,9 +161,13 @@ def _internal_summary(series: Mapping[str, Series], sim_p: Mapping, ctl_p: Mappi
             commanded = np.asarray(dist.internal_load_from_handles(handles), float) + added_mean
             mean = lam[mask].mean(axis=0)
             std = lam[mask].std(axis=0)
+            true_mean = None
+            if truth is not None and ((truth[0] >= lo) & (truth[0] < hi)).any():
+                true_mean = truth[1][(truth[0] >= lo) & (truth[0] < hi)].mean(axis=0).tolist()
             phases.append({
                 'start': float(lo), 'end': float(hi), 'samples': int(mask.sum()),
                 'handles': handles, 'commanded': commanded.tolist(), 'recovered': mean.tolist(),
+                'true': true_mean,
                 'added_by_auto': added_mean.tolist(),
                 'noise_std': std.tolist(), 'error': (mean - commanded).tolist(),
                 'max_abs_error': float(np.abs(mean - commanded).max()),
@@ -162,7 +175,7 @@ def _internal_summary(series: Mapping[str, Series], sim_p: Mapping, ctl_p: Mappi
                 'rms_norm': float(np.sqrt(np.mean(np.sum(lam[mask] ** 2, axis=1)))),
                 'max_abs_recovered_sample': float(np.abs(lam[mask]).max()),
             })
-        out['_internal'] = (t, lam, schedule, dist, added)
+        out['_internal'] = (t, lam, schedule, dist, added, truth)
     out['internal_load'] = phases
     return out
 
@@ -258,19 +271,21 @@ def format_summary(s: Mapping, title: str) -> str:
         lines.append('Object pose tracking: no pose sample while the object was held')
     lines.append('')
     lines.append('Internal load: commanded (controller -> distributor) against recovered '
-                 '(analyzer, from the simulated F/T sensors)')
+                 "(analyzer, from the simulated F/T sensors) and true (the simulator's)")
     if not s['internal_load']:
         lines.append('  no phase with analyzer output while the object was held')
     header = f"  {'time window':<14}{'basis element':<28}{'commanded':>11}{'recovered':>11}" \
-             f"{'noise std':>11}{'error':>9}"
+             f"{'noise std':>11}{'error':>9}{'true':>9}{'true err':>9}"
     for ph in s['internal_load']:
         lines.append(header)
         for j, b in enumerate(s['basis']):
             window = f"{ph['start']:.1f}-{ph['end']:.1f} s" if j == 0 else ''
+            true = '' if ph.get('true') is None else (
+                f"{ph['true'][j]:>9.3f}{ph['true'][j] - ph['commanded'][j]:>+9.3f}")
             lines.append(
                 f"  {window:<14}{b['name'] + ' [' + b['unit'] + ']':<28}"
                 f"{ph['commanded'][j]:>11.3f}{ph['recovered'][j]:>11.3f}"
-                f"{ph['noise_std'][j]:>11.3f}{ph['error'][j]:>+9.3f}")
+                f"{ph['noise_std'][j]:>11.3f}{ph['error'][j]:>+9.3f}{true}")
     if s['internal_load']:
         errors = {'N': 0.0, 'N*m': 0.0}
         for ph in s['internal_load']:
@@ -300,7 +315,7 @@ def _plot_internal(ax, internal: tuple, plt) -> None:
     :param internal: ``summary['_internal']``.
     :param plt: ``matplotlib.pyplot``.
     """
-    t, lam, schedule, dist, added = internal
+    t, lam, schedule, dist, added, truth = internal
     levels = [np.zeros(len(dist.basis_names))] + [
         np.asarray(dist.internal_load_from_handles(h), float) for _, h in schedule]
     starts = np.array([w for w, _ in schedule])
@@ -315,6 +330,9 @@ def _plot_internal(ax, internal: tuple, plt) -> None:
             colour = next(colours)
             target.plot(t, lam[:, j], lw=0.8, color=colour, label=f'{name} recovered')
             target.plot(t, cmd[:, j], ls='--', color=colour, lw=2, label=f'{name} commanded')
+            if truth is not None:
+                target.plot(truth[0], truth[1][:, j], ls=':', color=colour, lw=1.2,
+                            label=f'{name} true')
     if torque_ax is not None:
         torque_ax.set_ylabel('internal torque [N*m] (right axis)')
         torque_ax.legend(loc='upper right', fontsize=7)
@@ -348,7 +366,8 @@ def plot(s: Mapping, path: Path, title: str) -> None:
     if '_internal' in s:
         _plot_internal(ax, s['_internal'], plt)
     ax.set_ylabel('internal force [N] (left axis)')
-    ax.set_title('Internal load: commanded (dashed) and recovered by the analyzer (solid)')
+    ax.set_title('Internal load: commanded (dashed), recovered by the analyzer (solid), '
+                 'true (dotted)')
     ax.legend(loc='upper left', fontsize=7, ncol=2)
     ax = axes[2]
     if '_resultant' in s:

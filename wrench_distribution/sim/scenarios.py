@@ -25,7 +25,7 @@ from ..core.contacts import inertia_matrix
 from ..core.spatial import matrix_to_quaternion, quaternion_to_matrix
 
 SCENARIOS = ('dual_arm', 'three_finger_hand', 'quadruped_stance', 'dual_arm_admittance',
-             'dual_arm_joints')
+             'dual_arm_joints', 'dual_arm_real_cell')
 
 #: Sections of a demo file and their node names.
 NODES = ('object_sim', 'object_controller', 'wrench_distributor', 'wrench_analyzer',
@@ -155,12 +155,23 @@ def build_sim(params: Mapping) -> HeldObjectSim:
                          **_sim_arguments(p, types))
 
 
+def true_object(p: Mapping) -> tuple:
+    """Return the simulator's object: the configured mass and centre of mass plus their errors.
+
+    :param p: validated ``object_sim`` parameters.
+    :return: ``(mass, centre of mass (3,))`` of the truth
+    """
+    com = np.asarray(p['object_com'], float) + np.asarray(p['object_com_error'], float)
+    return float(p['object_mass'] * p['object_mass_ratio']), com
+
+
 def _sim_arguments(p: Mapping, types: list) -> dict:
     """Arguments of :class:`HeldObjectSim` other than the contact poses."""
     n = len(types)
+    mass, com = true_object(p)
     return {
-        'mass': p['object_mass'], 'inertia': inertia_matrix(p['object_inertia']),
-        'com': p['object_com'], 'contact_types': types,
+        'mass': mass, 'inertia': inertia_matrix(p['object_inertia']),
+        'com': com, 'contact_types': types,
         'effector_mass': p['effector_mass'], 'effector_inertia': p['effector_inertia'],
         'compliance': GraspCompliance(p['grasp_stiffness'], p['grasp_damping'],
                                       p['grasp_rot_stiffness'], p['grasp_rot_damping']),

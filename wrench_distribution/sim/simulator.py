@@ -138,6 +138,22 @@ class HeldObjectSim:
                                v_c + self.slip_rate @ self.body.rotation.T, w_c)
         return self._coulomb(world, p_c, r_c, v_c, None)
 
+    def contact_wrenches(self) -> np.ndarray:
+        """Wrench each effector applies to the object, in its contact frame about the contact point.
+
+        The truth at the simulator's contacts (a point contact's force acts where the
+        fingertip is, moved here to the contact point).
+
+        :return: (n, 6)
+        """
+        p_c, r_c, _, _ = self.contact_state()
+        world = self.grasp_wrench_world()
+        at = np.where(self.rigid[:, None], p_c, self.eff_pos)
+        torque = world[:, 3:] + cross(at - p_c, world[:, :3])
+        back = np.swapaxes(r_c, -1, -2)
+        return np.concatenate([np.einsum('nij,nj->ni', back, world[:, :3]),
+                               np.einsum('nij,nj->ni', back, torque)], axis=-1)
+
     def anchors(self, p_c: np.ndarray) -> np.ndarray:
         """World points the grasp springs pull on: the contacts, moved by their slip.
 
