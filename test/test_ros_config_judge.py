@@ -14,9 +14,9 @@ from geometry_msgs.msg import WrenchStamped
 import numpy as np
 import pytest
 from rcl_interfaces.msg import ParameterType
-from test_faults import get_parameters
 
 from ros_harness import domain_id_for, NodeProcess, stamped_wrench, TestClient
+from test_faults import get_parameters
 from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array
 
 pytestmark = pytest.mark.ros
