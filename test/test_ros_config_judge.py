@@ -92,3 +92,28 @@ def test_integers_for_doubles_start_the_node_and_it_distributes(client):
         np.cross(p, f) for p, f in zip([[0.0, 1.0, 0.0], [0.0, -1.0, 0.0]], commands[:, :3]))
     np.testing.assert_allclose(np.concatenate([force, torque]), wrench, atol=1e-9)
     assert 'Traceback' not in proc.output()
+
+
+def test_a_file_with_the_controllers_sections_starts_the_analyzer(tmp_path):
+    """``gravity_compensation.CoG.force`` as one double (ros2_controllers): no traceback at start.
+
+    The analyzer compares its tool masses with the controller's gravity compensation when
+    its file holds both (check-config's findings, logged at start-up); one double used to
+    raise ``TypeError: 'float' object is not iterable`` there.
+    """
+    import yaml
+    root = __file__.rsplit('/test/', 1)[0]
+    with open(f'{root}/config/dual_arm.yaml') as f:
+        doc = yaml.safe_load(f)
+    doc['left_admittance_controller'] = {'ros__parameters': {'gravity_compensation': {
+        'frame': {'id': 'left_tool0'}, 'CoG': {'pos': [0.0, 0.0, 0.04], 'force': 4.9}}}}
+    path = tmp_path / 'cell.yaml'
+    path.write_text(yaml.safe_dump(doc))
+    with NodeProcess('analyzer', {}, DOMAIN, extra_args=['--params-file', str(path)]) as proc:
+        end = time.monotonic() + 20.0
+        while time.monotonic() < end and 'analysing' not in proc.output():
+            time.sleep(0.2)
+        out = proc.output()
+        assert proc.proc.poll() is None, out
+    assert 'analysing' in out and 'Traceback' not in out, out
+    assert 'tools: tool_masses (left) / left_admittance_controller.gravity_compensation' in out, out
