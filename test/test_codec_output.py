@@ -41,6 +41,8 @@ def test_the_zero_pattern_does_not_depend_on_the_unit(values, scale):
     ([0.0, -19.999999999999996, 26.191666666666666], [0.0, -20.0, 26.19166666667]),
     ([15.0, 0.0, 2.79321e-33, -1.249e-15, -0.0], [15.0, 0.0, 0.0, 0.0, 0.0]),
     ([-7.4e-16, 3.5, 1e-9], [0.0, 3.5, 1e-9]),
+    ([5e-324], [5e-324]),  # subnormal: its resolution underflows, it is shown as it is
+    ([5e-324, 1.0], [0.0, 1.0]),
 ])
 def test_figures_are_shown_to_the_resolution(values, shown):
     """The issue's figures (CLI, diagnostics, analyze-bag's table), written by hand."""

@@ -105,7 +105,10 @@ def _shown(value: float, floor: float, scale: float) -> float:
         return value
     if abs(value) < floor or value == 0.0:
         return 0.0
-    return round(value, -math.floor(math.log10(RESOLUTION * max(scale, abs(value)))))
+    step = RESOLUTION * max(scale, abs(value))
+    if step == 0.0:  # a subnormal number: nothing finer to round away
+        return value
+    return round(value, -math.floor(math.log10(step)))
 
 
 def _zeroed(value: Any, floor: float) -> Any:
