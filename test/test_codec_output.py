@@ -31,7 +31,23 @@ def test_the_zero_pattern_does_not_depend_on_the_unit(values, scale):
     assert [v == 0.0 for v in plain] == [v == 0.0 for v in scaled]
     largest = max(abs(v) for v in values)
     for before, after in zip(values, plain):
-        assert after == (0.0 if abs(before) < RESOLUTION * largest else before)
+        if abs(before) < RESOLUTION * largest:
+            assert after == 0.0
+        else:  # shown to the resolution: within it of the value, and of its sign
+            assert abs(after - before) <= RESOLUTION * largest and after * before > 0
+
+
+@pytest.mark.parametrize('values,shown', [
+    ([0.0, -19.999999999999996, 26.191666666666666], [0.0, -20.0, 26.19166666667]),
+    ([15.0, 0.0, 2.79321e-33, -1.249e-15, -0.0], [15.0, 0.0, 0.0, 0.0, 0.0]),
+    ([-7.4e-16, 3.5, 1e-9], [0.0, 3.5, 1e-9]),
+    ([5e-324], [5e-324]),  # subnormal: its resolution underflows, it is shown as it is
+    ([5e-324, 1.0], [0.0, 1.0]),
+])
+def test_figures_are_shown_to_the_resolution(values, shown):
+    """The issue's figures (CLI, diagnostics, analyze-bag's table), written by hand."""
+    assert zero_below_resolution(values) == shown
+    assert all(str(x) != '-0.0' for x in zero_below_resolution(values))
 
 
 @pytest.mark.parametrize('a,b,same', [('box', '/box', True), ('//box', 'box', True),
@@ -71,3 +87,22 @@ def test_basis_names_the_axes_of_every_pair_element(a, b, axis, unit):
                                       else 'force along')
     assert kinds == {'squeeze', 'twist', 'bend_u', 'bend_v', 'shear_u', 'shear_v'}
     assert set(document['axis_definitions']) == {'e', 'u', 'v'}
+
+
+def test_analyze_bag_table_shows_residue_as_zero():
+    """analyze-bag's printed table: one document, the rule of the JSON output (issue 30)."""
+    from wrench_distribution.bag.summary import format_table
+    steady = {'mean': 20.0, 'std': 0.01, 'min': 19.98, 'max': 20.02}
+    stats = {'squeeze(a,b)': dict(steady, unit='N'),
+             'twist(a,b)': {'unit': 'N*m', 'mean': -7.4e-16, 'std': 2.1e-16, 'min': -1.1e-15,
+                            'max': 3e-16}}
+    summary = {'bag': 'b', 'storage': 'mcap', 'contact_poses': 'static', 'samples': 3,
+               'time_span': {'start': 1.0, 'end': 2.0, 'duration': 1.0}, 'sample_period': 0.5,
+               'gaps': {'count': 0, 'threshold_periods': 3}, 'max_resultant_residual': 1e-14,
+               'dropped': {'unsynchronised_messages': 0, 'stale_messages': 0,
+                           'samples_without_contact_pose': 0},
+               'internal_load': stats,
+               'internal_load_norm': steady}
+    row = [line for line in format_table(summary).splitlines() if line.startswith('twist')][0]
+    assert row.split()[2:] == ['0', '0', '0', '0'], row
+    assert 'e-1' not in format_table(summary).split('internal load')[1]

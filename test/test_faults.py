@@ -398,9 +398,12 @@ def test_analyzer_counts_every_drop_and_never_goes_backwards(client):
 
 
 def test_unknown_parameters_are_named_without_private_rclpy_state(client):
-    with NodeProcess('distributor', dict(BASE, no_such_limit=1.0), DOMAIN) as proc:
+    """With allow_unknown_parameters the misspelling is a warning and the node runs on."""
+    with NodeProcess('distributor', dict(BASE, no_such_limit=1.0, allow_unknown_parameters=True),
+                     DOMAIN) as proc:
         Dist(client)
-    assert 'ignoring unknown parameter(s): no_such_limit' in proc.output()
+    assert "'no_such_limit' (did you mean" in proc.output()
+    assert 'ignored (allow_unknown_parameters)' in proc.output()
 
 
 def test_contact_poses_far_out_are_refused(client):

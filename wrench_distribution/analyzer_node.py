@@ -32,6 +32,7 @@ from wrench_distribution.core.codec import ns_to_stamp, stamp_to_ns
 from wrench_distribution.engine import AnalysisEngine, Drop
 from wrench_distribution.engine.friction import FrictionStage
 from wrench_distribution.engine.sensing import TareWindow
+from wrench_distribution.engine.status import regime_word
 from wrench_distribution.params import (ANALYZER_PARAMS, build_core_objects,
                                         load_analyzer_config, validate_params)
 from wrench_distribution.ros.calibration_services import CalibrationServices
@@ -270,6 +271,7 @@ class AnalyzerNode(Node):
         if dist is not None:
             values['regime'] = dist.regime.name
             values['regime_reasons'] = ', '.join(dist.regime.reasons)
+            values['regime_message'] = regime_word(dist.regime)
             values['basis'] = ';'.join(dist.basis_names)
         friction = self._friction.condition() if self._friction.active else None
         if friction is not None:

@@ -2,7 +2,7 @@
 
 Exit status: 0 on success, 2 on bad input or an unrealisable wrench (with a JSON
 ``{"error": "..."}`` on standard output for the problem-file subcommands); ``check-config``
-exits 1 when the two sections of the file disagree.
+exits 2 when a node would refuse the file, 1 when the two sections of the file disagree.
 """
 import argparse
 import sys
@@ -80,15 +80,34 @@ def _basis(args: argparse.Namespace) -> int:
 
 def _check_config(args: argparse.Namespace) -> int:
     from .config import ConfigError
-    from .config.check import check_file
+    from .config.check import judge_file
     try:
-        findings = check_file(args.file)
+        judgement, findings = judge_file(args.file)
     except ConfigError as error:
-        print(to_json({'file': args.file, 'error': ' '.join(str(error).split())[:2000]}))
+        document = {'file': args.file, 'ok': False, 'error': ' '.join(str(error).split())[:2000]}
+        print(to_json(document) if args.format == 'json' else f"{args.file}: error: {document['error']}")
         return 2
-    print(to_json({'file': args.file, 'ok': not findings,
-                   'findings': [f.as_dict() for f in findings]}))
-    return 1 if findings else 0
+    errors = judgement.errors
+    document = {'file': args.file, 'ok': not errors and not findings,
+                'sections': judgement.sections, 'ignored': judgement.ignored,
+                'errors': [p.as_dict() for p in errors],
+                'warnings': [p.as_dict() for p in judgement.warnings],
+                'findings': [f.as_dict() for f in findings]}
+    if errors:
+        document['error'] = ' '.join('; '.join(p.text() for p in errors).split())[:2000]
+    print(to_json(document) if args.format == 'json' else _config_text(document, judgement, findings))
+    return 2 if errors else (1 if findings else 0)
+
+
+def _config_text(document: dict, judgement, findings: list) -> str:
+    """Return the judgement of check-config as lines a person reads."""
+    lines = [f"{document['file']}: judged {', '.join(judgement.sections) or 'no section'}"
+             + (f"; ignored {', '.join(judgement.ignored)}" if judgement.ignored else '')]
+    lines += [p.text() for p in judgement.problems]
+    lines += ['finding: ' + f.text() for f in findings]
+    errors, warnings = len(judgement.errors), len(judgement.warnings)
+    lines.append(f'{errors} error(s), {warnings} warning(s), {len(findings)} finding(s)')
+    return '\n'.join(lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -108,10 +127,14 @@ def build_parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=text, description=text)
         sub.add_argument('--problem', required=True, help='problem file, YAML or JSON')
         sub.set_defaults(handler=handler)
-    text = ('check the wrench_distributor and wrench_analyzer sections of a parameter file '
-            'together: JSON list of disagreements; exit 1 when there are some, 2 on a bad file')
+    text = ("judge a parameter file as the nodes and rcl's parser will: every section of this "
+            "package's nodes (others are listed as ignored), errors and warnings with their fix, "
+            'then the disagreements between the distributor and the analyzer; exit 2 on an '
+            'error, 1 on a disagreement, 0 otherwise (warnings included)')
     sub = commands.add_parser('check-config', help=text, description=text)
     sub.add_argument('file', help='ROS parameter file (YAML) with both sections')
+    sub.add_argument('--format', choices=('json', 'text'), default='json',
+                     help='output: one JSON document (default) or lines of text')
     sub.set_defaults(handler=_check_config)
     try:
         from .bag import command as bag_command

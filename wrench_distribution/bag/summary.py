@@ -8,6 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from wrench_distribution.core.codec import zero_below_resolution
 from wrench_distribution.engine.results import ChunkResult
 
 #: gaps larger than this many median sample periods are listed
@@ -192,7 +193,9 @@ def format_table(summary: dict) -> str:
     width = max([len(r[0]) for r in rows] + [len('internal load')])
     head = f"{'internal load':<{width}}  unit  {'mean':>11} {'std':>11} {'min':>11} {'max':>11}"
     lines += [head, '-' * len(head)]
-    for name, unit, s in rows:
-        lines.append(f"{name:<{width}}  {unit:<4}  {_num(s.get('mean')):>11} "
-                     f"{_num(s.get('std')):>11} {_num(s.get('min')):>11} {_num(s.get('max')):>11}")
+    # the table is one document: residue below its resolution reads 0 (core.codec's rule)
+    shown = zero_below_resolution([[s.get(k) for k in ('mean', 'std', 'min', 'max')]
+                                   for _, _, s in rows])
+    for (name, unit, _), figures in zip(rows, shown):
+        lines.append(f'{name:<{width}}  {unit:<4}  ' + ' '.join(f'{_num(x):>11}' for x in figures))
     return '\n'.join(lines)

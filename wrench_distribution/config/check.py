@@ -1,8 +1,9 @@
 """One configuration, checked as a whole: the distributor and analyzer sections together (no ROS).
 
 What is commanded is what is read back only when both nodes agree on the grasp. Each
-section is validated on its own first (:func:`~.validation.validate_params`); then
-:func:`config_findings` compares them and returns every disagreement, one
+section is judged on its own first (:func:`~.judge.judge_document`: every rule of the nodes
+and of rcl's parser, with the fix); then :func:`config_findings` compares the two nodes'
+sections and returns every disagreement, one
 :class:`Finding` each: effectors (names, order), frames (object frame, contact frames),
 contacts (source, topic, static poses, types), the object model and solver options (the
 basis the prescription and the read-out share), signs (the command against the sensor),
@@ -24,9 +25,9 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from wrench_distribution.core.codec import same_frame
 
+from .judge import judge_document
 from .loading import read_param_document, read_ros_params_yaml
 from .schema import ConfigError
-from .validation import validate_params
 
 DISTRIBUTOR = 'wrench_distributor'
 ANALYZER = 'wrench_analyzer'
@@ -212,15 +213,29 @@ def _tool_findings(d: dict, a: dict, controllers: Mapping[str, dict]) -> list:
         section = controllers.get(name) or {}
         force = section.get('gravity_compensation.CoG.force')  # admittance_controller (N)
         if force is None and 'tool.mass' in section:  # FZI cartesian controllers (kg)
-            force = [float(section['tool.mass']) * g]
-        if force is None:
-            continue
-        weight = math.sqrt(sum(float(x) ** 2 for x in force))
+            force = _weight_of(section['tool.mass'], g)
+        weight = _weight_of(force, 1.0)
+        if weight is None:
+            continue  # absent, or not a number: the controller's own parser says so
         if not math.isclose(weight, masses[e][0] * g, rel_tol=0.02, abs_tol=1e-6):
             out.append(Finding('tools', f'tool_masses ({e}) / {name}.gravity_compensation',
                                f'the controller compensates a tool weight of {weight:.4g} N, '
                                f'the analyzer {masses[e][0] * g:.4g} N', force, masses[e][0]))
     return out
+
+
+def _weight_of(value: Any, scale: float) -> Optional[float]:
+    """Return the size of a weight given as one number (Jazzy's ``CoG.force``, N) or a vector.
+
+    :param value: a number, a list of numbers, or anything else (then None).
+    :param scale: factor applied (g for a mass).
+    :return: the weight, or None.
+    """
+    parts = value if isinstance(value, list) else [value]
+    if not parts or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                            and math.isfinite(x) for x in parts):
+        return None
+    return math.sqrt(sum(float(x) ** 2 for x in parts)) * scale
 
 
 def config_findings(distributor: dict, analyzer: dict, simulated: bool = False,
@@ -243,30 +258,38 @@ def config_findings(distributor: dict, analyzer: dict, simulated: bool = False,
     return out
 
 
+def judge_file(path_or_dict: Any) -> tuple:
+    """Judge every section of this package's nodes in a file, then compare the two nodes'.
+
+    :param path_or_dict: a file path, or the parsed YAML.
+    :return: ``(judgement, findings)``: the :class:`~.judge.Judgement` (errors, warnings,
+        ignored sections) and the disagreements between the distributor and the analyzer
+        (compared only when both sections are free of errors).
+    :raises ConfigError: the file cannot be read or parsed, or is not a mapping.
+    """
+    data = read_param_document(path_or_dict)
+    judgement = judge_document(data, required=(DISTRIBUTOR, ANALYZER))
+    values = judgement.values
+    findings = []
+    if DISTRIBUTOR in values and ANALYZER in values:
+        findings = config_findings(values[DISTRIBUTOR], values[ANALYZER],
+                                   simulated='object_sim' in judgement.sections,
+                                   controllers=judgement.controllers)
+    return judgement, findings
+
+
 def check_file(path_or_dict: Any) -> list:
     """Validate both sections of a parameter file and compare them.
 
     :param path_or_dict: a file path, or the parsed YAML.
     :return: the findings.
-    :raises ConfigError: the file cannot be read, lacks a section, or a section is invalid.
+    :raises ConfigError: the file cannot be read, lacks a section, or a section is invalid
+        (the message lists every error).
     """
-    data = read_param_document(path_or_dict)
-    sections = {}
-    for kind, node in (('distributor', DISTRIBUTOR), ('analyzer', ANALYZER)):
-        try:
-            sections[kind] = validate_params(kind, read_ros_params_yaml(data, node))
-        except ConfigError as e:
-            raise ConfigError(f'{node} section: {e}') from None
-    others = {}
-    for key, section in data.items():
-        name = str(key).lstrip('/').split('/')[-1]
-        if name not in (DISTRIBUTOR, ANALYZER) and isinstance(section, Mapping):
-            try:
-                others[name] = read_ros_params_yaml({key: section}, name)
-            except ConfigError:
-                continue  # not a node section: nothing to compare
-    return config_findings(sections['distributor'], sections['analyzer'],
-                           simulated='object_sim' in others, controllers=others)
+    judgement, findings = judge_file(path_or_dict)
+    if judgement.errors:
+        raise ConfigError('; '.join(p.text() for p in judgement.errors))
+    return findings
 
 
 def param_files(argv: Sequence[str]) -> list:

@@ -41,7 +41,7 @@ def readme_tables() -> dict:
 
     :return: ``{'common': str, 'distributor': str, 'analyzer': str}``.
     """
-    common = {s.name for s in COMMON_PARAMS} | set(SENSING_PARAMS)
+    common = {s.name for s in COMMON_PARAMS}
     return {'common': parameter_table(COMMON_PARAMS, RUNTIME_RULES, 'yes (distributor: safer only)'),
             'distributor': parameter_table([s for s in DISTRIBUTOR_PARAMS
                                             if s.name not in common], RUNTIME_RULES),

@@ -155,6 +155,9 @@ COMMON_PARAMS = [
     _p('max_future', DOUBLE, 0.1,
        'Input stamps further than this (s) ahead of the node clock are rejected and counted '
        '(cause "future"); 0 disables.', minimum=0.0, read_only=False),
+    _p('allow_unknown_parameters', BOOL, False,
+       'false: a parameter this node does not declare (a misspelling) stops it at start-up, '
+       'naming the nearest declared names; true: a warning, and the node runs on.'),
     _p('summary_period', DOUBLE, 10.0,
        'Period (s, steady clock) of the log line that sums up dropped inputs per cause; '
        'nothing is logged while nothing is dropped.', minimum=0.1),

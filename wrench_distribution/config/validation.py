@@ -184,11 +184,9 @@ def validate_params(kind: str, values: Mapping[str, Any], *, strict_unknown: boo
     :raises ConfigError: with a message naming the parameter and the accepted values.
     """
     index = INDEX[kind]
-    unknown = [k for k in values if k not in index and k not in BUILTIN_PARAMS
-               and not k.startswith('qos_overrides.')]
+    unknown = unknown_names(kind, values)
     if unknown and strict_unknown:
-        raise ConfigError(f'unknown parameter(s) for the {kind}: {", ".join(sorted(unknown))}; '
-                          f'declared: {", ".join(index)}')
+        raise ConfigError(unknown_message(kind, unknown))
     out = {}
     for name, spec in index.items():
         if name in values:
@@ -199,8 +197,71 @@ def validate_params(kind: str, values: Mapping[str, Any], *, strict_unknown: boo
     return out
 
 
+def unknown_names(kind: str, names: Sequence[str]) -> list:
+    """Names a node of this kind does not declare (rclpy's own and ``qos_overrides.*`` known).
+
+    :param kind: ``'distributor'``, ``'analyzer'`` or a simulator node.
+    :param names: the parameter names given to it.
+    :return: the unknown ones, sorted.
+    """
+    index = INDEX[kind]
+    return sorted(str(k) for k in names if k not in index and k not in BUILTIN_PARAMS
+                  and not str(k).startswith('qos_overrides.'))
+
+
+def did_you_mean(kind: str, name: str) -> str:
+    """Return the declared names closest to a misspelt one, as text (difflib).
+
+    :param kind: the node kind.
+    :param name: the unknown name.
+    :return: ``did you mean 'tool_masses'?`` or a pointer to the list of names.
+    """
+    import difflib
+    close = difflib.get_close_matches(str(name), list(INDEX[kind]), n=3, cutoff=0.6)
+    if close:
+        return 'did you mean ' + ' or '.join(f"'{c}'" for c in close) + '?'
+    return 'no declared name is close (every name: docs/parameters.md)'
+
+
+def unknown_message(kind: str, unknown: Sequence[str]) -> str:
+    """One message for the unknown names of a node, each with its nearest declared names.
+
+    :param kind: the node kind.
+    :param unknown: the unknown names.
+    :return: the message.
+    """
+    return (f'unknown parameter(s) for the {kind}: '
+            + '; '.join(f"'{u}' ({did_you_mean(kind, u)})" for u in unknown))
+
+
 def _cross_check(kind: str, v: dict) -> None:
-    idx = INDEX[kind]
+    errors = cross_check_errors(kind, v)
+    if errors:
+        raise errors[0]
+
+
+def cross_check_errors(kind: str, v: dict) -> list:
+    """Every cross-check of a node's values that fails, one :class:`ConfigError` each.
+
+    Each group of checks (frames and effectors, contacts, the node's own) stops at its first
+    error; the groups run independently, so one run reports an error of each.
+
+    :param kind: the node kind.
+    :param v: the node's values, each already valid on its own (defaults filled in).
+    :return: the errors (empty: the values pass).
+    """
+    errors = []
+    for check in (_check_frames_and_effectors,) + _CHECKS[kind]:
+        try:
+            check(v, INDEX[kind])
+        except ConfigError as e:
+            errors.append(e)
+            if check is _check_frames_and_effectors:
+                break  # the per-effector checks need the effectors
+    return errors
+
+
+def _check_frames_and_effectors(v: dict, idx: dict) -> None:
     for frame in ('object_frame', 'world_frame'):
         if frame in v and not v[frame]:
             raise ConfigError(f"parameter '{frame}': must not be empty; accepted: a frame id")
@@ -212,16 +273,10 @@ def _cross_check(kind: str, v: dict) -> None:
         if any(not e for e in effs) or len(set(effs)) != len(effs):
             raise ConfigError(f"parameter 'effectors': names must be non-empty and unique, got "
                               f'{effs!r}; accepted: {idx["effectors"].constraint_text()}')
-    checks = {'distributor': (_check_contacts, _check_distributor),
-              'analyzer': (_check_contacts, _check_analyzer),
-              'object_sim': (_check_sim,), 'object_controller': (_check_controller,),
-              'baseline_distributor': (_check_baseline,)}
-    for check in checks[kind]:
-        check(v, idx)
 
 
 def _check_contacts(v: dict, idx: dict) -> None:
-    """Cross-checks shared by both nodes: per-effector widths, object, orientations."""
+    """Cross-checks shared by both nodes: per-effector widths, friction."""
     effs = v['effectors']
     n = len(effs)
     _per_effector(v, 'contact_types', n, 1, spec=idx['contact_types'])
@@ -235,6 +290,10 @@ def _check_contacts(v: dict, idx: dict) -> None:
                   spec=idx['virtual_mass_values'])
     _per_effector(v, 'torque_weights', n, 1, spec=idx['torque_weights'])
     _check_friction(v, n, idx)
+
+
+def _check_object(v: dict, idx: dict) -> None:
+    """Cross-checks shared by both nodes: the object, the basis axis, contact orientations."""
     _fixed_widths(v, idx, (('object_com', 3), ('basis_reference_axis', 3)))
     if not any(abs(x) > 0 for x in v['basis_reference_axis']):
         raise ConfigError("parameter 'basis_reference_axis': must not be zero; accepted: "
@@ -330,14 +389,17 @@ def _check_friction_feedback(v: dict) -> None:
 
 
 def _check_analyzer(v: dict, idx: dict) -> None:
-    """Analyzer cross-checks: sensor, tool and output arrays."""
+    """Analyzer cross-checks: per-effector topic, frame and bias arrays."""
     n = len(v['effectors'])
     for name, width in (('ft_topics', 1), ('sensor_frames', 1),
                         ('manipulating_topics', 1), ('constraint_topics', 1),
                         ('internal_topics', 1), ('invariant_topics', 1), ('ft_frames', 1),
                         ('sensor_biases', 6)):
         _per_effector(v, name, n, width, spec=idx[name])
-    _check_sensors(v, idx)
+
+
+def _check_gravity(v: dict, idx: dict) -> None:
+    """Analyzer cross-check: the gravity vector."""
     _fixed_widths(v, idx, (('gravity', 3),))
 
 
@@ -429,6 +491,14 @@ def _check_baseline(v: dict, idx: dict) -> None:
     _fixed_widths(v, idx, (('object_com', 3),))
 
 
+#: The cross-checks of each node kind, after :func:`_check_frames_and_effectors`.
+_CHECKS = {'distributor': (_check_contacts, _check_object, _check_distributor),
+           'analyzer': (_check_contacts, _check_object, _check_analyzer, _check_sensors,
+                        _check_gravity),
+           'object_sim': (_check_sim,), 'object_controller': (_check_controller,),
+           'baseline_distributor': (_check_baseline,)}
+
+
 def _check_limits(v: dict, n: int) -> None:
     for name in ('force_limits', 'torque_limits'):
         vals = v[name]
@@ -470,10 +540,12 @@ def _check_friction(v: dict, n: int, idx: dict) -> None:
 
 
 def ros_yaml_type_problems(kind: str, values: Mapping[str, Any]) -> list:
-    """Problems the ROS YAML parser (rcl) would have with these parameter values.
+    """Values not written in the form rcl types them as declared (the shipped files' style).
 
-    rcl types a value by its YAML form: ``0`` is an integer and cannot set a double
-    parameter, arrays must not be empty or mix types.
+    rcl types a value by its YAML form: ``0`` is an integer (the nodes take it for a double,
+    other ROS tools such as ``ros2 param load`` do not), a list mixing integers and doubles
+    is refused outright, an empty list has no type. :mod:`.judge` (check-config) reports
+    the same with the fix, and says which of them stop a node.
 
     :param kind: ``'distributor'``, ``'analyzer'`` or a simulator node.
     :param values: flat parameters as read from YAML.
@@ -486,7 +558,7 @@ def ros_yaml_type_problems(kind: str, values: Mapping[str, Any]) -> list:
         if spec is None:
             continue
         if spec.type == DOUBLE and not isinstance(value, float):
-            out.append(f"'{name}': write {value!r} as a float (e.g. {value}.0): rcl reads it "
+            out.append(f"'{name}': write {value!r} as a float (e.g. {value}.0): rcl types it "
                        'as another type')
         if spec.type.endswith('_array'):
             if isinstance(value, (list, tuple)) and not value:
@@ -494,7 +566,8 @@ def ros_yaml_type_problems(kind: str, values: Mapping[str, Any]) -> list:
                            'parameter for its default')
             elif spec.type == DOUBLE_ARRAY and isinstance(value, (list, tuple)) and not all(
                     isinstance(v, float) for v in value):
-                out.append(f"'{name}': write every entry as a float (1.0, not 1)")
+                out.append(f"'{name}': write every entry as a float (1.0, not 1; rcl refuses a "
+                           'list that mixes integers and doubles)')
             elif spec.type == INTEGER_ARRAY and isinstance(value, (list, tuple)) and not all(
                     isinstance(v, int) and not isinstance(v, bool) for v in value):
                 out.append(f"'{name}': write every entry as an integer")

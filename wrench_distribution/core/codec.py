@@ -99,24 +99,53 @@ def _largest(value: Any) -> float:
     return 0.0
 
 
+def _shown(value: float, floor: float, scale: float) -> float:
+    """One float: 0 below ``floor``, else rounded to the resolution of ``scale``."""
+    if not math.isfinite(value):
+        return value
+    if abs(value) < floor or value == 0.0:
+        return 0.0
+    step = RESOLUTION * max(scale, abs(value))
+    if step == 0.0:  # a subnormal number: nothing finer to round away
+        return value
+    return round(value, -math.floor(math.log10(step)))
+
+
 def _zeroed(value: Any, floor: float) -> Any:
     if isinstance(value, float):
-        return 0.0 if abs(value) < floor else value
+        return _shown(value, floor, abs(value))
     if isinstance(value, dict):
         return {k: _zeroed(v, floor) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_zeroed(v, floor) for v in value]
+        scale = max((abs(v) for v in value if isinstance(v, float) and math.isfinite(v)),
+                    default=0.0)
+        return [_shown(v, floor, scale) if isinstance(v, float) else _zeroed(v, floor)
+                for v in value]
     return value
 
 
 def zero_below_resolution(document: Any) -> Any:
-    """Replace floats below the solver's resolution (:data:`RESOLUTION`, relative) by 0.0.
+    """Show floats to the solver's resolution (:data:`RESOLUTION`, relative): residue reads 0.
 
-    The scale is the largest finite float of the whole document, so a wrench of rounding
-    residue beside a 49 N command reads 0, whatever the unit of length; integers, strings
-    and booleans are left alone.
+    A float smaller than :data:`RESOLUTION` times the largest finite float of the whole
+    document is rounding residue and reads 0 (``-0.0`` too): a wrench of residue beside a
+    49 N command, whatever the unit of length. The digits of the others stop at the same
+    resolution of their own vector (a wrench, an axis; a lone number: itself), so
+    ``19.999999999999996`` in ``[0.0, -19.999999999999996, 26.19]`` reads ``-20.0``.
+    Integers, strings and booleans are left alone. For what is shown (CLI JSON, diagnostics
+    text, printed tables), never for what is published.
 
     :param document: JSON-ready value (dicts, lists, floats, ...).
-    :return: a copy with the residues zeroed (``-0.0`` included).
+    :return: a copy with every float shown to the resolution.
     """
     return _zeroed(document, RESOLUTION * _largest(document))
+
+
+def format_numbers(values: Iterable[float], spec: str = '.6g') -> str:
+    """Join numbers into one text, shown by :func:`zero_below_resolution` (the group its scale).
+
+    :param values: the numbers (one vector: an internal load, virtual masses, ...).
+    :param spec: the format of each number.
+    :return: e.g. ``15, 0, 0`` for ``[15.0, 2.8e-33, -1.2e-15]``.
+    """
+    return ', '.join(format(x, spec) for x in zero_below_resolution([float(v) for v in values]))

@@ -26,14 +26,14 @@ from wrench_distribution.config import (build_core_objects, DistributorConfig,
                                         per_effector_limits)
 from wrench_distribution.config.safety import check_runtime_change, defaults_in_force, OPT_IN
 from wrench_distribution.core import UnrealisableWrenchError, WrenchDistributionError
-from wrench_distribution.core.codec import same_frame
+from wrench_distribution.core.codec import format_numbers, same_frame, zero_below_resolution
 from wrench_distribution.core.limits import CommandLimits
 from .cache import DistributorCache
 from .feedback import bounded, FeedbackGains, InternalLoadFeedback
 from .friction import FrictionStage
 from .holding import ObjectWeight
 from .prescription import InternalLoadPrescription
-from .status import ERROR, OK, STALE, WARN
+from .status import ERROR, OK, regime_word, STALE, WARN
 
 #: The distributor's diagnostic concerns, one status each, in order.
 CONCERNS = ('input', 'contacts', 'internal load', 'solver', 'limits', 'clock', 'friction',
@@ -545,10 +545,11 @@ class DistributionEngine:
         if dist is not None:
             values['regime'] = dist.regime.name
             values['regime_reasons'] = ', '.join(dist.regime.reasons)
+            values['regime_message'] = regime_word(dist.regime)
             values['basis'] = ';'.join(dist.basis_names)
-            values['virtual_masses'] = ', '.join(f'{m:.6g}' for m in dist.virtual_masses)
+            values['virtual_masses'] = format_numbers(dist.virtual_masses)
             if self.lam is not None:
-                values['internal_load'] = ', '.join(f'{x:.6g}' for x in self.lam)
+                values['internal_load'] = format_numbers(self.lam)
         per = {'limits': {'force_limits': ', '.join(f'{x:g}' for x in lim.force),
                           'torque_limits': ', '.join(f'{x:g}' for x in lim.torque),
                           'desired_force_limit': f'{lim.desired_force:g}',
@@ -611,11 +612,12 @@ class DistributionEngine:
         """Commanded, measured and correction per basis element, and the loop's state."""
         fb = self.feedback
         out = {'state': fb.status()}
-        commanded = self.commanded()
-        applied = self.applied_correction
+        shown = [None if a is None else zero_below_resolution([float(x) for x in a])
+                 for a in (self.commanded(), fb.measured, self.applied_correction)]
+        commanded, measured, applied = shown
         for j, name in enumerate(fb.names):
             def fig(array, j=j):
-                return '-' if array is None or array.size <= j else f'{array[j]:.6g}'
-            out[f'{name}'] = (f'commanded {fig(commanded)}, measured {fig(fb.measured)}, '
+                return '-' if array is None or len(array) <= j else f'{array[j]:.6g}'
+            out[f'{name}'] = (f'commanded {fig(commanded)}, measured {fig(measured)}, '
                               f'correction {fig(applied)}')
         return out

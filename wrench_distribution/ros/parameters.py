@@ -3,10 +3,11 @@ from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Set, Tuple
 
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 ParameterType, SetParametersResult)
-from rclpy.exceptions import ParameterUninitializedException
+from rclpy.exceptions import InvalidParameterTypeException, ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from wrench_distribution.config.validation import unknown_message
 from wrench_distribution.params import check_param_value, ConfigError, ParamSpec, validate_params
 
 #: ``check(params) -> (reason or None, plan)`` of :func:`add_parameter_callbacks`.
@@ -72,21 +73,62 @@ def declare_from_specs(node: Node, specs: Sequence[ParamSpec]) -> Dict[str, obje
     """
     values: Dict[str, object] = {}
     for spec in specs:
-        desc = descriptor_for(spec)
-        default = spec.default
-        if isinstance(default, list) and not default:
-            writable = descriptor_for(spec)
-            writable.read_only = False  # to set the typed [] once; restored just below
-            node.declare_parameter(spec.name, _TYPES[spec.type][1], writable)
-            try:
-                node.get_parameter(spec.name)
-            except ParameterUninitializedException:  # not overridden: a typed []
-                node.set_parameters([typed_parameter(spec, [])])
-            node.set_descriptor(spec.name, desc)
-        else:
-            node.declare_parameter(spec.name, default, desc)
+        try:
+            _declare(node, spec)
+        except InvalidParameterTypeException:
+            if spec.type not in _INTEGER_FORMS:
+                raise
+            _declare_from_integers(node, spec)
         values[spec.name] = read_value(node, spec)
     return values
+
+
+def _declare(node: Node, spec: ParamSpec) -> None:
+    """Declare one parameter with its static type (see :func:`declare_from_specs`)."""
+    desc = descriptor_for(spec)
+    default = spec.default
+    if isinstance(default, list) and not default:
+        writable = descriptor_for(spec)
+        writable.read_only = False  # to set the typed [] once; restored just below
+        node.declare_parameter(spec.name, _TYPES[spec.type][1], writable)
+        try:
+            node.get_parameter(spec.name)
+        except ParameterUninitializedException:  # not overridden: a typed []
+            node.set_parameters([typed_parameter(spec, [])])
+        node.set_descriptor(spec.name, desc)
+    else:
+        node.declare_parameter(spec.name, default, desc)
+
+
+#: Declared type -> the integer type rcl gives a value written without a decimal point.
+_INTEGER_FORMS = {'double': Parameter.Type.INTEGER, 'double_array': Parameter.Type.INTEGER_ARRAY}
+
+
+def _declare_from_integers(node: Node, spec: ParamSpec) -> None:
+    """Declare a double parameter whose override rcl typed as an integer (``object_mass: 4``).
+
+    rclpy refuses an INTEGER override of a DOUBLE parameter at declare time (nothing is
+    stored then). So it is declared again with dynamic typing, which takes the override as
+    it is; an integer (array) is then turned into the double (array) it means by
+    ``set_descriptor``'s alternative value, under the parameter's own static descriptor: from
+    then on it is a double like any other. Any other type is refused as before.
+
+    :param node: the node.
+    :param spec: a ``double`` or ``double_array`` spec.
+    :raises InvalidParameterTypeException: the override is neither a double nor an integer.
+    """
+    loose = descriptor_for(spec)
+    loose.read_only = False
+    loose.dynamic_typing = True
+    node.declare_parameter(spec.name, None, loose)  # the override is there: it is taken
+    given = node.get_parameter(spec.name)
+    if given.type_ not in (_TYPES[spec.type][1], _INTEGER_FORMS[spec.type]):
+        node.undeclare_parameter(spec.name)
+        raise InvalidParameterTypeException(given, _TYPES[spec.type][1].name)
+    value = given.value
+    doubles = [float(x) for x in value] if spec.type.endswith('_array') else float(value)
+    node.set_descriptor(spec.name, descriptor_for(spec),
+                        Parameter(spec.name, _TYPES[spec.type][1], doubles).get_parameter_value())
 
 
 def read_value(node: Node, spec: ParamSpec) -> object:
@@ -213,7 +255,10 @@ def checked_changes(params, specs: Mapping[str, ParamSpec], current: Mapping[str
 
 
 def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> dict:
-    """Declare every parameter of a node, warn about unknown overrides, validate the values.
+    """Declare every parameter of a node, refuse unknown overrides, validate the values.
+
+    A name given to the node (parameter file, command line) that it does not declare is an
+    error naming the nearest declared names, or a warning with ``allow_unknown_parameters``.
 
     :param node: the node.
     :param specs: its parameter schema.
@@ -224,7 +269,11 @@ def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> d
     values = declare_from_specs(node, specs)
     unknown = unknown_overrides(node, specs)
     if unknown:
-        node.get_logger().warning(f'ignoring unknown parameter(s): {", ".join(unknown)}')
+        message = unknown_message(kind, unknown)
+        if not values.get('allow_unknown_parameters', False):
+            raise ConfigError(f'{message}; set allow_unknown_parameters: true to run on with a '
+                              'warning')
+        node.get_logger().warning(f'{message}: ignored (allow_unknown_parameters)')
     return validate_params(kind, values)
 
 

@@ -45,34 +45,119 @@ def make_executor(kind: Optional[str] = None, context=None):
 
 
 def spin_until_shutdown(executor, node=None) -> None:
-    """Spin until SIGINT/SIGTERM or ``rclpy.shutdown``.
+    """Spin until SIGINT or SIGTERM (:data:`STOP`) or ``rclpy.shutdown``.
 
-    ``EventsExecutor`` needs care: its ``spin()`` and an untimed
-    ``spin_until_future_complete`` do not return on SIGINT, and re-entering a spin
-    costs a stall of tens of milliseconds. So the spin is one long timed call, and a
-    0.2 s no-op timer gives Python a chance to raise ``KeyboardInterrupt`` (SIGINT);
-    SIGTERM shuts the context down, which ends the spin with
-    ``ExternalShutdownException``.
+    A signal only sets :data:`STOP` (:func:`install_signal_handlers`); a 0.2 s timer of the
+    node turns the request into the end of the spin, between two callbacks, so no callback
+    is cut short and the context stays valid until the node is destroyed. The spin is one
+    long timed call: ``EventsExecutor`` pays a stall of tens of milliseconds on each re-entry.
 
     :param executor: the executor, nodes already added.
-    :param node: a node to own the signal-poll timer (None: no timer).
+    :param node: a node to own the stop-poll timer (None: no timer; the spin then ends on
+        ``rclpy.shutdown`` only).
     """
+    from rclpy.clock import Clock, ClockType
     from rclpy.task import Future
-    if node is not None:
-        node.create_timer(SIGNAL_POLL_PERIOD, _noop)
-    never = Future()
-    while rclpy.ok():
-        executor.spin_until_future_complete(never, timeout_sec=SPIN_SLICE)
+    done = Future()
+
+    def poll() -> None:
+        if STOP.requested and not done.done():
+            done.set_result(True)
+    if node is not None:  # on the steady clock: sim time may have stopped (no /clock)
+        node.create_timer(SIGNAL_POLL_PERIOD, poll, clock=Clock(clock_type=ClockType.STEADY_TIME))
+    while rclpy.ok() and not STOP.requested:
+        executor.spin_until_future_complete(done, timeout_sec=SPIN_SLICE)
 
 
-#: Period of the timer that lets SIGINT through (s).
+#: Period of the timer that turns a stop request into the end of the spin (s).
 SIGNAL_POLL_PERIOD = 0.2
 #: Length of one spin call (s); a re-entry costs a short stall with EventsExecutor.
 SPIN_SLICE = 3600.0
 
 
-def _noop() -> None:
-    return None
+class StopRequest:
+    """SIGINT / SIGTERM as a request that the spin loops honour between two callbacks.
+
+    rclpy's own handlers shut the context down at once: a callback that runs at that moment
+    fails in ``publish`` ("context is invalid"), or takes the ``KeyboardInterrupt``, and
+    ``EventsExecutor`` logs it as ``[FATAL] Exception in 'subscriptions' callback`` with a
+    traceback. This handler only sets a flag (safe at any bytecode); the node's loop ends on
+    it, then the node is destroyed and the context shut down in order.
+
+    :ivar requested: a signal arrived.
+    """
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def __call__(self, signum, frame) -> None:  # noqa: D102 (a signal handler)
+        self.requested = True
+
+
+#: The process's one stop request (the node loops read it: :func:`stop_requested`).
+STOP = StopRequest()
+
+
+def stop_requested() -> bool:
+    """Whether SIGINT or SIGTERM asked this process to stop.
+
+    :return: True once a signal arrived (a custom spin loop ends on it).
+    """
+    return STOP.requested
+
+
+def init_without_signal_handlers(args=None) -> None:
+    """``rclpy.init`` without rclpy's signal handlers, then this module's (:class:`StopRequest`).
+
+    ``SignalHandlerOptions`` exists from Humble on; an rclpy without it keeps its own
+    handlers until :func:`install_signal_handlers` replaces them.
+
+    :param args: ROS command-line arguments.
+    :raises RuntimeError: rclpy's ``RCLError`` (e.g. a parameter file rcl cannot parse).
+    """
+    try:
+        from rclpy.signals import SignalHandlerOptions
+    except ImportError:  # pragma: no cover - an rclpy without the option
+        rclpy.init(args=args)
+    else:
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    install_signal_handlers()
+
+
+def install_signal_handlers() -> None:
+    """Route SIGINT and SIGTERM to :data:`STOP` (main thread only)."""
+    import signal
+    STOP.requested = False
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, STOP)
+
+
+def init_failure(error: Exception) -> str:
+    """Return the message of an ``rclpy.init`` failure, with the fix of rcl's parameter-file errors.
+
+    rcl parses every ``--params-file`` before any node exists; a list that mixes integers and
+    doubles (``[0, 0.38]``) or types ends the process there ("Sequence should be of same
+    type").
+
+    :param error: the ``RCLError`` (a ``RuntimeError``) ``rclpy.init`` raised.
+    :return: one line.
+    """
+    text = ' '.join(str(error).split())
+    if 'params file' not in text:
+        return f'cannot start: {text}'
+    hint = (' A list must hold one type: write 0.0, not 0, beside doubles.'
+            if 'same type' in text else '')
+    return (f'invalid parameter file: {text}.{hint} wrench-distribution check-config FILE '
+            'names every such problem with its fix.')
+
+
+def _stop_executor(executor) -> None:
+    """Let an executor's worker threads finish their callbacks before the node goes."""
+    try:
+        if executor is not None:
+            executor.shutdown(timeout_sec=1.0)
+    except Exception:  # noqa: BLE001 - an executor without shutdown, or already shut down
+        pass
 
 
 def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] = None,
@@ -96,7 +181,11 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
         from rclpy.executors import ExternalShutdownException
     except ImportError:  # pragma: no cover
         ExternalShutdownException = KeyboardInterrupt
-    rclpy.init(args=args)
+    try:
+        init_without_signal_handlers(args)
+    except RuntimeError as e:  # rclpy's RCLError: rcl could not parse the arguments
+        print(f'[{name}] {init_failure(e)}', file=sys.stderr, flush=True)
+        return 2
     node = None
     try:
         try:
@@ -121,6 +210,7 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
             # timer publishes: "publisher's context is invalid"): the node is stopping anyway
         return 0
     finally:
+        _stop_executor(locals().get('executor'))
         if node is not None:
             try:
                 node.destroy_node()

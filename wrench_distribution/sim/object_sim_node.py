@@ -40,6 +40,7 @@ from wrench_distribution.core.codec import join_labels, ns_to_stamp, stamp_to_ns
 from wrench_distribution.core.spatial import matrix_to_quaternion as quaternion_from_matrix
 from wrench_distribution.ros.conversions import fill_wrench, make_internal_load_msg, make_wrench_stamped
 from wrench_distribution.ros.parameters import declare_and_validate
+from wrench_distribution.ros.runner import stop_requested
 
 from .admittance import accepts_reference
 from .scenarios import build_sensors, build_sim
@@ -335,7 +336,7 @@ class ObjectSimNode(Node):
         wait_period = 0.05
         deadline = time.monotonic() + float(self.p['start_timeout'])
         next_wall = time.monotonic()
-        while rclpy.ok():
+        while rclpy.ok() and not stop_requested():  # SIGINT / SIGTERM end it between ticks
             if not self.started:
                 self.publish()
                 if self.ready() or time.monotonic() > deadline:
