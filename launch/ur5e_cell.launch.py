@@ -3,7 +3,10 @@
 Usage: ``ros2 launch wrench_distribution ur5e_cell.launch.py controllers:=admittance``
 (Jazzy and later: ros2_controllers ``admittance_controller``) or ``controllers:=fzi`` (Humble:
 FZI ``cartesian_force_controller``); ``config:=`` another nodes' file, ``namespace:=``,
-``use_sim_time:=``. The controllers themselves run in the controller manager, with
+``use_sim_time:=``; ``calibration:=FILE`` (default
+``~/.ros/wrench_distribution_calibration.yaml``): loaded after the config by both nodes when
+it exists, and where the analyzer's ``~/save_calibration`` writes (docs/calibration.md). The
+controllers themselves run in the controller manager, with
 ``config/ur5e_cell/controllers_jazzy.yaml`` or ``controllers_humble.yaml``
 (docs/real_cell.md).
 
@@ -25,6 +28,7 @@ SIDES = ('left', 'right')
 COMMAND_TOPICS = {'admittance': '/{side}_admittance_controller/wrench_reference',
                   'fzi': '/{side}_cartesian_force_controller/target_wrench'}
 SENSOR_TOPIC = '/{side}_ft_sensor_broadcaster/wrench'
+DEFAULT_CALIBRATION = '~/.ros/wrench_distribution_calibration.yaml'  # a user file, not shipped
 
 
 def _nodes(context) -> list:
@@ -41,16 +45,19 @@ def _nodes(context) -> list:
     config = LaunchConfiguration('config').perform(context)
     namespace = LaunchConfiguration('namespace').perform(context)
     sim = {'use_sim_time': LaunchConfiguration('use_sim_time').perform(context) == 'true'}
+    calibration = os.path.expanduser(LaunchConfiguration('calibration').perform(context))
+    saved = [calibration] if calibration and os.path.isfile(calibration) else []
     commands = [(f'{side}/wrench_command', COMMAND_TOPICS[controllers].format(side=side))
                 for side in SIDES]
     sensors = [(f'{side}/ft_sensor', SENSOR_TOPIC.format(side=side)) for side in SIDES]
     return [
         Node(package='wrench_distribution', executable='distributor',
              name='wrench_distributor', namespace=namespace, output='screen',
-             emulate_tty=True, parameters=[config, sim], remappings=commands),
+             emulate_tty=True, parameters=[config, *saved, sim], remappings=commands),
         Node(package='wrench_distribution', executable='analyzer',
              name='wrench_analyzer', namespace=namespace, output='screen',
-             emulate_tty=True, parameters=[config, sim], remappings=sensors),
+             emulate_tty=True, parameters=[config, *saved, {'calibration_file': calibration}, sim],
+             remappings=sensors),
     ]
 
 
@@ -71,5 +78,8 @@ def generate_launch_description() -> LaunchDescription:
                               description='namespace of both nodes'),
         DeclareLaunchArgument('use_sim_time', default_value='false',
                               description='use /clock (bag replay, simulation)'),
+        DeclareLaunchArgument('calibration', default_value=DEFAULT_CALIBRATION,
+                              description='calibration file: loaded when it exists, written by '
+                                          "the analyzer's ~/save_calibration"),
         OpaqueFunction(function=_nodes),
     ])

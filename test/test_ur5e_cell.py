@@ -260,6 +260,29 @@ def test_launch_remaps_each_arm_onto_the_controller_of_its_sensor_frame(name):
         launch_standin.nodes_of(LAUNCH, {'controllers': 'admitance'})
 
 
+def test_launch_loads_the_saved_calibration_after_the_cell_file(tmp_path):
+    """calibration:=FILE: both nodes read it after the cell's file; the analyzer saves to it.
+
+    A file that does not exist is not passed (first start of a cell), but stays the analyzer's
+    calibration_file, where ~/save_calibration writes.
+    """
+    saved = tmp_path / 'calibration.yaml'
+    missing = tmp_path / 'none.yaml'
+    nodes = {n.executable: n for n in launch_standin.nodes_of(
+        LAUNCH, {'controllers': 'admittance', 'calibration': str(missing)})}
+    for node in nodes.values():
+        assert str(missing) not in node.parameters
+    assert {'calibration_file': str(missing)} in nodes['analyzer'].parameters
+    saved.write_text('/**/wrench_analyzer:\n  ros__parameters:\n    tool_masses: [0.9, 0.9]\n')
+    nodes = {n.executable: n for n in launch_standin.nodes_of(
+        LAUNCH, {'controllers': 'admittance', 'calibration': str(saved)})}
+    for node in nodes.values():
+        files = [p for p in node.parameters if isinstance(p, str)]
+        assert files == [os.path.join(REPO, 'config', 'ur5e_cell', 'wrench_distribution.yaml'),
+                         str(saved)]
+    assert {'calibration_file': str(saved)} in nodes['analyzer'].parameters
+
+
 # -- the cell over DDS --------------------------------------------------------------------------
 def _matrix(p, q) -> np.ndarray:
     m = np.eye(4)
