@@ -368,10 +368,11 @@ def _quaternion_problems(name: str, v: dict) -> list:
                 continue
             unit = [c / size for c in q]
             angle = math.degrees(2.0 * math.atan2(_norm(unit[:3]), abs(unit[3])))
+            axis = [c / _norm(unit[:3]) for c in unit[:3]] if _norm(unit[:3]) > 0.0 else [0.0] * 3
             out.append(Problem(
                 'warning', name, pname,
                 f'quaternion {i + 1} {_rounded(q)} has norm {size:.6g}: the node normalises it '
-                f'to {_rounded(unit)} ({angle:.4g} deg about {_rounded(unit[:3])}), '
+                f'to {_rounded(unit)} ({angle:.4g} deg about {_rounded(axis)}), '
                 'which may not be the rotation meant',
                 f'write the unit quaternion [qx, qy, qz, qw] of the rotation meant, '
                 f'e.g. {_rounded(unit)}'))
