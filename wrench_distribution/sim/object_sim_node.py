@@ -42,6 +42,7 @@ from wrench_distribution.ros.conversions import fill_wrench, make_internal_load_
 from wrench_distribution.ros.parameters import declare_and_validate
 
 from .admittance import accepts_reference
+from .object_controller import tilt_profile
 from .scenarios import build_sensors, build_sim
 from .truth import TruthReadout
 
@@ -197,6 +198,8 @@ class ObjectSimNode(Node):
         if self.started:
             self.ticks += 1
             self.sim.time = self.ticks * self.period
+        if self.p['free_tilts'] and not self.grasped():  # the open grippers turn with the fixture
+            self.sim.turn_rig(tilt_profile(self.p['free_tilts'], self.sim.time)[0])
         self.publish()
 
     def grasped(self) -> bool:
