@@ -102,7 +102,8 @@ def test_free_grippers_read_their_tools_weight_fixed_in_the_world(turn):
 
 def test_free_tilts_are_refused_when_not_back_level_before_the_grasp():
     sim_p = dict(_tilt_cell()['object_sim'])
-    for bad in ([1.0, 0.5, 0.3, 0.0, 0.0], [1.0, 0.5, 0.3, 0.0, 0.0, 5.0, 0.5, 0.0, 0.0, 0.0]):
+    late = sim_p['grasp_time'] - 0.2  # back level, but after the grasp
+    for bad in ([1.0, 0.5, 0.3, 0.0, 0.0], [1.0, 0.5, 0.3, 0.0, 0.0, late, 0.5, 0.0, 0.0, 0.0]):
         with pytest.raises(ConfigError, match="'free_tilts'.*grasp_time"):
             scenarios.sim_params(dict(sim_p, free_tilts=bad))
 
