@@ -6,6 +6,8 @@ comparison with the truth, without ROS.
 References are derived here: orientations from scipy's rotation vectors, rates by finite
 differences of the reference itself, a hanging tool's weight in world axes.
 """
+import json
+
 from hypothesis import given, settings, strategies as st
 import numpy as np
 import pytest
@@ -15,7 +17,7 @@ from wrench_distribution.config.schema import ConfigError
 from wrench_distribution.sim import scenarios
 from wrench_distribution.sim.calibration_step import CAPTURE_DEADLINE, procedure
 from wrench_distribution.sim.object_controller import PoseController, tilt_profile
-from wrench_distribution.sim.real_cell_report import identified_vs_truth, load_calibration
+from wrench_distribution.sim.real_cell_report import compare_calibration, identified_vs_truth, load_calibration
 
 angle = st.floats(-0.6, 0.6)
 vector = st.tuples(angle, angle, angle)
@@ -184,3 +186,22 @@ def test_loading_a_calibration_keeps_the_truth_and_shares_the_object(tmp_path):
     assert sections['wrench_distributor']['object_mass'] == 2.093
     assert sections['wrench_analyzer']['tool_masses'] == [0.331, 0.269]
     scenarios.validate_sections(sections)
+
+
+def test_compare_table_marks_the_truth_outside_its_target_and_names_what_is_not_identified(tmp_path):
+    def run(label: str, shear: float) -> None:
+        (tmp_path / label).mkdir()
+        element = {'unit': 'N', 'commanded': 0.0, 'tolerance': 0.2, 'true_mean': shear,
+                   'estimated_mean': 0.0, 'true_error_rms': abs(shear), 'within_tolerance': abs(shear) <= 0.2}
+        (tmp_path / label / 'elements.json').write_text(json.dumps(
+            {'steady_window_s': [1.0, 2.0], 'elements': {'shear_u(left,right)': element}}))
+    run('a', -0.19)
+    run('b', -0.23)
+    checked = _tilt_cell()
+    rows = identified_vs_truth(_truth_as_calibration(checked['object_sim']), checked['object_sim'],
+                               checked['wrench_analyzer'])
+    text, summary = compare_calibration({'identified': tmp_path / 'a', 'guesses': tmp_path / 'b'}, rows)
+    line = next(x for x in text.splitlines() if x.strip().startswith('shear_u'))
+    assert '-0.190 /' in line and '-0.230*/' in line, line
+    assert summary['not_identified'] == ['grasp_position(left)', 'grasp_position(right)']
+    assert summary['elements']['shear_u(left,right)']['guesses']['within_tolerance'] is False

@@ -7,7 +7,9 @@ analyzer, which recovers the internal load. The demo starts the four nodes as
 subprocesses on one private ``ROS_DOMAIN_ID`` (DDS kept on the loopback interface),
 records an mcap bag in-process (the simulator's truth included), stops everything after
 ``--duration`` seconds of sim time, and prints a summary, judged on the truth, and writes a
-plot. ``--tare on`` tares the analyzer while the grippers are open (``dual_arm_real_cell``).
+plot. ``--tare on`` tares the analyzer while the grippers are open (``dual_arm_real_cell``);
+``--calibrate on`` runs a user's calibration through the analyzer's services
+(``dual_arm_real_cell_tilt``).
 See README, "The demo", and docs/simulator.md.
 """
 from __future__ import annotations

@@ -6,6 +6,11 @@ four runs; :func:`compare` reads their ``elements.json`` (judged on the simulato
 true mean and the analyzer's estimate; the elements outside the target in the tared closed
 loop, and the belief parameters that limit them (:mod:`.sensitivity`). See
 docs/simulator.md, "Real cell".
+
+The calibrated procedure (``--calibrate compare``, scenario ``dual_arm_real_cell_tilt``):
+:func:`identified_vs_truth` compares a saved calibration with the simulator's truth,
+:func:`load_calibration` gives it to a run, :func:`compare_calibration` writes the table of
+the hold through the tilt with the identified parameters and with the typed guesses.
 """
 from __future__ import annotations
 
@@ -200,9 +205,15 @@ def compare_calibration(runs: Mapping[str, Path], rows: list) -> tuple:
         if not e['within_tolerance']:
             lines.append(f'  {labels[0]}: {name} limited by ' + (', '.join(
                 f'{c["parameter"]} {c["contribution"]:+.3f}' for c in e.get('limited_by', [])[:4])
-                or 'no single parameter reaches a quarter of the target'))
+                or 'no attribution (gravity turning, or no parameter reaches a quarter of the target)'))
+    effectors = sorted({r['effector'] for r in rows if r['effector']})
+    missing = [f'grasp_position({e})' for e in effectors]
+    turns = any(r['parameter'] == 'mounting rotation' for r in rows)
+    lines.append('Not identified by this procedure: ' + ', '.join(missing) + ' (where each grasp '
+                 'sits on the object' + ("; the mounting rotations take in the grasps' turns where "
+                                         'the sensors sit on the contacts)' if turns else ')'))
     return '\n'.join(lines), {'runs': {label: str(runs[label]) for label in labels},
-                              'identified': rows, 'elements': table}
+                              'identified': rows, 'elements': table, 'not_identified': missing}
 
 
 def read_calibration(path) -> dict:
