@@ -197,10 +197,8 @@ def _prepare_sections(args) -> tuple:
         sections['wrench_distributor']['friction_feedback'] = True
     checked = validate_sections(sections)
     if args.calibrate == 'on':
-        from .sim.calibration_step import PACE, procedure
+        from .sim.calibration_step import procedure
         procedure(checked)  # refuses a scenario without the motions
-        pace = checked['object_sim']['real_time_factor']
-        sections['object_sim']['real_time_factor'] = PACE if pace == 0.0 else min(pace, PACE)
     return path, sections
 
 

@@ -24,9 +24,6 @@ CAPTURE_LEAD = 0.35
 CAPTURE_DEADLINE = 0.05
 #: Sim time (s) between two attempts of a refused capture.
 RETRY = 0.1
-#: Largest sim time per wall time of a calibrating run: the analyzer answers each call (after
-#: the samples before it) within the rest it is made in.
-PACE = 0.5
 #: Sim time (s) after the last free tilt at which the tools are identified.
 IDENTIFY_DELAY = 0.1
 

@@ -75,6 +75,7 @@ def compare(runs: Mapping[str, Path]) -> tuple:
 
 #: The issue's figures for the identified parameters: (unit, absolute target, relative target).
 CALIBRATION_TARGETS = {'object mass': ('kg', 0.005, 0.005), 'object com': ('m', 0.002, 0.0),
+                       'object com, contacts': ('m', 0.002, 0.0),
                        'tool mass': ('kg', 0.005, 0.0), 'tool com': ('m', None, 0.0),
                        'force bias': ('N', 0.02, 0.0), 'torque bias': ('N*m', 0.002, 0.0),
                        'mounting rotation': ('deg', 0.2, 0.0)}
@@ -110,7 +111,7 @@ def _row(name: str, who: str, truth, identified, guess) -> dict:
     unit, absolute, relative = CALIBRATION_TARGETS[name]
     truth, identified = np.atleast_1d(truth).astype(float), np.atleast_1d(identified).astype(float)
     error = identified - truth
-    size = float(np.linalg.norm(error)) if name == 'object com' else float(np.abs(error).max())
+    size = float(np.linalg.norm(error)) if name.startswith('object com') else float(np.abs(error).max())
     target = None if absolute is None else max(absolute, relative * float(np.abs(truth).max()))
     return {'parameter': name, 'effector': who, 'unit': unit, 'truth': truth.tolist(),
             'identified': identified.tolist(),
@@ -125,14 +126,20 @@ def identified_vs_truth(calibration: Mapping, sim: Mapping, analyzer: Mapping) -
     :param sim: validated ``object_sim`` parameters (the truth).
     :param analyzer: validated analyzer parameters of the scenario (the typed guesses).
     :return: one row per parameter (and effector): see :func:`_row`; errors are the largest
-        component's, the object's centre of mass the distance
+        component's, the object's centre of mass the distance, also against the truth in the
+        frame of the configured contacts (the true one shifted by the contacts' mean position
+        error)
     """
     from .scenarios import true_object
     names, n = list(sim['effectors']), len(sim['effectors'])
     mass, com = true_object(sim)
     rows = [] if 'object_mass' not in calibration else [
         _row('object mass', '', mass, calibration['object_mass'], analyzer['object_mass']),
-        _row('object com', '', com, calibration['object_com'], analyzer['object_com'])]
+        _row('object com', '', com, calibration['object_com'], analyzer['object_com']),
+        # the object frame as the configured contacts define it (their mean offset kept at zero):
+        # a held object's statics cannot tell a common shift of the contacts from one of the object
+        _row('object com, contacts', '', com - _per(sim['contact_position_errors'], n, 3, [0, 0, 0]).mean(axis=0),
+             calibration['object_com'], analyzer['object_com'])]
     if 'tool_masses' not in calibration:
         return rows
     biases = _per(sim['sensor_biases'], n, 6, [0] * 6)
@@ -160,12 +167,12 @@ def format_identified(rows: list) -> str:
         return '-' if values is None else ' '.join(f'{v:8.4f}' for v in values)
     lines = ['Identified against the truth (typed guess; error: largest component, the object '
              "centre of mass the distance; * beyond the issue's figure)",
-             f'  {"parameter":18s} {"effector":8s} {"unit":4s} {"truth":>26s} {"identified":>26s} '
+             f'  {"parameter":20s} {"effector":8s} {"unit":4s} {"truth":>26s} {"identified":>26s} '
              f'{"typed guess":>26s} {"error":>8s} {"target":>7s}']
     for r in rows:
         mark = ' ' if r['within'] in (None, True) else '*'
         target = '-' if r['target'] is None else f'{r["target"]:.3g}'
-        lines.append(f'  {r["parameter"]:18s} {r["effector"]:8s} {r["unit"]:4s} {vec(r["truth"]):>26s} '
+        lines.append(f'  {r["parameter"]:20s} {r["effector"]:8s} {r["unit"]:4s} {vec(r["truth"]):>26s} '
                      f'{vec(r["identified"]):>26s} {vec(r["guess"]):>26s} {r["error"]:8.4f}{mark}'
                      f'{target:>7s}')
     return '\n'.join(lines)
