@@ -85,6 +85,8 @@ class HeldObjectSim:
         self.lifted_time = np.zeros(self.n)
         #: Contacts that slid off the object (:data:`LOSS_DISTANCE`): they transmit nothing.
         self.lost = np.zeros(self.n, dtype=bool)
+        #: The state :meth:`turn_rig` turns (taken at its first call), or None.
+        self._rig = None
 
     def turn_rig(self, rotation: np.ndarray) -> None:
         """Pose the object and the effectors as the initial rig turned about the object-frame origin.
@@ -95,7 +97,7 @@ class HeldObjectSim:
 
         :param rotation: (3, 3) world rotation from the initial state.
         """
-        if not hasattr(self, '_rig'):
+        if self._rig is None:
             origin = self.object_frame_pose()[0]
             self._rig = (origin, self.body.position - origin, self.body.rotation.copy(),
                          self.eff_pos - origin, self.eff_rot.copy())
