@@ -166,7 +166,7 @@ def test_calibration_procedure_identifies_the_cell_and_holds_the_load_through_th
     pose = read_bag(tmp_path / 'dual_arm_real_cell_tilt_calibrated_feedback' / 'bag', ['object_pose'])['object_pose']
     inside = (pose.t >= lo) & (pose.t <= hi)
     tilt = np.degrees(Rotation.from_quat(pose.v[inside, 3:]).magnitude())
-    # through the tilt: from about level (the box sags a few degrees under the typed-free
+    # through the tilt: from about level (the box hangs a few degrees off under the
     # controller) to 30 deg, judged over the whole turn
     assert tilt.min() < 5.0 and tilt.max() > 29.0 and np.ptp(tilt) > 25.0, (tilt.min(), tilt.max())
     outside_guessed = []
