@@ -4,9 +4,9 @@ The scenario's tilts are the user's motions: before the grasp the open grippers 
 ``free_tilts``; after it the held object turns through the controller's ``tilts``. At each
 rest, before the next tilt, the demo calls ``~/calibration/capture`` (the newest
 ``tare_samples`` samples become one pose; refused while the cell still moves, it is asked
-again until just before the next tilt, as a user retries); after the free tilts ``~/calibration/identify_tools``
-(the biases and tools applied at once), after the held rests (those before the last
-internal-load change: the tilts after it are the hold being judged)
+again until just before the next tilt, as a user retries); after the free tilts
+``~/calibration/identify_tools`` (the biases and tools applied at once), after the held rests
+(those before the last internal-load change: the tilts after it are the hold being judged)
 ``~/calibration/identify_object`` and ``~/save_calibration`` (the object takes effect at the
 next start of both nodes). :class:`ServiceScript` makes the calls in order, one at a time,
 each at its sim time or as soon as the previous one has answered, and keeps the answers.
@@ -43,8 +43,8 @@ def procedure(checked: Mapping) -> list:
     from .object_controller import parse_schedule
     free = _rows(checked['object_sim']['free_tilts'])
     held = _rows(checked['object_controller']['tilts'])
-    last_change = max(when for when, _ in parse_schedule(
-        checked['object_controller']['internal_load_schedule']))
+    last_change = max((when for when, _ in parse_schedule(
+        checked['object_controller']['internal_load_schedule'])), default=np.inf)
     held = held[held[:, 0] < last_change]
     if not len(free) or not len(held):
         raise ValueError('--calibrate needs the free tilts (object_sim free_tilts) and held tilts '
