@@ -110,6 +110,11 @@ def _array_out_of_range(spec) -> st.SearchStrategy:
     elif name == 'effectors':
         options.append(st.lists(st.text(min_size=1, max_size=3), max_size=1))
         options.append(st.text(min_size=1, max_size=3).map(lambda e: [e, e]))
+    elif name in ('tilts', 'arm_tilts', 'free_tilts'):
+        options.append(_wrong_count(5, (0, 5, 10, 15, 20)))
+        options.append(st.sampled_from([[2.0, 1.0, 0.1, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0],  # out of order
+                                        [2.0, 0.0, 0.1, 0.0, 0.0],  # no duration
+                                        [0.0, 0.5, 0.1, 0.0, 0.0]]))  # before the move / not back level
     elif name == 'arm_joint_guesses':
         pass  # its count depends on the robots (checked when the arms are built)
     elif name == 'internal_load_schedule':

@@ -7,7 +7,9 @@ analyzer, which recovers the internal load. The demo starts the four nodes as
 subprocesses on one private ``ROS_DOMAIN_ID`` (DDS kept on the loopback interface),
 records an mcap bag in-process (the simulator's truth included), stops everything after
 ``--duration`` seconds of sim time, and prints a summary, judged on the truth, and writes a
-plot. ``--tare on`` tares the analyzer while the grippers are open (``dual_arm_real_cell``).
+plot. ``--tare on`` tares the analyzer while the grippers are open (``dual_arm_real_cell``);
+``--calibrate on`` runs a user's calibration through the analyzer's services
+(``dual_arm_real_cell_tilt``).
 See README, "The demo", and docs/simulator.md.
 """
 from __future__ import annotations
@@ -71,6 +73,15 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="tare the analyzer's sensors with the object free before the grasp "
                         "(its ~/tare; needs the scenario's grasp_time, e.g. dual_arm_real_cell); "
                         'compare: four runs, tare off/on x open/closed loop, in one table')
+    p.add_argument('--calibrate', choices=['off', 'on', 'compare'], default='off',
+                   help="run a user's calibration with the analyzer's services: captures at the "
+                        'rests of the free and held tilts, identify tools and object, save to the '
+                        "run's calibration.yaml (a scenario with tilts, e.g. dual_arm_real_cell_tilt); "
+                        'compare: that run, then the hold with the identified parameters loaded '
+                        'and with the typed guesses tared, in one table')
+    p.add_argument('--calibration', default=None, metavar='FILE',
+                   help='a calibration file (~/save_calibration, identify) loaded by the analyzer '
+                        'and the distributor (the object into every node; the truth kept)')
     p.add_argument('--summary-json', default=None, metavar='PATH',
                    help='also write the per-element summary (commanded, true and estimated '
                         'means, true error RMS, gap, within_tolerance judged on the truth, limit '
@@ -175,13 +186,19 @@ def _prepare_sections(args) -> tuple:
     if args.tare != 'off' and not float(sections['object_sim'].get('grasp_time', 0.0)) > 0.0:
         raise ValueError('--tare needs a free phase before the grasp: a scenario with '
                          'object_sim grasp_time > 0 (e.g. dual_arm_real_cell)')
+    if args.calibration is not None:
+        from .sim.real_cell_report import load_calibration
+        load_calibration(sections, args.calibration)
     from .sim.admittance_report import apply_feedback, follow_controller_move
     follow_controller_move(sections)
     if args.internal_load_feedback == 'on':
         apply_feedback(sections)
     if args.friction_feedback == 'on':
         sections['wrench_distributor']['friction_feedback'] = True
-    validate_sections(sections)
+    checked = validate_sections(sections)
+    if args.calibrate == 'on':
+        from .sim.calibration_step import procedure
+        procedure(checked)  # refuses a scenario without the motions
     return path, sections
 
 
@@ -215,6 +232,8 @@ def _run_tag(args, name: str) -> str:
         f'_squeeze{args.squeeze:g}' if args.squeeze is not None else '') + (
         f'_friction_{args.friction}' if args.friction else '') + (
         '_tare' if args.tare == 'on' else '') + (
+        '_calibrate' if args.calibrate == 'on' else '') + (
+        '_calibrated' if args.calibration else '') + (
         '_feedback' if args.internal_load_feedback == 'on' else '') + (
         '_friction_feedback' if args.friction_feedback == 'on' else '')
 
@@ -317,17 +336,19 @@ def _wait_for_nodes(executor, recorder, others: set, procs: dict, out: Path) -> 
 
 
 def _spin_until_done(executor, recorder, procs: dict, limit: float, wall0: float,
-                     duration: float, out: Path, tare=None) -> bool:
+                     duration: float, out: Path, steps=()) -> bool:
     """Record until the simulator ends, a node dies or the wall-clock limit is reached.
 
-    :param tare: a :class:`~.sim.tare_step.TareStep` polled at each spin, or None.
+    :param steps: the user's service calls polled at each spin (:class:`~.sim.tare_step.TareStep`,
+        :class:`~.sim.calibration_step.ServiceScript`).
     :return: True when the simulator exited with 0.
     """
     next_report = time.monotonic() + 2.0
     while True:
         executor.spin_once(timeout_sec=0.02)
-        if tare is not None and not tare.finished:
-            tare.poll(recorder.get_clock().now().nanoseconds * 1e-9)
+        for step in steps:
+            if not step.finished:
+                step.poll(recorder.get_clock().now().nanoseconds * 1e-9)
         sim_rc = procs['object_sim'].poll()
         if sim_rc is not None:
             if sim_rc != 0:
@@ -347,13 +368,21 @@ def _spin_until_done(executor, recorder, procs: dict, limit: float, wall0: float
             next_report = time.monotonic() + 2.0
 
 
-def _tare_step(args, recorder, run: dict):
-    """Return the run's tare (``--tare on``; kept in ``run['tare']``), or None."""
-    if args.tare != 'on':
-        return None
-    from .sim.tare_step import TareStep
-    run['tare'] = TareStep(recorder, run['sections']['object_sim']['grasp_time'])
-    return run['tare']
+def _user_steps(args, recorder, run: dict) -> list:
+    """Return the run's service calls (``run['tare']``, ``run['calibration']``).
+
+    :return: the tare (``--tare on``) and the calibration (``--calibrate on``), as asked
+    """
+    steps = []
+    if args.tare == 'on':
+        from .sim.tare_step import TareStep
+        run['tare'] = TareStep(recorder, run['sections']['object_sim']['grasp_time'])
+        steps.append(run['tare'])
+    if args.calibrate == 'on':
+        from .sim.calibration_step import procedure, ServiceScript
+        run['calibration'] = ServiceScript(recorder, procedure(validate_sections(run['sections'])))
+        steps.append(run['calibration'])
+    return steps
 
 
 def _run_nodes(args, run: dict, procs: dict, wall0: float) -> tuple:
@@ -395,13 +424,13 @@ def _run_nodes(args, run: dict, procs: dict, wall0: float) -> tuple:
         # Start the simulator (the clock) once the other nodes are up and discovered.
         _wait_for_nodes(executor, recorder, others, procs, out)
         _spin_for(executor, 0.5)
-        tare = _tare_step(args, recorder, run)
+        steps = _user_steps(args, recorder, run)
         start('object_sim')
         limit = args.timeout if args.timeout is not None else 60.0 + 4.0 * run['duration']
         ok = _spin_until_done(executor, recorder, procs, limit, wall0, run['duration'], out,
-                              tare)
+                              steps)
         _spin_for(executor, 0.3)  # let the last messages in flight arrive
-        ok = ok and (tare is None or tare.result['success'])
+        ok = ok and all(step.summary()['success'] for step in steps)
     except KeyboardInterrupt:
         interrupted = True
         print('demo: interrupted', file=sys.stderr)
@@ -472,6 +501,8 @@ def main(argv=None) -> int:
         return compare_friction(list(sys.argv[1:] if argv is None else argv), args)
     if args.tare == 'compare':
         return compare_tare(list(sys.argv[1:] if argv is None else argv), args)
+    if args.calibrate == 'compare':
+        return compare_calibrate(list(sys.argv[1:] if argv is None else argv), args)
     try:
         path, sections = _prepare_sections(args)
     except (ValueError, OSError) as e:
@@ -480,6 +511,8 @@ def main(argv=None) -> int:
     name = path.stem.replace('demo_', '')
     out = _output_dir(args, name)
     params_file = out / 'params.yaml'
+    if args.calibrate == 'on':  # where the analyzer's ~/save_calibration writes
+        sections['wrench_analyzer']['calibration_file'] = str((out / 'calibration.yaml').resolve())
     params_file.write_text(yaml.safe_dump(
         {k: {'ros__parameters': v} for k, v in sections.items()}, sort_keys=False))
     duration = float(sections['object_sim']['duration'])
@@ -512,7 +545,26 @@ def main(argv=None) -> int:
              run['tare'].summary()}
     if extra['tare'] is not None and not extra['tare']['success']:
         print(f'demo: tare failed: {extra["tare"]["message"]}', file=sys.stderr)
+    if run.get('calibration') is not None:
+        extra['calibration'] = _calibration_record(run, out)
     return _report(args, run, extra, title, ok)
+
+
+def _calibration_record(run: dict, out: Path) -> dict:
+    """Return the calibration's record: the calls, and the saved parameters against the truth."""
+    from .sim.real_cell_report import format_identified, identified_vs_truth, read_calibration
+    record = run['calibration'].summary()
+    for call in record['calls']:
+        print(f'  calibration: {call["service"]} at {call["called_at_s"]:.2f} s: '
+              f'{"ok" if call["success"] else "REFUSED"}: {call["message"]}')
+    if not record['success']:
+        print('demo: the calibration did not complete', file=sys.stderr)
+    if (out / 'calibration.yaml').exists():
+        checked = validate_sections(run['sections'])
+        record['identified'] = identified_vs_truth(
+            read_calibration(out / 'calibration.yaml'), checked['object_sim'], checked['wrench_analyzer'])
+        print(format_identified(record['identified']))
+    return record
 
 
 def _set_schedule(controller: dict, value: float) -> None:
@@ -559,6 +611,41 @@ def compare_tare(argv: list, args: argparse.Namespace) -> int:
     print(text)
     (Path(args.out) / f'{name}_tare_compare.txt').write_text(text + '\n')
     for path in filter(None, (Path(args.out) / f'{name}_tare_compare.json', args.summary_json)):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(summary, indent=2) + '\n')
+    return 0
+
+
+def compare_calibrate(argv: list, args: argparse.Namespace) -> int:
+    """Run a user's calibration, then the hold with the identified parameters and with the guesses.
+
+    :param argv: the command line (``--calibrate``, ``--calibration``, ``--tare``,
+        ``--internal-load-feedback`` and ``--summary-json`` are set per run).
+    :param args: its parsed options (``--summary-json``: the comparison's JSON).
+    :return: 0 when the three runs completed, else the first failing run's code
+    """
+    from .sim.real_cell_report import compare_calibration
+    base = _without(argv, ('--calibrate', '--calibration', '--tare', '--internal-load-feedback',
+                           '--summary-json')) + ['--internal-load-feedback', 'on']
+    name = scenario_file(args.scenario).stem.replace('demo_', '')
+    calibrating = base + ['--calibrate', 'on']
+    code = main(calibrating)
+    calibration_dir = Path(args.out) / _run_tag(parse_args(calibrating), name)
+    if code != 0:
+        return code
+    file = str(calibration_dir / 'calibration.yaml')
+    runs = {}
+    for label, extra in (('identified', ['--calibration', file]), ('typed guesses, tared', ['--tare', 'on'])):
+        code = main(base + extra)
+        if code != 0:
+            return code
+        runs[label] = Path(args.out) / _run_tag(parse_args(base + extra), name)
+    record = json.loads((calibration_dir / 'summary.json').read_text())['calibration']
+    text, summary = compare_calibration(runs, record['identified'])
+    print()
+    print(text)
+    (Path(args.out) / f'{name}_calibrate_compare.txt').write_text(text + '\n')
+    for path in filter(None, (Path(args.out) / f'{name}_calibrate_compare.json', args.summary_json)):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(json.dumps(summary, indent=2) + '\n')
     return 0

@@ -47,6 +47,14 @@ _OBJECT_INERTIA = _p(
 _GRAVITY = _vector('gravity', [0.0, 0.0, -9.81], 'Gravity in the world frame (m/s^2).')
 
 
+_TILT_FORM = ('5 finite numbers per tilt [start, duration, rx, ry, rz], in time order, '
+              'not overlapping')
+
+
+def _tilts(name: str, description: str) -> ParamSpec:
+    return _p(name, DOUBLE_ARRAY, [], description, constraints=_TILT_FORM + ', or empty')
+
+
 def _six(name: str, default: list, description: str) -> ParamSpec:
     return _p(name, DOUBLE_ARRAY, default, description,
               constraints='6 finite numbers [x, y, z, rx, ry, rz]')
@@ -116,6 +124,13 @@ ADMITTANCE_PARAMS: tuple = (
     _vector('arm_move_rotation', [0.0, 0.0, 0.0],
             "Rotation of the arms' reference move, rotation vector (rad): the controller's "
             'move_rotation.'),
+    _tilts('arm_tilts', "Tilts of the arms' reference after the move: the controller's tilts."),
+    _tilts('free_tilts',
+           'Turns of the open grippers before grasp_time (a tools-free calibration): the '
+           'grippers and the fixture holding the object turn together about the object-frame '
+           'origin, each tilt a minimum-jerk turn from start for duration (s) to the world '
+           'rotation vector (rad) from the initial orientation; the last must be [0, 0, 0] '
+           'and end before grasp_time.'),
 )
 
 #: ``object_sim`` parameters of the arms with joints (``effector_model: joints``;
@@ -234,6 +249,8 @@ CONTROLLER_PARAMS: tuple = (
     _positive('move_duration', 2.0, 'Duration of the minimum-jerk move (s).'),
     _vector('move_offset', [0.0, 0.0, 0.0], 'Translation of the move, world axes (m).'),
     _vector('move_rotation', [0.0, 0.0, 0.0], 'Rotation of the move, rotation vector (rad).'),
+    _tilts('tilts', 'Tilts after the move: each a minimum-jerk turn from start for duration (s) '
+                    'to the world rotation vector (rad) from the orientation the move ends in.'),
     _p('internal_load_schedule', STRING_ARRAY, [],
        'Internal load over time: entries "<time>: name=value, name=value" (handle names).',
        constraints='entries "<time>: basis_name=number, ..."'),

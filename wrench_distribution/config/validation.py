@@ -328,6 +328,22 @@ def _fixed_widths(v: dict, idx: dict, widths: Sequence[tuple]) -> None:
                               f'accepted: {idx[name].constraint_text()}')
 
 
+def _check_tilts(v: dict, idx: dict, name: str, after: float = 0.0) -> None:
+    """Check a tilt sequence: 5 numbers per tilt, durations > 0, in time order from ``after``."""
+    values = v[name]
+    if len(values) % 5:
+        raise ConfigError(f"parameter '{name}': expected 5 numbers per tilt, got {len(values)}; "
+                          f'accepted: {idx[name].constraint_text()}')
+    end = after
+    for k in range(0, len(values), 5):
+        start, duration = values[k], values[k + 1]
+        if duration <= 0 or start < end - 1e-9:
+            raise ConfigError(f"parameter '{name}': tilt {k // 5} starts at {start:g} s for "
+                              f'{duration:g} s, before {end:g} s or with a duration <= 0; '
+                              f'accepted: {idx[name].constraint_text()}')
+        end = start + duration
+
+
 def _check_inertia(v: dict, idx: dict) -> None:
     """Check ``object_inertia`` in the forms the core reads (``core.contacts.inertia_matrix``)."""
     from wrench_distribution.core.contacts import inertia_matrix
@@ -429,6 +445,7 @@ def _check_sim(v: dict, idx: dict) -> None:
                         ('contact_position_errors', 3), ('contact_orientation_errors', 3)):
         _per_effector(v, name, n, width, spec=idx[name])
     _check_admittance(v, idx)
+    _check_free_tilts(v, idx)
     _check_contact_orientations(v)
     _check_friction(v, n, idx)
     _fixed_widths(v, idx, (('object_com', 3), ('initial_position', 3), ('initial_orientation', 4),
@@ -438,6 +455,22 @@ def _check_sim(v: dict, idx: dict) -> None:
                           f"{idx['initial_orientation'].constraint_text()}")
     _check_inertia(v, idx)
     _check_sensors(v, idx)
+
+
+def _check_free_tilts(v: dict, idx: dict) -> None:
+    """``object_sim`` tilts: the arms' after their move, the free ones back level by the grasp."""
+    _check_tilts(v, idx, 'arm_tilts', v['arm_move_start'] + v['arm_move_duration'])
+    _check_tilts(v, idx, 'free_tilts')
+    free = v['free_tilts']
+    if free and v['effector_model'] == 'joints':
+        raise ConfigError("parameter 'free_tilts': not with effector_model joints (the arms' "
+                          'joints are not posed before the grasp); accepted: empty, or '
+                          'effector_model force or admittance')
+    if free and (any(abs(x) > 1e-12 for x in free[-3:])
+                 or free[-5] + free[-4] > v['grasp_time'] + 1e-9):
+        raise ConfigError("parameter 'free_tilts': the last tilt must turn back to [0, 0, 0] "
+                          f"and end by grasp_time ({v['grasp_time']:g} s), got {free[-5:]!r}; "
+                          f"accepted: {idx['free_tilts'].constraint_text()}")
 
 
 def _check_admittance(v: dict, idx: dict) -> None:
@@ -481,6 +514,7 @@ def _check_controller(v: dict, idx: dict) -> None:
     """``object_controller`` cross-checks: object, move, schedule."""
     _fixed_widths(v, idx, (('object_com', 3), ('gravity', 3), ('move_offset', 3),
                            ('move_rotation', 3)))
+    _check_tilts(v, idx, 'tilts', v['move_start'] + v['move_duration'])
     _check_inertia(v, idx)
     parse_schedule(v['internal_load_schedule'])
 

@@ -68,7 +68,7 @@ def follow_controller_move(sections: dict) -> None:
     sim, ctl = sections['object_sim'], sections['object_controller']
     if sim.get('effector_model') not in ARM_EFFECTOR_MODELS:
         return
-    for name in ('move_start', 'move_duration', 'move_offset', 'move_rotation'):
+    for name in ('move_start', 'move_duration', 'move_offset', 'move_rotation', 'tilts'):
         if name in ctl:
             value = ctl[name]  # a copy: a shared list would be written as a YAML alias
             sim['arm_' + name] = list(value) if isinstance(value, (list, tuple)) else value

@@ -57,6 +57,15 @@ class ArmHeldObjectSim(HeldObjectSim):
         rot = self.eff_rot @ self.sensor_rot
         return self.eff_pos + np.einsum('nij,nj->ni', self.eff_rot, self.sensor_pos), rot
 
+    def turn_rig(self, rotation: np.ndarray) -> None:
+        """Turn the rig as :meth:`HeldObjectSim.turn_rig`, the arm tips with it (at rest).
+
+        :param rotation: (3, 3) world rotation from the initial state.
+        """
+        super().turn_rig(rotation)
+        for loop, position, rot in zip(self.loops, *self.tip_poses()):
+            loop.position, loop.rotation = position, rot
+
     def readings(self) -> np.ndarray:
         """Raw F/T readings now (truth: tool weight, sign, bias, noise).
 
@@ -98,7 +107,8 @@ class ArmHeldObjectSim(HeldObjectSim):
 def reference_motion(params: Mapping, contacts: tuple, sensor_poses: tuple) -> Callable:
     """Return the arms' reference poses: the configured grasps carried along the planned move.
 
-    :param params: validated ``object_sim`` parameters (initial pose, ``arm_move_*``).
+    :param params: validated ``object_sim`` parameters (initial pose, ``arm_move_*``,
+        ``arm_tilts``).
     :param contacts: ``(positions (n, 3), rotations (n, 3, 3))`` configured contacts in the
         object frame.
     :param sensor_poses: ``(positions (n, 3), rotations (n, 3, 3))`` sensors in the contacts.
@@ -107,7 +117,8 @@ def reference_motion(params: Mapping, contacts: tuple, sensor_poses: tuple) -> C
     plan = PoseController(1.0, np.eye(3), np.zeros(3), np.zeros(3),
                           offset=np.array(params['arm_move_offset']),
                           rotation=np.array(params['arm_move_rotation']),
-                          start=params['arm_move_start'], duration=params['arm_move_duration'])
+                          start=params['arm_move_start'], duration=params['arm_move_duration'],
+                          tilts=tuple(params['arm_tilts']))
     plan.origin = (np.array(params['initial_position'], float),
                    quaternion_to_matrix(params['initial_orientation']))
     c_pos, c_rot = contacts

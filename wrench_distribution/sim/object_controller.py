@@ -36,6 +36,30 @@ def min_jerk(t: float, start: float, duration: float) -> tuple[float, float, flo
     return s, ds, dds
 
 
+def tilt_profile(tilts, t: float) -> tuple:
+    """Orientation along a sequence of tilts (minimum-jerk turns with rests between them).
+
+    Tilt ``k`` turns, from ``start`` for ``duration``, from the orientation ``exp(r_{k-1})``
+    reached by the previous one (the identity before the first) to ``exp(r_k)``, about the
+    fixed world axis ``phi = log(exp(r_k) exp(r_{k-1})^T)``: ``R = exp(s phi) exp(r_{k-1})``,
+    so ``omega = ds phi`` and ``alpha = dds phi`` (world axes).
+
+    :param tilts: flat ``[start, duration, rx, ry, rz]`` per tilt, in time order.
+    :param t: time, s.
+    :return: ``(rotation (3, 3), omega (3,), alpha (3,))``
+    """
+    rows = np.asarray(tilts, dtype=float).reshape(-1, 5)
+    before = np.eye(3)
+    for start, duration, *vector in rows:
+        target = exp_so3(np.asarray(vector))
+        if t < start + duration:
+            phi = log_so3(target @ before.T)
+            s, ds, dds = min_jerk(t, start, duration)
+            return exp_so3(s * phi) @ before, ds * phi, dds * phi
+        before = target
+    return before, np.zeros(3), np.zeros(3)
+
+
 def scheduled(schedule: list, t: float) -> dict:
     """Return the handles in force at time ``t`` (the last entry at or before it).
 
@@ -70,6 +94,8 @@ class PoseController:
     :param rotation: world rotation vector of the move, rad.
     :param start: start time of the move, s.
     :param duration: duration of the move, s.
+    :param origin: the start pose ``(position, rotation)`` (None: the first pose measured).
+    :param tilts: ``[start, duration, rx, ry, rz]`` per tilt after the move (:func:`tilt_profile`).
     """
 
     mass: float
@@ -82,6 +108,7 @@ class PoseController:
     start: float = 1.0
     duration: float = 2.0
     origin: tuple | None = None
+    tilts: tuple = ()
 
     def __post_init__(self) -> None:
         self.inertia = np.asarray(self.inertia, dtype=float).reshape(3, 3)
@@ -99,8 +126,11 @@ class PoseController:
         """
         p0, r0 = self.origin
         s, ds, dds = min_jerk(t, self.start, self.duration)
-        rot = exp_so3(s * self.rotation) @ r0
-        omega, alpha = ds * self.rotation, dds * self.rotation
+        tilt, tilt_omega, tilt_alpha = tilt_profile(self.tilts, t)
+        # the tilts turn the moved frame: R = R_tilt R_move R_0, angular rates composed
+        rot = tilt @ exp_so3(s * self.rotation) @ r0
+        omega = tilt_omega + tilt @ (ds * self.rotation)
+        alpha = tilt_alpha + tilt @ (dds * self.rotation) + cross(tilt_omega, tilt @ (ds * self.rotation))
         lever = rot @ self.com
         frame = p0 + s * self.offset
         com = frame + lever
@@ -149,4 +179,4 @@ def controller_from(params: Mapping) -> PoseController:
         (params['position_gain'], params['velocity_gain'], params['orientation_gain'],
          params['angular_velocity_gain']),
         np.array(params['move_offset']), np.array(params['move_rotation']),
-        params['move_start'], params['move_duration'])
+        params['move_start'], params['move_duration'], tilts=tuple(params['tilts']))

@@ -43,6 +43,7 @@ from wrench_distribution.ros.parameters import declare_and_validate
 from wrench_distribution.ros.runner import stop_requested
 
 from .admittance import accepts_reference
+from .object_controller import tilt_profile
 from .scenarios import build_sensors, build_sim
 from .truth import TruthReadout
 
@@ -198,6 +199,8 @@ class ObjectSimNode(Node):
         if self.started:
             self.ticks += 1
             self.sim.time = self.ticks * self.period
+        if self.p['free_tilts'] and not self.grasped():  # the open grippers turn with the fixture
+            self.sim.turn_rig(tilt_profile(self.p['free_tilts'], self.sim.time)[0])
         self.publish()
 
     def grasped(self) -> bool:

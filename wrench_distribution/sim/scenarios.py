@@ -25,7 +25,7 @@ from ..core.contacts import inertia_matrix
 from ..core.spatial import matrix_to_quaternion, quaternion_to_matrix
 
 SCENARIOS = ('dual_arm', 'three_finger_hand', 'quadruped_stance', 'dual_arm_admittance',
-             'dual_arm_joints', 'dual_arm_real_cell')
+             'dual_arm_joints', 'dual_arm_real_cell', 'dual_arm_real_cell_tilt')
 
 #: Sections of a demo file and their node names.
 NODES = ('object_sim', 'object_controller', 'wrench_distributor', 'wrench_analyzer',

@@ -85,6 +85,26 @@ class HeldObjectSim:
         self.lifted_time = np.zeros(self.n)
         #: Contacts that slid off the object (:data:`LOSS_DISTANCE`): they transmit nothing.
         self.lost = np.zeros(self.n, dtype=bool)
+        #: The state :meth:`turn_rig` turns (taken at its first call), or None.
+        self._rig = None
+
+    def turn_rig(self, rotation: np.ndarray) -> None:
+        """Pose the object and the effectors as the initial rig turned about the object-frame origin.
+
+        The open grippers of a tools-free calibration turn together with the fixture that holds
+        the object (``free_tilts``, before ``grasp_time``): a rigid turn of the initial state, at
+        rest (the sensors read their tools' weight, not their motion).
+
+        :param rotation: (3, 3) world rotation from the initial state.
+        """
+        if self._rig is None:
+            origin = self.object_frame_pose()[0]
+            self._rig = (origin, self.body.position - origin, self.body.rotation.copy(),
+                         self.eff_pos - origin, self.eff_rot.copy())
+        origin, body, body_rot, eff, eff_rot = self._rig
+        rotation = np.asarray(rotation, float)
+        self.body.position, self.body.rotation = origin + rotation @ body, rotation @ body_rot
+        self.eff_pos, self.eff_rot = origin + eff @ rotation.T, rotation @ eff_rot
 
     # --- kinematics -------------------------------------------------------------
     def object_frame_pose(self) -> tuple[np.ndarray, np.ndarray]:
