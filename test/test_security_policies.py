@@ -37,7 +37,9 @@ RCL_PUBLISHERS = {'/rosout'}
 NODES = {'wrench_distributor': (DistributorNode, DISTRIBUTOR_PARAMS),
          'wrench_analyzer': (AnalyzerNode, ANALYZER_PARAMS)}
 #: services that change what a node does (the others only read)
-WRITING = ('/set_parameters', '/set_parameters_atomically', '/tare')
+WRITING = ('/set_parameters', '/set_parameters_atomically', '/tare', '/calibration/capture',
+           '/calibration/clear', '/calibration/identify_tools', '/calibration/identify_object',
+           '/save_calibration')
 
 
 def expand(name: str, ns: str, node: str) -> str:
@@ -162,6 +164,8 @@ def test_inputs_commands_and_parameter_services_are_open_to_one_enclave(declared
     for name in commands:
         assert enclaves('publish', name) == distributor and enclaves('subscribe', name), name
     writing = [s for n in NODES for s in declared[(policy, n)]['reply'] if s.endswith(WRITING)]
-    assert len(writing) == 5  # two parameter setters per node and the analyzer's tare
+    # two parameter setters per node, the analyzer's tare and its five calibration services
+    # that change its state or write the calibration file
+    assert len(writing) == 10
     for name in writing:
         assert enclaves('request', name) == controller, (name, enclaves('request', name))
