@@ -358,7 +358,7 @@ def summary(results: Dict[Tuple[str, int], Dict[str, float]], sizes: Sequence[in
                   f"{speedup:.2f}x (target >= 24x, issue 32: {'met' if speedup >= 24 else 'NOT met'}); "
                   f"over the QP {row['qp'] / row['cached']:.0f}x; "
                   f"uncached/cached = {row['uncached'] / row['cached']:.0f}x; "
-                  f"cached synthesis / cached pinv matvec `gp @ h` = {floor:.2f} (target <= 1.5: "
+                  f'cached synthesis / cached pinv matvec `gp @ h` = {floor:.2f} (target <= 1.5: '
                   f"{'met' if floor <= 1.5 else 'NOT met'}), / `gp.dot(h)` = "
                   f"{row['cached'] / row['pinv_dot']:.2f}")
             rate = row['analyze_rate']
