@@ -410,6 +410,25 @@ def relay_figures(src_data: dict, sink_data: dict, label: str, rate: float) -> d
             'lost_last_index': lost_idx[-1] if lost_idx else None}
 
 
+def start_analyzer(tmp: str, env: dict, rate: float, duration: float, settle: float) -> list:
+    """Start the analyzer (its parameter file in ``tmp``) and the ``ft`` process feeding it.
+
+    :param tmp: directory for the parameter file.
+    :param env: environment of both (the analyzer's executor chosen in it).
+    :param rate: F/T rate (Hz).
+    :param duration: seconds of publishing.
+    :param settle: seconds of warm-up.
+    :return: the two processes.
+    """
+    af = os.path.join(tmp, 'a.yaml')
+    write_analyzer_params(af)
+    analyzer = subprocess.Popen([os.path.join(os.path.dirname(sys.executable), 'analyzer'),
+                                 '--ros-args', '--params-file', af, '--log-level', 'warn'], env=env)
+    ft = subprocess.Popen([sys.executable, os.path.abspath(__file__), '--role', 'ft', '--rate',
+                           str(rate), '--duration', str(duration), '--settle', str(settle)], env=env)
+    return [analyzer, ft]
+
+
 def run_one(target: str, rate: float, duration: float, settle: float, domain: int,
             executor: str, sink_executor: str = 'events', analyzer_rate: float = 0.0) -> dict:
     """Run source, target (relay or distributor) and sink once; return the figures.
@@ -440,14 +459,7 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
             write_distributor_params(pf, feedback=target == 'feedback')
             e = dict(env, WRENCH_DISTRIBUTION_EXECUTOR=executor)
             if target == 'feedback' and analyzer_rate > 0:
-                af = os.path.join(tmp, 'a.yaml')
-                write_analyzer_params(af)
-                procs.append(subprocess.Popen(
-                    [os.path.join(os.path.dirname(sys.executable), 'analyzer'), '--ros-args',
-                     '--params-file', af, '--log-level', 'warn'], env=e))
-                procs.append(subprocess.Popen(me + ['--role', 'ft', '--rate', str(analyzer_rate),
-                                                    '--duration', str(duration),
-                                                    '--settle', str(settle)], env=env))
+                procs += start_analyzer(tmp, e, analyzer_rate, duration, settle)
             elif target == 'feedback':
                 procs.append(subprocess.Popen(me + ['--role', 'measure'] + common, env=env))
             exe = os.path.join(os.path.dirname(sys.executable), 'distributor')
@@ -659,6 +671,17 @@ def _latency_round(args, domain: int) -> list:
     return rows
 
 
+def _loop_arguments(ap: argparse.ArgumentParser) -> None:
+    """Add the options of the whole loop (issue 32): fan-out and the analyzer's F/T rate."""
+    ap.add_argument('--effectors', type=int, default=N_EFFECTORS, choices=[2, 3, 4],
+                    help='fan-out of the relay and contacts of the distributor (first corners '
+                         'of the rectangle)')
+    ap.add_argument('--analyzer-rate', type=float, default=0.0,
+                    help='with --feedback: the measurement comes from the analyzer in its own '
+                         'process on two F/T streams at this rate (needs --effectors 2: the '
+                         'analyzer and the distributor must name the same basis)')
+
+
 def main(argv=None) -> int:
     """Command line: orchestrate (default) or run one role.
 
@@ -691,13 +714,7 @@ def main(argv=None) -> int:
                          'executor, volatile adds the DDS discovery race')
     ap.add_argument('--feedback', action='store_true',
                     help='also run the distributor with internal_load_feedback on')
-    ap.add_argument('--effectors', type=int, default=N_EFFECTORS, choices=[2, 3, 4],
-                    help='fan-out of the relay and contacts of the distributor (first corners '
-                         'of the rectangle)')
-    ap.add_argument('--analyzer-rate', type=float, default=0.0,
-                    help='with --feedback: the measurement comes from the analyzer in its own '
-                         'process on two F/T streams at this rate (needs --effectors 2: the '
-                         'analyzer and the distributor must name the same basis)')
+    _loop_arguments(ap)
     ap.add_argument('--rounds', type=int, default=1,
                     help='rounds of the latency runs; with more than one, medians over rounds')
     ap.add_argument('--markdown', action='store_true')
