@@ -1,15 +1,17 @@
 r"""Distributor node vs a bare rclpy relay, side by side, over real DDS.
 
-One ``WrenchStamped`` in, four out (4 effectors); source, relay (or distributor) and
-sink run in separate processes. For each rate, the relay and the distributor are run
-one after the other with the same source and sink, and the script reports the rate
+One ``WrenchStamped`` in, four out (4 effectors; ``--effectors`` 2 or 3 for fewer); source,
+relay (or distributor) and sink run in separate processes. For each rate, the relay and
+the distributor are run one after the other with the same source and sink, and the script reports the rate
 held, lost cycles (an input whose four outputs did not all arrive) and p50/p99
 latency from the input's header stamp to the arrival of the last of its four outputs.
 Each of ``--executors`` (kinds of ``wrench_distribution.ros.runner.make_executor``) runs
 the relay and the distributor; ratios are to the relay on ``--reference``. With
 ``--feedback`` the distributor also runs with ``internal_load_feedback`` on, fed by a
 ``measure`` process that publishes a labelled measured internal load at the input rate
-(as the analyzer would: one measurement per command cycle). Before that,
+(as the analyzer would: one measurement per command cycle); with ``--analyzer-rate HZ`` (and
+``--effectors 2``) by the analyzer itself, in its own process, on two F/T streams at HZ from
+an ``ft`` process: the whole loop. Before that,
 ``--startup-trials`` start-up trials per kind and durability count the runs in which a
 freshly started subscriber missed some of the first messages (:func:`startup_figures`).
 The last line applies the rule of docs/benchmarks.md, "Executor".
@@ -35,12 +37,16 @@ import time
 
 import numpy as np
 
-N_EFFECTORS = 4
+#: Fan-out (``--effectors``; children read it from the environment the orchestrator sets).
+N_EFFECTORS = int(os.environ.get('BENCH_RELAY_EFFECTORS', '4'))
 NAMES = [f'e{i}' for i in range(N_EFFECTORS)]
 OUT_TOPICS = [f'{n}/wrench_command' for n in NAMES]
 IN_TOPIC = 'desired_wrench'
-POSITIONS = [0.3, 0.2, 0.0, 0.3, -0.2, 0.0, -0.3, 0.2, 0.0, -0.3, -0.2, 0.0]
+#: The contacts: the first ``N_EFFECTORS`` corners of a 0.6 m x 0.4 m rectangle.
+POSITIONS = [0.3, 0.2, 0.0, 0.3, -0.2, 0.0, -0.3, 0.2, 0.0, -0.3, -0.2, 0.0][:3 * N_EFFECTORS]
 COM = [0.0, 0.0, 0.05]
+#: The analyzer's F/T streams (``--analyzer-rate``): the first two effectors.
+FT_NAMES = NAMES[:2]
 
 
 def stop(proc: subprocess.Popen, timeout: float = 5.0) -> None:
@@ -222,6 +228,54 @@ def role_measure(args) -> None:
     rclpy.try_shutdown()
 
 
+def role_ft(args) -> None:
+    """Publish two F/T streams (``e0/ft_sensor``, ``e1/ft_sensor``) at ``--rate``, one stamp.
+
+    The readings are a 10 N squeeze between the first two contacts with a small ripple, in
+    the sensor frames (the analyzer's default sensors sit at the contacts, no tool mass).
+    """
+    import rclpy
+    from geometry_msgs.msg import WrenchStamped
+    rclpy.init()
+    node = rclpy.create_node('bench_ft')
+    pubs = [node.create_publisher(WrenchStamped, f'{n}/ft_sensor', _qos('sensor_data'))
+            for n in FT_NAMES]
+    msgs = [WrenchStamped() for _ in FT_NAMES]
+    period = 1.0 / args.rate
+    t0 = time.perf_counter()
+    end = t0 + args.duration + args.settle + 2.0
+    k = 0
+    while time.perf_counter() < end:
+        d = t0 + k * period - time.perf_counter()
+        if d > 0:
+            time.sleep(d)
+        s = time.time_ns()
+        ripple = 0.01 * (k % 100)
+        for sign, msg, pub in zip((1.0, -1.0), msgs, pubs):
+            msg.header.stamp.sec = s // 1_000_000_000
+            msg.header.stamp.nanosec = s % 1_000_000_000
+            msg.wrench.force.y = sign * (-10.0 - ripple)
+            msg.wrench.force.z = 5.0
+            pub.publish(msg)
+        k += 1
+    rclpy.try_shutdown()
+
+
+def write_analyzer_params(path: str) -> None:
+    """Write the analyzer's parameter file: the first two contacts, static, default outputs.
+
+    Its ``measured/internal_load`` is the distributor's default ``feedback_topic``; with
+    ``--effectors 2`` both name the same basis, so the distributor takes the measurements.
+
+    :param path: file to write.
+    """
+    import yaml
+    with open(path, 'w') as f:
+        yaml.safe_dump({'/**': {'ros__parameters': {
+            'effectors': FT_NAMES, 'contact_source': 'static',
+            'contact_positions': POSITIONS[:6], 'object_com': COM}}}, f)
+
+
 STARTUP_TOPIC = 'startup_probe'
 #: Messages the start-up talker sends once it sees the probe's subscription.
 STARTUP_MESSAGES = 50
@@ -356,8 +410,27 @@ def relay_figures(src_data: dict, sink_data: dict, label: str, rate: float) -> d
             'lost_last_index': lost_idx[-1] if lost_idx else None}
 
 
+def start_analyzer(tmp: str, env: dict, rate: float, duration: float, settle: float) -> list:
+    """Start the analyzer (its parameter file in ``tmp``) and the ``ft`` process feeding it.
+
+    :param tmp: directory for the parameter file.
+    :param env: environment of both (the analyzer's executor chosen in it).
+    :param rate: F/T rate (Hz).
+    :param duration: seconds of publishing.
+    :param settle: seconds of warm-up.
+    :return: the two processes.
+    """
+    af = os.path.join(tmp, 'a.yaml')
+    write_analyzer_params(af)
+    analyzer = subprocess.Popen([os.path.join(os.path.dirname(sys.executable), 'analyzer'),
+                                 '--ros-args', '--params-file', af, '--log-level', 'warn'], env=env)
+    ft = subprocess.Popen([sys.executable, os.path.abspath(__file__), '--role', 'ft', '--rate',
+                           str(rate), '--duration', str(duration), '--settle', str(settle)], env=env)
+    return [analyzer, ft]
+
+
 def run_one(target: str, rate: float, duration: float, settle: float, domain: int,
-            executor: str, sink_executor: str = 'events') -> dict:
+            executor: str, sink_executor: str = 'events', analyzer_rate: float = 0.0) -> dict:
     """Run source, target (relay or distributor) and sink once; return the figures.
 
     :param target: ``relay``, ``distributor`` or ``feedback`` (the distributor with
@@ -368,6 +441,8 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
     :param domain: ROS domain id.
     :param executor: executor kind of the relay or distributor (``runner.EXECUTOR_KINDS``).
     :param sink_executor: executor kind of the sink.
+    :param analyzer_rate: with ``feedback``: > 0 runs the analyzer in its own process on two
+        F/T streams at this rate instead of the ``measure`` process.
     :return: dict of results.
     """
     tmp = tempfile.mkdtemp(prefix='wd_bench_')
@@ -382,10 +457,12 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
         else:
             pf = os.path.join(tmp, 'p.yaml')
             write_distributor_params(pf, feedback=target == 'feedback')
-            if target == 'feedback':
+            e = dict(env, WRENCH_DISTRIBUTION_EXECUTOR=executor)
+            if target == 'feedback' and analyzer_rate > 0:
+                procs += start_analyzer(tmp, e, analyzer_rate, duration, settle)
+            elif target == 'feedback':
                 procs.append(subprocess.Popen(me + ['--role', 'measure'] + common, env=env))
             exe = os.path.join(os.path.dirname(sys.executable), 'distributor')
-            e = dict(env, WRENCH_DISTRIBUTION_EXECUTOR=executor)
             procs.append(subprocess.Popen([exe, '--ros-args', '--params-file', pf,
                                            '--log-level', 'warn'], env=e))
         sink_out = os.path.join(tmp, 'sink.json')
@@ -405,6 +482,8 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
     with open(sink_out) as f:
         sink_data = json.load(f)
     label = 'distributor + feedback' if target == 'feedback' else target
+    if target == 'feedback' and analyzer_rate > 0:
+        label = f'distributor + feedback + analyzer ({len(FT_NAMES)} F/T at {analyzer_rate:g} Hz)'
     return relay_figures(src_data, sink_data, f'{label} ({executor})', rate)
 
 
@@ -581,7 +660,7 @@ def _latency_round(args, domain: int) -> list:
         for kind in args.executors:
             for target in targets:
                 r = run_one(target, rate, args.duration, args.settle, domain, kind,
-                            args.sink_executor)
+                            args.sink_executor, args.analyzer_rate)
                 r.update(kind=kind, is_distributor=True)
                 rows.append(r)
         for r in rows[-len(relays) - len(args.executors) * len(targets):]:
@@ -592,6 +671,17 @@ def _latency_round(args, domain: int) -> list:
     return rows
 
 
+def _loop_arguments(ap: argparse.ArgumentParser) -> None:
+    """Add the options of the whole loop (issue 32): fan-out and the analyzer's F/T rate."""
+    ap.add_argument('--effectors', type=int, default=N_EFFECTORS, choices=[2, 3, 4],
+                    help='fan-out of the relay and contacts of the distributor (first corners '
+                         'of the rectangle)')
+    ap.add_argument('--analyzer-rate', type=float, default=0.0,
+                    help='with --feedback: the measurement comes from the analyzer in its own '
+                         'process on two F/T streams at this rate (needs --effectors 2: the '
+                         'analyzer and the distributor must name the same basis)')
+
+
 def main(argv=None) -> int:
     """Command line: orchestrate (default) or run one role.
 
@@ -599,7 +689,8 @@ def main(argv=None) -> int:
     :return: exit code.
     """
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--role', choices=['source', 'relay', 'sink', 'probe', 'talker', 'measure'])
+    ap.add_argument('--role', choices=['source', 'relay', 'sink', 'probe', 'talker', 'measure',
+                                       'ft'])
     ap.add_argument('--out')
     ap.add_argument('--ready', help=argparse.SUPPRESS)
     ap.add_argument('--rate', type=float, default=500.0)
@@ -623,14 +714,22 @@ def main(argv=None) -> int:
                          'executor, volatile adds the DDS discovery race')
     ap.add_argument('--feedback', action='store_true',
                     help='also run the distributor with internal_load_feedback on')
+    _loop_arguments(ap)
     ap.add_argument('--rounds', type=int, default=1,
                     help='rounds of the latency runs; with more than one, medians over rounds')
     ap.add_argument('--markdown', action='store_true')
     args = ap.parse_args(argv)
     if args.role:
         {'source': role_source, 'relay': role_relay, 'sink': role_sink, 'probe': role_probe,
-         'talker': role_talker, 'measure': role_measure}[args.role](args)
+         'talker': role_talker, 'measure': role_measure, 'ft': role_ft}[args.role](args)
         return 0
+    if args.analyzer_rate > 0 and (args.effectors != 2 or not args.feedback):
+        ap.error('--analyzer-rate needs --feedback and --effectors 2 (the analyzer sees two '
+                 "contacts; its measured internal load must be in the distributor's basis)")
+    if args.effectors != N_EFFECTORS:  # the constants are read at import: run afresh with them
+        return subprocess.call([sys.executable, os.path.abspath(__file__)]
+                               + list(sys.argv[1:] if argv is None else argv),
+                               env=dict(os.environ, BENCH_RELAY_EFFECTORS=str(args.effectors)))
     domain = int(os.environ.get('ROS_DOMAIN_ID', '77'))
     startup = []
     for kind in args.executors if args.startup_trials > 0 else []:

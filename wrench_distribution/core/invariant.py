@@ -41,7 +41,9 @@ def ball_coefficients(hessian: np.ndarray, gradient: np.ndarray) -> np.ndarray:
             denominator = lam + m
             norm2 = np.sum(g2 / denominator ** 2, axis=1, keepdims=True)
             slope = np.sum(g2 / denominator ** 3, axis=1, keepdims=True)
-            m = m + (np.sqrt(norm2) - 1.0) * norm2 / slope
+            previous, m = m, m + (np.sqrt(norm2) - 1.0) * norm2 / slope
+            if (m == previous).all():
+                break  # every mu at a fixed point: the remaining steps would not change it
         inverse[outside] = np.where(kept, 1.0 / (lam + m), 0.0)
     return np.einsum('kda,ka->kd', vectors, projected * inverse)
 

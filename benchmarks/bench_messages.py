@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Per-message CPU cost of the two nodes' callbacks, in process (issue 32, item 2).
+
+Run from the repository root (ROS environment as in docs/contributing.md)::
+
+    ROS_DOMAIN_ID=210 .venv/bin/python benchmarks/bench_messages.py [--samples 5000]
+
+It builds the real nodes (rclpy, their publishers on DDS with no subscriber) and calls
+their subscription callbacks directly with prepared messages, without an executor, so the
+figure is the Python and rclpy work of one message: conversion, engine, publishing.
+
+- **analyzer, per sample at 2 sensors**: ``wrench_analyzer`` with two static rigid contacts,
+  two F/T readings per sample (the two callbacks), each sample analysed and its 4 x 2
+  wrenches, resultant, internal load and norms published;
+- **distributor, per desired wrench with feedback**: ``wrench_distributor`` with four
+  static rigid contacts (the configuration of ``bench_relay.py``), ``internal_load_feedback``
+  on, one measured internal load per desired wrench (the worst case: measurements at the
+  command rate), its four commands published; the measurement callback is timed apart.
+
+The budget is set from the 1 kHz period: both nodes share 2 cores with DDS, a source and a
+sink, so each may take at most 25 % of 1 ms (250 us) per message on one core. Figures are
+medians of ``--rounds`` loops; ``--profile FILE`` writes a cProfile of one more loop.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+from pathlib import Path
+import statistics
+import sys
+import time
+
+os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+#: 25 % of the 1 kHz period, per message (seconds).
+BUDGET_S = 0.25e-3
+ANALYZER_POSITIONS = [[0.2, 0.0, 0.0], [-0.2, 0.0, 0.0]]
+DISTRIBUTOR_POSITIONS = [0.3, 0.2, 0.0, -0.3, 0.2, 0.0, -0.3, -0.2, 0.0, 0.3, -0.2, 0.0]
+
+
+def _parameters(values: dict) -> list:
+    from rclpy.parameter import Parameter
+    return [Parameter(name, value=value) for name, value in values.items()]
+
+
+def analyzer_node():
+    """Return an analyzer on two static rigid contacts (tool weights, sensor offsets)."""
+    from wrench_distribution.analyzer_node import AnalyzerNode
+    return AnalyzerNode('bench_analyzer', parameter_overrides=_parameters({
+        'effectors': ['a', 'b'], 'contact_source': 'static',
+        'contact_positions': [x for p in ANALYZER_POSITIONS for x in p],
+        'sensor_positions': [0.0, 0.0, -0.05] * 2, 'tool_masses': [0.3] * 2,
+        'object_com': [0.0, 0.0, 0.02], 'object_mass': 3.0, 'max_age': 0.0}))
+
+
+def distributor_node():
+    """Return a distributor on four static rigid contacts, internal-load feedback on."""
+    from wrench_distribution.distributor_node import DistributorNode
+    return DistributorNode('bench_distributor', parameter_overrides=_parameters({
+        'effectors': ['e0', 'e1', 'e2', 'e3'], 'contact_types': ['rigid'] * 4,
+        'contact_source': 'static', 'contact_positions': DISTRIBUTOR_POSITIONS,
+        'object_com': [0.01, -0.02, 0.015], 'input_timeout': 0.0,
+        'internal_load_handles': ['squeeze(e0,e1)=10.0'],
+        'internal_load_feedback': True, 'feedback_timeout': 1.0}))
+
+
+def wrench_messages(count: int, frame: str, seed: int) -> list:
+    """Return ``count`` stamped wrenches, 1 us apart, the last one now (system clock)."""
+    import numpy as np
+    from geometry_msgs.msg import WrenchStamped
+    from wrench_distribution.core.codec import ns_to_stamp
+    from builtin_interfaces.msg import Time
+    rng = np.random.default_rng(seed)
+    start = time.time_ns() - count * 1000
+    out = []
+    for k, row in enumerate(rng.normal(scale=5.0, size=(count, 6)).tolist()):
+        msg = WrenchStamped()
+        msg.header.frame_id = frame
+        msg.header.stamp = ns_to_stamp(start + k * 1000, Time)
+        f, t = msg.wrench.force, msg.wrench.torque
+        f.x, f.y, f.z, t.x, t.y, t.z = row
+        out.append(msg)
+    return out
+
+
+def timed(loop, rounds: int) -> float:
+    """Median seconds of ``loop()`` over ``rounds`` calls (one warm-up first)."""
+    loop()
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        loop()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def analyzer_loop(node, samples: int):
+    """Return a callable feeding ``samples`` synchronised samples of two sensors."""
+    msgs = [wrench_messages(samples, '', seed) for seed in (1, 2)]
+
+    def loop() -> None:
+        # fresh stamps each loop, 1 us apart and in the past: the engine drops samples older
+        # than the last one and readings stamped ahead of the node clock
+        from wrench_distribution.core.codec import ns_to_stamp
+        from builtin_interfaces.msg import Time
+        base = time.time_ns() - samples * 1000
+        for k in range(samples):
+            stamp = ns_to_stamp(base + k * 1000, Time)
+            msgs[0][k].header.stamp = stamp
+            msgs[1][k].header.stamp = stamp
+        on_ft = node._on_ft
+        first, second = msgs
+        for k in range(samples):
+            on_ft(0, first[k])
+            on_ft(1, second[k])
+    return loop
+
+
+def distributor_loops(node, samples: int) -> tuple:
+    """Return ``(desired-wrench loop, measurement loop)`` over ``samples`` messages."""
+    from wrench_distribution.ros.conversions import make_internal_load_msg
+    msgs = wrench_messages(samples, '', 3)
+    measured = make_internal_load_msg(node._engine.cache.distributor.basis_names)
+    values = [0.0] * len(node._engine.cache.distributor.basis_names)
+    values[0] = 9.0
+    measured.data = values
+
+    def wrenches() -> None:
+        on_wrench, on_measured = node._on_wrench, node._on_measured
+        for msg in msgs:
+            on_measured(measured)
+            on_wrench(msg)
+
+    def measurements() -> None:
+        on_measured = node._on_measured
+        for _ in range(samples):
+            on_measured(measured)
+    return wrenches, measurements
+
+
+def main(argv=None) -> int:
+    """Measure both nodes and print the figures against the budget."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--samples', type=int, default=5000, help='messages per loop')
+    parser.add_argument('--rounds', type=int, default=5, help='loops (median)')
+    parser.add_argument('--profile', default='', help='write a cProfile of one more loop of '
+                        'each node to FILE.analyzer and FILE.distributor')
+    args = parser.parse_args(argv)
+    import gc
+    import rclpy
+    rclpy.init()
+    print(f'# load average at start: {os.getloadavg()}')
+    try:
+        analyzer = analyzer_node()
+        distributor = distributor_node()
+        gc.freeze()  # as the nodes' entry points do after start-up
+        a_loop = analyzer_loop(analyzer, args.samples)
+        d_loop, m_loop = distributor_loops(distributor, args.samples)
+        analyzer_s = timed(a_loop, args.rounds) / args.samples
+        measured_s = timed(m_loop, args.rounds) / args.samples
+        both_s = timed(d_loop, args.rounds) / args.samples
+        if args.profile:
+            cProfile.runctx('a_loop()', globals(), {'a_loop': a_loop}, args.profile + '.analyzer')
+            cProfile.runctx('d_loop()', globals(), {'d_loop': d_loop}, args.profile + '.distributor')
+        rows = [('analyzer, per sample at 2 sensors (2 readings, outputs published)', analyzer_s),
+                ('distributor + feedback, per desired wrench (4 commands published)',
+                 both_s - measured_s),
+                ('distributor + feedback, per measured internal load', measured_s),
+                ('distributor + feedback, desired wrench + one measurement', both_s)]
+        print(f'# {args.samples} messages per loop, median of {args.rounds} loops; budget '
+              f'{BUDGET_S * 1e6:.0f} us per message (25 % of the 1 kHz period)')
+        print('| path | us per message | share of the budget |')
+        print('|---|---|---|')
+        for label, seconds in rows:
+            print(f'| {label} | {seconds * 1e6:.1f} | {seconds / BUDGET_S * 100:.0f} % |')
+        analyzer.destroy_node()
+        distributor.destroy_node()
+    finally:
+        rclpy.try_shutdown()
+        print(f'# load average at end: {os.getloadavg()}')
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
