@@ -607,10 +607,22 @@ def compare_tare(argv: list, args: argparse.Namespace) -> int:
             return code
         runs[label] = Path(args.out) / _run_tag(parse_args(run), name)
     text, summary = compare(runs)
+    return _report_comparison(args, f'{name}_tare_compare', text, summary)
+
+
+def _report_comparison(args: argparse.Namespace, stem: str, text: str, summary: dict) -> int:
+    """Print a comparison's table and write it (``<out>/<stem>.txt``, ``.json``, ``--summary-json``).
+
+    :param args: the parsed options (``out``, ``summary_json``).
+    :param stem: the files' name without suffix.
+    :param text: the table.
+    :param summary: the comparison as JSON.
+    :return: 0.
+    """
     print()
     print(text)
-    (Path(args.out) / f'{name}_tare_compare.txt').write_text(text + '\n')
-    for path in filter(None, (Path(args.out) / f'{name}_tare_compare.json', args.summary_json)):
+    (Path(args.out) / f'{stem}.txt').write_text(text + '\n')
+    for path in filter(None, (Path(args.out) / f'{stem}.json', args.summary_json)):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(json.dumps(summary, indent=2) + '\n')
     return 0
@@ -642,13 +654,7 @@ def compare_calibrate(argv: list, args: argparse.Namespace) -> int:
         runs[label] = Path(args.out) / _run_tag(parse_args(base + extra), name)
     record = json.loads((calibration_dir / 'summary.json').read_text())['calibration']
     text, summary = compare_calibration(runs, record['identified'])
-    print()
-    print(text)
-    (Path(args.out) / f'{name}_calibrate_compare.txt').write_text(text + '\n')
-    for path in filter(None, (Path(args.out) / f'{name}_calibrate_compare.json', args.summary_json)):
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(json.dumps(summary, indent=2) + '\n')
-    return 0
+    return _report_comparison(args, f'{name}_calibrate_compare', text, summary)
 
 
 def compare_friction(argv: list, args: argparse.Namespace) -> int:

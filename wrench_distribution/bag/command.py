@@ -68,9 +68,26 @@ def _error(message: str) -> int:
     return 2
 
 
+def analyzer_config_and_bag(args: argparse.Namespace):
+    """Load the analyzer's section of ``--config`` and check the bag exists.
+
+    :param args: the parsed command line (``config``, ``node_name``, ``bag``).
+    :return: the analyzer configuration.
+    :raises BagError: naming the missing parameter file or bag.
+    :raises ConfigError: from the configuration's checks.
+    """
+    from wrench_distribution.params import load_analyzer_config
+    if not args.config.is_file():
+        raise BagError(f'parameter file not found: {args.config}')
+    config = load_analyzer_config(args.config, args.node_name)
+    if not args.bag.exists():
+        raise BagError(f'bag not found: {args.bag}')
+    return config
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``analyze-bag``; 0 on success, 2 on a user error (message on stderr)."""
-    from wrench_distribution.params import ConfigError, load_analyzer_config
+    from wrench_distribution.params import ConfigError
     try:
         import pyarrow  # noqa: F401 -- samples.parquet
     except ImportError as err:
@@ -99,11 +116,7 @@ def run(args: argparse.Namespace) -> int:
                       node_name=args.node_name, csv=args.csv, tare=tare,
                       allow_incomplete=args.allow_incomplete)
     try:
-        if not args.config.is_file():
-            raise BagError(f'parameter file not found: {args.config}')
-        config = load_analyzer_config(args.config, args.node_name)
-        if not args.bag.exists():
-            raise BagError(f'bag not found: {args.bag}')
+        config = analyzer_config_and_bag(args)
         if args.bag.is_dir() and not parallel.is_bag(args.bag) and parallel.find_bags(args.bag):
             return _directory(args, config, options, show)
         summary = analyze_bag(args.bag, config, args.out, options, config_name=str(args.config))

@@ -198,14 +198,10 @@ def _pm(values, sigmas, unit: str) -> str:
 
 
 def _run(args: argparse.Namespace, body) -> int:
-    from wrench_distribution.params import ConfigError, load_analyzer_config
+    from wrench_distribution.params import ConfigError
+    from .command import analyzer_config_and_bag
     try:
-        if not args.config.is_file():
-            raise BagError(f'parameter file not found: {args.config}')
-        config = load_analyzer_config(args.config, args.node_name)
-        if not args.bag.exists():
-            raise BagError(f'bag not found: {args.bag}')
-        return body(args, config)
+        return body(args, analyzer_config_and_bag(args))
     except (BagError, ConfigError) as err:
         message = str(err)
     except WrenchDistributionError as err:  # a refusal of the estimator, or data the core refuses
