@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Optional
 
 #: Sim time (s) before the grasp at which the demo asks for the tare.
-TARE_LEAD = 0.3
+TARE_LEAD = 0.45
 #: Sim time (s) between two attempts while the analyzer refuses (too few samples).
 RETRY = 0.05
 
