@@ -161,6 +161,25 @@ def _object_findings(d: dict, a: dict) -> list:
     return out
 
 
+def _gravity_findings(d: dict, a: dict) -> list:
+    """Gravity of the two nodes when the distributor holds the object's weight.
+
+    The distributor adds ``-m g`` with its ``gravity`` (or ``gravity_frame``); the analyzer
+    removes the tools' weight with its own. Two gravities mean that the held weight and the
+    tools' weight disagree by the difference.
+    """
+    if not d.get('hold_object_weight'):
+        return []
+    out = []
+    if not same_frame(d['gravity_frame'], a['gravity_frame']):
+        out.append(Finding('gravity', 'gravity_frame', 'hold_object_weight takes gravity from '
+                           'another frame than the analyzer', d['gravity_frame'], a['gravity_frame']))
+    elif not d['gravity_frame'] and not _close(d['gravity'], a['gravity'], 1e-6):
+        out.append(Finding('gravity', 'gravity', 'hold_object_weight holds another gravity than '
+                           'the analyzer removes from the tools', d['gravity'], a['gravity']))
+    return out
+
+
 def _sign_findings(d: dict, a: dict, simulated: bool) -> list:
     signs = _per_effector(a, 'sensor_signs', 1, (1,))
     want = {e: 1 if simulated else -signs[e][0] for e in d['effectors']}
@@ -251,7 +270,8 @@ def config_findings(distributor: dict, analyzer: dict, simulated: bool = False,
     out = _effector_findings(distributor, analyzer)
     if out and out[0].message.startswith('the nodes name different'):
         return out
-    for check in (_frame_findings, _contact_findings, _object_findings, _topic_findings):
+    for check in (_frame_findings, _contact_findings, _object_findings, _gravity_findings,
+                  _topic_findings):
         out += check(distributor, analyzer)
     out += _sign_findings(distributor, analyzer, simulated)
     out += _tool_findings(distributor, analyzer, controllers or {})
