@@ -36,9 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from wrench_distribution.sim.arm_models import load_arm, pinocchio  # noqa: E402
-from wrench_distribution.sim.closed_chain import (  # noqa: E402
-    _minimum_norm_solve, ChainState, ClosedChain, Grasp,
-)
+from wrench_distribution.sim.chain_grasps import minimum_norm_solve  # noqa: E402
+from wrench_distribution.sim.closed_chain import ChainState, ClosedChain, Grasp  # noqa: E402
 
 LOCAL = pinocchio.ReferenceFrame.LOCAL
 
@@ -131,7 +130,7 @@ def measure(robot: str, count: int, calls: int, repeats: int) -> dict:
         size=omega_size)
     return {
         'ours': best_median(lambda: chain.accelerations(state, torques), calls, repeats),
-        'solve': best_median(lambda: _minimum_norm_solve(omega, right, chain.rcond), calls,
+        'solve': best_median(lambda: minimum_norm_solve(omega, right, chain.rcond), calls,
                              repeats),
         'pinocchio': best_median(pinocchio_call(chain, state, torques), calls, repeats),
         'step': best_median(lambda: chain.step(state, torques, 1e-3), calls // 4, repeats),
