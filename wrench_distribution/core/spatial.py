@@ -221,28 +221,6 @@ def log_so3(rot: np.ndarray) -> np.ndarray:
     return w * scale[..., None]
 
 
-def log_so3_jacobian(phi: np.ndarray) -> np.ndarray:
-    """Jacobian of the rotation vector along a body-frame turn: ``log(exp(phi) exp(d)) = phi + J d``.
-
-    ``J = I + S/2 + (1/t^2 - (1 + cos t) / (2 t sin t)) S^2`` with ``S = skew(phi)`` and
-    ``t = |phi|`` below pi (the inverse of SO(3)'s right Jacobian; a series below 1e-2 rad,
-    where the closed form cancels). ``J phi = J^T phi = phi``.
-
-    :param phi: rotation vectors (..., 3), rad.
-    :return: (..., 3, 3)
-    """
-    phi = np.asarray(phi, dtype=float)
-    square = np.einsum('...i,...i->...', phi, phi)
-    angle = np.sqrt(square)
-    small = angle < 1e-2
-    safe = np.where(small, 1.0, angle)
-    series = 1.0 / 12.0 + square / 720.0 + square * square / 30240.0
-    closed = 1.0 / safe ** 2 - (1.0 + np.cos(safe)) / (2.0 * safe * np.sin(safe))
-    matrix = skew(phi)
-    return np.eye(3) + 0.5 * matrix + np.where(small, series, closed)[..., None, None] * (
-        matrix @ matrix)
-
-
 def transform_wrench(wrench, rotation, translation) -> np.ndarray:
     """Move a wrench from frame A (about A's origin) to frame B (about B's origin).
 

@@ -68,6 +68,8 @@ class FreeArms:
         self._joints = [model.frames[frame].parentJoint
                         for model, frame in zip(self.models, self._frames)]
         self._zeros = [np.zeros(size) for size in self.sizes]
+        # each Data's joint spatial accelerations, WORLD (a view that follows the Data)
+        self._joint_accelerations = [data.oa for data in self.datas]
 
     def terms(self, q: Sequence[np.ndarray], v: Sequence[np.ndarray],
               torques: Sequence[np.ndarray]) -> FlangeTerms:
@@ -82,12 +84,13 @@ class FreeArms:
         velocities, accelerations, placements = [], [], []
         aba, minverse = pinocchio.aba, pinocchio.computeMinverse
         frame_jacobian, frame_placement = pinocchio.getFrameJacobian, pinocchio.updateFramePlacement
-        for model, data, frame, joint, positions, rates, torque in zip(
-                self.models, self.datas, self._frames, self._joints, q, v, torques):
+        for model, data, frame, joint, joint_accelerations, positions, rates, torque in zip(
+                self.models, self.datas, self._frames, self._joints, self._joint_accelerations,
+                q, v, torques):
             free.append(aba(model, data, positions, rates, torque, _WORLD))
             placement = frame_placement(model, data, frame)
             # the flange's spatial acceleration under a_f: J a_f + J' v (4.9b)
-            accelerations.append(placement.actInv(data.oa[joint]).vector)
+            accelerations.append(placement.actInv(joint_accelerations[joint]).vector)
             jacobian = frame_jacobian(model, data, frame, _LOCAL)
             jacobians.append(jacobian)
             inverse_mass_jacobians.append(minverse(model, data).dot(jacobian.T))

@@ -2,7 +2,7 @@
 
 The seed's coupling through the held object (closed-chain paper, eqs. 4.9c-h, 3.1): the
 object's free acceleration (2.4), the compliant grasps' spring-damper wrenches (Appendix B,
-:func:`.grasp.spring_damper_wrenches`), the rigid grasps' wrenches from
+:func:`.grasp.spring_damper_wrench`), the rigid grasps' wrenches from
 ``Omega f = ...`` with Baumgarte's term and, where ``Omega`` is singular, Aghili's
 minimum-norm multipliers, and the corrections of every acceleration. Per arm the algebra is a
 handful of 6-vector and 6 x 6 products (``ndarray.dot``: at two to four arms, cheaper than
@@ -18,7 +18,7 @@ from scipy.linalg import lapack
 
 from .arm_models import pinocchio
 from .chain_arms import FlangeTerms
-from .grasp import spring_damper_wrenches
+from .grasp import spring_damper_wrench
 
 
 def minimum_norm_solve(omega: np.ndarray, right: np.ndarray, rcond: float) -> np.ndarray:
@@ -85,11 +85,11 @@ class GraspCoupling:
         self.rcond = float(rcond)
         self._placements = [grasp.object_to_grasp for grasp in self.grasps]
         self._actions = [grasp.object_to_grasp.action for grasp in self.grasps]
-        self._stiffness = np.array([self.grasps[index].stiffness for index in self.compliant],
-                                   dtype=float).reshape(-1, 6)
-        self._damping = np.array([np.zeros(6) if self.grasps[index].damping is None
-                                  else self.grasps[index].damping for index in self.compliant],
-                                 dtype=float).reshape(-1, 6)
+        self._stiffness = [np.asarray(self.grasps[index].stiffness, dtype=float).tolist()
+                           for index in self.compliant]
+        self._damping = [[0.0] * 6 if self.grasps[index].damping is None
+                         else np.asarray(self.grasps[index].damping, dtype=float).tolist()
+                         for index in self.compliant]
 
     def accelerations(self, terms: FlangeTerms, placement: pinocchio.SE3,
                       velocity: np.ndarray) -> tuple:
@@ -154,13 +154,13 @@ class GraspCoupling:
         :param wrenches: (l, 6), filled in place at the compliant rows.
         :return: 6, the springs' wrench on the object, object frame.
         """
-        relative = [(placements[index] * self._placements[index]).inverse()
-                    for index in self.compliant]  # the flange in its grasp frame
-        springs = spring_damper_wrenches(
-            self._stiffness, self._damping, np.array([p.rotation for p in relative]),
-            np.array([p.translation for p in relative]),
-            np.array([terms.velocities[index] - couplings[index].dot(velocity)
-                      for index in self.compliant]))
+        springs = []
+        for row, index in enumerate(self.compliant):
+            relative = (placements[index] * self._placements[index]).inverse()  # gMf
+            springs.append(spring_damper_wrench(
+                self._stiffness[row], self._damping[row], relative.rotation, relative.translation,
+                terms.velocities[index] - couplings[index].dot(velocity)))
+        springs = np.array(springs)
         for row, index in enumerate(self.compliant):
             joint[index] = joint[index] - terms.inverse_mass_jacobians[index].dot(springs[row])
             wrenches[index] = springs[row]

@@ -135,6 +135,7 @@ class ClosedChain:
                                       stabilisation_frequency, rcond)
         self.rigid = self.coupling.rigid
         self._sizes = self.free_arms.sizes
+        self._shapes = [(size,) for size in self._sizes]
         ends = np.cumsum([0] + self._sizes + self._sizes)
         self._slices = [slice(start, end) for start, end in zip(ends[:-1], ends[1:])]
 
@@ -173,6 +174,9 @@ class ClosedChain:
             raise ValueError(f'need one torque vector per arm ({len(self.arms)}), '
                              f'got {len(torques)}')
         out = [np.asarray(torque, dtype=float) for torque in torques]
+        if [torque.shape for torque in out] == self._shapes \
+                and np.isfinite(np.concatenate(out)).all():
+            return out
         for arm, torque, size in zip(self.arms, out, self._sizes):
             if torque.shape != (size,) or not np.isfinite(torque).all():
                 raise ValueError(f'torques of {arm.name} must be {size} finite values, '
