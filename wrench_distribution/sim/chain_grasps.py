@@ -44,21 +44,32 @@ def minimum_norm_solve(omega: np.ndarray, right: np.ndarray, rcond: float) -> np
     return basis @ ((basis.T @ right) / eigenvalues[keep])
 
 
-def _motion_cross(motion: np.ndarray, other: np.ndarray) -> list:
-    """Return the spatial cross product of two twists ``[linear, angular]``.
+_NO_ERROR = [0.0] * 6
 
-    ``[v, w] x [v', w'] = [w x v' + v x w', w x w']``, in plain float arithmetic: on six
-    numbers it costs less than numpy's or Pinocchio's call overhead.
 
-    :param motion: 6, ``[v, w]``.
-    :param other: 6, ``[v', w']``.
+def _closure_terms(flange: np.ndarray, object_at_flange: np.ndarray, error: list,
+                   frequency: float) -> list:
+    """Return ``V x (B V(C)) + 2 w (V - B V(C)) + w^2 e``: a grasp's row of (4.9d) but accelerations.
+
+    The spatial cross product ``[v, w] x [v', w'] = [w x v' + v x w', w x w']`` (the transport
+    of the object's twist to the moving flange) and Baumgarte's terms, in plain float
+    arithmetic: on six numbers it costs less than numpy's or Pinocchio's call overhead.
+
+    :param flange: 6, the flange's twist ``V = [v, w]``.
+    :param object_at_flange: 6, the object's twist at the flange ``B V(C) = [v', w']``.
+    :param error: 6 floats, the closure error ``e`` (:meth:`GraspCoupling.closure`).
+    :param frequency: Baumgarte's ``w``, rad/s.
     :return: 6 floats.
     """
-    v0, v1, v2, w0, w1, w2 = motion.tolist()
-    x0, x1, x2, y0, y1, y2 = other.tolist()
-    return [w1 * x2 - w2 * x1 + v1 * y2 - v2 * y1, w2 * x0 - w0 * x2 + v2 * y0 - v0 * y2,
-            w0 * x1 - w1 * x0 + v0 * y1 - v1 * y0,
-            w1 * y2 - w2 * y1, w2 * y0 - w0 * y2, w0 * y1 - w1 * y0]
+    v0, v1, v2, w0, w1, w2 = flange.tolist()
+    x0, x1, x2, y0, y1, y2 = object_at_flange.tolist()
+    rate, square = 2.0 * frequency, frequency * frequency
+    return [w1 * x2 - w2 * x1 + v1 * y2 - v2 * y1 + rate * (v0 - x0) + square * error[0],
+            w2 * x0 - w0 * x2 + v2 * y0 - v0 * y2 + rate * (v1 - x1) + square * error[1],
+            w0 * x1 - w1 * x0 + v0 * y1 - v1 * y0 + rate * (v2 - x2) + square * error[2],
+            w1 * y2 - w2 * y1 + rate * (w0 - y0) + square * error[3],
+            w2 * y0 - w0 * y2 + rate * (w1 - y1) + square * error[4],
+            w0 * y1 - w1 * y0 + rate * (w2 - y2) + square * error[5]]
 
 
 class GraspCoupling:
@@ -198,21 +209,15 @@ class GraspCoupling:
         """
         frequency = self.stabilisation_frequency
         object_at_flanges = stacked.dot(velocity)  # B_i V(C), stacked
-        transports = []
+        terms_rows = []
         for row, index in enumerate(self.rigid):
-            transports += _motion_cross(terms.velocities[index],
-                                        object_at_flanges[6 * row:6 * row + 6])
-        right = np.concatenate([terms.accelerations[index] for index in self.rigid]) \
-            + transports - stacked.dot(object_free)
-        if frequency:
-            relative = np.concatenate([terms.velocities[index] for index in self.rigid]) \
-                - object_at_flanges
             # e_i = log6((X_o G_i)^-1 F_i) = -log6(fMo G_i)
-            inverse_errors = np.concatenate([
-                pinocchio.log6(placements[index] * self._placements[index]).vector
-                for index in self.rigid])
-            right += (2.0 * frequency) * relative - frequency ** 2 * inverse_errors
-        return right
+            error = (-pinocchio.log6(placements[index] * self._placements[index]).vector).tolist() \
+                if frequency else _NO_ERROR
+            terms_rows += _closure_terms(terms.velocities[index],
+                                         object_at_flanges[6 * row:6 * row + 6], error, frequency)
+        return np.concatenate([terms.accelerations[index] for index in self.rigid]) \
+            + terms_rows - stacked.dot(object_free)
 
     def closure(self, index: int, flange: pinocchio.SE3,
                 object_placement: pinocchio.SE3) -> np.ndarray:

@@ -100,7 +100,6 @@ def _check_grasps(arms: Sequence[ArmModel], grasps: Sequence[Grasp]) -> None:
             raise ValueError(f'grasp of {arm.name}: damping needs a stiffness (rigid grasp)')
 
 
-
 class ClosedChain:
     """Arms with joints holding one rigid object: forward dynamics and integration.
 
