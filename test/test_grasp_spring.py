@@ -99,8 +99,8 @@ def test_isotropic_springs_give_the_textbook_world_form_at_the_effector(angle):
     contact_position, effector_position = rng.normal(size=(count, 3)), rng.normal(size=(count, 3))
     compliance = GraspCompliance(stiffness=2e3, damping=0.0, rot_stiffness=30.0, rot_damping=0.0)
     still = np.zeros((count, 3))
-    world = grasp_wrenches(compliance, rigid, effector_position, effector_rotation, still, still,
-                           contact_position, contact_rotation, still, still)
+    world = grasp_wrenches(*compliance.per_axis(rigid), effector_position, effector_rotation,
+                           still, still, contact_position, contact_rotation, still, still)
     assert np.allclose(world[:, :3], 2e3 * (effector_position - contact_position), atol=1e-9)
     rotation_vectors = Rotation.from_matrix(
         effector_rotation @ np.swapaxes(contact_rotation, 1, 2)).as_rotvec()

@@ -16,7 +16,6 @@ from typing import Sequence
 
 import numpy as np
 
-from wrench_distribution.core.spatial import cross
 
 
 @dataclass(frozen=True)
@@ -49,18 +48,18 @@ class GraspCompliance:
         return stiffness, damping
 
 
-def _rotation_vector(rotation: np.ndarray) -> tuple:
+def _rotation_vector(rotation: list) -> tuple:
     """Return ``(phi, alpha)``: the rotation vector of ``R`` and its Jacobian's coefficient.
 
     ``phi = t a / sin t`` with ``a = vee(R - R^T) / 2 = sin t u``, ``t = atan2(|a|, cos t)``;
     ``alpha = 1/t^2 - (1 + cos t) / (2 t sin t)`` is the coefficient of ``S(phi)^2`` in
     ``Jlog3 = I + S(phi)/2 + alpha S(phi)^2`` (series below 1e-3 rad, where both cancel).
 
-    :param rotation: (3, 3), turned by less than pi.
+    :param rotation: ``R``, 9 floats row by row, turned by less than pi.
     :return: ``([phi_x, phi_y, phi_z], alpha)``, floats.
     :raises ValueError: at a half turn, where the rotation vector has no unique value.
     """
-    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = rotation.tolist()
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = rotation
     cosine = 0.5 * (r00 + r11 + r22 - 1.0)
     a0, a1, a2 = 0.5 * (r21 - r12), 0.5 * (r02 - r20), 0.5 * (r10 - r01)
     sine = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
@@ -96,6 +95,46 @@ def _log_jacobian_times(phi: list, alpha: float, vector: list, sign: float) -> l
     return [y0 + half * c0 + alpha * e0, y1 + half * c1 + alpha * e1, y2 + half * c2 + alpha * e2]
 
 
+def _times(matrix: list, vector: list) -> list:
+    """Return ``M x`` for ``M`` given as 9 floats row by row."""
+    m00, m01, m02, m10, m11, m12, m20, m21, m22 = matrix
+    x0, x1, x2 = vector
+    return [m00 * x0 + m01 * x1 + m02 * x2, m10 * x0 + m11 * x1 + m12 * x2,
+            m20 * x0 + m21 * x1 + m22 * x2]
+
+
+def _transpose_times(matrix: list, vector: list) -> list:
+    """Return ``M^T x`` for ``M`` given as 9 floats row by row."""
+    m00, m01, m02, m10, m11, m12, m20, m21, m22 = matrix
+    x0, x1, x2 = vector
+    return [m00 * x0 + m10 * x1 + m20 * x2, m01 * x0 + m11 * x1 + m21 * x2,
+            m02 * x0 + m12 * x1 + m22 * x2]
+
+
+def _spring_damper(stiffness: Sequence[float], damping: Sequence[float], rotation: list,
+                   translation: list, linear: list, angular: list) -> list:
+    """The model of :func:`spring_damper_wrench` on floats.
+
+    :param stiffness: 6 floats.
+    :param damping: 6 floats.
+    :param rotation: ``R``, 9 floats row by row.
+    :param translation: ``p``, 3 floats.
+    :param linear: ``v_rel``, 3 floats.
+    :param angular: ``w_rel``, 3 floats.
+    :return: 6 floats, ``[force, torque]``.
+    """
+    k0, k1, k2, k3, k4, k5 = stiffness
+    d0, d1, d2, d3, d4, d5 = damping
+    p0, p1, p2 = translation
+    rate0, rate1, rate2 = _times(rotation, linear)  # p'
+    phi, alpha = _rotation_vector(rotation)
+    q0, q1, q2 = _log_jacobian_times(phi, alpha, angular, 1.0)  # phi'
+    return _transpose_times(rotation, [k0 * p0 + d0 * rate0, k1 * p1 + d1 * rate1,
+                                       k2 * p2 + d2 * rate2]) \
+        + _log_jacobian_times(phi, alpha, [k3 * phi[0] + d3 * q0, k4 * phi[1] + d4 * q1,
+                                           k5 * phi[2] + d5 * q2], -1.0)
+
+
 def spring_damper_wrench(stiffness: Sequence[float], damping: Sequence[float],
                          rotation: np.ndarray, translation: np.ndarray,
                          relative_twist: np.ndarray) -> list:
@@ -116,37 +155,9 @@ def spring_damper_wrench(stiffness: Sequence[float], damping: Sequence[float],
     :return: 6 floats ``[force, torque]`` on the contact's body at the effector frame's origin,
         effector axes.
     """
-    k0, k1, k2, k3, k4, k5 = stiffness
-    d0, d1, d2, d3, d4, d5 = damping
-    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = rotation.tolist()
-    p0, p1, p2 = translation.tolist()
-    v0, v1, v2, w0, w1, w2 = relative_twist.tolist()
-    pull = [k0 * p0 + d0 * (r00 * v0 + r01 * v1 + r02 * v2),
-            k1 * p1 + d1 * (r10 * v0 + r11 * v1 + r12 * v2),
-            k2 * p2 + d2 * (r20 * v0 + r21 * v1 + r22 * v2)]
-    phi, alpha = _rotation_vector(rotation)
-    q0, q1, q2 = _log_jacobian_times(phi, alpha, [w0, w1, w2], 1.0)
-    torque = _log_jacobian_times(phi, alpha, [k3 * phi[0] + d3 * q0, k4 * phi[1] + d4 * q1,
-                                              k5 * phi[2] + d5 * q2], -1.0)
-    return [r00 * pull[0] + r10 * pull[1] + r20 * pull[2],
-            r01 * pull[0] + r11 * pull[1] + r21 * pull[2],
-            r02 * pull[0] + r12 * pull[1] + r22 * pull[2]] + torque
-
-
-def spring_damper_wrenches(stiffness: np.ndarray, damping: np.ndarray, rotation: np.ndarray,
-                           translation: np.ndarray, relative_twist: np.ndarray) -> np.ndarray:
-    """:func:`spring_damper_wrench` of ``n`` grasps.
-
-    :param stiffness: (n, 6)
-    :param damping: (n, 6)
-    :param rotation: (n, 3, 3)
-    :param translation: (n, 3)
-    :param relative_twist: (n, 6)
-    :return: (n, 6)
-    """
-    return np.array([spring_damper_wrench(*grasp) for grasp in zip(
-        np.asarray(stiffness, dtype=float).tolist(), np.asarray(damping, dtype=float).tolist(),
-        rotation, translation, relative_twist)], dtype=float).reshape(-1, 6)
+    twist = relative_twist.tolist()
+    return _spring_damper(stiffness, damping, rotation.ravel().tolist(), translation.tolist(),
+                          twist[:3], twist[3:])
 
 
 def spring_energy(stiffness: np.ndarray, rotation: np.ndarray, translation: np.ndarray) -> float:
@@ -157,24 +168,27 @@ def spring_energy(stiffness: np.ndarray, rotation: np.ndarray, translation: np.n
     :param translation: (n, 3) ``p``.
     :return: J, summed over the springs.
     """
+    turns = np.asarray(rotation, dtype=float).reshape(-1, 9).tolist()
     deflection = np.concatenate([np.asarray(translation, dtype=float).reshape(-1, 3),
-                                 [_rotation_vector(turn)[0] for turn in rotation]], axis=-1)
+                                 [_rotation_vector(turn)[0] for turn in turns]], axis=-1)
     return 0.5 * float(np.sum(np.asarray(stiffness, dtype=float) * deflection ** 2))
 
 
-def grasp_wrenches(compliance: GraspCompliance, rigid: np.ndarray,
+def grasp_wrenches(stiffness: np.ndarray, damping: np.ndarray,
                    effector_position: np.ndarray, effector_rotation: np.ndarray,
                    effector_velocity: np.ndarray, effector_omega: np.ndarray,
                    contact_position: np.ndarray, contact_rotation: np.ndarray,
                    contact_velocity: np.ndarray, contact_omega: np.ndarray) -> np.ndarray:
     """Wrenches that the grasp springs apply to the object, world axes, at the effector points.
 
-    :func:`spring_damper_wrenches` between each effector frame and its contact frame, the
+    :func:`spring_damper_wrench` between each effector frame and its contact frame, the
     contact frame moving with the contact point's velocity and the object's angular
-    velocity. The effector receives the opposite wrench at the same point.
+    velocity: ``R = R_c^T R_e``, ``p = R_c^T (p_e - p_c)``, ``v_rel = R_e^T (v_e - v_c -
+    w_c x (p_e - p_c))``, ``w_rel = R_e^T (w_e - w_c)``. The effector receives the opposite
+    wrench at the same point.
 
-    :param compliance: spring and damper constants.
-    :param rigid: boolean mask (n,), True for rigid contacts.
+    :param stiffness: (n, 6) per contact (:meth:`GraspCompliance.per_axis`).
+    :param damping: (n, 6) per contact.
     :param effector_position: (n, 3) world positions of the effector attachment points.
     :param effector_rotation: (n, 3, 3) world orientations of the effectors.
     :param effector_velocity: (n, 3)
@@ -186,15 +200,22 @@ def grasp_wrenches(compliance: GraspCompliance, rigid: np.ndarray,
     :return: (n, 6) wrenches ``[f, t]`` applied to the object, world axes, about each
         effector point.
     """
-    offset = effector_position - contact_position
-    back = np.swapaxes(effector_rotation, -1, -2)
-    linear = effector_velocity - contact_velocity - cross(contact_omega, offset)
-    twist = np.concatenate([np.einsum('nij,nj->ni', back, linear),
-                            np.einsum('nij,nj->ni', back, effector_omega - contact_omega)],
-                           axis=-1)
-    stiffness, damping = compliance.per_axis(rigid)
-    local = spring_damper_wrenches(
-        stiffness, damping, np.swapaxes(contact_rotation, -1, -2) @ effector_rotation,
-        np.einsum('nji,nj->ni', contact_rotation, offset), twist)
-    return np.concatenate([np.einsum('nij,nj->ni', effector_rotation, local[:, :3]),
-                           np.einsum('nij,nj->ni', effector_rotation, local[:, 3:])], axis=-1)
+    out = []
+    for spring, dashpot, effector, turn, speed, spin, contact, frame, drift, turning in zip(
+            np.asarray(stiffness, dtype=float).tolist(), np.asarray(damping, dtype=float).tolist(),
+            effector_position.tolist(), effector_rotation.reshape(-1, 9).tolist(),
+            effector_velocity.tolist(), effector_omega.tolist(), contact_position.tolist(),
+            contact_rotation.reshape(-1, 9).tolist(), contact_velocity.tolist(),
+            contact_omega.tolist()):
+        o0, o1, o2 = effector[0] - contact[0], effector[1] - contact[1], effector[2] - contact[2]
+        w0, w1, w2 = turning
+        linear = [speed[0] - drift[0] - (w1 * o2 - w2 * o1),
+                  speed[1] - drift[1] - (w2 * o0 - w0 * o2),
+                  speed[2] - drift[2] - (w0 * o1 - w1 * o0)]
+        columns = [_transpose_times(frame, turn[column::3]) for column in range(3)]  # R_c^T R_e
+        local = _spring_damper(
+            spring, dashpot, [value for row in zip(*columns) for value in row],
+            _transpose_times(frame, [o0, o1, o2]), _transpose_times(turn, linear),
+            _transpose_times(turn, [spin[0] - w0, spin[1] - w1, spin[2] - w2]))
+        out.append(_times(turn, local[:3]) + _times(turn, local[3:]))
+    return np.array(out, dtype=float).reshape(-1, 6)

@@ -59,6 +59,8 @@ class HeldObjectSim:
         self.effector_mass = float(effector_mass)
         self.effector_inertia = float(effector_inertia)
         self.compliance = compliance
+        #: the grasps' six stiffnesses and dampings, per contact (point contacts: no torque)
+        self.grasp_stiffness, self.grasp_damping = compliance.per_axis(self.rigid)
         self.gravity = np.asarray(gravity, dtype=float).reshape(3)
         rot = matrix_from_quaternion(orientation)
         self.body = RigidBody(mass, inertia, np.asarray(position, float) + rot @ self.com, rot)
@@ -153,7 +155,7 @@ class HeldObjectSim:
         """
         p_c, r_c, v_c, w_c = self.contact_state()
         eff_rot = np.where(self.rigid[:, None, None], self.eff_rot, r_c)
-        world = grasp_wrenches(self.compliance, self.rigid, self.eff_pos, eff_rot,
+        world = grasp_wrenches(self.grasp_stiffness, self.grasp_damping, self.eff_pos, eff_rot,
                                self.eff_vel, self.eff_omega, self.anchors(p_c), r_c,
                                v_c + self.slip_rate @ self.body.rotation.T, w_c)
         return self._coulomb(world, p_c, r_c, v_c, None)
@@ -288,7 +290,7 @@ class HeldObjectSim:
         """
         p_c, r_c, v_c, w_c = self.contact_state()
         frames = np.where(self.rigid[:, None, None], self.eff_rot, r_c)
-        world = grasp_wrenches(self.compliance, self.rigid, self.eff_pos, frames,
+        world = grasp_wrenches(self.grasp_stiffness, self.grasp_damping, self.eff_pos, frames,
                                self.eff_vel, self.eff_omega, self.anchors(p_c), r_c,
                                v_c + self.slip_rate @ self.body.rotation.T, w_c)
         world = self._coulomb(world, p_c, r_c, v_c, dt)
@@ -348,7 +350,7 @@ class HeldObjectSim:
             (self.eff_vel ** 2).sum())
         kinetic += 0.5 * self.effector_inertia * float((self.eff_omega[self.rigid] ** 2).sum())
         back = np.swapaxes(r_c, -1, -2)
-        elastic = spring_energy(self.compliance.per_axis(self.rigid)[0], back @ self.eff_rot,
+        elastic = spring_energy(self.grasp_stiffness, back @ self.eff_rot,
                                 np.einsum('nij,nj->ni', back, self.eff_pos - self.anchors(p_c)))
         potential = -self.body.mass * float(self.gravity @ self.body.position)
         return kinetic + elastic + potential
