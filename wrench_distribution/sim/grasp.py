@@ -17,7 +17,6 @@ from typing import Sequence
 import numpy as np
 
 
-
 @dataclass(frozen=True)
 class GraspCompliance:
     """Stiffness and damping of the grasp (isotropic, in any frame).
@@ -113,7 +112,7 @@ def _transpose_times(matrix: list, vector: list) -> list:
 
 def _spring_damper(stiffness: Sequence[float], damping: Sequence[float], rotation: list,
                    translation: list, linear: list, angular: list) -> list:
-    """The model of :func:`spring_damper_wrench` on floats.
+    """Return the wrench of :func:`spring_damper_wrench`, computed on floats.
 
     :param stiffness: 6 floats.
     :param damping: 6 floats.
