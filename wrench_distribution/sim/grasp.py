@@ -200,21 +200,23 @@ def grasp_wrenches(stiffness: np.ndarray, damping: np.ndarray,
         effector point.
     """
     out = []
-    for spring, dashpot, effector, turn, speed, spin, contact, frame, drift, turning in zip(
-            np.asarray(stiffness, dtype=float).tolist(), np.asarray(damping, dtype=float).tolist(),
-            effector_position.tolist(), effector_rotation.reshape(-1, 9).tolist(),
-            effector_velocity.tolist(), effector_omega.tolist(), contact_position.tolist(),
-            contact_rotation.reshape(-1, 9).tolist(), contact_velocity.tolist(),
-            contact_omega.tolist()):
-        o0, o1, o2 = effector[0] - contact[0], effector[1] - contact[1], effector[2] - contact[2]
-        w0, w1, w2 = turning
-        linear = [speed[0] - drift[0] - (w1 * o2 - w2 * o1),
-                  speed[1] - drift[1] - (w2 * o0 - w0 * o2),
-                  speed[2] - drift[2] - (w0 * o1 - w1 * o0)]
-        columns = [_transpose_times(frame, turn[column::3]) for column in range(3)]  # R_c^T R_e
+    for stiff, damp, e_position, e_rotation, e_velocity, e_omega, c_position, c_rotation, \
+            c_velocity, c_omega in zip(
+                np.asarray(stiffness, dtype=float).tolist(),
+                np.asarray(damping, dtype=float).tolist(), effector_position.tolist(),
+                effector_rotation.reshape(-1, 9).tolist(), effector_velocity.tolist(),
+                effector_omega.tolist(), contact_position.tolist(),
+                contact_rotation.reshape(-1, 9).tolist(), contact_velocity.tolist(),
+                contact_omega.tolist()):
+        o0, o1, o2 = [e - c for e, c in zip(e_position, c_position)]  # p_e - p_c
+        w0, w1, w2 = c_omega
+        linear = [e_velocity[0] - c_velocity[0] - (w1 * o2 - w2 * o1),
+                  e_velocity[1] - c_velocity[1] - (w2 * o0 - w0 * o2),
+                  e_velocity[2] - c_velocity[2] - (w0 * o1 - w1 * o0)]
+        columns = [_transpose_times(c_rotation, e_rotation[column::3]) for column in range(3)]
         local = _spring_damper(
-            spring, dashpot, [value for row in zip(*columns) for value in row],
-            _transpose_times(frame, [o0, o1, o2]), _transpose_times(turn, linear),
-            _transpose_times(turn, [spin[0] - w0, spin[1] - w1, spin[2] - w2]))
-        out.append(_times(turn, local[:3]) + _times(turn, local[3:]))
+            stiff, damp, [value for row in zip(*columns) for value in row],  # R_c^T R_e
+            _transpose_times(c_rotation, [o0, o1, o2]), _transpose_times(e_rotation, linear),
+            _transpose_times(e_rotation, [e - c for e, c in zip(e_omega, c_omega)]))
+        out.append(_times(e_rotation, local[:3]) + _times(e_rotation, local[3:]))
     return np.array(out, dtype=float).reshape(-1, 6)
