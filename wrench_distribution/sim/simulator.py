@@ -350,7 +350,8 @@ class HeldObjectSim:
             (self.eff_vel ** 2).sum())
         kinetic += 0.5 * self.effector_inertia * float((self.eff_omega[self.rigid] ** 2).sum())
         back = np.swapaxes(r_c, -1, -2)
-        elastic = spring_energy(self.grasp_stiffness, back @ self.eff_rot,
+        frames = np.where(self.rigid[:, None, None], self.eff_rot, r_c)  # as the springs see them
+        elastic = spring_energy(self.grasp_stiffness, back @ frames,
                                 np.einsum('nij,nj->ni', back, self.eff_pos - self.anchors(p_c)))
         potential = -self.body.mass * float(self.gravity @ self.body.position)
         return kinetic + elastic + potential
