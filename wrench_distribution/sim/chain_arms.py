@@ -2,10 +2,10 @@
 
 The seed's free dynamics (closed-chain paper, eqs. 4.9a-b): per arm, what it would do if it
 held nothing, and the terms the coupling through the object needs (flange Jacobian,
-``M^-1 J^T``, flange twist and acceleration). One Pinocchio pass per arm and evaluation:
-ABA in the WORLD convention leaves behind the placements, the joint Jacobians and the
-factorisation that ``computeMinverse`` reuses, and the joints' spatial accelerations,
-whose value at the flange is ``J a_f + J' v``. Derivation: ``docs/simulator.md``, "Arms with
+``M^-1 J^T``, flange twist and acceleration). One kinematic sweep per arm and evaluation:
+ABA in the WORLD convention leaves behind the placements, the joint Jacobians, the
+articulated inertias that ``computeMinverse(model, data)`` reuses, and the joints' spatial
+accelerations, whose value at the flange is ``J a_f + J' v``. Derivation: ``docs/simulator.md``, "Arms with
 joints: closed-chain dynamics". Simulator only (Pinocchio, ``pip install .[sim]``).
 """
 from __future__ import annotations
