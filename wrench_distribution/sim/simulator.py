@@ -13,10 +13,10 @@ from typing import Sequence
 
 import numpy as np
 
-from wrench_distribution.core.spatial import cross, exp_so3, log_so3
+from wrench_distribution.core.spatial import cross, exp_so3
 from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
 
-from .grasp import grasp_wrenches, GraspCompliance
+from .grasp import grasp_wrenches, GraspCompliance, spring_energy
 from .rigid_object import RigidBody
 
 
@@ -59,6 +59,8 @@ class HeldObjectSim:
         self.effector_mass = float(effector_mass)
         self.effector_inertia = float(effector_inertia)
         self.compliance = compliance
+        #: the grasps' six stiffnesses and dampings, per contact (point contacts: no torque)
+        self.grasp_stiffness, self.grasp_damping = compliance.per_axis(self.rigid)
         self.gravity = np.asarray(gravity, dtype=float).reshape(3)
         rot = matrix_from_quaternion(orientation)
         self.body = RigidBody(mass, inertia, np.asarray(position, float) + rot @ self.com, rot)
@@ -147,13 +149,13 @@ class HeldObjectSim:
 
     # --- wrenches ---------------------------------------------------------------
     def grasp_wrench_world(self) -> np.ndarray:
-        """Wrench each grasp applies to the object, world axes about the contact points.
+        """Wrench each grasp applies to the object, world axes about the effector points.
 
         :return: (n, 6)
         """
         p_c, r_c, v_c, w_c = self.contact_state()
         eff_rot = np.where(self.rigid[:, None, None], self.eff_rot, r_c)
-        world = grasp_wrenches(self.compliance, self.rigid, self.eff_pos, eff_rot,
+        world = grasp_wrenches(self.grasp_stiffness, self.grasp_damping, self.eff_pos, eff_rot,
                                self.eff_vel, self.eff_omega, self.anchors(p_c), r_c,
                                v_c + self.slip_rate @ self.body.rotation.T, w_c)
         return self._coulomb(world, p_c, r_c, v_c, None)
@@ -161,15 +163,14 @@ class HeldObjectSim:
     def contact_wrenches(self) -> np.ndarray:
         """Wrench each effector applies to the object, in its contact frame about the contact point.
 
-        The truth at the simulator's contacts (a point contact's force acts where the
-        fingertip is, moved here to the contact point).
+        The truth at the simulator's contacts (the grasp wrench acts where the effector is,
+        moved here to the contact point).
 
         :return: (n, 6)
         """
         p_c, r_c, _, _ = self.contact_state()
         world = self.grasp_wrench_world()
-        at = np.where(self.rigid[:, None], p_c, self.eff_pos)
-        torque = world[:, 3:] + cross(at - p_c, world[:, :3])
+        torque = world[:, 3:] + cross(self.eff_pos - p_c, world[:, :3])
         back = np.swapaxes(r_c, -1, -2)
         return np.concatenate([np.einsum('nij,nj->ni', back, world[:, :3]),
                                np.einsum('nij,nj->ni', back, torque)], axis=-1)
@@ -250,13 +251,10 @@ class HeldObjectSim:
 
         :return: (n, 6)
         """
-        p_c, _, _, _ = self.contact_state()
         world = self.grasp_wrench_world()
-        at = np.where(self.rigid[:, None], p_c, self.eff_pos)
-        torque = world[:, 3:] + cross(at - self.eff_pos, world[:, :3])
         rot_t = np.swapaxes(self.effector_frames(), -1, -2)
         return np.concatenate([np.einsum('nij,nj->ni', rot_t, world[:, :3]),
-                               np.einsum('nij,nj->ni', rot_t, torque)], axis=-1)
+                               np.einsum('nij,nj->ni', rot_t, world[:, 3:])], axis=-1)
 
     # --- dynamics ---------------------------------------------------------------
     def step(self, commands: np.ndarray, dt: float, fixed: bool = False) -> None:
@@ -269,11 +267,12 @@ class HeldObjectSim:
             the lift); the effectors still move and load their springs.
         """
         commands = np.asarray(commands, dtype=float).reshape(self.n, 6)
-        world, at, frames = self.step_object(dt, fixed)
+        world, frames = self.step_object(dt, fixed)
         cmd_f = np.einsum('nij,nj->ni', frames, commands[:, :3])
         cmd_t = np.einsum('nij,nj->ni', frames, commands[:, 3:])
-        # Effectors: command minus the reaction of the grasp (own weight compensated).
-        moment = cmd_t - world[:, 3:] - cross(at - self.eff_pos, world[:, :3])
+        # Effectors: command minus the reaction of the grasp at their point (own weight
+        # compensated).
+        moment = cmd_t - world[:, 3:]
         self.eff_vel = self.eff_vel + dt * (cmd_f - world[:, :3]) / self.effector_mass
         self.eff_pos = self.eff_pos + dt * self.eff_vel
         omega = self.eff_omega + dt * moment / self.effector_inertia
@@ -286,28 +285,28 @@ class HeldObjectSim:
 
         :param dt: step, s.
         :param fixed: hold the object in place (see :meth:`step`).
-        :return: ``(world, at, frames)``: the grasp wrenches (n, 6) on the object, world
-            axes about ``at`` (n, 3), and the effector frames (n, 3, 3), before the step.
+        :return: ``(world, frames)``: the grasp wrenches (n, 6) on the object, world axes
+            about the effector points, and the effector frames (n, 3, 3), before the step.
         """
         p_c, r_c, v_c, w_c = self.contact_state()
         frames = np.where(self.rigid[:, None, None], self.eff_rot, r_c)
-        world = grasp_wrenches(self.compliance, self.rigid, self.eff_pos, frames,
+        world = grasp_wrenches(self.grasp_stiffness, self.grasp_damping, self.eff_pos, frames,
                                self.eff_vel, self.eff_omega, self.anchors(p_c), r_c,
                                v_c + self.slip_rate @ self.body.rotation.T, w_c)
         world = self._coulomb(world, p_c, r_c, v_c, dt)
         self.last_grasp = world
         # Object: grasp wrenches plus gravity.
         force = world[:, :3].sum(axis=0) + self.body.mass * self.gravity
-        # Rigid grasps act at the contact point; a point contact's force acts where the
-        # fingertip is (the effector point), so that the pair conserves angular momentum.
-        at = np.where(self.rigid[:, None], p_c, self.eff_pos)
-        torque = (world[:, 3:] + cross(at - self.body.position, world[:, :3])).sum(axis=0)
+        # A grasp acts where its effector is, as its reaction on the effector does: the pair
+        # conserves angular momentum.
+        torque = (world[:, 3:] + cross(self.eff_pos - self.body.position,
+                                       world[:, :3])).sum(axis=0)
         if fixed:
             self.body.velocity = np.zeros(3)
             self.body.omega = np.zeros(3)
         else:
             self.body.step(force, torque, dt)
-        return world, at, frames
+        return world, frames
 
     def preload(self, commands: np.ndarray, iterations: int = 5) -> None:
         """Place the effectors so that the springs already carry ``commands`` at rest.
@@ -347,12 +346,12 @@ class HeldObjectSim:
         :return: energy
         """
         p_c, r_c, _, _ = self.contact_state()
-        c = self.compliance
         kinetic = self.body.kinetic_energy() + 0.5 * self.effector_mass * float(
             (self.eff_vel ** 2).sum())
         kinetic += 0.5 * self.effector_inertia * float((self.eff_omega[self.rigid] ** 2).sum())
-        angle = log_so3(self.eff_rot @ np.swapaxes(r_c, -1, -2))[self.rigid]
-        elastic = 0.5 * c.stiffness * float(((self.eff_pos - self.anchors(p_c)) ** 2).sum())
-        elastic += 0.5 * c.rot_stiffness * float((angle ** 2).sum())
+        back = np.swapaxes(r_c, -1, -2)
+        frames = np.where(self.rigid[:, None, None], self.eff_rot, r_c)  # as the springs see them
+        elastic = spring_energy(self.grasp_stiffness, back @ frames,
+                                np.einsum('nij,nj->ni', back, self.eff_pos - self.anchors(p_c)))
         potential = -self.body.mass * float(self.gravity @ self.body.position)
         return kinetic + elastic + potential
