@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from wrench_distribution.sim.arm_models import load_arm, pinocchio  # noqa: E402
-from wrench_distribution.sim.closed_chain import (  # noqa: E402
+from wrench_distribution.sim.physics.arm_models import load_arm, pinocchio  # noqa: E402
+from wrench_distribution.sim.physics.closed_chain import (  # noqa: E402
     _minimum_norm_solve, ChainState, ClosedChain, Grasp,
 )
 

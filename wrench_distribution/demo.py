@@ -26,7 +26,7 @@ import time
 
 import yaml
 
-from .sim.scenarios import load_sections, scenario_file, SCENARIOS, validate_sections
+from .sim.scenarios.sections import load_sections, scenario_file, SCENARIOS, validate_sections
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 ROS_ENV = {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1'}
@@ -124,7 +124,7 @@ def run_sections(sections: dict, duration: float | None, zero_internal: bool) ->
     end = start + checked['object_controller']['move_duration']
     ctl['move_start'] = stretch(start)
     ctl['move_duration'] = stretch(end) - stretch(start)
-    from .sim.object_controller import parse_schedule
+    from .sim.control.object_controller import parse_schedule
     schedule = []
     for when, handles in parse_schedule(checked['object_controller']['internal_load_schedule']):
         values = ', '.join(f'{k}={0.0 if zero_internal else v:g}' for k, v in handles.items())
@@ -187,9 +187,9 @@ def _prepare_sections(args) -> tuple:
         raise ValueError('--tare needs a free phase before the grasp: a scenario with '
                          'object_sim grasp_time > 0 (e.g. dual_arm_real_cell)')
     if args.calibration is not None:
-        from .sim.real_cell_report import load_calibration
+        from .sim.reports.real_cell import load_calibration
         load_calibration(sections, args.calibration)
-    from .sim.admittance_report import apply_feedback, follow_controller_move
+    from .sim.reports.elements import apply_feedback, follow_controller_move
     follow_controller_move(sections)
     if args.internal_load_feedback == 'on':
         apply_feedback(sections)
@@ -197,7 +197,7 @@ def _prepare_sections(args) -> tuple:
         sections['wrench_distributor']['friction_feedback'] = True
     checked = validate_sections(sections)
     if args.calibrate == 'on':
-        from .sim.calibration_step import procedure
+        from .sim.nodes.calibration_step import procedure
         procedure(checked)  # refuses a scenario without the motions
     return path, sections
 
@@ -270,13 +270,13 @@ def _node_commands(args) -> tuple:
     distributor = 'baseline_distributor' if args.baseline else 'wrench_distributor'
     commands = {
         distributor: (_executable('baseline-distributor',
-                                  'wrench_distribution.sim.baseline_distributor_node')
+                                  'wrench_distribution.sim.nodes.baseline_distributor_node')
                       if args.baseline else
                       _executable('distributor', 'wrench_distribution.distributor_node')),
         'wrench_analyzer': _executable('analyzer', 'wrench_distribution.analyzer_node'),
         'object_controller': _executable('object-controller',
-                                         'wrench_distribution.sim.object_controller_node'),
-        'object_sim': _executable('object-sim', 'wrench_distribution.sim.object_sim_node'),
+                                         'wrench_distribution.sim.nodes.object_controller_node'),
+        'object_sim': _executable('object-sim', 'wrench_distribution.sim.nodes.object_sim_node'),
     }
     return distributor, commands
 
@@ -375,11 +375,11 @@ def _user_steps(args, recorder, run: dict) -> list:
     """
     steps = []
     if args.tare == 'on':
-        from .sim.tare_step import TareStep
+        from .sim.nodes.tare_step import TareStep
         run['tare'] = TareStep(recorder, run['sections']['object_sim']['grasp_time'])
         steps.append(run['tare'])
     if args.calibrate == 'on':
-        from .sim.calibration_step import procedure, ServiceScript
+        from .sim.nodes.calibration_step import procedure, ServiceScript
         run['calibration'] = ServiceScript(recorder, procedure(validate_sections(run['sections'])))
         steps.append(run['calibration'])
     return steps
@@ -402,7 +402,7 @@ def _run_nodes(args, run: dict, procs: dict, wall0: float) -> tuple:
     interrupted = False
     try:
         from .ros.runner import make_executor
-        from .sim.recorder import BagRecorder
+        from .sim.nodes.recorder import BagRecorder
 
         def start(node: str) -> None:
             log = open(out / 'logs' / f'{node}.log', 'w')
@@ -461,7 +461,7 @@ def _report(args, run: dict, summary_extra: dict, title: str, ok: bool) -> int:
     if not (out / 'bag').exists():
         print('demo: no bag was written', file=sys.stderr)
         return 1
-    from .sim.report import format_summary, plot, read_bag, summarize, write_json
+    from .sim.reports.summary import format_summary, plot, read_bag, summarize, write_json
     series = read_bag(out / 'bag')
     summary = summarize(series, run['sections'], run['duration'])
     summary.update(summary_extra)
@@ -471,7 +471,7 @@ def _report(args, run: dict, summary_extra: dict, title: str, ok: bool) -> int:
     write_json(summary, out / 'summary.json')
     if not args.no_plot:
         plot(summary, out / 'plot.png', title)
-    from .sim.admittance_report import format_elements, write_element_summary
+    from .sim.reports.elements import format_elements, write_element_summary
     elements = write_element_summary(out, run['sections'], run['duration'], args.summary_json,
                                      not args.no_plot, summary_extra)
     if elements is not None:
@@ -552,7 +552,7 @@ def main(argv=None) -> int:
 
 def _calibration_record(run: dict, out: Path) -> dict:
     """Return the calibration's record: the calls, and the saved parameters against the truth."""
-    from .sim.real_cell_report import format_identified, identified_vs_truth, read_calibration
+    from .sim.reports.real_cell import format_identified, identified_vs_truth, read_calibration
     record = run['calibration'].summary()
     for call in record['calls']:
         print(f'  calibration: {call["service"]} at {call["called_at_s"]:.2f} s: '
@@ -569,7 +569,7 @@ def _calibration_record(run: dict, out: Path) -> dict:
 
 def _set_schedule(controller: dict, value: float) -> None:
     """Give every scheduled internal-load handle the same value."""
-    from .sim.object_controller import parse_schedule
+    from .sim.control.object_controller import parse_schedule
     controller['internal_load_schedule'] = [
         f'{when:.6g}: ' + ', '.join(f'{k}={value:g}' for k in handles)
         for when, handles in parse_schedule(controller.get('internal_load_schedule', []))]
@@ -596,7 +596,7 @@ def compare_tare(argv: list, args: argparse.Namespace) -> int:
     :param args: its parsed options (``--summary-json``: the comparison's JSON).
     :return: 0 when the four runs completed, else the first failing run's code
     """
-    from .sim.real_cell_report import compare, PHASES
+    from .sim.reports.real_cell import compare, PHASES
     base = _without(argv, ('--tare', '--internal-load-feedback', '--summary-json'))
     name = scenario_file(args.scenario).stem.replace('demo_', '')
     runs = {}
@@ -636,7 +636,7 @@ def compare_calibrate(argv: list, args: argparse.Namespace) -> int:
     :param args: its parsed options (``--summary-json``: the comparison's JSON).
     :return: 0 when the three runs completed, else the first failing run's code
     """
-    from .sim.real_cell_report import compare_calibration
+    from .sim.reports.real_cell import compare_calibration
     base = _without(argv, ('--calibrate', '--calibration', '--tare', '--internal-load-feedback',
                            '--summary-json')) + ['--internal-load-feedback', 'on']
     name = scenario_file(args.scenario).stem.replace('demo_', '')
@@ -679,7 +679,7 @@ def compare_friction(argv: list, args: argparse.Namespace) -> int:
         if code != 0:
             return code
         runs.append(Path(args.out) / _run_tag(parse_args(run), name))  # this run's, not a glob
-    from .sim.friction_report import compare
+    from .sim.reports.friction import compare
     text = compare(runs[0], runs[1], Path(args.out) / f'{name}_friction_compare.png')
     print()
     print(text)

@@ -92,7 +92,7 @@ def _sensor_in_believed(sim: Mapping, n: int, position_error: bool, orientation_
     :return: ``(positions (3 n), quaternions (4 n))``, the analyzer's sensor parameters
     """
     from wrench_distribution.core.spatial import exp_so3
-    from .arm_sim import true_contacts
+    from ..physics.admittance_arms import true_contacts
     believed_pos = _group(sim['contact_positions'], n, 3, [0.0] * 3)
     believed_q = _group(sim['contact_orientations'], n, 4, [0.0, 0.0, 0.0, 1.0])
     zero = np.zeros((n, 3))
@@ -137,7 +137,7 @@ def true_values(sections: Mapping, true_wrenches: Optional[np.ndarray] = None) -
         parameter, ``pad_deflection``), or None.
     :return: ``{'<parameter>(<effector>)' or '<parameter>': {analyzer parameter: value}}``
     """
-    from .scenarios import true_object
+    from ..scenarios.sections import true_object
     sim, belief = sections['object_sim'], sections['wrench_analyzer']
     effectors = list(belief['effectors'])
     n = len(effectors)

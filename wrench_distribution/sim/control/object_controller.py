@@ -13,8 +13,8 @@ import numpy as np
 from wrench_distribution.core.contacts import inertia_matrix
 from wrench_distribution.core.spatial import cross, exp_so3, log_so3
 
-from ..config.sim import CONTROLLER_DEFAULTS  # noqa: F401 (re-exported)
-from ..config.validation import parse_schedule  # noqa: F401 (re-exported)
+from ...config.sim import CONTROLLER_DEFAULTS  # noqa: F401 (re-exported)
+from ...config.validation import parse_schedule  # noqa: F401 (re-exported)
 
 
 def min_jerk(t: float, start: float, duration: float) -> tuple[float, float, float]:

@@ -14,13 +14,13 @@ from typing import Mapping
 
 import numpy as np
 
-from .arm_models import load_arm, pinocchio
-from .arm_sim import laws_from, reference_motion, true_contacts
-from .closed_chain import ClosedChain, Grasp
-from .joint_arms import DlsSettings, drive_gains, JointArmController, JointArmsSim
-from .scenarios import _per_effector as _grouped, true_object
-from ..core.contacts import inertia_matrix
-from ..core.spatial import quaternion_to_matrix
+from .sections import _per_effector as _grouped, true_object
+from ..physics.admittance_arms import laws_from, reference_motion, true_contacts
+from ..physics.arm_models import load_arm, pinocchio
+from ..physics.closed_chain import ClosedChain, Grasp
+from ..physics.joint_arms import DlsSettings, drive_gains, JointArmController, JointArmsSim
+from ...core.contacts import inertia_matrix
+from ...core.spatial import quaternion_to_matrix
 
 
 def _arms(p: Mapping, gripper_masses, gripper_coms) -> list:

@@ -20,7 +20,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..core.spatial import exp_so3, log_so3, quaternion_to_matrix
+from ...core.spatial import exp_so3, log_so3, quaternion_to_matrix
 
 #: The four runs, in the order of the procedure: (label, tare, internal-load feedback).
 PHASES = (('untared, open loop', 'off', 'off'), ('untared, closed loop', 'off', 'on'),
@@ -130,7 +130,7 @@ def identified_vs_truth(calibration: Mapping, sim: Mapping, analyzer: Mapping) -
         frame of the configured contacts (the true one shifted by the contacts' mean position
         error)
     """
-    from .scenarios import true_object
+    from ..scenarios.sections import true_object
     names, n = list(sim['effectors']), len(sim['effectors'])
     mass, com = true_object(sim)
     rows = [] if 'object_mass' not in calibration else [
@@ -230,7 +230,7 @@ def read_calibration(path) -> dict:
     :return: ``{parameter: value}``
     :raises ValueError: for a file without an analyzer section
     """
-    from ..core.safe_load import load_document
+    from ...core.safe_load import load_document
     document = load_document(str(path), 'calibration file') or {}
     for key, section in document.items():
         if str(key).split('/')[-1] == 'wrench_analyzer':
@@ -249,7 +249,7 @@ def load_calibration(sections: dict, path) -> None:
     :param sections: node name -> parameters (changed in place).
     :param path: the calibration file.
     """
-    from .scenarios import sim_params, true_object
+    from ..scenarios.sections import sim_params, true_object
     calibration = read_calibration(path)
     mass, com = true_object(sim_params(sections['object_sim']))
     sections['wrench_analyzer'].update(calibration)

@@ -15,12 +15,12 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .admittance import (AdmittanceParameters, AdmittanceRule, compose_offset, pose_difference,
-                         PositionLoop)
 from .ft_sensor import SimulatedFTSensors
-from .object_controller import PoseController
-from .simulator import HeldObjectSim
-from ..core.spatial import cross, exp_so3, quaternion_to_matrix
+from .held_object import HeldObjectSim
+from ..control.admittance import (AdmittanceParameters, AdmittanceRule, compose_offset, pose_difference,
+                                  PositionLoop)
+from ..control.object_controller import PoseController
+from ...core.spatial import cross, exp_so3, quaternion_to_matrix
 
 
 class ArmHeldObjectSim(HeldObjectSim):

@@ -14,15 +14,15 @@ from typing import Mapping
 import numpy as np
 import yaml
 
-from .ft_sensor import SimulatedFTSensors
-from .grasp import GraspCompliance
-from .simulator import HeldObjectSim
-from ..config.loading import sensor_models_from
-from ..config.schema import ConfigError
-from ..config.sim import BASELINE_DEFAULTS  # noqa: F401 (re-exported)
-from ..config.validation import validate_params
-from ..core.contacts import inertia_matrix
-from ..core.spatial import matrix_to_quaternion, quaternion_to_matrix
+from ..physics.ft_sensor import SimulatedFTSensors
+from ..physics.grasp import GraspCompliance
+from ..physics.held_object import HeldObjectSim
+from ...config.loading import sensor_models_from
+from ...config.schema import ConfigError
+from ...config.sim import BASELINE_DEFAULTS  # noqa: F401 (re-exported)
+from ...config.validation import validate_params
+from ...core.contacts import inertia_matrix
+from ...core.spatial import matrix_to_quaternion, quaternion_to_matrix
 
 SCENARIOS = ('dual_arm', 'three_finger_hand', 'quadruped_stance', 'dual_arm_admittance',
              'dual_arm_joints', 'dual_arm_real_cell', 'dual_arm_real_cell_tilt')
@@ -47,7 +47,7 @@ def config_dir() -> Path:
 
     :return: path to ``config/``
     """
-    here = Path(__file__).resolve().parents[2] / 'config'
+    here = Path(__file__).resolve().parents[3] / 'config'
     if here.is_dir():
         return here
     try:
@@ -149,7 +149,7 @@ def build_sim(params: Mapping) -> HeldObjectSim:
     if p['effector_model'] == 'admittance':
         return _build_arm_sim(p, positions, orientations, _sim_arguments(p, types))
     if p['effector_model'] == 'joints':
-        from .joint_setup import build_joint_sim
+        from .joints import build_joint_sim
         return build_joint_sim(p, positions, orientations, build_sensors(p))
     return HeldObjectSim(contact_positions=positions, contact_orientations=orientations,
                          **_sim_arguments(p, types))
@@ -190,7 +190,7 @@ def _build_arm_sim(p: Mapping, positions: np.ndarray, orientations: np.ndarray, 
     :param arguments: the other :class:`HeldObjectSim` arguments.
     :return: an :class:`~.arm_sim.ArmHeldObjectSim`
     """
-    from .arm_sim import ArmHeldObjectSim, laws_from, reference_motion, true_contacts
+    from ..physics.admittance_arms import ArmHeldObjectSim, laws_from, reference_motion, true_contacts
     n = len(positions)
     true_pos, true_rot = true_contacts(
         positions, orientations, _per_effector(p['contact_position_errors'], n, 3, [0, 0, 0]),

@@ -5,8 +5,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..core.sensor_model import SensorModel
-from ..core.spatial import inverse_pose, quaternion_to_matrix, transform_wrench
+from ...core.sensor_model import SensorModel
+from ...core.spatial import inverse_pose, quaternion_to_matrix, transform_wrench
 
 
 class SimulatedFTSensors:

@@ -91,7 +91,7 @@ def steady_window(checked: Mapping, duration: float) -> tuple:
     :param duration: sim time of the run, s.
     :return: ``(start, end, last_change)`` in s
     """
-    from .object_controller import parse_schedule
+    from ..control.object_controller import parse_schedule
     ctl = checked['object_controller']
     schedule = parse_schedule(ctl['internal_load_schedule'])
     last_change = max([when for when, _ in schedule] + [checked['object_sim']['release_time']])
@@ -101,7 +101,7 @@ def steady_window(checked: Mapping, duration: float) -> tuple:
 
 def _commanded(series_t: np.ndarray, checked: Mapping, dist) -> np.ndarray:
     """Commanded coordinates at each time, from the schedule (the core resolves the handles)."""
-    from .object_controller import parse_schedule, scheduled
+    from ..control.object_controller import parse_schedule, scheduled
     schedule = parse_schedule(checked['object_controller']['internal_load_schedule'])
     return np.array([dist.internal_load_from_handles(scheduled(schedule, t)) for t in series_t])
 
@@ -113,7 +113,7 @@ def limit_violations(bag: Path, distributor: Mapping) -> int:
     :param distributor: validated distributor parameters.
     :return: number of command messages whose force or torque norm exceeds its limit
     """
-    from ..config.validation import per_effector_limits
+    from ...config.validation import per_effector_limits
     from .series import read_bag
     effectors = list(distributor['effectors'])
     topics = [f'{e}/wrench_command' for e in effectors]
@@ -225,7 +225,7 @@ def _recorded(bag: Path, names: list) -> tuple:
     :return: ``(estimate, truth, true contacts or None)``, each ``(t, values)``
     :raises ValueError: when the estimate or the truth was not recorded
     """
-    from .report import _measured_internal_load
+    from .summary import _measured_internal_load
     from .series import read_bag
     series = read_bag(bag, ['measured/internal_load', 'measured/object_wrench', TRUTH_TOPIC,
                             TRUTH_COMPANION, TRUE_CONTACTS_TOPIC])
@@ -298,9 +298,9 @@ def element_summary(out: Path, sections: Mapping, duration: float, tare_biases=N
     :param tare_biases: the biases the run's free tare wrote, or None (not tared).
     :return: JSON-ready summary; ``'_series'`` holds the arrays of the plot.
     """
-    from ..config.loading import contacts_from
-    from ..core import LoadDistributor, ObjectModel
-    from .scenarios import validate_sections
+    from ...config.loading import contacts_from
+    from ...core import LoadDistributor, ObjectModel
+    from ..scenarios.sections import validate_sections
     checked = validate_sections(sections)
     sim = checked['object_sim']
     dist = LoadDistributor(contacts_from(sim), ObjectModel(com=tuple(sim['object_com']),

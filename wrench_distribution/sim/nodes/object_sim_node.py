@@ -42,10 +42,10 @@ from wrench_distribution.ros.conversions import fill_wrench, make_internal_load_
 from wrench_distribution.ros.parameters import declare_and_validate
 from wrench_distribution.ros.runner import stop_requested
 
-from .admittance import accepts_reference
-from .object_controller import tilt_profile
-from .scenarios import build_sensors, build_sim
-from .truth import TruthReadout
+from ..control.admittance import accepts_reference
+from ..control.object_controller import tilt_profile
+from ..scenarios.sections import build_sensors, build_sim
+from ..scenarios.truth import TruthReadout
 
 #: Parameters of the node only (the rest of SIM_DEFAULTS describes the physics).
 EXTRA = ('wait_for_subscribers', 'contact_rate', 'marker_rate', 'lockstep', 'lockstep_timeout')
@@ -382,7 +382,7 @@ def main(args=None) -> int:
     :param args: ROS command-line arguments (None: ``sys.argv``).
     :return: exit code (2 on invalid configuration).
     """
-    from ..ros.runner import run_node
+    from ...ros.runner import run_node
     return run_node(ObjectSimNode, 'object_sim', args, spin=_run,
                     config_errors=(ValueError, TypeError))
 

@@ -22,7 +22,7 @@ from wrench_distribution.core.codec import join_labels, stamp_to_ns
 from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
 from wrench_distribution.ros.parameters import declare_and_validate
 
-from .object_controller import controller_from, parse_schedule, scheduled
+from ..control.object_controller import controller_from, parse_schedule, scheduled
 
 
 class ObjectControllerNode(Node):
@@ -98,7 +98,7 @@ def main(args=None) -> int:
     :param args: ROS command-line arguments (None: ``sys.argv``).
     :return: exit code (2 on invalid configuration).
     """
-    from ..ros.runner import run_node
+    from ...ros.runner import run_node
     return run_node(ObjectControllerNode, 'object_controller', args)
 
 

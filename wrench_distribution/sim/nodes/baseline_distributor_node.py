@@ -15,10 +15,10 @@ import numpy as np
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
-from ..config.sim import BASELINE_PARAMS
-from ..core.baselines import moore_penrose
-from ..core.spatial import quaternion_to_matrix
-from ..ros.parameters import declare_and_validate
+from ...config.sim import BASELINE_PARAMS
+from ...core.baselines import moore_penrose
+from ...core.spatial import quaternion_to_matrix
+from ...ros.parameters import declare_and_validate
 
 
 class BaselineDistributorNode(Node):
@@ -76,7 +76,7 @@ def main(args=None) -> int:
     :param args: ROS command-line arguments (None: ``sys.argv``).
     :return: exit code (2 on invalid configuration).
     """
-    from ..ros.runner import run_node
+    from ...ros.runner import run_node
     return run_node(BaselineDistributorNode, 'baseline_distributor', args)
 
 

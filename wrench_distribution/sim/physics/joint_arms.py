@@ -30,8 +30,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .admittance import AdmittanceParameters, AdmittanceRule, compose_offset, pose_difference
 from .arm_models import pinocchio
+from ..control.admittance import AdmittanceParameters, AdmittanceRule, compose_offset, pose_difference
 
 
 # --- damped least squares -------------------------------------------------------------
