@@ -227,7 +227,8 @@ def test_min_jerk_profile():
 
 def test_schedule_parsing():
     from wrench_distribution.params import ConfigError
-    from wrench_distribution.sim.control.object_controller import parse_schedule, scheduled
+    from wrench_distribution.config.validation import parse_schedule
+    from wrench_distribution.sim.control.object_controller import scheduled
     sched = parse_schedule(['3: squeeze(a,b)=40, twist(a,b)=-1.5', '0.0: squeeze(a,b)=20'])
     assert scheduled(sched, -1.0) == {}
     assert scheduled(sched, 1.0) == {'squeeze(a,b)': 20.0}
@@ -263,7 +264,7 @@ SCENARIO_NAMES = ('dual_arm', 'three_finger_hand', 'quadruped_stance')
 def test_scenario_file_is_consistent_and_valid(name):
     from wrench_distribution.params import validate_params
     from wrench_distribution.sim import scenarios
-    from wrench_distribution.sim.control.object_controller import CONTROLLER_DEFAULTS
+    from wrench_distribution.config.sim import BASELINE_DEFAULTS, CONTROLLER_DEFAULTS
     sections = scenarios.load_sections(name)
     assert set(sections) == set(scenarios.NODES)
     assert scenarios.check_consistency(sections) == []
@@ -271,7 +272,7 @@ def test_scenario_file_is_consistent_and_valid(name):
     validate_params('analyzer', sections['wrench_analyzer'])
     scenarios.sim_params(sections['object_sim'])
     assert set(sections['object_controller']) <= set(CONTROLLER_DEFAULTS) | {'use_sim_time'}
-    assert set(sections['baseline_distributor']) <= set(scenarios.BASELINE_DEFAULTS) | {
+    assert set(sections['baseline_distributor']) <= set(BASELINE_DEFAULTS) | {
         'use_sim_time'}
     # the analyzer's sensor description is the simulator's
     sim = sections['object_sim']
@@ -291,7 +292,7 @@ def test_core_distribution_holds_each_scenario_still(name):
     """
     from wrench_distribution.core import Contact, LoadDistributor, ObjectModel
     from wrench_distribution.sim import scenarios
-    from wrench_distribution.sim.control.object_controller import parse_schedule
+    from wrench_distribution.config.validation import parse_schedule
     sections = scenarios.load_sections(name)
     p = scenarios.sim_params(sections['object_sim'])
     # Rigid grasps apply their command in the effector frame, which the command's torque

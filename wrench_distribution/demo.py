@@ -26,6 +26,8 @@ import time
 
 import yaml
 
+from .sim.scenarios.models import effector_model
+from .sim.scenarios.runs import apply_feedback, load_calibration, read_calibration
 from .sim.scenarios.sections import load_sections, scenario_file, SCENARIOS, validate_sections
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -124,7 +126,7 @@ def run_sections(sections: dict, duration: float | None, zero_internal: bool) ->
     end = start + checked['object_controller']['move_duration']
     ctl['move_start'] = stretch(start)
     ctl['move_duration'] = stretch(end) - stretch(start)
-    from .sim.control.object_controller import parse_schedule
+    from .config.validation import parse_schedule
     schedule = []
     for when, handles in parse_schedule(checked['object_controller']['internal_load_schedule']):
         values = ', '.join(f'{k}={0.0 if zero_internal else v:g}' for k, v in handles.items())
@@ -181,16 +183,14 @@ def _prepare_sections(args) -> tuple:
         sections['object_controller']['move_duration'] = float(args.move_duration)
     if args.squeeze is not None:
         _set_schedule(sections['object_controller'], args.squeeze)
-    if sections['object_sim'].get('effector_model') == 'joints':
-        _require_sim_extra()
+    model = effector_model(sections['object_sim'])
+    model.require()
     if args.tare != 'off' and not float(sections['object_sim'].get('grasp_time', 0.0)) > 0.0:
         raise ValueError('--tare needs a free phase before the grasp: a scenario with '
                          'object_sim grasp_time > 0 (e.g. dual_arm_real_cell)')
     if args.calibration is not None:
-        from .sim.reports.real_cell import load_calibration
         load_calibration(sections, args.calibration)
-    from .sim.reports.elements import apply_feedback, follow_controller_move
-    follow_controller_move(sections)
+    model.prepare(sections)
     if args.internal_load_feedback == 'on':
         apply_feedback(sections)
     if args.friction_feedback == 'on':
@@ -200,24 +200,6 @@ def _prepare_sections(args) -> tuple:
         from .sim.nodes.calibration_step import procedure
         procedure(checked)  # refuses a scenario without the motions
     return path, sections
-
-
-def _require_sim_extra() -> None:
-    """Refuse a scenario of arms with joints when the simulator's extra is not installed.
-
-    :raises ValueError: naming ``pip install .[sim]``
-    """
-    import importlib.metadata
-    import importlib.util
-    missing = [] if importlib.util.find_spec('pinocchio') else ['pin']
-    try:
-        importlib.metadata.distribution('example-robot-data')
-    except importlib.metadata.PackageNotFoundError:
-        missing.append('example-robot-data')
-    if missing:
-        raise ValueError(f'the arms with joints need {" and ".join(missing)}, the simulator\'s '
-                         'optional extra: pip install .[sim]  (or pip install -r '
-                         'requirements-sim.txt)')
 
 
 def _run_tag(args, name: str) -> str:
@@ -339,8 +321,8 @@ def _spin_until_done(executor, recorder, procs: dict, limit: float, wall0: float
                      duration: float, out: Path, steps=()) -> bool:
     """Record until the simulator ends, a node dies or the wall-clock limit is reached.
 
-    :param steps: the user's service calls polled at each spin (:class:`~.sim.tare_step.TareStep`,
-        :class:`~.sim.calibration_step.ServiceScript`).
+    :param steps: the user's service calls polled at each spin (:class:`~.sim.nodes.tare_step.TareStep`,
+        :class:`~.sim.nodes.calibration_step.ServiceScript`).
     :return: True when the simulator exited with 0.
     """
     next_report = time.monotonic() + 2.0
@@ -552,7 +534,7 @@ def main(argv=None) -> int:
 
 def _calibration_record(run: dict, out: Path) -> dict:
     """Return the calibration's record: the calls, and the saved parameters against the truth."""
-    from .sim.reports.real_cell import format_identified, identified_vs_truth, read_calibration
+    from .sim.reports.real_cell import format_identified, identified_vs_truth
     record = run['calibration'].summary()
     for call in record['calls']:
         print(f'  calibration: {call["service"]} at {call["called_at_s"]:.2f} s: '
@@ -569,7 +551,7 @@ def _calibration_record(run: dict, out: Path) -> dict:
 
 def _set_schedule(controller: dict, value: float) -> None:
     """Give every scheduled internal-load handle the same value."""
-    from .sim.control.object_controller import parse_schedule
+    from .config.validation import parse_schedule
     controller['internal_load_schedule'] = [
         f'{when:.6g}: ' + ', '.join(f'{k}={value:g}' for k in handles)
         for when, handles in parse_schedule(controller.get('internal_load_schedule', []))]

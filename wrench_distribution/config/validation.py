@@ -6,7 +6,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from .schema import (BOOL, BUILTIN_PARAMS, ConfigError, DOUBLE, DOUBLE_ARRAY, INTEGER, INTEGER_ARRAY,
                      LIMIT_CEILING, PARAM_INDEX, ParamSpec, STRING, STRING_ARRAY)
-from .sim import ARM_EFFECTOR_MODELS, ARM_ROBOTS, SIM_SPECS
+from .sim import ARM_ROBOTS, SIM_SPECS
 
 #: Kind (node name) -> parameter name -> spec, for the two nodes and the simulator's nodes.
 INDEX = dict(PARAM_INDEX, **{kind: {s.name: s for s in specs} for kind, specs in SIM_SPECS.items()})
@@ -462,10 +462,6 @@ def _check_free_tilts(v: dict, idx: dict) -> None:
     _check_tilts(v, idx, 'arm_tilts', v['arm_move_start'] + v['arm_move_duration'])
     _check_tilts(v, idx, 'free_tilts')
     free = v['free_tilts']
-    if free and v['effector_model'] == 'joints':
-        raise ConfigError("parameter 'free_tilts': not with effector_model joints (the arms' "
-                          'joints are not posed before the grasp); accepted: empty, or '
-                          'effector_model force or admittance')
     if free and (any(abs(x) > 1e-12 for x in free[-3:])
                  or free[-5] + free[-4] > v['grasp_time'] + 1e-9):
         raise ConfigError("parameter 'free_tilts': the last tilt must turn back to [0, 0, 0] "
@@ -474,7 +470,7 @@ def _check_free_tilts(v: dict, idx: dict) -> None:
 
 
 def _check_admittance(v: dict, idx: dict) -> None:
-    """``object_sim`` admittance arms: six numbers per law, masses > 0, rigid contacts."""
+    """``object_sim`` admittance laws: six numbers per law, masses > 0 (the models check the rest)."""
     _fixed_widths(v, idx, (('admittance_mass', 6), ('admittance_damping_ratio', 6),
                            ('admittance_stiffness', 6), ('arm_move_offset', 3),
                            ('arm_move_rotation', 3)))
@@ -485,10 +481,6 @@ def _check_admittance(v: dict, idx: dict) -> None:
         if any(x < 0 for x in v[name]):
             raise ConfigError(f"parameter '{name}': must be >= 0, got {v[name]!r}; "
                               f'accepted: {idx[name].constraint_text()}, each >= 0')
-    if v['effector_model'] in ARM_EFFECTOR_MODELS and 'point' in v['contact_types']:
-        raise ConfigError("parameter 'effector_model': admittance arms hold rigid grasps only, "
-                          f"got contact_types {v['contact_types']!r}; accepted: force, or "
-                          'admittance or joints with rigid contacts')
     _check_joint_arms(v, idx)
 
 
@@ -505,9 +497,6 @@ def _check_joint_arms(v: dict, idx: dict) -> None:
     if _zero_group(v['arm_base_orientations'], 4) is not None:
         raise ConfigError("parameter 'arm_base_orientations': zero quaternion; accepted: "
                           f"{idx['arm_base_orientations'].constraint_text()}, not all zero")
-    if v['effector_model'] == 'joints' and not v['arm_base_positions']:
-        raise ConfigError("parameter 'arm_base_positions': the arms with joints need their "
-                          f"bases; accepted: {idx['arm_base_positions'].constraint_text()}")
 
 
 def _check_controller(v: dict, idx: dict) -> None:

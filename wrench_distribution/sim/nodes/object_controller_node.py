@@ -2,7 +2,7 @@
 
 Subscribes ``object_twist`` and ``object_pose`` (from ``object_sim``); on each pose it
 publishes ``desired_wrench`` (WrenchStamped, object frame, about the centre of mass,
-stamped with the pose's stamp) from :class:`.object_controller.PoseController`, and the
+stamped with the pose's stamp) from :class:`..control.object_controller.PoseController`, and the
 scripted internal load on ``internal_load`` (Float64MultiArray whose layout label holds
 the handle names joined by ``;``, e.g. ``squeeze(left,right)``) whenever it changes and
 at ``internal_load_rate``. Run with ``use_sim_time:=true``.
@@ -18,11 +18,12 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 from wrench_distribution.config.sim import CONTROLLER_PARAMS
+from wrench_distribution.config.validation import parse_schedule
 from wrench_distribution.core.codec import join_labels, stamp_to_ns
 from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
 from wrench_distribution.ros.parameters import declare_and_validate
 
-from ..control.object_controller import controller_from, parse_schedule, scheduled
+from ..control.object_controller import controller_from, scheduled
 
 
 class ObjectControllerNode(Node):

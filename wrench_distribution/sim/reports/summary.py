@@ -13,8 +13,9 @@ from wrench_distribution.core.spatial import log_so3, quaternion_to_matrix as ma
 from .friction import added_load, format_friction, friction_summary, lost_time
 from .friction import TOPICS as FRICTION_TOPICS
 from .series import read_bag as read_series, Series
-from ..control.object_controller import controller_from, parse_schedule
+from ..control.object_controller import controller_from
 from ..scenarios.sections import validate_sections
+from ...config.validation import parse_schedule
 
 #: Seconds after the fixture release and after each internal-load change that the
 #: comparison skips (transients of the grasp springs and of the controller).
