@@ -226,7 +226,7 @@ def test_min_jerk_profile():
 
 
 def test_schedule_parsing():
-    from wrench_distribution.params import ConfigError
+    from wrench_distribution.config import ConfigError
     from wrench_distribution.config.validation import parse_schedule
     from wrench_distribution.sim.control.object_controller import scheduled
     sched = parse_schedule(['3: squeeze(a,b)=40, twist(a,b)=-1.5', '0.0: squeeze(a,b)=20'])
@@ -262,7 +262,7 @@ SCENARIO_NAMES = ('dual_arm', 'three_finger_hand', 'quadruped_stance')
 
 @pytest.mark.parametrize('name', SCENARIO_NAMES)
 def test_scenario_file_is_consistent_and_valid(name):
-    from wrench_distribution.params import validate_params
+    from wrench_distribution.config import validate_params
     from wrench_distribution.sim import scenarios
     from wrench_distribution.config.sim import BASELINE_DEFAULTS, CONTROLLER_DEFAULTS
     sections = scenarios.load_sections(name)

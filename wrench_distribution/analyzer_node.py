@@ -28,16 +28,17 @@ from std_msgs.msg import Float64, Float64MultiArray
 from std_srvs.srv import Trigger
 
 from wrench_distribution.config.check import warn_findings
+from wrench_distribution.config.loading import build_core_objects, load_analyzer_config
+from wrench_distribution.config.schema import ANALYZER_PARAMS
+from wrench_distribution.config.validation import validate_params
 from wrench_distribution.core.codec import ns_to_stamp, stamp_to_ns
+from wrench_distribution.core.messages import fill_wrench, wrench_to_array
 from wrench_distribution.engine import AnalysisEngine, Drop
 from wrench_distribution.engine.friction import FrictionStage
 from wrench_distribution.engine.sensing import TareWindow
 from wrench_distribution.engine.status import regime_word
-from wrench_distribution.params import (ANALYZER_PARAMS, build_core_objects,
-                                        load_analyzer_config, validate_params)
 from wrench_distribution.ros.calibration_services import CalibrationServices
-from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
-                                                 make_wrench_stamped, wrench_to_array)
+from wrench_distribution.ros.conversions import make_internal_load_msg, make_wrench_stamped
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,
                                                  STALE, start_steady_timers, WARN)
 from wrench_distribution.ros.friction import friction_message

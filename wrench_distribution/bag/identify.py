@@ -198,7 +198,7 @@ def _pm(values, sigmas, unit: str) -> str:
 
 
 def _run(args: argparse.Namespace, body) -> int:
-    from wrench_distribution.params import ConfigError
+    from wrench_distribution.config.schema import ConfigError
     from .command import analyzer_config_and_bag
     try:
         return body(args, analyzer_config_and_bag(args))

@@ -38,8 +38,9 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from wrench_distribution.config.sim import SIM_PARAMS
 from wrench_distribution.core.codec import join_labels, ns_to_stamp, split_labels, stamp_to_ns
+from wrench_distribution.core.messages import fill_pose, fill_vector, fill_wrench, wrench_to_array
 from wrench_distribution.core.spatial import matrix_to_quaternion as quaternion_from_matrix
-from wrench_distribution.ros.conversions import fill_wrench, make_internal_load_msg, make_wrench_stamped
+from wrench_distribution.ros.conversions import make_internal_load_msg, make_wrench_stamped
 from wrench_distribution.ros.parameters import declare_and_validate
 from wrench_distribution.ros.runner import stop_requested
 
@@ -55,13 +56,6 @@ EXTRA = ('wait_for_subscribers', 'contact_rate', 'marker_rate', 'lockstep', 'loc
 
 def _stamp(t: float) -> Time:
     return ns_to_stamp(int(round(t * 1e9)), Time)
-
-
-def _fill_pose(pose: Pose, position, quaternion) -> Pose:
-    pose.position.x, pose.position.y, pose.position.z = (float(v) for v in position)
-    (pose.orientation.x, pose.orientation.y, pose.orientation.z,
-     pose.orientation.w) = (float(v) for v in quaternion)
-    return pose
 
 
 class ObjectSimNode(Node):
@@ -112,7 +106,7 @@ class ObjectSimNode(Node):
         self.contacts_msg = PoseArray()
         self.contacts_msg.header.frame_id = self.p['object_frame']
         for r, rot in zip(self.sim.r, self.sim.r_rot):
-            self.contacts_msg.poses.append(_fill_pose(Pose(), r, quaternion_from_matrix(rot)))
+            self.contacts_msg.poses.append(fill_pose(Pose(), r, quaternion_from_matrix(rot)))
         self.next_contacts = 0.0
         self.next_markers = 0.0
         self.wall_start = time.monotonic()
@@ -156,8 +150,7 @@ class ObjectSimNode(Node):
 
     # --- inputs -----------------------------------------------------------------
     def _on_command(self, i: int, msg: WrenchStamped) -> None:
-        w = msg.wrench
-        values = np.array([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
+        values = wrench_to_array(msg.wrench)
         if not np.all(np.isfinite(values)):
             self.get_logger().warning(f'{self.effectors[i]}: non-finite command ignored',
                                       throttle_duration_sec=2.0)
@@ -215,13 +208,12 @@ class ObjectSimNode(Node):
         vel, omega = self.sim.object_frame_twist()
         twist = TwistStamped()
         twist.header.stamp, twist.header.frame_id = stamp, self.world
-        twist.twist.linear.x, twist.twist.linear.y, twist.twist.linear.z = (float(v) for v in vel)
-        twist.twist.angular.x, twist.twist.angular.y, twist.twist.angular.z = (
-            float(v) for v in omega)
+        fill_vector(twist.twist.linear, vel)
+        fill_vector(twist.twist.angular, omega)
         self.twist_pub.publish(twist)
         pose = PoseStamped()
         pose.header.stamp, pose.header.frame_id = stamp, self.world
-        _fill_pose(pose.pose, pos, quaternion_from_matrix(rot))
+        fill_pose(pose.pose, pos, quaternion_from_matrix(rot))
         self.pose_pub.publish(pose)
         grasped = self.grasped()
         applied = self.sim.transmitted() if grasped else np.zeros((self.n, 6))
@@ -231,8 +223,7 @@ class ObjectSimNode(Node):
         readings = self.sensors.read(applied, gravity)
         for pub, msg, r in zip(self.ft_pubs, self.ft_msgs, readings):
             msg.header.stamp = stamp
-            f, tq = msg.wrench.force, msg.wrench.torque
-            f.x, f.y, f.z, tq.x, tq.y, tq.z = (float(v) for v in r)
+            fill_wrench(msg.wrench, r.tolist())
             pub.publish(msg)
         if self.slip_pub is not None:
             self.slip_pub.publish(self.slip_message())
@@ -289,7 +280,7 @@ class ObjectSimNode(Node):
         box = Marker()
         box.header.stamp, box.header.frame_id = stamp, self.world
         box.ns, box.id, box.type = 'object', 0, Marker.SPHERE
-        _fill_pose(box.pose, self.sim.body.position, quaternion_from_matrix(rot))
+        fill_pose(box.pose, self.sim.body.position, quaternion_from_matrix(rot))
         box.scale.x = box.scale.y = box.scale.z = 0.05
         box.color.r, box.color.g, box.color.b, box.color.a = 0.2, 0.6, 1.0, 0.8
         out.markers.append(box)
@@ -300,8 +291,7 @@ class ObjectSimNode(Node):
             arrow.ns, arrow.id, arrow.type = 'transmitted_force', i, Marker.ARROW
             start = self.sim.eff_pos[i]
             end = start + 0.01 * frames[i] @ applied[i, :3]
-            arrow.points = [Point(x=float(start[0]), y=float(start[1]), z=float(start[2])),
-                            Point(x=float(end[0]), y=float(end[1]), z=float(end[2]))]
+            arrow.points = [fill_vector(Point(), start), fill_vector(Point(), end)]
             arrow.pose.orientation.w = 1.0
             arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.005, 0.01, 0.01
             arrow.color.r, arrow.color.g, arrow.color.a = 1.0, 0.3, 1.0

@@ -1,4 +1,8 @@
-"""A demo bag read into time series (header stamps), topic by topic (no ROS needed)."""
+"""A demo bag read into time series (header stamps), topic by topic (no ROS needed).
+
+Read with the bag tools' one reader and typestore (:class:`~wrench_distribution.bag.reader.BagReader`)
+and converted with the one message conversion (:mod:`wrench_distribution.core.messages`).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -7,7 +11,9 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from wrench_distribution.core.codec import stamp_to_ns
+from wrench_distribution.bag.reader import BagReader
+from wrench_distribution.core.codec import ns_to_seconds, stamp_to_ns
+from wrench_distribution.core.messages import pose_to_list, wrench_to_array
 
 
 @dataclass
@@ -20,7 +26,7 @@ class Series:
 
 
 def _stamp(h) -> float:
-    return stamp_to_ns(h.stamp) * 1e-9
+    return ns_to_seconds(stamp_to_ns(h.stamp))
 
 
 def read_bag(path: Path, topics: Optional[Sequence[str]] = None) -> dict:
@@ -30,47 +36,43 @@ def read_bag(path: Path, topics: Optional[Sequence[str]] = None) -> dict:
     :param topics: topic names (without the leading slash) to read; None for all.
     :return: topic name -> Series (missing topics are absent); ``message_counts`` of
         every topic in the bag is under the key ``'_counts'``
+    :raises BagError: for a bag that cannot be read (the message names the problem)
     """
-    from rosbags.rosbag2 import Reader
-    from rosbags.typesys import Stores, get_typestore
-    typestore = get_typestore(Stores.ROS2_KILTED)
     raw: dict = {}
     counts = {}
-    with Reader(Path(path)) as reader:
-        for conn in reader.connections:
-            counts[conn.topic.lstrip('/')] = counts.get(conn.topic.lstrip('/'), 0) + conn.msgcount
-        wanted = [c for c in reader.connections
-                  if topics is None or c.topic.lstrip('/') in topics]
-        for conn, timestamp, data in reader.messages(connections=wanted):
-            msg = typestore.deserialize_cdr(data, conn.msgtype)
-            raw.setdefault(conn.topic, []).append((timestamp * 1e-9, msg))
+    with BagReader(Path(path)) as bag:
+        for topic, msgtypes in bag.topic_types.items():
+            name = topic.lstrip('/')
+            counts[name] = counts.get(name, 0) + sum(bag.announced_count(topic, m) or 0
+                                                     for m in msgtypes)
+        types = bag.topics
+        wanted = [t for t in types if topics is None or t.lstrip('/') in topics]
+        for topic, receive_ns, data in bag.raw_messages(wanted):
+            msg = bag.deserialize(data, types[topic], topic)
+            raw.setdefault(topic, []).append((ns_to_seconds(receive_ns), msg))
     out = {}
     for topic, items in raw.items():
-        name = topic.lstrip('/')
-        items.sort(key=lambda item: _stamp(item[1].header) if hasattr(item[1], 'header')
-                   else item[0])
-        first = items[0][1]
-        if hasattr(first, 'wrench'):
-            t = np.array([_stamp(m.header) for _, m in items])
-            v = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z,
-                           m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z]
-                          for _, m in items])
-            out[name] = Series(t, v)
-        elif hasattr(first, 'pose') and hasattr(first, 'header'):
-            t = np.array([_stamp(m.header) for _, m in items])
-            v = np.array([[m.pose.position.x, m.pose.position.y, m.pose.position.z,
-                           m.pose.orientation.x, m.pose.orientation.y, m.pose.orientation.z,
-                           m.pose.orientation.w] for _, m in items])
-            out[name] = Series(t, v)
-        elif hasattr(first, 'layout'):
-            t = np.array([ts for ts, _ in items])
-            labels = [m.layout.dim[0].label if len(m.layout.dim) else '' for _, m in items]
-            width = max(len(m.data) for _, m in items)
-            v = np.full((len(items), width), np.nan)
-            for i, (_, m) in enumerate(items):
-                v[i, :len(m.data)] = m.data
-            out[name] = Series(t, v, labels)
-        else:
-            out[name] = Series(np.array([ts for ts, _ in items]), np.zeros((len(items), 0)))
+        out[topic.lstrip('/')] = _series(items)
     out['_counts'] = counts
     return out
+
+
+def _series(items: list) -> Series:
+    """Return one topic's messages ``[(receive time s, message)]`` as a series, by stamp."""
+    items.sort(key=lambda item: _stamp(item[1].header) if hasattr(item[1], 'header')
+               else item[0])
+    first = items[0][1]
+    if hasattr(first, 'wrench'):
+        return Series(np.array([_stamp(m.header) for _, m in items]),
+                      np.array([wrench_to_array(m.wrench) for _, m in items]))
+    if hasattr(first, 'pose') and hasattr(first, 'header'):
+        return Series(np.array([_stamp(m.header) for _, m in items]),
+                      np.array([pose_to_list(m.pose) for _, m in items]))
+    if hasattr(first, 'layout'):
+        labels = [m.layout.dim[0].label if len(m.layout.dim) else '' for _, m in items]
+        width = max(len(m.data) for _, m in items)
+        v = np.full((len(items), width), np.nan)
+        for i, (_, m) in enumerate(items):
+            v[i, :len(m.data)] = m.data
+        return Series(np.array([ts for ts, _ in items]), v, labels)
+    return Series(np.array([ts for ts, _ in items]), np.zeros((len(items), 0)))
