@@ -26,6 +26,7 @@ import time
 
 import yaml
 
+from .core.codec import ns_to_seconds
 from .sim.scenarios.models import effector_model
 from .sim.scenarios.runs import apply_feedback, load_calibration, read_calibration
 from .sim.scenarios.sections import load_sections, scenario_file, SCENARIOS, validate_sections
@@ -330,7 +331,7 @@ def _spin_until_done(executor, recorder, procs: dict, limit: float, wall0: float
         executor.spin_once(timeout_sec=0.02)
         for step in steps:
             if not step.finished:
-                step.poll(recorder.get_clock().now().nanoseconds * 1e-9)
+                step.poll(ns_to_seconds(recorder.get_clock().now().nanoseconds))
         sim_rc = procs['object_sim'].poll()
         if sim_rc is not None:
             if sim_rc != 0:
@@ -345,7 +346,7 @@ def _spin_until_done(executor, recorder, procs: dict, limit: float, wall0: float
             print(f'demo: wall-clock limit of {limit:g} s reached', file=sys.stderr)
             return False
         if time.monotonic() > next_report:
-            sim_t = recorder.get_clock().now().nanoseconds * 1e-9
+            sim_t = ns_to_seconds(recorder.get_clock().now().nanoseconds)
             print(f'  ... sim time {sim_t:4.1f} s of {duration:g} s', flush=True)
             next_report = time.monotonic() + 2.0
 

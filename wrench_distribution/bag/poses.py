@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from wrench_distribution.core import spatial as Q
-from wrench_distribution.core.codec import frame_key, same_frame, stamp_to_ns
+from wrench_distribution.core.codec import frame_key, same_frame, seconds_to_ns, stamp_to_ns
 from wrench_distribution.core.messages import pose_to_list, transform_to_list
 from wrench_distribution.engine.poses import Edge, HeldPoses, TfTree
 from .errors import BagError
@@ -30,7 +30,7 @@ def read_pose_array(bag: BagReader, topic: str, names: Sequence[str], object_fra
     """
     bag.require(topic, POSE_ARRAY, 'contact poses')
     n = len(names)
-    held = HeldPoses(names, object_frame, int(round(timeout_s * 1e9)),
+    held = HeldPoses(names, object_frame, seconds_to_ns(timeout_s),
                      description=f'PoseArray topic {topic}')
     stamps, poses = [], []
     for stamp, frame_id, pose in bag.pose_arrays(topic):
@@ -118,7 +118,7 @@ def read_pose_stamped(bag: BagReader, topic: str, frame: str, timeout_s: float) 
     :raises BagError: missing topic, wrong type, no message, wrong frame.
     """
     bag.require(topic, POSE_STAMPED, 'object pose')
-    held = HeldPoses(['object'], frame, int(round(timeout_s * 1e9)),
+    held = HeldPoses(['object'], frame, seconds_to_ns(timeout_s),
                      description=f'PoseStamped topic {topic}')
     stamps, poses = [], []
     for _, _, raw in bag.raw_messages([topic]):

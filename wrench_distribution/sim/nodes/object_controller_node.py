@@ -19,7 +19,7 @@ from std_msgs.msg import Float64MultiArray
 
 from wrench_distribution.config.sim import CONTROLLER_PARAMS
 from wrench_distribution.config.validation import parse_schedule
-from wrench_distribution.core.codec import stamp_to_ns
+from wrench_distribution.core.codec import ns_to_seconds, stamp_to_ns
 from wrench_distribution.core.messages import fill_wrench, pose_to_list, vector_to_array
 from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
 from wrench_distribution.ros.conversions import make_internal_load_msg
@@ -54,7 +54,7 @@ class ObjectControllerNode(Node):
         self.omega = vector_to_array(msg.twist.angular)
 
     def _on_pose(self, msg: PoseStamped) -> None:
-        now = stamp_to_ns(msg.header.stamp) * 1e-9
+        now = ns_to_seconds(stamp_to_ns(msg.header.stamp))
         pose = pose_to_list(msg.pose)
         rot = matrix_from_quaternion(pose[3:])
         self.publish_internal_load(now, msg.header.stamp)

@@ -37,7 +37,7 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from visualization_msgs.msg import Marker, MarkerArray
 
 from wrench_distribution.config.sim import SIM_PARAMS
-from wrench_distribution.core.codec import join_labels, ns_to_stamp, split_labels, stamp_to_ns
+from wrench_distribution.core.codec import join_labels, ns_to_stamp, seconds_to_ns, split_labels, stamp_to_ns
 from wrench_distribution.core.messages import fill_pose, fill_vector, fill_wrench, wrench_to_array
 from wrench_distribution.core.spatial import matrix_to_quaternion as quaternion_from_matrix
 from wrench_distribution.ros.conversions import make_internal_load_msg, make_wrench_stamped
@@ -55,7 +55,7 @@ EXTRA = ('wait_for_subscribers', 'contact_rate', 'marker_rate', 'lockstep', 'loc
 
 
 def _stamp(t: float) -> Time:
-    return ns_to_stamp(int(round(t * 1e9)), Time)
+    return ns_to_stamp(seconds_to_ns(t), Time)
 
 
 class ObjectSimNode(Node):
