@@ -15,7 +15,7 @@ from typing import Callable, Optional
 from geometry_msgs.msg import PoseArray, PoseStamped
 
 from wrench_distribution.config import ConfigError
-from wrench_distribution.core.codec import stamp_to_ns
+from wrench_distribution.core.codec import seconds_to_ns, stamp_to_ns
 from wrench_distribution.core.messages import pose_array_to_arrays, pose_to_list
 from wrench_distribution.engine.analysis import needs_orientation
 from wrench_distribution.engine.poses import HeldPoses, same_frame, StaticPoses
@@ -51,7 +51,7 @@ class PoseInputs:
                                          for c in config.contacts])
         elif self.source == 'topic':
             self.contacts = HeldPoses(names, config.object_frame,
-                                      int(round(config.contact_timeout * 1e9)))
+                                      seconds_to_ns(config.contact_timeout))
         else:
             self._tf_sources(config)
         if needs_orientation(config.params):
@@ -81,7 +81,7 @@ class PoseInputs:
         frame = params['gravity_frame']
         if params['object_orientation_source'] == 'topic':
             self.orientation = LiveHeldPoses(['object'], frame,
-                                             int(round(params['orientation_timeout'] * 1e9)),
+                                             seconds_to_ns(params['orientation_timeout']),
                                              description=f"topic {params['object_pose_topic']}")
             return
         from wrench_distribution.ros.tf import TfBufferPoses
