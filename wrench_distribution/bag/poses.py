@@ -131,7 +131,7 @@ def read_pose_stamped(bag: BagReader, topic: str, frame: str, timeout_s: float) 
     if not stamps:
         raise BagError(f'topic {topic} (object pose) has no messages in {bag.path}')
     arr = np.asarray(poses, float)
-    if not np.isfinite(arr).all() or (np.linalg.norm(arr[..., 3:], axis=-1) < 1e-9).any():
+    if not np.isfinite(arr).all() or Q.unusable_quaternions(arr[..., 3:]).any():
         raise BagError(f'{topic} holds a pose with NaN, Inf or a zero quaternion')
     arr[..., 3:] = Q.normalize(arr[..., 3:])
     held.extend(np.asarray(stamps, np.int64), arr)
