@@ -15,7 +15,7 @@ import yaml
 
 from .models import effector_model
 from ...config.schema import ConfigError
-from ...config.validation import validate_params
+from ...config.validation import NODE_KINDS, validate_params
 
 SCENARIOS = ('dual_arm', 'three_finger_hand', 'quadruped_stance', 'dual_arm_admittance',
              'dual_arm_joints', 'dual_arm_real_cell', 'dual_arm_real_cell_tilt')
@@ -23,11 +23,6 @@ SCENARIOS = ('dual_arm', 'three_finger_hand', 'quadruped_stance', 'dual_arm_admi
 #: Sections of a demo file and their node names.
 NODES = ('object_sim', 'object_controller', 'wrench_distributor', 'wrench_analyzer',
          'baseline_distributor')
-
-#: Section (node name) -> kind of :func:`~wrench_distribution.config.validation.validate_params`.
-SECTION_KINDS = {'object_sim': 'object_sim', 'object_controller': 'object_controller',
-                 'wrench_distributor': 'distributor', 'wrench_analyzer': 'analyzer',
-                 'baseline_distributor': 'baseline_distributor'}
 
 #: Parameters that must be equal in every section that sets them.
 SHARED = ('object_frame', 'effectors', 'contact_types', 'contact_positions',
@@ -99,11 +94,11 @@ def validate_sections(sections: Mapping[str, Mapping]) -> dict:
     """
     out = {}
     for node, params in sections.items():
-        if node not in SECTION_KINDS:
+        if node not in NODE_KINDS:
             raise ConfigError(f'unknown section {node!r}; expected: {", ".join(NODES)}')
         try:
             out[node] = (sim_params(params) if node == 'object_sim' else
-                         validate_params(SECTION_KINDS[node], params))
+                         validate_params(NODE_KINDS[node], params))
         except ConfigError as e:
             raise ConfigError(f'{node}: {e}') from None
     return out
