@@ -47,3 +47,22 @@ def test_zero_nan_or_inf_names_no_rotation_anywhere(bad):
         check_poses([[0.0, 0.0, 0.0]], [bad], ['a'])
     batch = np.array([[0.0, 0.0, 0.0, 1.0], bad, [0.0, 0.0, 1.0, 0.0]])
     assert unusable_quaternions(batch).tolist() == [False, True, False]
+
+
+@pytest.mark.parametrize('kind,name,per_effector', [
+    ('distributor', 'contact_orientations', True), ('analyzer', 'sensor_orientations', True),
+    ('object_sim', 'contact_orientations', True), ('object_sim', 'arm_base_orientations', True),
+    ('object_sim', 'initial_orientation', False)])
+@given(which=st.integers(0, 1), tiny=st.floats(0.0, ZERO_QUATERNION_NORM / 4))
+def test_every_quaternion_parameter_refuses_a_zero_one_by_name(kind, name, per_effector, which, tiny):
+    from wrench_distribution.config import ConfigError, validate_params
+    params = {'effectors': ['left', 'right']}
+    if kind == 'distributor':
+        params['contact_positions'] = [0.0, 0.2, 0.0, 0.0, -0.2, 0.0]
+    good, zero = [0.0, 0.0, 0.0, 1.0], [0.0, tiny, 0.0, 0.0]
+    params[name] = (good + zero if which else zero + good) if per_effector else zero
+    pattern = f"'{name}': quaternion" + (f" of '{['left', 'right'][which]}'" if per_effector else '')
+    with pytest.raises(ConfigError, match=pattern + ' is zero'):
+        validate_params(kind, params)
+    params[name] = (good + [0.0, 0.0, 2.0, 0.0]) if per_effector else [0.0, 0.0, 2.0, 0.0]
+    assert validate_params(kind, params)[name] == params[name]  # any scale is a rotation

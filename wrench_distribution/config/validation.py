@@ -4,6 +4,10 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Optional, Sequence
 
+import numpy as np
+
+from wrench_distribution.core.spatial import unusable_quaternions
+
 from .schema import (BOOL, BUILTIN_PARAMS, ConfigError, DOUBLE, DOUBLE_ARRAY, INTEGER, INTEGER_ARRAY,
                      LIMIT_CEILING, PARAM_INDEX, ParamSpec, STRING, STRING_ARRAY)
 from .sim import ARM_ROBOTS, SIM_SPECS
@@ -307,14 +311,28 @@ def _check_object(v: dict, idx: dict) -> None:
         _check_inertia(v, idx)
     if any(w < 0 for w in v['torque_weights']):
         raise ConfigError("parameter 'torque_weights': must be >= 0")
-    _check_contact_orientations(v)
+    _check_quaternions(v, idx, 'contact_orientations')
 
 
-def _check_contact_orientations(v: dict) -> None:
-    i = _zero_group(v['contact_orientations'], 4)
-    if i is not None:
-        raise ConfigError(f"parameter 'contact_orientations': quaternion of "
-                          f"'{v['effectors'][i]}' is zero; accepted: unit quaternions")
+def _check_quaternions(v: dict, idx: dict, name: str) -> None:
+    """Refuse a quaternion parameter holding one that names no rotation (zero).
+
+    The check is the core's one (:func:`~wrench_distribution.core.spatial.unusable_quaternions`).
+
+    :param v: the parameters.
+    :param idx: their specs by name.
+    :param name: a parameter of quaternions ``[qx, qy, qz, qw, ...]``, one or one per effector.
+    :raises ConfigError: naming the parameter (and the effector) and the accepted values
+    """
+    values = list(v[name])
+    quaternions = np.reshape(np.asarray(values[:len(values) // 4 * 4], float), (-1, 4))
+    bad = np.flatnonzero(unusable_quaternions(quaternions))
+    if len(bad):
+        i = int(bad[0])
+        of = '' if name == 'initial_orientation' else f" of '{v['effectors'][i]}'"
+        accepted = idx[name].constraint_text()
+        accepted += '' if 'not all zero' in accepted else ', not all zero'
+        raise ConfigError(f"parameter '{name}': quaternion{of} is zero; accepted: {accepted}")
 
 
 def _zero_group(values: Sequence[float], width: int) -> Optional[int]:
@@ -436,9 +454,7 @@ def _check_sensors(v: dict, idx: dict) -> None:
     if any(m < 0 for m in v['tool_masses']):
         raise ConfigError(f"parameter 'tool_masses': must be >= 0, got {v['tool_masses']!r}; "
                           f"accepted: {idx['tool_masses'].constraint_text()}")
-    if _zero_group(v['sensor_orientations'], 4) is not None:
-        raise ConfigError("parameter 'sensor_orientations': zero quaternion; accepted: "
-                          f"{idx['sensor_orientations'].constraint_text()}, not all zero")
+    _check_quaternions(v, idx, 'sensor_orientations')
 
 
 def _check_sim(v: dict, idx: dict) -> None:
@@ -451,13 +467,11 @@ def _check_sim(v: dict, idx: dict) -> None:
         _per_effector(v, name, n, width, spec=idx[name])
     _check_admittance(v, idx)
     _check_free_tilts(v, idx)
-    _check_contact_orientations(v)
+    _check_quaternions(v, idx, 'contact_orientations')
     _check_friction(v, n, idx)
     _fixed_widths(v, idx, (('object_com', 3), ('initial_position', 3), ('initial_orientation', 4),
                            ('gravity', 3), ('object_com_error', 3)))
-    if _zero_group(v['initial_orientation'], 4) is not None:
-        raise ConfigError("parameter 'initial_orientation': zero quaternion; accepted: "
-                          f"{idx['initial_orientation'].constraint_text()}")
+    _check_quaternions(v, idx, 'initial_orientation')
     _check_inertia(v, idx)
     _check_sensors(v, idx)
 
@@ -499,9 +513,7 @@ def _check_joint_arms(v: dict, idx: dict) -> None:
     if unknown:
         raise ConfigError(f"parameter 'arm_robots': unknown {unknown!r}; accepted: "
                           f"{idx['arm_robots'].constraint_text()}")
-    if _zero_group(v['arm_base_orientations'], 4) is not None:
-        raise ConfigError("parameter 'arm_base_orientations': zero quaternion; accepted: "
-                          f"{idx['arm_base_orientations'].constraint_text()}, not all zero")
+    _check_quaternions(v, idx, 'arm_base_orientations')
 
 
 def _check_controller(v: dict, idx: dict) -> None:
