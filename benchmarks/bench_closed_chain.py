@@ -37,9 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from wrench_distribution.sim.arm_models import load_arm, pinocchio  # noqa: E402
-from wrench_distribution.sim.chain_grasps import minimum_norm_solve  # noqa: E402
-from wrench_distribution.sim.closed_chain import ChainState, ClosedChain, Grasp  # noqa: E402
+from wrench_distribution.sim.physics.arm_models import load_arm, pinocchio  # noqa: E402
+from wrench_distribution.sim.physics.chain_grasps import minimum_norm_solve  # noqa: E402
+from wrench_distribution.sim.physics.closed_chain import ChainState, ClosedChain, Grasp  # noqa: E402
 
 LOCAL = pinocchio.ReferenceFrame.LOCAL
 

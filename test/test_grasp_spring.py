@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from wrench_distribution.sim.grasp import (
+from wrench_distribution.sim.physics.grasp import (
     grasp_wrenches, GraspCompliance, spring_damper_wrench, spring_energy,
 )
 

@@ -1,4 +1,4 @@
-"""The simulator's truth (sim/truth.py): the wrenches it reports are the ones that move the object.
+"""The simulator's truth (sim/scenarios/truth.py): the wrenches it reports are the ones that move the object.
 
 References are derived here: the true contacts from the scenario file's configuration and
 errors (scipy rotations), the object's acceleration from two states of the simulator, the
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from wrench_distribution.sim.admittance_report import _element
+from wrench_distribution.sim.reports.elements import _element
+from wrench_distribution.sim.reports.sensitivity import limiting_parameters
 from wrench_distribution.sim.scenarios import build_sim, load_sections, sim_params
-from wrench_distribution.sim.sensitivity import limiting_parameters
-from wrench_distribution.sim.truth import TruthReadout
+from wrench_distribution.sim.scenarios.truth import TruthReadout
 
 #: Scenarios of the models whose object steps by semi-implicit Euler (ideal effectors with
 #: rigid and point contacts, admittance arms), with and without calibration errors.
@@ -149,7 +149,7 @@ def test_a_tare_needs_a_free_phase(tmp_path, capsys):
 def test_the_real_cell_table_marks_the_truth_and_names_the_limits(tmp_path):
     """The four runs' table: true / estimated per run, * on the truth, the limits named."""
     import json
-    from wrench_distribution.sim.real_cell_report import compare, PHASES
+    from wrench_distribution.sim.reports.real_cell import compare, PHASES
 
     def element(true, estimated, within, limited=()):
         return {'unit': 'N', 'commanded': 25.0, 'tolerance': 0.5, 'true_mean': true,

@@ -47,7 +47,7 @@ def check_truth_at_rest(bag: Path, sim: dict, window: tuple) -> None:
     :param sim: the scenario's ``object_sim`` section.
     :param window: the summary's steady window.
     """
-    from wrench_distribution.sim.series import read_bag
+    from wrench_distribution.sim.reports.series import read_bag
     effectors = list(sim['effectors'])
     topics = [f'object_sim/truth/{e}/wrench' for e in effectors] + [
         'object_sim/truth/object_wrench', 'object_sim/truth/internal_load', 'object_pose']

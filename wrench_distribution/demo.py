@@ -26,7 +26,10 @@ import time
 
 import yaml
 
-from .sim.scenarios import load_sections, scenario_file, SCENARIOS, validate_sections
+from .core.codec import ns_to_seconds
+from .sim.scenarios.models import effector_model
+from .sim.scenarios.runs import apply_feedback, load_calibration, read_calibration
+from .sim.scenarios.sections import load_sections, scenario_file, SCENARIOS, validate_sections
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 ROS_ENV = {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1'}
@@ -124,7 +127,7 @@ def run_sections(sections: dict, duration: float | None, zero_internal: bool) ->
     end = start + checked['object_controller']['move_duration']
     ctl['move_start'] = stretch(start)
     ctl['move_duration'] = stretch(end) - stretch(start)
-    from .sim.object_controller import parse_schedule
+    from .config.validation import parse_schedule
     schedule = []
     for when, handles in parse_schedule(checked['object_controller']['internal_load_schedule']):
         values = ', '.join(f'{k}={0.0 if zero_internal else v:g}' for k, v in handles.items())
@@ -181,43 +184,23 @@ def _prepare_sections(args) -> tuple:
         sections['object_controller']['move_duration'] = float(args.move_duration)
     if args.squeeze is not None:
         _set_schedule(sections['object_controller'], args.squeeze)
-    if sections['object_sim'].get('effector_model') == 'joints':
-        _require_sim_extra()
+    model = effector_model(sections['object_sim'])
+    model.require()
     if args.tare != 'off' and not float(sections['object_sim'].get('grasp_time', 0.0)) > 0.0:
         raise ValueError('--tare needs a free phase before the grasp: a scenario with '
                          'object_sim grasp_time > 0 (e.g. dual_arm_real_cell)')
     if args.calibration is not None:
-        from .sim.real_cell_report import load_calibration
         load_calibration(sections, args.calibration)
-    from .sim.admittance_report import apply_feedback, follow_controller_move
-    follow_controller_move(sections)
+    model.prepare(sections)
     if args.internal_load_feedback == 'on':
         apply_feedback(sections)
     if args.friction_feedback == 'on':
         sections['wrench_distributor']['friction_feedback'] = True
     checked = validate_sections(sections)
     if args.calibrate == 'on':
-        from .sim.calibration_step import procedure
+        from .sim.nodes.calibration_step import procedure
         procedure(checked)  # refuses a scenario without the motions
     return path, sections
-
-
-def _require_sim_extra() -> None:
-    """Refuse a scenario of arms with joints when the simulator's extra is not installed.
-
-    :raises ValueError: naming ``pip install .[sim]``
-    """
-    import importlib.metadata
-    import importlib.util
-    missing = [] if importlib.util.find_spec('pinocchio') else ['pin']
-    try:
-        importlib.metadata.distribution('example-robot-data')
-    except importlib.metadata.PackageNotFoundError:
-        missing.append('example-robot-data')
-    if missing:
-        raise ValueError(f'the arms with joints need {" and ".join(missing)}, the simulator\'s '
-                         'optional extra: pip install .[sim]  (or pip install -r '
-                         'requirements-sim.txt)')
 
 
 def _run_tag(args, name: str) -> str:
@@ -270,13 +253,13 @@ def _node_commands(args) -> tuple:
     distributor = 'baseline_distributor' if args.baseline else 'wrench_distributor'
     commands = {
         distributor: (_executable('baseline-distributor',
-                                  'wrench_distribution.sim.baseline_distributor_node')
+                                  'wrench_distribution.sim.nodes.baseline_distributor_node')
                       if args.baseline else
                       _executable('distributor', 'wrench_distribution.distributor_node')),
         'wrench_analyzer': _executable('analyzer', 'wrench_distribution.analyzer_node'),
         'object_controller': _executable('object-controller',
-                                         'wrench_distribution.sim.object_controller_node'),
-        'object_sim': _executable('object-sim', 'wrench_distribution.sim.object_sim_node'),
+                                         'wrench_distribution.sim.nodes.object_controller_node'),
+        'object_sim': _executable('object-sim', 'wrench_distribution.sim.nodes.object_sim_node'),
     }
     return distributor, commands
 
@@ -339,8 +322,8 @@ def _spin_until_done(executor, recorder, procs: dict, limit: float, wall0: float
                      duration: float, out: Path, steps=()) -> bool:
     """Record until the simulator ends, a node dies or the wall-clock limit is reached.
 
-    :param steps: the user's service calls polled at each spin (:class:`~.sim.tare_step.TareStep`,
-        :class:`~.sim.calibration_step.ServiceScript`).
+    :param steps: the user's service calls polled at each spin (:class:`~.sim.nodes.tare_step.TareStep`,
+        :class:`~.sim.nodes.calibration_step.ServiceScript`).
     :return: True when the simulator exited with 0.
     """
     next_report = time.monotonic() + 2.0
@@ -348,7 +331,7 @@ def _spin_until_done(executor, recorder, procs: dict, limit: float, wall0: float
         executor.spin_once(timeout_sec=0.02)
         for step in steps:
             if not step.finished:
-                step.poll(recorder.get_clock().now().nanoseconds * 1e-9)
+                step.poll(ns_to_seconds(recorder.get_clock().now().nanoseconds))
         sim_rc = procs['object_sim'].poll()
         if sim_rc is not None:
             if sim_rc != 0:
@@ -363,7 +346,7 @@ def _spin_until_done(executor, recorder, procs: dict, limit: float, wall0: float
             print(f'demo: wall-clock limit of {limit:g} s reached', file=sys.stderr)
             return False
         if time.monotonic() > next_report:
-            sim_t = recorder.get_clock().now().nanoseconds * 1e-9
+            sim_t = ns_to_seconds(recorder.get_clock().now().nanoseconds)
             print(f'  ... sim time {sim_t:4.1f} s of {duration:g} s', flush=True)
             next_report = time.monotonic() + 2.0
 
@@ -375,11 +358,11 @@ def _user_steps(args, recorder, run: dict) -> list:
     """
     steps = []
     if args.tare == 'on':
-        from .sim.tare_step import TareStep
+        from .sim.nodes.tare_step import TareStep
         run['tare'] = TareStep(recorder, run['sections']['object_sim']['grasp_time'])
         steps.append(run['tare'])
     if args.calibrate == 'on':
-        from .sim.calibration_step import procedure, ServiceScript
+        from .sim.nodes.calibration_step import procedure, ServiceScript
         run['calibration'] = ServiceScript(recorder, procedure(validate_sections(run['sections'])))
         steps.append(run['calibration'])
     return steps
@@ -402,7 +385,7 @@ def _run_nodes(args, run: dict, procs: dict, wall0: float) -> tuple:
     interrupted = False
     try:
         from .ros.runner import make_executor
-        from .sim.recorder import BagRecorder
+        from .sim.nodes.recorder import BagRecorder
 
         def start(node: str) -> None:
             log = open(out / 'logs' / f'{node}.log', 'w')
@@ -461,7 +444,7 @@ def _report(args, run: dict, summary_extra: dict, title: str, ok: bool) -> int:
     if not (out / 'bag').exists():
         print('demo: no bag was written', file=sys.stderr)
         return 1
-    from .sim.report import format_summary, plot, read_bag, summarize, write_json
+    from .sim.reports.summary import format_summary, plot, read_bag, summarize, write_json
     series = read_bag(out / 'bag')
     summary = summarize(series, run['sections'], run['duration'])
     summary.update(summary_extra)
@@ -471,7 +454,7 @@ def _report(args, run: dict, summary_extra: dict, title: str, ok: bool) -> int:
     write_json(summary, out / 'summary.json')
     if not args.no_plot:
         plot(summary, out / 'plot.png', title)
-    from .sim.admittance_report import format_elements, write_element_summary
+    from .sim.reports.elements import format_elements, write_element_summary
     elements = write_element_summary(out, run['sections'], run['duration'], args.summary_json,
                                      not args.no_plot, summary_extra)
     if elements is not None:
@@ -552,7 +535,7 @@ def main(argv=None) -> int:
 
 def _calibration_record(run: dict, out: Path) -> dict:
     """Return the calibration's record: the calls, and the saved parameters against the truth."""
-    from .sim.real_cell_report import format_identified, identified_vs_truth, read_calibration
+    from .sim.reports.real_cell import format_identified, identified_vs_truth
     record = run['calibration'].summary()
     for call in record['calls']:
         print(f'  calibration: {call["service"]} at {call["called_at_s"]:.2f} s: '
@@ -569,7 +552,7 @@ def _calibration_record(run: dict, out: Path) -> dict:
 
 def _set_schedule(controller: dict, value: float) -> None:
     """Give every scheduled internal-load handle the same value."""
-    from .sim.object_controller import parse_schedule
+    from .config.validation import parse_schedule
     controller['internal_load_schedule'] = [
         f'{when:.6g}: ' + ', '.join(f'{k}={value:g}' for k in handles)
         for when, handles in parse_schedule(controller.get('internal_load_schedule', []))]
@@ -596,7 +579,7 @@ def compare_tare(argv: list, args: argparse.Namespace) -> int:
     :param args: its parsed options (``--summary-json``: the comparison's JSON).
     :return: 0 when the four runs completed, else the first failing run's code
     """
-    from .sim.real_cell_report import compare, PHASES
+    from .sim.reports.real_cell import compare, PHASES
     base = _without(argv, ('--tare', '--internal-load-feedback', '--summary-json'))
     name = scenario_file(args.scenario).stem.replace('demo_', '')
     runs = {}
@@ -636,7 +619,7 @@ def compare_calibrate(argv: list, args: argparse.Namespace) -> int:
     :param args: its parsed options (``--summary-json``: the comparison's JSON).
     :return: 0 when the three runs completed, else the first failing run's code
     """
-    from .sim.real_cell_report import compare_calibration
+    from .sim.reports.real_cell import compare_calibration
     base = _without(argv, ('--calibrate', '--calibration', '--tare', '--internal-load-feedback',
                            '--summary-json')) + ['--internal-load-feedback', 'on']
     name = scenario_file(args.scenario).stem.replace('demo_', '')
@@ -679,7 +662,7 @@ def compare_friction(argv: list, args: argparse.Namespace) -> int:
         if code != 0:
             return code
         runs.append(Path(args.out) / _run_tag(parse_args(run), name))  # this run's, not a glob
-    from .sim.friction_report import compare
+    from .sim.reports.friction import compare
     text = compare(runs[0], runs[1], Path(args.out) / f'{name}_friction_compare.png')
     print()
     print(text)

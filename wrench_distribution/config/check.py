@@ -24,6 +24,7 @@ import math
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from wrench_distribution.core.codec import same_frame
+from wrench_distribution.core.spatial import same_rotation
 
 from .judge import judge_document
 from .loading import read_param_document, read_ros_params_yaml
@@ -81,9 +82,7 @@ def _close(a: Sequence[float], b: Sequence[float], tolerance: float = 1e-9) -> b
 
 def _same_rotation(a: Sequence[float], b: Sequence[float]) -> bool:
     """Whether two quaternions (any norm) are the same rotation (q and -q are)."""
-    na = math.sqrt(sum(x * x for x in a)) or 1.0
-    nb = math.sqrt(sum(x * x for x in b)) or 1.0
-    return abs(abs(sum(x * y for x, y in zip(a, b))) / (na * nb) - 1.0) < 1e-6
+    return bool(same_rotation(a, b, 1e-6))
 
 
 def _differing(d: dict, a: dict, name: str, width: int, default: Sequence, same) -> list:

@@ -22,8 +22,9 @@ from typing import Mapping, Optional
 
 import numpy as np
 
-from wrench_distribution.config.sim import ARM_EFFECTOR_MODELS
 from wrench_distribution.core.codec import zero_below_resolution
+
+from ..scenarios.models import effector_model
 
 #: Closed-loop target per element: the larger of this fraction of the command and an
 #: absolute floor by unit.
@@ -35,43 +36,6 @@ STEADY_SETTLE = 0.5
 
 #: Moving-average length (s) of the convergence test (the sensor noise is white).
 CONVERGENCE_AVERAGE = 0.05
-
-#: The internal-load feedback the demo switches on with ``--internal-load-feedback on``
-#: (the distributor's parameters; gains per element, one value for all). Docs: theory.md.
-FEEDBACK_PARAMETERS = {
-    'internal_load_feedback': True,
-    'feedback_topic': 'measured/internal_load',
-    'feedback_kp': [0.2],
-    'feedback_ki': [4.0],
-    'feedback_integral_limit': 10.0,
-    'feedback_correction_limit': 10.0,
-    'feedback_timeout': 0.1,
-}
-
-
-def apply_feedback(sections: dict) -> None:
-    """Switch the distributor's internal-load feedback on in a run's sections.
-
-    :param sections: node name -> parameters (changed in place).
-    """
-    sections['wrench_distributor'].update(
-        {k: list(v) if isinstance(v, list) else v for k, v in FEEDBACK_PARAMETERS.items()})
-
-
-def follow_controller_move(sections: dict) -> None:
-    """Give admittance arms the object controller's planned move as their reference.
-
-    The demo stretches the controller's times with ``--duration``; the arms' copy follows.
-
-    :param sections: node name -> parameters (changed in place).
-    """
-    sim, ctl = sections['object_sim'], sections['object_controller']
-    if sim.get('effector_model') not in ARM_EFFECTOR_MODELS:
-        return
-    for name in ('move_start', 'move_duration', 'move_offset', 'move_rotation', 'tilts'):
-        if name in ctl:
-            value = ctl[name]  # a copy: a shared list would be written as a YAML alias
-            sim['arm_' + name] = list(value) if isinstance(value, (list, tuple)) else value
 
 
 def tolerance(commanded: float, unit: str) -> float:
@@ -91,7 +55,7 @@ def steady_window(checked: Mapping, duration: float) -> tuple:
     :param duration: sim time of the run, s.
     :return: ``(start, end, last_change)`` in s
     """
-    from .object_controller import parse_schedule
+    from ...config.validation import parse_schedule
     ctl = checked['object_controller']
     schedule = parse_schedule(ctl['internal_load_schedule'])
     last_change = max([when for when, _ in schedule] + [checked['object_sim']['release_time']])
@@ -101,7 +65,8 @@ def steady_window(checked: Mapping, duration: float) -> tuple:
 
 def _commanded(series_t: np.ndarray, checked: Mapping, dist) -> np.ndarray:
     """Commanded coordinates at each time, from the schedule (the core resolves the handles)."""
-    from .object_controller import parse_schedule, scheduled
+    from ..control.object_controller import scheduled
+    from ...config.validation import parse_schedule
     schedule = parse_schedule(checked['object_controller']['internal_load_schedule'])
     return np.array([dist.internal_load_from_handles(scheduled(schedule, t)) for t in series_t])
 
@@ -113,7 +78,7 @@ def limit_violations(bag: Path, distributor: Mapping) -> int:
     :param distributor: validated distributor parameters.
     :return: number of command messages whose force or torque norm exceeds its limit
     """
-    from ..config.validation import per_effector_limits
+    from ...config.validation import per_effector_limits
     from .series import read_bag
     effectors = list(distributor['effectors'])
     topics = [f'{e}/wrench_command' for e in effectors]
@@ -225,7 +190,7 @@ def _recorded(bag: Path, names: list) -> tuple:
     :return: ``(estimate, truth, true contacts or None)``, each ``(t, values)``
     :raises ValueError: when the estimate or the truth was not recorded
     """
-    from .report import _measured_internal_load
+    from .summary import _measured_internal_load
     from .series import read_bag
     series = read_bag(bag, ['measured/internal_load', 'measured/object_wrench', TRUTH_TOPIC,
                             TRUTH_COMPANION, TRUE_CONTACTS_TOPIC])
@@ -298,9 +263,9 @@ def element_summary(out: Path, sections: Mapping, duration: float, tare_biases=N
     :param tare_biases: the biases the run's free tare wrote, or None (not tared).
     :return: JSON-ready summary; ``'_series'`` holds the arrays of the plot.
     """
-    from ..config.loading import contacts_from
-    from ..core import LoadDistributor, ObjectModel
-    from .scenarios import validate_sections
+    from ...config.loading import contacts_from
+    from ...core import LoadDistributor, ObjectModel
+    from ..scenarios.sections import validate_sections
     checked = validate_sections(sections)
     sim = checked['object_sim']
     dist = LoadDistributor(contacts_from(sim), ObjectModel(com=tuple(sim['object_com']),
@@ -365,8 +330,7 @@ def write_element_summary(out: Path, sections: Mapping, duration: float,
     :param extra: fields added to the summary (the run's scenario, tare...).
     :return: the summary, or None when not computed
     """
-    if summary_json is None and (sections['object_sim'].get('effector_model')
-                                 not in ARM_EFFECTOR_MODELS):
+    if summary_json is None and not effector_model(sections['object_sim']).element_summary:
         return None
     tare = (extra or {}).get('tare') or {}
     try:

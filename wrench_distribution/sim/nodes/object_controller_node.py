@@ -2,7 +2,7 @@
 
 Subscribes ``object_twist`` and ``object_pose`` (from ``object_sim``); on each pose it
 publishes ``desired_wrench`` (WrenchStamped, object frame, about the centre of mass,
-stamped with the pose's stamp) from :class:`.object_controller.PoseController`, and the
+stamped with the pose's stamp) from :class:`..control.object_controller.PoseController`, and the
 scripted internal load on ``internal_load`` (Float64MultiArray whose layout label holds
 the handle names joined by ``;``, e.g. ``squeeze(left,right)``) whenever it changes and
 at ``internal_load_rate``. Run with ``use_sim_time:=true``.
@@ -15,14 +15,17 @@ from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 import numpy as np
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+from std_msgs.msg import Float64MultiArray
 
 from wrench_distribution.config.sim import CONTROLLER_PARAMS
-from wrench_distribution.core.codec import join_labels, stamp_to_ns
+from wrench_distribution.config.validation import parse_schedule
+from wrench_distribution.core.codec import ns_to_seconds, stamp_to_ns
+from wrench_distribution.core.messages import fill_wrench, pose_to_list, vector_to_array
 from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
+from wrench_distribution.ros.conversions import make_internal_load_msg
 from wrench_distribution.ros.parameters import declare_and_validate
 
-from .object_controller import controller_from, parse_schedule, scheduled
+from ..control.object_controller import controller_from, scheduled
 
 
 class ObjectControllerNode(Node):
@@ -47,24 +50,21 @@ class ObjectControllerNode(Node):
         self.next_load = -np.inf
 
     def _on_twist(self, msg: TwistStamped) -> None:
-        t = msg.twist
-        self.velocity = np.array([t.linear.x, t.linear.y, t.linear.z])
-        self.omega = np.array([t.angular.x, t.angular.y, t.angular.z])
+        self.velocity = vector_to_array(msg.twist.linear)
+        self.omega = vector_to_array(msg.twist.angular)
 
     def _on_pose(self, msg: PoseStamped) -> None:
-        now = stamp_to_ns(msg.header.stamp) * 1e-9
-        pos = msg.pose.position
-        o = msg.pose.orientation
-        rot = matrix_from_quaternion([o.x, o.y, o.z, o.w])
+        now = ns_to_seconds(stamp_to_ns(msg.header.stamp))
+        pose = pose_to_list(msg.pose)
+        rot = matrix_from_quaternion(pose[3:])
         self.publish_internal_load(now, msg.header.stamp)
-        w = self.law.wrench(now, [pos.x, pos.y, pos.z], rot, self.velocity, self.omega)
+        w = self.law.wrench(now, pose[:3], rot, self.velocity, self.omega)
         if not np.all(np.isfinite(w)):
             self.get_logger().error('non-finite desired wrench, not published',
                                     throttle_duration_sec=2.0)
             return
         self.msg.header.stamp = msg.header.stamp
-        f, t = self.msg.wrench.force, self.msg.wrench.torque
-        f.x, f.y, f.z, t.x, t.y, t.z = (float(v) for v in w)
+        fill_wrench(self.msg.wrench, [float(v) for v in w])
         self.wrench_pub.publish(self.msg)
 
     def publish_internal_load(self, now: float, stamp) -> None:
@@ -81,11 +81,7 @@ class ObjectControllerNode(Node):
         if handles != self.last_handles:
             self.get_logger().info(f't={now:.3f} s: internal load ' + ', '.join(
                 f'{k}={v:g}' for k, v in handles.items()))
-        msg = Float64MultiArray()
-        dim = MultiArrayDimension()
-        dim.label = join_labels(handles)
-        dim.size = dim.stride = len(handles)
-        msg.layout.dim = [dim]
+        msg = make_internal_load_msg(list(handles))
         msg.data = [float(v) for v in handles.values()]
         self.load_pub.publish(msg)
         self.last_handles = handles
@@ -98,7 +94,7 @@ def main(args=None) -> int:
     :param args: ROS command-line arguments (None: ``sys.argv``).
     :return: exit code (2 on invalid configuration).
     """
-    from ..ros.runner import run_node
+    from ...ros.runner import run_node
     return run_node(ObjectControllerNode, 'object_controller', args)
 
 

@@ -1,26 +1,26 @@
 """The held object with position-controlled arms under admittance control (no ROS).
 
 Each effector is the tip of an arm whose joints follow a commanded pose with a first-order
-lag (:class:`~.admittance.PositionLoop`); the commanded pose is the arm's reference pose
-plus the offset of its admittance controller (:class:`~.admittance.AdmittanceRule`), fed
+lag (:class:`~..control.admittance.PositionLoop`); the commanded pose is the arm's reference pose
+plus the offset of its admittance controller (:class:`~..control.admittance.AdmittanceRule`), fed
 with the raw reading of the F/T sensor on the tip and with the distributor's command as
 its wrench reference. The tip carries the grasp spring of :mod:`.grasp`, as the effector
-bodies of :class:`~.simulator.HeldObjectSim` do. The arms' reference poses are computed
+bodies of :class:`~.held_object.HeldObjectSim` do. The arms' reference poses are computed
 from the configured (calibrated) contacts along the object controller's planned move, while
-the grasps sit at the true contacts: see docs/simulator.md, section 8.
+the grasps sit at the true contacts: see docs/simulator.md, section 8. Built from a scenario
+by :mod:`..scenarios.arms`.
 """
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
-from .admittance import (AdmittanceParameters, AdmittanceRule, compose_offset, pose_difference,
-                         PositionLoop)
 from .ft_sensor import SimulatedFTSensors
-from .object_controller import PoseController
-from .simulator import HeldObjectSim
-from ..core.spatial import cross, exp_so3, quaternion_to_matrix
+from .held_object import HeldObjectSim
+from ..control.admittance import (AdmittanceParameters, AdmittanceRule, compose_offset, pose_difference,
+                                  PositionLoop)
+from ...core.spatial import cross
 
 
 class ArmHeldObjectSim(HeldObjectSim):
@@ -102,63 +102,3 @@ class ArmHeldObjectSim(HeldObjectSim):
             self.eff_pos[i] = loop.position - rot @ self.sensor_pos[i]
             self.eff_omega[i] = loop.omega
             self.eff_vel[i] = loop.velocity + cross(loop.omega, self.eff_pos[i] - loop.position)
-
-
-def reference_motion(params: Mapping, contacts: tuple, sensor_poses: tuple) -> Callable:
-    """Return the arms' reference poses: the configured grasps carried along the planned move.
-
-    :param params: validated ``object_sim`` parameters (initial pose, ``arm_move_*``,
-        ``arm_tilts``).
-    :param contacts: ``(positions (n, 3), rotations (n, 3, 3))`` configured contacts in the
-        object frame.
-    :param sensor_poses: ``(positions (n, 3), rotations (n, 3, 3))`` sensors in the contacts.
-    :return: ``t -> (positions (n, 3), rotations (n, 3, 3))``, world frame
-    """
-    plan = PoseController(1.0, np.eye(3), np.zeros(3), np.zeros(3),
-                          offset=np.array(params['arm_move_offset']),
-                          rotation=np.array(params['arm_move_rotation']),
-                          start=params['arm_move_start'], duration=params['arm_move_duration'],
-                          tilts=tuple(params['arm_tilts']))
-    plan.origin = (np.array(params['initial_position'], float),
-                   quaternion_to_matrix(params['initial_orientation']))
-    c_pos, c_rot = contacts
-    s_pos, s_rot = sensor_poses
-    local_pos = c_pos + np.einsum('nij,nj->ni', c_rot, s_pos)
-    local_rot = c_rot @ s_rot
-
-    def reference(t: float) -> tuple:
-        frame, rot = plan.reference(t)[:2]
-        return frame + local_pos @ rot.T, rot @ local_rot
-    return reference
-
-
-def true_contacts(positions: np.ndarray, quaternions: np.ndarray, position_errors,
-                  orientation_errors) -> tuple:
-    """Return the simulator's contacts: the configured ones moved by the calibration errors.
-
-    :param positions: (n, 3) configured contact positions, object frame.
-    :param quaternions: (n, 4) configured orientations.
-    :param position_errors: (n, 3) truth minus configuration, object frame, m.
-    :param orientation_errors: (n, 3) rotation vectors (object frame) from configuration to
-        truth, rad.
-    :return: ``(positions (n, 3), rotations (n, 3, 3))`` of the truth
-    """
-    rot = np.stack([quaternion_to_matrix(q) for q in quaternions])
-    turned = np.stack([exp_so3(np.asarray(e, float)) @ r for e, r in zip(orientation_errors, rot)])
-    return positions + position_errors, turned
-
-
-def laws_from(params: Mapping) -> list:
-    """One :class:`AdmittanceParameters` per arm from the ``object_sim`` parameters.
-
-    :param params: validated ``object_sim`` parameters.
-    :return: the laws
-    """
-    n = len(params['effectors'])
-    forces = list(params['admittance_cog_forces']) or [0.0] * n
-    cogs = np.asarray(params['admittance_cog_positions'] or [0.0] * (3 * n), float).reshape(n, 3)
-    return [AdmittanceParameters(params['admittance_mass'], params['admittance_damping_ratio'],
-                                 params['admittance_stiffness'],
-                                 params['admittance_joint_damping'],
-                                 params['admittance_filter_coefficient'], forces[i], cogs[i])
-            for i in range(n)]

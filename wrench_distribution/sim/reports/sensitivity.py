@@ -24,16 +24,13 @@ import numpy as np
 
 from wrench_distribution.core.spatial import matrix_to_quaternion, quaternion_to_matrix
 
+from ..scenarios.parts import true_contacts, true_object
+from ...config.loading import per_effector as _group
+
 #: Belief parameters, per effector (``<name>(<effector>)``) then of the object.
 EFFECTOR_PARAMETERS = ('sensor_bias', 'tool_mass', 'tool_com', 'grasp_position',
                        'grasp_orientation', 'pad_deflection')
 OBJECT_PARAMETERS = ('object_mass', 'object_com')
-
-
-def _group(values, n: int, width: int, default) -> np.ndarray:
-    """Return a per-effector array as (n, width), the default where empty."""
-    v = np.asarray(values if len(values) else list(default) * n, float)
-    return v.reshape(n, width)
 
 
 def readout(params: Mapping, readings: np.ndarray, tare: Optional[np.ndarray] = None) -> np.ndarray:
@@ -92,7 +89,6 @@ def _sensor_in_believed(sim: Mapping, n: int, position_error: bool, orientation_
     :return: ``(positions (3 n), quaternions (4 n))``, the analyzer's sensor parameters
     """
     from wrench_distribution.core.spatial import exp_so3
-    from .arm_sim import true_contacts
     believed_pos = _group(sim['contact_positions'], n, 3, [0.0] * 3)
     believed_q = _group(sim['contact_orientations'], n, 4, [0.0, 0.0, 0.0, 1.0])
     zero = np.zeros((n, 3))
@@ -137,7 +133,6 @@ def true_values(sections: Mapping, true_wrenches: Optional[np.ndarray] = None) -
         parameter, ``pad_deflection``), or None.
     :return: ``{'<parameter>(<effector>)' or '<parameter>': {analyzer parameter: value}}``
     """
-    from .scenarios import true_object
     sim, belief = sections['object_sim'], sections['wrench_analyzer']
     effectors = list(belief['effectors'])
     n = len(effectors)

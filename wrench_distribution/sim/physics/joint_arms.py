@@ -3,8 +3,8 @@
 Each arm's controller, every period (docs/simulator.md, "Running the arms with joints"):
 
 1. the admittance law of ros2_controllers' ``admittance_controller``
-   (:class:`~.admittance.AdmittanceRule`, the same law as the Cartesian arm tips of
-   :mod:`.arm_sim`) turns the flange F/T reading plus the wrench reference into an offset of
+   (:class:`~..control.admittance.AdmittanceRule`, the same law as the Cartesian arm tips of
+   :mod:`.admittance_arms`) turns the flange F/T reading plus the wrench reference into an offset of
    the flange from its reference pose;
 2. damped least squares on the flange Jacobian (:func:`damped_least_squares`; the damping
    grows as the smallest singular value falls below a threshold, and joints that move toward
@@ -30,8 +30,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .admittance import AdmittanceParameters, AdmittanceRule, compose_offset, pose_difference
 from .arm_models import pinocchio
+from ..control.admittance import AdmittanceParameters, AdmittanceRule, compose_offset, pose_difference
 
 
 # --- damped least squares -------------------------------------------------------------
@@ -307,7 +307,7 @@ class JointArmsSim:
     The closed chain (:class:`~.closed_chain.ClosedChain`, compliant grasps at the true
     contacts) is integrated with the controllers' torques held over each step; each flange
     F/T sensor reads the grasp wrench moved into the flange frame, through ``sensors``.
-    Offers what :class:`~.object_sim_node.ObjectSimNode` reads of a simulator.
+    Offers what :class:`~..nodes.object_sim_node.ObjectSimNode` reads of a simulator.
 
     :param chain: the closed chain (the truth: gripper masses, true grasps).
     :param controllers: one :class:`JointArmController` per arm (their own models).

@@ -9,13 +9,14 @@ internal loads in the simulation are physical. Derivation: ``docs/simulator.md``
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
 from wrench_distribution.core.spatial import cross, exp_so3
 from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
 
+from .ft_sensor import SimulatedFTSensors
 from .grasp import grasp_wrenches, GraspCompliance, spring_energy
 from .rigid_object import RigidBody
 
@@ -43,13 +44,17 @@ class HeldObjectSim:
         contacts with one are unilateral and slip outside their cone (docs/simulator.md).
     :param normals: (n, 3) direction in which each effector pushes, in its contact frame
         (default +z).
+    :param sensors: the F/T sensors the effectors carry (:class:`~.ft_sensor.SimulatedFTSensors`),
+        read by whoever publishes them; None: none.
     """
 
     def __init__(self, mass: float, inertia, com, contact_types: Sequence[str],
                  contact_positions, contact_orientations, effector_mass: float = 0.5,
                  effector_inertia: float = 2e-3, compliance: GraspCompliance = GraspCompliance(),
                  gravity=(0.0, 0.0, -9.81), position=(0.0, 0.0, 0.0),
-                 orientation=(0.0, 0.0, 0.0, 1.0), friction=None, normals=None) -> None:
+                 orientation=(0.0, 0.0, 0.0, 1.0), friction=None, normals=None,
+                 sensors: Optional[SimulatedFTSensors] = None) -> None:
+        self.sensors = sensors
         self.com = np.asarray(com, dtype=float).reshape(3)
         self.rigid = np.array([t == 'rigid' for t in contact_types])
         self.r = np.asarray(contact_positions, dtype=float).reshape(-1, 3)

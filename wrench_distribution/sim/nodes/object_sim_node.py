@@ -6,8 +6,9 @@ point, the wrench the effector applies to the object). Publishes ``/clock``,
 (TwistStamped, world axes: velocity of the object-frame origin and angular velocity),
 ``contact_poses`` (PoseArray, object frame), ``<effector>/ft_sensor`` (WrenchStamped,
 sensor frame ``<effector>_ft_sensor``), ``~/markers`` (MarkerArray, world frame) and, for
-arms with joints, ``joint_arms/status`` (Float64MultiArray, :data:`JOINT_STATUS`). The truth,
-in its own namespace (:mod:`.truth`): ``~/truth/<effector>/wrench`` (WrenchStamped, frame
+arms with joints, ``joint_arms/status`` (Float64MultiArray; the effector model's ``status``,
+:mod:`..scenarios.models`). The truth,
+in its own namespace (:mod:`..scenarios.truth`): ``~/truth/<effector>/wrench`` (WrenchStamped, frame
 ``<effector>_true_contact``: what the effector applies at its true contact),
 ``~/truth/object_wrench`` (their sum, object axes about the true centre of mass),
 ``~/truth/internal_load`` (the believed basis, labelled as the analyzer's) and, when the true
@@ -35,36 +36,26 @@ from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from visualization_msgs.msg import Marker, MarkerArray
 
-from wrench_distribution.config.sim import ARM_EFFECTOR_MODELS, SIM_PARAMS
-from wrench_distribution.core.codec import join_labels, ns_to_stamp, stamp_to_ns
+from wrench_distribution.config.sim import SIM_PARAMS
+from wrench_distribution.core.codec import join_labels, ns_to_stamp, seconds_to_ns, split_labels, stamp_to_ns
+from wrench_distribution.core.messages import fill_pose, fill_vector, fill_wrench, wrench_to_array
 from wrench_distribution.core.spatial import matrix_to_quaternion as quaternion_from_matrix
-from wrench_distribution.ros.conversions import fill_wrench, make_internal_load_msg, make_wrench_stamped
+from wrench_distribution.ros.conversions import make_internal_load_msg, make_wrench_stamped
 from wrench_distribution.ros.parameters import declare_and_validate
 from wrench_distribution.ros.runner import stop_requested
 
-from .admittance import accepts_reference
-from .object_controller import tilt_profile
-from .scenarios import build_sensors, build_sim
-from .truth import TruthReadout
+from ..control.admittance import accepts_reference
+from ..control.object_controller import tilt_profile
+from ..scenarios.models import effector_model
+from ..scenarios.sections import build_sim
+from ..scenarios.truth import TruthReadout
 
 #: Parameters of the node only (the rest of SIM_DEFAULTS describes the physics).
 EXTRA = ('wait_for_subscribers', 'contact_rate', 'marker_rate', 'lockstep', 'lockstep_timeout')
 
-#: Columns of ``joint_arms/status`` (``effector_model: joints``), per arm: smallest singular
-#: value of the flange Jacobian now and so far, torque saturations, joint-reference clamps at
-#: a joint limit, joint-limit violations (counts of controller periods).
-JOINT_STATUS = 'sigma_min;sigma_min_so_far;torque_saturations;limit_clamps;limit_violations'
-
 
 def _stamp(t: float) -> Time:
-    return ns_to_stamp(int(round(t * 1e9)), Time)
-
-
-def _fill_pose(pose: Pose, position, quaternion) -> Pose:
-    pose.position.x, pose.position.y, pose.position.z = (float(v) for v in position)
-    (pose.orientation.x, pose.orientation.y, pose.orientation.z,
-     pose.orientation.w) = (float(v) for v in quaternion)
-    return pose
+    return ns_to_stamp(seconds_to_ns(t), Time)
 
 
 class ObjectSimNode(Node):
@@ -77,9 +68,9 @@ class ObjectSimNode(Node):
         self.effectors = list(self.p['effectors'])
         self.n = len(self.effectors)
         self.sim = build_sim(self.p)
-        #: Admittance-controlled arms: commands are wrench references in the sensor frames.
-        self.arms = self.p['effector_model'] in ARM_EFFECTOR_MODELS
-        self.sensors = self.sim.sensors if self.arms else build_sensors(self.p)
+        #: The effector model's entry (:mod:`..scenarios.models`): what the node does with it.
+        self.model = effector_model(self.p)
+        self.sensors = self.sim.sensors
         self.dropped_references = np.zeros(len(self.p['effectors']), dtype=int)
         self.dt = 1.0 / float(self.p['physics_rate'])
         self.substeps = max(1, int(round(self.p['physics_rate'] / self.p['publish_rate'])))
@@ -103,8 +94,8 @@ class ObjectSimNode(Node):
                         for e in self.effectors]
         self.slip_pub = self.create_publisher(Float64MultiArray, 'contact_slip', reliable) \
             if np.isfinite(self.sim.mu).any() else None
-        self.joint_pub = self.create_publisher(Float64MultiArray, 'joint_arms/status', reliable) \
-            if self.p['effector_model'] == 'joints' else None
+        self.status_pub = None if self.model.status is None else self.create_publisher(
+            Float64MultiArray, self.model.status[0], reliable)
         self._truth_publishers(reliable)
         for i, e in enumerate(self.effectors):
             self.create_subscription(WrenchStamped, f'{e}/wrench_command',
@@ -115,7 +106,7 @@ class ObjectSimNode(Node):
         self.contacts_msg = PoseArray()
         self.contacts_msg.header.frame_id = self.p['object_frame']
         for r, rot in zip(self.sim.r, self.sim.r_rot):
-            self.contacts_msg.poses.append(_fill_pose(Pose(), r, quaternion_from_matrix(rot)))
+            self.contacts_msg.poses.append(fill_pose(Pose(), r, quaternion_from_matrix(rot)))
         self.next_contacts = 0.0
         self.next_markers = 0.0
         self.wall_start = time.monotonic()
@@ -159,13 +150,13 @@ class ObjectSimNode(Node):
 
     # --- inputs -----------------------------------------------------------------
     def _on_command(self, i: int, msg: WrenchStamped) -> None:
-        w = msg.wrench
-        values = np.array([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
+        values = wrench_to_array(msg.wrench)
         if not np.all(np.isfinite(values)):
             self.get_logger().warning(f'{self.effectors[i]}: non-finite command ignored',
                                       throttle_duration_sec=2.0)
             return
-        if self.arms and not accepts_reference(msg.header.frame_id, f'{self.effectors[i]}_ft_sensor'):
+        if self.model.wrench_references and not accepts_reference(
+                msg.header.frame_id, f'{self.effectors[i]}_ft_sensor'):
             # as admittance_controller does: a reference in another frame is dropped
             self.dropped_references[i] += 1
             self.get_logger().error(
@@ -217,13 +208,12 @@ class ObjectSimNode(Node):
         vel, omega = self.sim.object_frame_twist()
         twist = TwistStamped()
         twist.header.stamp, twist.header.frame_id = stamp, self.world
-        twist.twist.linear.x, twist.twist.linear.y, twist.twist.linear.z = (float(v) for v in vel)
-        twist.twist.angular.x, twist.twist.angular.y, twist.twist.angular.z = (
-            float(v) for v in omega)
+        fill_vector(twist.twist.linear, vel)
+        fill_vector(twist.twist.angular, omega)
         self.twist_pub.publish(twist)
         pose = PoseStamped()
         pose.header.stamp, pose.header.frame_id = stamp, self.world
-        _fill_pose(pose.pose, pos, quaternion_from_matrix(rot))
+        fill_pose(pose.pose, pos, quaternion_from_matrix(rot))
         self.pose_pub.publish(pose)
         grasped = self.grasped()
         applied = self.sim.transmitted() if grasped else np.zeros((self.n, 6))
@@ -233,13 +223,12 @@ class ObjectSimNode(Node):
         readings = self.sensors.read(applied, gravity)
         for pub, msg, r in zip(self.ft_pubs, self.ft_msgs, readings):
             msg.header.stamp = stamp
-            f, tq = msg.wrench.force, msg.wrench.torque
-            f.x, f.y, f.z, tq.x, tq.y, tq.z = (float(v) for v in r)
+            fill_wrench(msg.wrench, r.tolist())
             pub.publish(msg)
         if self.slip_pub is not None:
             self.slip_pub.publish(self.slip_message())
-        if self.joint_pub is not None:
-            self.joint_pub.publish(self.joint_message())
+        if self.status_pub is not None:
+            self.status_pub.publish(self.status_message())
         if t >= self.next_contacts or not self.started:
             self.contacts_msg.header.stamp = stamp
             self.contacts_pub.publish(self.contacts_msg)
@@ -264,15 +253,18 @@ class ObjectSimNode(Node):
                                     self.sim.lost]).reshape(-1).astype(float).tolist()
         return msg
 
-    def joint_message(self) -> Float64MultiArray:
-        """Build the state of the arms with joints as a message (labels: :data:`JOINT_STATUS`).
+    def status_message(self) -> Float64MultiArray:
+        """Build the effector model's status as a message (its entry's column labels).
 
-        :return: n x 5 array, first dimension labelled with the effector names.
+        :return: n x k array, first dimension labelled with the effector names.
         """
+        labels = self.model.status[1]
+        width = len(split_labels(labels))
         msg = Float64MultiArray()
         msg.layout.dim = [
-            MultiArrayDimension(label=join_labels(self.effectors), size=self.n, stride=5 * self.n),
-            MultiArrayDimension(label=JOINT_STATUS, size=5, stride=5)]
+            MultiArrayDimension(label=join_labels(self.effectors), size=self.n,
+                                stride=width * self.n),
+            MultiArrayDimension(label=labels, size=width, stride=width)]
         msg.data = self.sim.status().reshape(-1).astype(float).tolist()
         return msg
 
@@ -288,7 +280,7 @@ class ObjectSimNode(Node):
         box = Marker()
         box.header.stamp, box.header.frame_id = stamp, self.world
         box.ns, box.id, box.type = 'object', 0, Marker.SPHERE
-        _fill_pose(box.pose, self.sim.body.position, quaternion_from_matrix(rot))
+        fill_pose(box.pose, self.sim.body.position, quaternion_from_matrix(rot))
         box.scale.x = box.scale.y = box.scale.z = 0.05
         box.color.r, box.color.g, box.color.b, box.color.a = 0.2, 0.6, 1.0, 0.8
         out.markers.append(box)
@@ -299,8 +291,7 @@ class ObjectSimNode(Node):
             arrow.ns, arrow.id, arrow.type = 'transmitted_force', i, Marker.ARROW
             start = self.sim.eff_pos[i]
             end = start + 0.01 * frames[i] @ applied[i, :3]
-            arrow.points = [Point(x=float(start[0]), y=float(start[1]), z=float(start[2])),
-                            Point(x=float(end[0]), y=float(end[1]), z=float(end[2]))]
+            arrow.points = [fill_vector(Point(), start), fill_vector(Point(), end)]
             arrow.pose.orientation.w = 1.0
             arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.005, 0.01, 0.01
             arrow.color.r, arrow.color.g, arrow.color.a = 1.0, 0.3, 1.0
@@ -382,7 +373,7 @@ def main(args=None) -> int:
     :param args: ROS command-line arguments (None: ``sys.argv``).
     :return: exit code (2 on invalid configuration).
     """
-    from ..ros.runner import run_node
+    from ...ros.runner import run_node
     return run_node(ObjectSimNode, 'object_sim', args, spin=_run,
                     config_errors=(ValueError, TypeError))
 

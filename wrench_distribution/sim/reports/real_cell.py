@@ -2,14 +2,14 @@
 
 ``python -m wrench_distribution.demo --scenario dual_arm_real_cell --tare compare`` makes the
 four runs; :func:`compare` reads their ``elements.json`` (judged on the simulator's truth,
-:mod:`.admittance_report`) and writes one table: per element the command, then per run the
+:mod:`.elements`) and writes one table: per element the command, then per run the
 true mean and the analyzer's estimate; the elements outside the target in the tared closed
 loop, and the belief parameters that limit them (:mod:`.sensitivity`). See
 docs/simulator.md, "Real cell".
 
 The calibrated procedure (``--calibrate compare``, scenario ``dual_arm_real_cell_tilt``):
 :func:`identified_vs_truth` compares a saved calibration with the simulator's truth,
-:func:`load_calibration` gives it to a run, :func:`compare_calibration` writes the table of
+:func:`..scenarios.runs.load_calibration` gives it to a run, :func:`compare_calibration` writes the table of
 the hold through the tilt with the identified parameters and with the typed guesses.
 """
 from __future__ import annotations
@@ -20,7 +20,9 @@ from typing import Mapping
 
 import numpy as np
 
-from ..core.spatial import exp_so3, log_so3, quaternion_to_matrix
+from ..scenarios.parts import true_object
+from ...config.loading import per_effector as _per
+from ...core.spatial import exp_so3, log_so3, quaternion_to_matrix
 
 #: The four runs, in the order of the procedure: (label, tare, internal-load feedback).
 PHASES = (('untared, open loop', 'off', 'off'), ('untared, closed loop', 'off', 'on'),
@@ -81,11 +83,6 @@ CALIBRATION_TARGETS = {'object mass': ('kg', 0.005, 0.005), 'object com': ('m', 
                        'mounting rotation': ('deg', 0.2, 0.0)}
 
 
-def _per(values, n: int, width: int, default) -> np.ndarray:
-    v = np.asarray(values, dtype=float).ravel()
-    return np.tile(np.asarray(default, float), (n, 1)) if v.size == 0 else v.reshape(n, width)
-
-
 def _true_mountings(sim: Mapping, analyzer: Mapping) -> np.ndarray:
     """Each sensor's true rotation on its believed mounting, rotation vectors (deg).
 
@@ -130,7 +127,6 @@ def identified_vs_truth(calibration: Mapping, sim: Mapping, analyzer: Mapping) -
         frame of the configured contacts (the true one shifted by the contacts' mean position
         error)
     """
-    from .scenarios import true_object
     names, n = list(sim['effectors']), len(sim['effectors'])
     mass, com = true_object(sim)
     rows = [] if 'object_mass' not in calibration else [
@@ -221,42 +217,3 @@ def compare_calibration(runs: Mapping[str, Path], rows: list) -> tuple:
                                          'the sensors sit on the contacts)' if turns else ')'))
     return '\n'.join(lines), {'runs': {label: str(runs[label]) for label in labels},
                               'identified': rows, 'elements': table, 'not_identified': missing}
-
-
-def read_calibration(path) -> dict:
-    """Return the analyzer's parameters of a calibration file (``~/save_calibration``, ``identify``).
-
-    :param path: the file.
-    :return: ``{parameter: value}``
-    :raises ValueError: for a file without an analyzer section
-    """
-    from ..core.safe_load import load_document
-    document = load_document(str(path), 'calibration file') or {}
-    for key, section in document.items():
-        if str(key).split('/')[-1] == 'wrench_analyzer':
-            return dict((section or {}).get('ros__parameters') or {})
-    raise ValueError(f'{path}: no wrench_analyzer section')
-
-
-def load_calibration(sections: dict, path) -> None:
-    """Give a run the calibration file, as a later ``--params-file`` would, the truth kept.
-
-    The analyzer takes every parameter of the file; the identified object goes into every
-    node that models it (the distributor, the controller and the simulator's belief share it),
-    and the simulator's ``object_mass_ratio`` and ``object_com_error`` are set so that its true
-    object stays the scenario's.
-
-    :param sections: node name -> parameters (changed in place).
-    :param path: the calibration file.
-    """
-    from .scenarios import sim_params, true_object
-    calibration = read_calibration(path)
-    mass, com = true_object(sim_params(sections['object_sim']))
-    sections['wrench_analyzer'].update(calibration)
-    shared = {k: calibration[k] for k in ('object_mass', 'object_com') if k in calibration}
-    for section in sections.values():
-        section.update({k: list(v) if isinstance(v, list) else v for k, v in shared.items()
-                        if k in section})
-    sim = sections['object_sim']
-    sim['object_mass_ratio'] = float(mass / float(sim['object_mass']))
-    sim['object_com_error'] = [float(x) for x in com - np.asarray(sim['object_com'], float)]

@@ -48,7 +48,7 @@ class TruthReadout:
 
     def __init__(self, params: Mapping, true_positions, true_rotations) -> None:
         from wrench_distribution.config.loading import contacts_from
-        from .scenarios import true_object
+        from .parts import true_object
         self.true_positions = np.asarray(true_positions, float).reshape(-1, 3)
         self.true_rotations = np.asarray(true_rotations, float).reshape(-1, 3, 3)
         n = len(self.true_positions)

@@ -15,10 +15,11 @@ import numpy as np
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
-from ..config.sim import BASELINE_PARAMS
-from ..core.baselines import moore_penrose
-from ..core.spatial import quaternion_to_matrix
-from ..ros.parameters import declare_and_validate
+from ...config.sim import BASELINE_PARAMS
+from ...core.baselines import moore_penrose
+from ...core.messages import fill_wrench, pose_array_to_arrays, wrench_to_array
+from ...core.spatial import quaternion_to_matrix
+from ...ros.parameters import declare_and_validate
 
 
 class BaselineDistributorNode(Node):
@@ -46,9 +47,7 @@ class BaselineDistributorNode(Node):
             self.get_logger().error(f'contact_poses has {len(msg.poses)} poses, expected '
                                     f'{len(self.effectors)}', throttle_duration_sec=2.0)
             return
-        pos = np.array([[q.position.x, q.position.y, q.position.z] for q in msg.poses])
-        quat = np.array([[q.orientation.x, q.orientation.y, q.orientation.z, q.orientation.w]
-                         for q in msg.poses])
+        pos, quat = pose_array_to_arrays(msg)
         self.r = pos - self.com
         self.rot_t = np.swapaxes(quaternion_to_matrix(quat), -1, -2)
 
@@ -56,17 +55,15 @@ class BaselineDistributorNode(Node):
         if self.r is None:
             self.get_logger().warning('no contact poses yet', throttle_duration_sec=2.0)
             return
-        w = msg.wrench
-        h = np.array([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
+        h = wrench_to_array(msg.wrench)
         if not np.all(np.isfinite(h)):
             return
         obj = moore_penrose(self.r, self.types, h)
         force = np.einsum('nij,nj->ni', self.rot_t, obj[:, :3])
         torque = np.einsum('nij,nj->ni', self.rot_t, obj[:, 3:])
-        for pub, m, f, t in zip(self.pubs, self.msgs, force, torque):
+        for pub, m, row in zip(self.pubs, self.msgs, np.concatenate([force, torque], axis=1)):
             m.header.stamp = msg.header.stamp
-            (m.wrench.force.x, m.wrench.force.y, m.wrench.force.z) = (float(v) for v in f)
-            (m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z) = (float(v) for v in t)
+            fill_wrench(m.wrench, row.tolist())
             pub.publish(m)
 
 
@@ -76,7 +73,7 @@ def main(args=None) -> int:
     :param args: ROS command-line arguments (None: ``sys.argv``).
     :return: exit code (2 on invalid configuration).
     """
-    from ..ros.runner import run_node
+    from ...ros.runner import run_node
     return run_node(BaselineDistributorNode, 'baseline_distributor', args)
 
 

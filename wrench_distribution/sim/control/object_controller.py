@@ -13,9 +13,6 @@ import numpy as np
 from wrench_distribution.core.contacts import inertia_matrix
 from wrench_distribution.core.spatial import cross, exp_so3, log_so3
 
-from ..config.sim import CONTROLLER_DEFAULTS  # noqa: F401 (re-exported)
-from ..config.validation import parse_schedule  # noqa: F401 (re-exported)
-
 
 def min_jerk(t: float, start: float, duration: float) -> tuple[float, float, float]:
     """Minimum-jerk profile from 0 to 1: value, rate and acceleration.
@@ -63,7 +60,7 @@ def tilt_profile(tilts, t: float) -> tuple:
 def scheduled(schedule: list, t: float) -> dict:
     """Return the handles in force at time ``t`` (the last entry at or before it).
 
-    :param schedule: from :func:`parse_schedule`.
+    :param schedule: from :func:`~wrench_distribution.config.validation.parse_schedule`.
     :param t: time, s.
     :return: ``{name: value}`` (empty before the first entry)
     """

@@ -34,8 +34,8 @@ class BagRecorder(Node):
         super().__init__(node_name, parameter_overrides=[
             Parameter('use_sim_time', Parameter.Type.BOOL, True)])
         from rosbags.rosbag2 import StoragePlugin, Writer
-        from rosbags.typesys import Stores, get_typestore
-        typestore = get_typestore(Stores.ROS2_KILTED)
+        from ...bag.reader import default_typestore
+        typestore = default_typestore()
         self.writer = Writer(Path(path), version=8, storage_plugin=StoragePlugin.MCAP)
         self.writer.open()
         self.counts = {}

@@ -40,7 +40,7 @@ def procedure(checked: Mapping) -> list:
         ...]`` in time order
     :raises ValueError: when the scenario has no free tilts or no held rests before the hold
     """
-    from .object_controller import parse_schedule
+    from ...config.validation import parse_schedule
     free = _rows(checked['object_sim']['free_tilts'])
     held = _rows(checked['object_controller']['tilts'])
     last_change = max((when for when, _ in parse_schedule(

@@ -14,8 +14,8 @@ from typing import Mapping, Optional
 import numpy as np
 
 from .series import read_bag
-from ..core.codec import split_labels
-from ..core.friction import STATUSES
+from ...core.codec import split_labels
+from ...core.friction import STATUSES
 
 TOPICS = ('contact_slip', 'measured/friction', 'friction/internal_load_added')
 #: Slip (m) above which a fingertip counts as having slipped.

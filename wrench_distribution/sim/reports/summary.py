@@ -10,11 +10,12 @@ import numpy as np
 from wrench_distribution.core.codec import split_labels
 from wrench_distribution.core.spatial import log_so3, quaternion_to_matrix as matrix_from_quaternion
 
-from .friction_report import added_load, format_friction, friction_summary, lost_time
-from .friction_report import TOPICS as FRICTION_TOPICS
-from .object_controller import controller_from, parse_schedule
-from .scenarios import validate_sections
+from .friction import added_load, format_friction, friction_summary, lost_time
+from .friction import TOPICS as FRICTION_TOPICS
 from .series import read_bag as read_series, Series
+from ..control.object_controller import controller_from
+from ..scenarios.sections import validate_sections
+from ...config.validation import parse_schedule
 
 #: Seconds after the fixture release and after each internal-load change that the
 #: comparison skips (transients of the grasp springs and of the controller).
@@ -37,8 +38,8 @@ def read_bag(path: Path) -> dict:
 
 
 def _distributor(sim_params: Mapping):
-    from ..config.loading import contacts_from
-    from ..core import LoadDistributor, ObjectModel
+    from ...config.loading import contacts_from
+    from ...core import LoadDistributor, ObjectModel
     return LoadDistributor(contacts_from(sim_params), ObjectModel(com=tuple(sim_params['object_com']),
                                                                   mass=sim_params['object_mass']))
 

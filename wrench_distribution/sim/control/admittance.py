@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.spatial import cross, exp_so3, log_so3
+from ...core.spatial import cross, exp_so3, log_so3
 
 
 def accepts_reference(frame_id: str, sensor_frame: str) -> bool:

@@ -1,12 +1,13 @@
 """Build the ``dual_arm_joints`` physics from the ``object_sim`` parameters (needs ``.[sim]``).
 
-Arms from :mod:`.arm_models` at their configured bases; the truth's grippers weigh
+Arms from :mod:`..physics.arm_models` at their configured bases; the truth's grippers weigh
 ``tool_masses`` at ``tool_coms`` (the sensors' truth), the controllers' models the
 grippers the controllers believe in (``admittance_cog_forces / g`` at
 ``admittance_cog_positions``); compliant grasps at the true contacts (the configured ones
 moved by ``contact_position_errors`` / ``contact_orientation_errors``); the arms' reference
 poses are the configured contacts carried along the planned move, as for the admittance
-arm tips (:mod:`.arm_sim`).
+arm tips (:mod:`.arms`). The model's own checks and the test that its optional extra is
+installed are here too (:mod:`.models` names them).
 """
 from __future__ import annotations
 
@@ -14,21 +15,22 @@ from typing import Mapping
 
 import numpy as np
 
-from .arm_models import load_arm, pinocchio
-from .arm_sim import laws_from, reference_motion, true_contacts
-from .closed_chain import ClosedChain, Grasp
-from .joint_arms import DlsSettings, drive_gains, JointArmController, JointArmsSim
-from .scenarios import _per_effector as _grouped, true_object
-from ..core.contacts import inertia_matrix
-from ..core.spatial import quaternion_to_matrix
+from .arms import laws_from, reference_motion
+from .parts import build_sensors, configured_contacts, true_contacts_of, true_object
+from ..physics.arm_models import load_arm, pinocchio
+from ..physics.closed_chain import ClosedChain, Grasp
+from ..physics.joint_arms import DlsSettings, drive_gains, JointArmController, JointArmsSim
+from ...config.loading import per_effector
+from ...core.contacts import inertia_matrix
+from ...core.spatial import quaternion_to_matrix
 
 
 def _arms(p: Mapping, gripper_masses, gripper_coms) -> list:
     """Load one :class:`~.arm_models.ArmModel` per effector with the given grippers."""
     n = len(p['effectors'])
     robots = list(p['arm_robots']) or ['panda'] * n
-    bases = _grouped(p['arm_base_positions'], n, 3, [0, 0, 0])
-    turns = _grouped(p['arm_base_orientations'], n, 4, [0, 0, 0, 1])
+    bases = per_effector(p['arm_base_positions'], n, 3, [0, 0, 0])
+    turns = per_effector(p['arm_base_orientations'], n, 4, [0, 0, 0, 1])
     return [load_arm(robot, name, pinocchio.SE3(quaternion_to_matrix(turn), base),
                      float(mass), tuple(com))
             for robot, name, base, turn, mass, com in zip(
@@ -47,21 +49,18 @@ def _guesses(p: Mapping, arms: list) -> list:
     return np.split(values, sizes[:-1])
 
 
-def build_joint_sim(p: Mapping, positions: np.ndarray, orientations: np.ndarray,
-                    sensors) -> JointArmsSim:
+def build_joint_sim(p: Mapping) -> JointArmsSim:
     """Build the arms with joints, the object, the grasps, the controllers, at rest.
 
     :param p: validated ``object_sim`` parameters.
-    :param positions: (n, 3) configured contact positions (object frame).
-    :param orientations: (n, 4) configured contact quaternions.
-    :param sensors: the flange F/T sensors (:func:`.scenarios.build_sensors`).
-    :return: the simulator, its chain closed at the initial object pose
+    :return: the simulator, its chain closed at the initial object pose; its flange F/T
+        sensors are :func:`.parts.build_sensors`'
     :raises ValueError: when an arm cannot reach its grasp, or a bad parameter
     """
+    positions, orientations = configured_contacts(p)
     n = len(positions)
-    true_pos, true_rot = true_contacts(
-        positions, orientations, _grouped(p['contact_position_errors'], n, 3, [0, 0, 0]),
-        _grouped(p['contact_orientation_errors'], n, 3, [0, 0, 0]))
+    sensors = build_sensors(p)
+    true_pos, true_rot = true_contacts_of(p)
     truth = _arms(p, [m.tool_mass for m in sensors.models], [m.tool_com for m in sensors.models])
     laws = laws_from(p)
     gravity = float(np.linalg.norm(p['gravity']))
