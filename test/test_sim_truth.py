@@ -133,11 +133,12 @@ def test_within_tolerance_is_judged_on_the_truth():
 
 
 def hand_readings(p: dict, wrenches: np.ndarray) -> np.ndarray:
-    """Raw readings of sensors on the true contacts (no pad), by hand: s w + tool weight + bias.
+    """Raw readings of sensors on the true contacts (no pad), by hand: ``s (w - tool) + bias``.
 
     The object rests level (gravity in the object frame as configured); a sensor at its
-    contact reads ``s`` times the wrench on the object plus its tool's weight (mass times
-    gravity in its true frame, about the sensor: ``c x (m g)``) plus its bias.
+    contact carries the wrench on the object less its tool's weight (mass times gravity in
+    its true frame, about the sensor: ``c x (m g)``), reports it with its sign ``s``, and adds
+    its bias.
     """
     _, rotations, _, _ = truth_of(p)
     gravity = np.asarray(p['gravity'], float)
@@ -148,7 +149,7 @@ def hand_readings(p: dict, wrenches: np.ndarray) -> np.ndarray:
     for i in range(n):
         weight = masses[i] * rotations[i].T @ gravity
         tool = np.concatenate([weight, np.cross(coms[i], weight)])
-        out.append(p['sensor_signs'][i] * wrenches[i] + tool + biases[i])
+        out.append(p['sensor_signs'][i] * (wrenches[i] - tool) + biases[i])
     return np.array(out)
 
 
