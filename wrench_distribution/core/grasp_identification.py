@@ -23,9 +23,11 @@ also reach :data:`MIN_EXCITATION` of the most excited one: there the belief's ow
 the rests excite every direction a little (2 degrees of a 25 N squeeze put 0.9 N across the
 line, and so seem to tell where along the line a contact is). Only the excited directions are
 fitted (robustly, :func:`.calibration.robust_fit`, a bumped rest dropped); the others stay at the
-configured value (minimum norm) and are reported. At the solution the spurious excitation is
-gone and the subspace is decided once more on the noise, times the fit's misfit, alone, and
-refitted when it changed.
+configured value (minimum norm) and are reported. The strongly excited directions are first
+moved by :data:`GAUSS_NEWTON_STEPS` Gauss-Newton steps; there the spurious excitation is gone:
+the subspace is decided once more on the noise alone and fitted robustly; last, the directions
+whose own 1-sigma in that fit (its misfit included) exceeds the bound are dropped and the rest
+refitted.
 """
 from __future__ import annotations
 
@@ -35,24 +37,27 @@ from typing import Optional, Sequence
 import numpy as np
 
 from . import spatial as Q
-from .calibration import CalibrationRefused, channel_noise, contact_wrenches_object, Fit, robust_fit
+from .calibration import CalibrationRefused, contact_wrenches_object, Fit, OUTLIER_SIGMAS, robust_fit
 from .sensor_model import SensorModel, weight_wrench
 
 #: At the configured poses, a direction excited by less than this fraction of the most excited one
 #: is not fitted: the believed geometry's own errors (a few degrees) excite every direction by a
 #: few per cent.
 MIN_EXCITATION = 0.1
-#: At a solution, only directions below this fraction (rounding) are dropped before the noise test.
-SOLUTION_EXCITATION = 1e-6
-#: Nor one whose 1-sigma would exceed this (rad, or a fraction of ``L``): 0.6 degree, 2 mm at
+#: At a solution, directions excited a thousand times less than the most excited one are not fitted
+#: (whatever the noise: they would only slow the fit down and come out at its rounding).
+SOLUTION_EXCITATION = 1e-3
+#: Nor one whose 1-sigma exceeds this (rad, or a fraction of ``L``): 0.6 degree, 2 mm at
 #: ``L`` = 0.2 m, about what a grasp placed by hand is known to; a less precise correction is not
-#: applied. The 1-sigma is the rests' noise over the excitation, inflated by the misfit of the
-#: last fit (the rests' scatter beyond their noise: a rest not quite still, a compliant pad).
+#: applied. Decided on the rests' noise over the excitation, then on the fit's own covariance
+#: (its misfit included: a rest not quite still, a compliant pad).
 MAX_GRASP_SIGMA = 0.01
 #: What a user does to excite the grasps.
 ADVICE = 'step the squeeze by 10 N or more, then bend and shear, holding still at each rest'
 #: Finite-difference step of the linearisation (scaled units).
 STEP = 1e-6
+#: Gauss-Newton steps on the directions excited at the configured poses.
+GAUSS_NEWTON_STEPS = 3
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,7 @@ class GraspEstimate:
 
 @dataclass(frozen=True)
 class _Rests:
-    """Mean readings (p, n, 6) and gravity (p, 3) of each rest, the per-sample resultant noise."""
+    """Mean readings (p, n, 6) and gravity (p, 3) of each rest, and its sample count (p,)."""
 
     readings: np.ndarray
     gravity: np.ndarray
@@ -215,56 +220,104 @@ def identify_grasps(readings: np.ndarray, gravity_object: np.ndarray, segments: 
 
 
 def _rest_noise(readings, gravity, segments, poses, model: _Model, rests: _Rests) -> np.ndarray:
-    """Noise of each channel of a rest's mean resultant (the samples' scatter within their rests)."""
+    """Covariance (6, 6) of a rest's mean resultant: the samples' scatter about their rest's median.
+
+    Full, not per channel: the torque about the origin carries each contact's force noise
+    times its lever, so the channels are correlated. Samples beyond :data:`OUTLIER_SIGMAS`
+    robust deviations (a knock) are left out; the floor keeps noise-free data invertible.
+    """
     per_sample = contact_wrenches_object(np.asarray(readings, float), np.asarray(gravity, float), poses,
                                          model.sensors, model.biases, model.rigid).sum(axis=1)
-    return channel_noise(per_sample, np.asarray(segments)) / np.sqrt(float(np.median(rests.counts)))
+    segments = np.asarray(segments)
+    deviation = np.empty_like(per_sample)
+    for label in np.unique(segments):
+        mask = segments == label
+        deviation[mask] = per_sample[mask] - np.median(per_sample[mask], axis=0)
+    floor = 1e-9 * max(1.0, float(np.abs(per_sample).max()))
+    scale = np.maximum(1.4826 * np.median(np.abs(deviation), axis=0), floor)
+    calm = deviation[(np.abs(deviation) <= OUTLIER_SIGMAS * scale).all(axis=1)]
+    covariance = calm.T @ calm / max(len(calm) - len(rests.counts), 1)
+    return covariance / float(np.median(rests.counts)) + np.diag((floor * np.ones(6)) ** 2)
 
 
 def _solve(model: _Model, rests: _Rests, noise: np.ndarray, offset: bool, names: list, who: str) -> GraspEstimate:
-    """Decide the excited subspace, fit it, decide again at the solution (refit if it changed)."""
+    """Decide the excited subspace, fit it, decide again at the solution, prune the imprecise, refit."""
     scaled = np.zeros(6 * len(names))
     chosen, _ = _excited(model, scaled, noise, offset, who, MIN_EXCITATION)
-    fit = _fit(model, rests, noise, offset, chosen, np.zeros(chosen.shape[1]), who)
-    scaled = chosen @ fit.values[:chosen.shape[1]]
-    # at the solution: spurious excitation gone, the noise inflated by the fit's misfit
-    basis, singular = _excited(model, scaled, noise * max(1.0, fit.rms), offset, who, SOLUTION_EXCITATION,
-                               fit.inliers)
-    if not _same_span(basis, chosen):
-        chosen = basis
-        fit = _fit(model, rests, noise, offset, basis, basis.T @ scaled, who)
-        scaled = basis @ fit.values[:basis.shape[1]]
+    scaled = _gauss_newton(model, noise, offset, chosen, scaled)
+    # at the solution the spurious excitation is gone: every direction above the noise...
+    chosen, _ = _excited(model, scaled, noise, offset, who, SOLUTION_EXCITATION)
+    chosen, fit, scaled = _refit(model, rests, noise, offset, chosen, scaled, who)
+    # ... then none whose own 1-sigma (the fit's covariance: its misfit included) is too large
+    variance, turns = np.linalg.eigh(fit.covariance[:chosen.shape[1], :chosen.shape[1]])
+    precise = variance <= MAX_GRASP_SIGMA ** 2
+    if not precise.all():
+        if not precise.any():
+            raise CalibrationRefused(f'{who}: the rests scatter beyond their noise (misfit {fit.rms:.3g} times the '
+                                     'noise): no direction is determined to 0.6 degree or 1 % of the contacts\' '
+                                     f'spread; hold each rest still longer, {ADVICE}')
+        chosen, fit, scaled = _refit(model, rests, noise, offset, chosen @ turns[:, precise], scaled, who)
     r = chosen.shape[1]
     cov = chosen @ fit.covariance[:r, :r] @ chosen.T * np.outer(model.scale, model.scale)
     correction = (scaled * model.scale).reshape(-1, 6)
     null = np.linalg.svd(np.eye(len(scaled)) - chosen @ chosen.T)[0][:, :len(scaled) - r]
+    singular = np.linalg.svd(model.jacobian(scaled, offset, fit.inliers) @ chosen, compute_uv=False)
     return GraspEstimate(
         positions=model.poses[:, :3] + correction[:, :3],
         quaternions=corrected_poses(model.poses, correction)[:, 3:], correction=correction,
         sigma=np.sqrt(np.clip(np.diag(cov), 0.0, None)).reshape(-1, 6), covariance=cov,
         offset=fit.values[r:].copy() if offset else np.zeros(6), rank=r,
-        condition=float(singular[0] / singular[r - 1]),
+        condition=float(singular[0] / singular[-1]),
         undetermined=describe_directions(null, model.poses[:, :3] + correction[:, :3], model.length, names, offset),
         rests=fit.samples, outliers=fit.outliers, length=model.length, fit=fit)
 
 
-def _same_span(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two orthonormal bases span the same subspace (within about 2.5 degrees)."""
-    return a.shape == b.shape and bool(np.linalg.svd(a.T @ b, compute_uv=False).min() > 0.999)
+def _gauss_newton(model: _Model, noise: np.ndarray, offset: bool, basis: np.ndarray, scaled: np.ndarray,
+                  iterations: int = GAUSS_NEWTON_STEPS) -> np.ndarray:
+    """Move the estimate along ``basis`` by plain Gauss-Newton steps (least squares, all rests).
+
+    A start for the robust fit: at the configured poses only the strongly excited directions
+    are trusted, and fitting them first removes most of what excited the others spuriously.
+
+    :return: the scaled corrections.
+    """
+    whiten = np.linalg.inv(np.linalg.cholesky(noise))
+    p = len(model.rests.readings)
+    offsets = np.tile(whiten, (p, 1)) if offset else np.zeros((6 * p, 0))
+    for _ in range(iterations):
+        residual = (model.resultant(scaled) @ whiten.T).ravel()
+        columns = []
+        for direction in basis.T:
+            change = model.resultant(scaled + STEP * direction) - model.resultant(scaled - STEP * direction)
+            columns.append((change @ whiten.T).ravel() / (2 * STEP))
+        jacobian = np.hstack([np.stack(columns, axis=1), offsets])
+        step = np.linalg.lstsq(jacobian, -residual, rcond=None)[0]
+        scaled = scaled + basis @ step[:basis.shape[1]]
+    return scaled
+
+
+def _refit(model: _Model, rests: _Rests, noise: np.ndarray, offset: bool, basis: np.ndarray,
+           scaled: np.ndarray, who: str) -> tuple:
+    """Fit the directions of ``basis`` from the current estimate projected on them."""
+    fit = _fit(model, rests, noise, offset, basis, basis.T @ scaled, who)
+    return basis, fit, basis @ fit.values[:basis.shape[1]]
 
 
 def _excited(model: _Model, scaled: np.ndarray, noise: np.ndarray, offset: bool, who: str,
              relative: float, inliers=slice(None)) -> tuple:
     """Return the excited directions (scaled coordinates, orthonormal columns) and the singular values.
 
-    :param noise: (6,) the rests' noise (times the last fit's misfit).
+    :param noise: (6, 6) covariance of a rest's mean resultant (times the last fit's misfit squared).
     :param relative: the smallest singular value kept, relative to the largest.
     :param inliers: the rests used.
     :raises CalibrationRefused: when the rests excite nothing.
     """
     jacobian = model.jacobian(scaled, offset, inliers)
     _, singular, vt = np.linalg.svd(jacobian, full_matrices=False)
-    level = float(np.sqrt(np.mean(np.concatenate([noise[:3], noise[3:] / model.length]) ** 2)))
+    rows = np.eye(6)  # the resultant about the origin to the rows of the Jacobian
+    rows[3:, :3] = -Q.skew(model.centroid)
+    rows[3:] /= model.length
+    level = float(np.sqrt(np.trace(rows @ noise @ rows.T) / 6.0))
     keep = (singular >= relative * singular[0]) & (level <= MAX_GRASP_SIGMA * singular)
     if not keep.any():
         spread = float(np.abs(np.diff(model.rests.readings, axis=0)).max())
@@ -282,12 +335,14 @@ def _fit(model: _Model, rests: _Rests, noise: np.ndarray, offset: bool, basis: n
         raise CalibrationRefused(f'{who}: {p} rests cannot determine {r} directions'
                                  f'{" and the offset" if offset else ""}: hold more rests ({ADVICE})')
 
+    whiten = np.linalg.inv(np.linalg.cholesky(noise))
+
     def residual(x, index):
         out = model.resultant(basis @ x[:r], index)
-        return out + x[r:] if offset else out
+        return (out + x[r:] if offset else out) @ whiten.T
 
     x0 = np.concatenate([start, -model.resultant(basis @ start).mean(axis=0)]) if offset else start
-    return robust_fit(residual, x0, np.arange(p), noise)
+    return robust_fit(residual, x0, np.arange(p), np.ones(6))
 
 
 def describe_directions(null: np.ndarray, positions: np.ndarray, length: float, names: Sequence[str],
