@@ -254,7 +254,7 @@ def _solve(model: _Model, rests: _Rests, noise: np.ndarray, offset: bool, names:
     if not precise.all():
         if not precise.any():
             raise CalibrationRefused(f'{who}: the rests scatter beyond their noise (misfit {fit.rms:.3g} times the '
-                                     'noise): no direction is determined to 0.6 degree or 1 % of the contacts\' '
+                                     "noise): no direction is determined to 0.6 degree or 1 % of the contacts' "
                                      f'spread; hold each rest still longer, {ADVICE}')
         chosen, fit, scaled = _refit(model, rests, noise, offset, chosen @ turns[:, precise], scaled, who)
     r = chosen.shape[1]
