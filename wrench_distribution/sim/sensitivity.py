@@ -8,13 +8,14 @@ each. Over a run's steady window, with the mean raw readings ``m`` (the read-out
 them), each parameter's contribution to the estimate's error is a finite difference of the
 package's own read-out at the run's geometry:
 
-    ``c_k = readout(belief) - readout(belief with parameter k set to the truth)``
+    ``c_k = 1/2 [readout(belief) - readout(belief, k true)] + 1/2 [readout(truth, k believed) - readout(truth)]``
 
 With every parameter true the read-out is the truth's yardstick (the true contacts' basis:
-true contacts, true object), so that ``estimate - truth`` (the gap) is, to first order,
-``sum_k c_k``; closed loop, the
-integral feedback drives the estimate to the command, so the truth sits at ``-sum_k c_k``
-from it. After a free tare the biases are not a belief of their own: they are what the tare
+true contacts, true object). Taken from both ends, the shares add up to the gap
+(``estimate - truth``) to second order: a bias of newtons seen through a grasp turned by
+degrees is shared between the two, where one end alone would leave the cross term out.
+Closed loop, the integral feedback drives the estimate to the command, so the truth sits at
+``-sum_k c_k`` from it. After a free tare the biases are not a belief of their own: they are what the tare
 measured with the believed tools (``b = m_free + s T_tool(belief)``), and they change with
 the tool parameters: a tool mass or centre-of-mass error then counts only where gravity in
 the sensor frame has changed since the tare. See docs/simulator.md, "Real cell".
@@ -182,6 +183,35 @@ def true_values(sections: Mapping, true_wrenches: Optional[np.ndarray] = None) -
     return out
 
 
+#: Per analyzer parameter: (values per effector, the default of an empty list).
+_LAYOUT = {'sensor_biases': (6, [0.0] * 6), 'tool_masses': (1, [0.0]), 'tool_coms': (3, [0.0] * 3),
+           'contact_positions': (3, [0.0] * 3), 'contact_orientations': (4, [0.0, 0.0, 0.0, 1.0]),
+           'sensor_positions': (3, [0.0] * 3), 'sensor_orientations': (4, [0.0, 0.0, 0.0, 1.0])}
+
+
+def _expanded(params: Mapping, key: str, n: int):
+    """Return a parameter's value with an empty per-effector list filled with its default."""
+    if key not in _LAYOUT:
+        return np.asarray(params[key], float)
+    width, default = _LAYOUT[key]
+    return _group(params[key], n, width, default).ravel()
+
+
+def _swapped(params: Mapping, belief: Mapping, change: Mapping, n: int, to_change: bool) -> dict:
+    """Return ``params`` with the elements ``change`` alters in ``belief`` set to it (or back).
+
+    :param to_change: set them to ``change``'s values; else back to ``belief``'s.
+    """
+    out = dict(params)
+    for key, value in change.items():
+        base, new = _expanded(belief, key, n), np.asarray(value, float)
+        current = _expanded(params, key, n).copy()
+        altered = ~np.isclose(new, base, rtol=0.0, atol=0.0)
+        current[altered] = (new if to_change else base)[altered]
+        out[key] = float(current) if current.ndim == 0 else current.tolist()
+    return out
+
+
 def contributions(sections: Mapping, readings: np.ndarray, tare: Optional[np.ndarray] = None,
                   true_wrenches: Optional[np.ndarray] = None) -> dict:
     """Return each belief parameter's contribution to the estimate's error, per element.
@@ -190,17 +220,21 @@ def contributions(sections: Mapping, readings: np.ndarray, tare: Optional[np.nda
     :param readings: (n, 6) mean raw readings over the window.
     :param tare: (n, 6) mean raw readings of the free tare, or None when not tared.
     :param true_wrenches: (n, 6) mean true contact wrenches (for the pads' deflection).
-    :return: ``{'<parameter>': (m,) readout(belief) - readout(that parameter true)}``; the
-        bias parameters are absent after a tare (the tare sets them).
+    :return: ``{'<parameter>': (m,)}``, the mean of ``readout(belief) - readout(belief, it
+        true)`` and ``readout(truth, it believed) - readout(truth)``; the bias parameters
+        are absent after a tare (the tare sets them).
     """
     belief = dict(sections['wrench_analyzer'])
-    base = readout(belief, readings, tare)
-    out = {}
-    for name, change in true_values(sections, true_wrenches).items():
-        if tare is not None and name.startswith('sensor_bias'):
-            continue
-        out[name] = base - readout(dict(belief, **change), readings, tare)
-    return out
+    n = len(belief['effectors'])
+    changes = {name: change for name, change in true_values(sections, true_wrenches).items()
+               if tare is None or not name.startswith('sensor_bias')}
+    truth = belief
+    for change in changes.values():
+        truth = _swapped(truth, belief, change, n, True)
+    from_belief, from_truth = readout(belief, readings, tare), readout(truth, readings, tare)
+    return {name: 0.5 * (from_belief - readout(_swapped(belief, belief, change, n, True), readings, tare))
+            + 0.5 * (readout(_swapped(truth, belief, change, n, False), readings, tare) - from_truth)
+            for name, change in changes.items()}
 
 
 #: A parameter is named for an element when its contribution reaches this share of the target.
