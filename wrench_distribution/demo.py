@@ -71,6 +71,19 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument('--friction-feedback', choices=['off', 'on'], default='off',
                    help="the distributor's friction feedback from the analyzer's measured/friction "
                         '(needs --friction auto or a scenario in auto mode; default off)')
+    _calibration_arguments(p)
+    p.add_argument('--summary-json', default=None, metavar='PATH',
+                   help='also write the per-element summary (commanded, true and estimated '
+                        'means, true error RMS, gap, within_tolerance judged on the truth, limit '
+                        'violations, over the steady window) to PATH')
+    p.add_argument('--no-plot', action='store_true', help='skip the PNG')
+    p.add_argument('--timeout', type=float, default=None,
+                   help='wall-clock limit in seconds (default 60 + 4 x duration)')
+    return p.parse_args(argv)
+
+
+def _calibration_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare what a user does to the cell before the hold: tare, calibration, grasps."""
     p.add_argument('--tare', choices=['off', 'on', 'compare'], default='off',
                    help="tare the analyzer's sensors with the object free before the grasp "
                         "(its ~/tare; needs the scenario's grasp_time, e.g. dual_arm_real_cell); "
@@ -90,14 +103,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument('--calibration', default=None, metavar='FILE',
                    help='a calibration file (~/save_calibration, identify) loaded by the analyzer '
                         'and the distributor (the object into every node; the truth kept)')
-    p.add_argument('--summary-json', default=None, metavar='PATH',
-                   help='also write the per-element summary (commanded, true and estimated '
-                        'means, true error RMS, gap, within_tolerance judged on the truth, limit '
-                        'violations, over the steady window) to PATH')
-    p.add_argument('--no-plot', action='store_true', help='skip the PNG')
-    p.add_argument('--timeout', type=float, default=None,
-                   help='wall-clock limit in seconds (default 60 + 4 x duration)')
-    return p.parse_args(argv)
 
 
 def run_sections(sections: dict, duration: float | None, zero_internal: bool) -> dict:
