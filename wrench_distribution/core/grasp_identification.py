@@ -3,14 +3,12 @@
 At a rest ``k`` the contact wrenches, each from its sensor's model (:mod:`.sensor_model`), hold
 the object up (docs/theory.md, section 14; docs/calibration.md):
 
-    ``sum_i X(T_i exp(d_i)) h_i(k) + w(M, M c, g_k) + c0 = 0``
+    ``sum_i X(p_i + dp_i, exp(phi_i) R_i) h_i(k) + w(M, M c, g_k) + c0 = 0``
 
-with ``X(T)`` the wrench transport of the contact pose ``T`` (``f' = R f``,
-``t' = R t + p x (R f)``), ``h_i(k)`` the wrench in contact ``i``'s frame, ``w`` the object's
+with ``X(p, R)`` the wrench transport of a contact pose (``f' = R f``, ``t' = R t + p x (R f)``), ``h_i(k)`` the wrench in contact ``i``'s frame, ``w`` the object's
 weight (:func:`~.sensor_model.weight_wrench`), ``c0`` an optional constant offset (it takes in
-the uncalibrated biases and tool errors at one orientation of gravity) and ``d_i`` the
-correction of the configured pose: position ``p_i + dp_i``, orientation ``exp(phi_i) R_i``
-(object frame). Internal loads do not enter the sum on the TRUE geometry, but they do on a
+the uncalibrated biases and tool errors at one orientation of gravity) and ``d_i = (dp_i, phi_i)``
+the correction of the configured pose ``(p_i, R_i)`` (object frame). Internal loads do not enter the sum on the TRUE geometry, but they do on a
 wrong one: rests at different internal loads tell the contacts' relative poses.
 
 The fit works on the rests' mean readings (the model is linear in them). The corrections are
@@ -168,7 +166,7 @@ class _Model:
     def jacobian(self, scaled: np.ndarray, offset: bool, index=slice(None)) -> np.ndarray:
         """Linearised model in force units (rows ``[f, (t - o x f) / L]`` per rest), (6 p, 6 n).
 
-        :param index: the rests used (the last fit's inliers).
+        :param index: the rests used (a fit's inliers; default all).
         """
         columns = []
         for j in range(len(scaled)):
@@ -304,15 +302,14 @@ def _refit(model: _Model, rests: _Rests, noise: np.ndarray, offset: bool, basis:
 
 
 def _excited(model: _Model, scaled: np.ndarray, noise: np.ndarray, offset: bool, who: str,
-             relative: float, inliers=slice(None)) -> tuple:
+             relative: float) -> tuple:
     """Return the excited directions (scaled coordinates, orthonormal columns) and the singular values.
 
     :param noise: (6, 6) covariance of a rest's mean resultant (times the last fit's misfit squared).
     :param relative: the smallest singular value kept, relative to the largest.
-    :param inliers: the rests used.
     :raises CalibrationRefused: when the rests excite nothing.
     """
-    jacobian = model.jacobian(scaled, offset, inliers)
+    jacobian = model.jacobian(scaled, offset)
     _, singular, vt = np.linalg.svd(jacobian, full_matrices=False)
     rows = np.eye(6)  # the resultant about the origin to the rows of the Jacobian
     rows[3:, :3] = -Q.skew(model.centroid)
