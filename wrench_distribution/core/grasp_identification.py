@@ -5,11 +5,13 @@ the object up (docs/theory.md, section 14; docs/calibration.md):
 
     ``sum_i X(p_i + dp_i, exp(phi_i) R_i) h_i(k) + w(M, M c, g_k) + c0 = 0``
 
-with ``X(p, R)`` the wrench transport of a contact pose (``f' = R f``, ``t' = R t + p x (R f)``), ``h_i(k)`` the wrench in contact ``i``'s frame, ``w`` the object's
+with ``X(p, R)`` the wrench transport of a contact pose (``f' = R f``,
+``t' = R t + p x (R f)``), ``h_i(k)`` the wrench in contact ``i``'s frame, ``w`` the object's
 weight (:func:`~.sensor_model.weight_wrench`), ``c0`` an optional constant offset (it takes in
-the uncalibrated biases and tool errors at one orientation of gravity) and ``d_i = (dp_i, phi_i)``
-the correction of the configured pose ``(p_i, R_i)`` (object frame). Internal loads do not enter the sum on the TRUE geometry, but they do on a
-wrong one: rests at different internal loads tell the contacts' relative poses.
+the uncalibrated biases and tool errors at one orientation of gravity) and
+``d_i = (dp_i, phi_i)`` the correction of the configured pose ``(p_i, R_i)`` (object frame).
+Internal loads do not enter the sum on the TRUE geometry, but they do on a wrong one: rests
+at different internal loads tell the contacts' relative poses.
 
 The fit works on the rests' mean readings (the model is linear in them). The corrections are
 scaled unit-free, ``dp / L`` (``L`` the contacts' RMS distance from their centroid ``o``) and
