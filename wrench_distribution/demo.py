@@ -9,7 +9,9 @@ records an mcap bag in-process (the simulator's truth included), stops everythin
 ``--duration`` seconds of sim time, and prints a summary, judged on the truth, and writes a
 plot. ``--tare on`` tares the analyzer while the grippers are open (``dual_arm_real_cell``);
 ``--calibrate on`` runs a user's calibration through the analyzer's services
-(``dual_arm_real_cell_tilt``).
+(``dual_arm_real_cell_tilt``); where the scenario holds the object still at several internal
+loads before its move (``dual_arm_admittance``, ``dual_arm_joints``) the demo identifies the
+grasps from those rests (``--identify-grasps``).
 See README, "The demo", and docs/simulator.md.
 """
 from __future__ import annotations
@@ -72,6 +74,19 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument('--friction-feedback', choices=['off', 'on'], default='off',
                    help="the distributor's friction feedback from the analyzer's measured/friction "
                         '(needs --friction auto or a scenario in auto mode; default off)')
+    _calibration_arguments(p)
+    p.add_argument('--summary-json', default=None, metavar='PATH',
+                   help='also write the per-element summary (commanded, true and estimated '
+                        'means, true error RMS, gap, within_tolerance judged on the truth, limit '
+                        'violations, over the steady window) to PATH')
+    p.add_argument('--no-plot', action='store_true', help='skip the PNG')
+    p.add_argument('--timeout', type=float, default=None,
+                   help='wall-clock limit in seconds (default 60 + 4 x duration)')
+    return p.parse_args(argv)
+
+
+def _calibration_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare what a user does to the cell before the hold: tare, calibration, grasps."""
     p.add_argument('--tare', choices=['off', 'on', 'compare'], default='off',
                    help="tare the analyzer's sensors with the object free before the grasp "
                         "(its ~/tare; needs the scenario's grasp_time, e.g. dual_arm_real_cell); "
@@ -82,17 +97,15 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "run's calibration.yaml (a scenario with tilts, e.g. dual_arm_real_cell_tilt); "
                         'compare: that run, then the hold with the identified parameters loaded '
                         'and with the typed guesses tared, in one table')
+    p.add_argument('--identify-grasps', choices=['auto', 'on', 'off'], default='auto',
+                   help="identify the grasps with the analyzer's services from the rests at several "
+                        'internal loads before the move (captures, ~/calibration/identify_grasps, '
+                        "~/save_calibration to the run's calibration.yaml); auto (default): where the "
+                        'scenario holds two or more internal loads before its move (dual_arm_admittance, '
+                        'dual_arm_joints)')
     p.add_argument('--calibration', default=None, metavar='FILE',
                    help='a calibration file (~/save_calibration, identify) loaded by the analyzer '
                         'and the distributor (the object into every node; the truth kept)')
-    p.add_argument('--summary-json', default=None, metavar='PATH',
-                   help='also write the per-element summary (commanded, true and estimated '
-                        'means, true error RMS, gap, within_tolerance judged on the truth, limit '
-                        'violations, over the steady window) to PATH')
-    p.add_argument('--no-plot', action='store_true', help='skip the PNG')
-    p.add_argument('--timeout', type=float, default=None,
-                   help='wall-clock limit in seconds (default 60 + 4 x duration)')
-    return p.parse_args(argv)
 
 
 def run_sections(sections: dict, duration: float | None, zero_internal: bool) -> dict:
@@ -200,7 +213,26 @@ def _prepare_sections(args) -> tuple:
     if args.calibrate == 'on':
         from .sim.nodes.calibration_step import procedure
         procedure(checked)  # refuses a scenario without the motions
+    args.grasps = _grasp_steps(args.identify_grasps, checked)
     return path, sections
+
+
+def _grasp_steps(mode: str, checked: dict):
+    """Return the grasp identification's calls (``--identify-grasps``), or None when it is off.
+
+    :param mode: ``auto`` (where the scenario holds rests before its move), ``on`` or ``off``.
+    :param checked: the run's validated sections.
+    :raises ValueError: ``on`` for a scenario without the rests
+    """
+    if mode == 'off':
+        return None
+    from .sim.nodes.calibration_step import grasp_procedure
+    try:
+        return grasp_procedure(checked)
+    except ValueError:
+        if mode == 'on':
+            raise
+        return None
 
 
 def _run_tag(args, name: str) -> str:
@@ -217,6 +249,7 @@ def _run_tag(args, name: str) -> str:
         '_tare' if args.tare == 'on' else '') + (
         '_calibrate' if args.calibrate == 'on' else '') + (
         '_calibrated' if args.calibration else '') + (
+        '_grasps_off' if args.identify_grasps == 'off' else '') + (
         '_feedback' if args.internal_load_feedback == 'on' else '') + (
         '_friction_feedback' if args.friction_feedback == 'on' else '')
 
@@ -365,6 +398,10 @@ def _user_steps(args, recorder, run: dict) -> list:
         from .sim.nodes.calibration_step import procedure, ServiceScript
         run['calibration'] = ServiceScript(recorder, procedure(validate_sections(run['sections'])))
         steps.append(run['calibration'])
+    if args.grasps is not None:
+        from .sim.nodes.calibration_step import ServiceScript
+        run['grasps'] = ServiceScript(recorder, args.grasps)
+        steps.append(run['grasps'])
     return steps
 
 
@@ -494,7 +531,7 @@ def main(argv=None) -> int:
     name = path.stem.replace('demo_', '')
     out = _output_dir(args, name)
     params_file = out / 'params.yaml'
-    if args.calibrate == 'on':  # where the analyzer's ~/save_calibration writes
+    if args.calibrate == 'on' or args.grasps is not None:  # where the analyzer's ~/save_calibration writes
         sections['wrench_analyzer']['calibration_file'] = str((out / 'calibration.yaml').resolve())
     params_file.write_text(yaml.safe_dump(
         {k: {'ros__parameters': v} for k, v in sections.items()}, sort_keys=False))
@@ -530,7 +567,32 @@ def main(argv=None) -> int:
         print(f'demo: tare failed: {extra["tare"]["message"]}', file=sys.stderr)
     if run.get('calibration') is not None:
         extra['calibration'] = _calibration_record(run, out)
+    if run.get('grasps') is not None:
+        extra['grasps'] = _grasps_record(run, out)
     return _report(args, run, extra, title, ok)
+
+
+def _grasps_record(run: dict, out: Path) -> dict:
+    """Return the grasp identification's record; the run's summary then judges the identified belief.
+
+    The analyzer's contacts in ``run['sections']`` become the identified ones (what it used after
+    ``~/calibration/identify_grasps``: the attribution of the estimate's error starts from them).
+    """
+    from .sim.reports.real_cell import format_grasps, grasps_vs_truth
+    record = run['grasps'].summary()
+    for call in record['calls']:
+        print(f'  grasps: {call["service"]} at {call["called_at_s"]:.2f} s: '
+              f'{"ok" if call["success"] else "REFUSED"}: {call["message"]}')
+    if not record['success']:
+        print('demo: the grasp identification did not complete', file=sys.stderr)
+    saved = read_calibration(out / 'calibration.yaml') if (out / 'calibration.yaml').exists() else {}
+    if 'contact_positions' in saved:
+        checked = validate_sections(run['sections'])
+        record['identified'] = grasps_vs_truth(saved, checked['object_sim'])
+        print(format_grasps(record['identified']))
+        run['sections']['wrench_analyzer'].update(
+            {k: list(saved[k]) for k in ('contact_positions', 'contact_orientations')})
+    return record
 
 
 def _calibration_record(run: dict, out: Path) -> dict:

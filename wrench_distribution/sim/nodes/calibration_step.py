@@ -10,7 +10,12 @@ again until just before the next tilt, as a user retries); after the free tilts
 ``~/calibration/identify_object`` and ``~/save_calibration`` (the object takes effect at the
 next start of both nodes). :class:`ServiceScript` makes the calls in order, one at a time,
 each at its sim time or as soon as the previous one has answered, and keeps the answers.
-See docs/simulator.md, section 11, and docs/calibration.md.
+
+The grasps (:func:`grasp_procedure`, ``dual_arm_admittance`` and ``dual_arm_joints``): the
+controller's ``internal_load_schedule`` holds the object still at several internal loads before
+its move; the demo captures each rest, then calls ``~/calibration/identify_grasps`` (the
+identified contacts applied at once in the analyzer) and ``~/save_calibration`` as the move
+starts. See docs/simulator.md, section 11, and docs/calibration.md.
 """
 from __future__ import annotations
 
@@ -26,6 +31,8 @@ CAPTURE_DEADLINE = 0.05
 RETRY = 0.1
 #: Sim time (s) after the last free tilt at which the tools are identified.
 IDENTIFY_DELAY = 0.1
+#: Shortest held rest (s) the grasp identification captures: shorter ones do not settle.
+MIN_REST = 1.0
 
 
 def _rows(tilts) -> np.ndarray:
@@ -60,6 +67,39 @@ def procedure(checked: Mapping) -> list:
     steps += [(held[-1, 0], 'calibration/identify_object', None),
               (held[-1, 0], 'save_calibration', None)]
     return steps
+
+
+def grasp_procedure(checked: Mapping) -> list:
+    """Return the calls that identify the grasps at the held rests before the controller's move.
+
+    A rest is the time from one schedule entry (or the fixture's release) to the next entry or
+    the move's start, at least :data:`MIN_REST` long; each is captured at its end
+    (:data:`CAPTURE_LEAD`, retried until :data:`CAPTURE_DEADLINE`).
+
+    :param checked: validated sections (``object_sim``, ``object_controller``, ``wrench_analyzer``).
+    :return: as :func:`procedure`
+    :raises ValueError: when the analyzer's contacts are not static, or fewer than two
+        different internal loads are held before the move
+    """
+    from ...config.validation import parse_schedule
+    source = checked['wrench_analyzer']['contact_source']
+    if source != 'static':
+        raise ValueError(f"grasp identification corrects static contacts; the analyzer's contact_source "
+                         f"is '{source}'")
+    controller = checked['object_controller']
+    start = controller['move_start']
+    entries = [(when, handles) for when, handles in parse_schedule(controller['internal_load_schedule'])
+               if when < start]
+    ends = [when for when, _ in entries[1:]] + [start]
+    release = checked['object_sim']['release_time']
+    held = [(end, handles) for (when, handles), end in zip(entries, ends) if end - max(when, release) >= MIN_REST]
+    if len(held) < 2 or len({tuple(sorted(h.items())) for _, h in held}) < 2:
+        raise ValueError(f'grasp identification needs two or more different internal loads held still for '
+                         f'{MIN_REST:g} s or more before the move (object_controller internal_load_schedule entries '
+                         'before move_start), e.g. the scenario dual_arm_admittance at its own duration')
+    rests = [end for end, _ in held]
+    steps = [(end - CAPTURE_LEAD, 'calibration/capture', end - CAPTURE_DEADLINE) for end in rests]
+    return steps + [(start, 'calibration/identify_grasps', None), (start, 'save_calibration', None)]
 
 
 class ServiceScript:

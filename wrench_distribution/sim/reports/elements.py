@@ -1,18 +1,22 @@
 """Per-element summary and plot of an internal-load run, open or closed loop (no ROS needed).
 
 The ``dual_arm_admittance`` demo asks: over a steady window (the commands constant, the
-move over), how far is each element of the TRUE internal load (the simulator's
-``object_sim/truth/internal_load``: its applied wrenches read out in the believed basis) from
-the one commanded, and how far is the analyzer's estimate from the truth? ``elements.json``
-(and ``--summary-json PATH``) holds, per basis element, ``unit``, ``commanded``,
-``true_mean``, ``estimated_mean``, ``true_error_rms`` (RMS of truth minus command over the
-window), ``true_error_mean``, ``estimated_error_mean``, ``gap_mean`` (estimate minus truth),
+move over), how far is each element of the TRUE internal load from the one commanded, and how
+far is the analyzer's estimate from the truth? The truth is the simulator's
+``object_sim/truth/internal_load_true_contacts``: the wrenches its effectors really apply,
+read out on the true contacts and the true object (the named elements on the actual
+geometry; docs/theory.md, "The truth's yardstick"); where the truth's geometry is the belief,
+``object_sim/truth/internal_load`` is the same figure. ``elements.json`` (and
+``--summary-json PATH``) holds, per basis element, ``unit``, ``commanded``, ``true_mean``,
+``estimated_mean``, ``true_error_rms`` (RMS of truth minus command over the window),
+``true_error_mean``, ``estimated_error_mean``, ``gap_mean`` (estimate minus truth),
 ``tolerance`` (the closed-loop target max(2 %, 0.2 N or 0.02 N*m)), ``within_tolerance``
-(judged on the truth) and ``estimate_within_tolerance``; plus ``limit_violations``
-(published commands beyond the distributor's force or torque limits), the window, and the
-convergence time of the truth after the last change of the commands. The plot overlays the
-open-loop and the closed-loop runs when both are in the output directory. See
-docs/simulator.md, section 8.
+(judged on the truth), ``estimate_within_tolerance`` and ``true_believed_basis_mean`` (the
+truth moved to the believed contacts and read in the believed basis: a secondary figure, which
+adds the lever arms of the belief's position errors); plus ``limit_violations`` (published
+commands beyond the distributor's force or torque limits), the window, and the convergence
+time of the truth after the last change of the commands. The plot overlays the open-loop and
+the closed-loop runs when both are in the output directory. See docs/simulator.md, section 8.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ import numpy as np
 
 from wrench_distribution.core.codec import zero_below_resolution
 
+from .summary import TRUE_CONTACTS_TOPIC, TRUTH_COMPANION, TRUTH_TOPIC
 from ..scenarios.models import effector_model
 
 #: Closed-loop target per element: the larger of this fraction of the command and an
@@ -150,22 +155,16 @@ def joint_arms_summary(bag: Path, effectors: list) -> Optional[dict]:
             'joint_limit_violations': sum(a['limit_violations'] for a in arms.values())}
 
 
-#: The truth's topics (the simulator's; docs/simulator.md, "The truth").
-TRUTH_TOPIC = 'object_sim/truth/internal_load'
-TRUTH_COMPANION = 'object_sim/truth/object_wrench'
-TRUE_CONTACTS_TOPIC = 'object_sim/truth/internal_load_true_contacts'
-
-
 def _element(unit: str, cmd: float, true: np.ndarray, estimated: np.ndarray, limit: float,
-             true_contacts: Optional[np.ndarray]) -> dict:
+             believed_basis: np.ndarray) -> dict:
     """Return one element's figures over the window, judged on the truth.
 
     :param unit: ``'N'`` or ``'N*m'``.
     :param cmd: the command.
-    :param true: the truth's samples in the window (believed basis).
+    :param true: the truth's samples in the window (the yardstick: the true contacts' basis).
     :param estimated: the analyzer's samples in the window.
     :param limit: the target.
-    :param true_contacts: the truth's samples in the true contacts' basis, or None.
+    :param believed_basis: the truth's samples in the believed basis.
     :return: JSON-ready figures
     """
     true_mean, estimated_mean = float(true.mean()), float(estimated.mean())
@@ -176,31 +175,30 @@ def _element(unit: str, cmd: float, true: np.ndarray, estimated: np.ndarray, lim
            'estimated_error_mean': estimated_mean - cmd,
            'gap_mean': estimated_mean - true_mean, 'tolerance': limit,
            'within_tolerance': bool(abs(true_mean - cmd) <= limit),
-           'estimate_within_tolerance': bool(abs(estimated_mean - cmd) <= limit)}
-    if true_contacts is not None:
-        out['true_contacts_mean'] = float(true_contacts.mean())
+           'estimate_within_tolerance': bool(abs(estimated_mean - cmd) <= limit),
+           'true_believed_basis_mean': float(believed_basis.mean())}
     return out
 
 
 def _recorded(bag: Path, names: list) -> tuple:
-    """Return the estimate, the truth and the truth in the true contacts' basis of a run's bag.
+    """Return the estimate, the truth (the yardstick) and the truth in the believed basis of a run's bag.
 
     :param bag: the bag directory.
     :param names: the believed basis.
-    :return: ``(estimate, truth, true contacts or None)``, each ``(t, values)``
+    :return: ``(estimate, truth, believed basis)``, each ``(t, values)``, and whether the
+        truth is in the true contacts' basis (else the truth's geometry is the belief)
     :raises ValueError: when the estimate or the truth was not recorded
     """
-    from .summary import _measured_internal_load
+    from .summary import _measured_internal_load, true_internal_load
     from .series import read_bag
     series = read_bag(bag, ['measured/internal_load', 'measured/object_wrench', TRUTH_TOPIC,
                             TRUTH_COMPANION, TRUE_CONTACTS_TOPIC])
     estimate = _measured_internal_load(series, names)
-    truth = _measured_internal_load(series, names, TRUTH_TOPIC, TRUTH_COMPANION)
-    for got, topic in ((estimate, 'measured/internal_load'), (truth, TRUTH_TOPIC)):
+    truth, believed = true_internal_load(series, names)
+    for got, topic in ((estimate, 'measured/internal_load'), (believed, TRUTH_TOPIC)):
         if got is None:
             raise ValueError(f'no {topic} in {bag}')
-    true_contacts = _measured_internal_load(series, names, TRUE_CONTACTS_TOPIC, TRUTH_COMPANION)
-    return estimate, truth, true_contacts
+    return estimate, truth, believed, truth is not believed
 
 
 def attribution(bag: Path, checked: Mapping, window: tuple, tare_biases=None) -> dict:
@@ -272,20 +270,16 @@ def element_summary(out: Path, sections: Mapping, duration: float, tare_biases=N
                                                            mass=sim['object_mass']))
     names, units = list(dist.basis_names), list(dist.basis_units)
     lo, hi, last_change = steady_window(checked, duration)
-    (t, estimated), (t_true, truth), true_contacts = _recorded(Path(out) / 'bag', names)
+    (t, estimated), (t_true, truth), (t_b, believed), true_basis = _recorded(Path(out) / 'bag', names)
     commanded = _commanded(t_true, checked, dist)
     window, window_est = (t_true >= lo) & (t_true <= hi), (t >= lo) & (t <= hi)
-    if not window.any() or not window_est.any():
+    window_b = (t_b >= lo) & (t_b <= hi)
+    if not window.any() or not window_est.any() or not window_b.any():
         raise ValueError(f'no true and estimated internal load in the steady window {lo:g}-{hi:g} s')
     limits = np.array([tolerance(c, u) for c, u in zip(commanded[window][-1], units)])
-    elements = {}
-    for k, (name, unit) in enumerate(zip(names, units)):
-        contacts = None
-        if true_contacts is not None:
-            t_c, v_c = true_contacts
-            contacts = v_c[(t_c >= lo) & (t_c <= hi), k]
-        elements[name] = _element(unit, float(commanded[window][-1, k]), truth[window, k],
-                                  estimated[window_est, k], float(limits[k]), contacts)
+    elements = {name: _element(unit, float(commanded[window][-1, k]), truth[window, k],
+                               estimated[window_est, k], float(limits[k]), believed[window_b, k])
+                for k, (name, unit) in enumerate(zip(names, units))}
     contributions = attribution(Path(out) / 'bag', checked, (lo, hi), tare_biases)
     feedback = bool(checked['wrench_distributor'].get('internal_load_feedback', False))
     if feedback:
@@ -302,8 +296,10 @@ def element_summary(out: Path, sections: Mapping, duration: float, tare_biases=N
         'last_command_change_s': last_change,
         'convergence_time_s': convergence_time(t_true, truth - commanded, limits, last_change,
                                                period),
+        'truth_basis': 'true contacts' if true_basis else 'believed',
         'tolerance_rule': 'max(2 % of the command, 0.2 N or 0.02 N*m) on the window mean of '
-                          'the truth (object_sim/truth/internal_load)',
+                          "the truth (object_sim/truth/internal_load_true_contacts, the true contacts' "
+                          'basis; object_sim/truth/internal_load where the true geometry is the belief)',
         'contributions': {name: [float(x) for x in values]
                           for name, values in contributions.items()},
         '_series': {'t': t, 'measured': estimated, 'commanded': _commanded(t, checked, dist),
@@ -362,18 +358,22 @@ def format_elements(summary: Mapping) -> str:
     """
     lo, hi = summary['steady_window_s']
     loop = 'closed loop' if summary['internal_load_feedback'] else 'open loop'
+    basis = ("the true contacts' basis" if summary.get('truth_basis', 'true contacts') == 'true contacts'
+             else 'the believed basis: the true geometry is the belief')
     lines = [f'Internal load per element, {loop}, steady window {lo:g}-{hi:g} s, judged on the '
-             "truth (the simulator's applied wrenches, believed basis):",
-             f'  {"element":22s} {"unit":4s} {"commanded":>10s} {"true":>9s} {"estimated":>10s} '
-             f'{"true err":>9s} {"gap":>8s} {"target":>7s}']
+             f"truth (the simulator's applied wrenches, {basis}):",
+             f'  {"element":22s} {"unit":4s} {"commanded":>10s} {"true":>9s} {"true, bel.":>10s} '
+             f'{"estimated":>10s} {"true err":>9s} {"gap":>8s} {"target":>7s}']
     for name, e in summary['elements'].items():
         lines.append(f'  {name:22s} {e["unit"]:4s} {e["commanded"]:10.3f} '
-                     f'{e["true_mean"]:9.3f} {e["estimated_mean"]:10.3f} '
-                     f'{e["true_error_rms"]:9.3f} {e["gap_mean"]:+8.3f} '
+                     f'{e["true_mean"]:9.3f} {e["true_believed_basis_mean"]:10.3f} '
+                     f'{e["estimated_mean"]:10.3f} {e["true_error_rms"]:9.3f} {e["gap_mean"]:+8.3f} '
                      f'{e["tolerance"]:7.3f}{"" if e["within_tolerance"] else "  outside"}')
-    lines.append('  true err: RMS of truth - command over the window; gap: estimate - truth '
-                 '(means); outside: |true mean - command| above the target; limited by: the '
-                 "belief parameters' shares of the estimate's error (elements.json: contributions)")
+    lines.append('  true: the truth on the true contacts (the yardstick); true, bel.: the truth moved to '
+                 'the believed contacts, believed basis (secondary); true err: RMS of truth - command '
+                 'over the window; gap: estimate - truth (means); outside: |true mean - command| above '
+                 "the target; limited by: the belief parameters' shares of the estimate's error "
+                 '(elements.json: contributions)')
     for name, e in summary['elements'].items():
         if e.get('limited_by'):
             named = e['limited_by'][:3]

@@ -20,7 +20,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..scenarios.parts import true_object
+from ..scenarios.parts import true_contacts, true_object
 from ...config.loading import per_effector as _per
 from ...core.spatial import exp_so3, log_so3, quaternion_to_matrix
 
@@ -217,3 +217,62 @@ def compare_calibration(runs: Mapping[str, Path], rows: list) -> tuple:
                                          'the sensors sit on the contacts)' if turns else ')'))
     return '\n'.join(lines), {'runs': {label: str(runs[label]) for label in labels},
                               'identified': rows, 'elements': table, 'not_identified': missing}
+
+
+def grasps_vs_truth(calibration: Mapping, sim: Mapping) -> dict:
+    """Compare identified contacts (``contact_positions``, ``contact_orientations``) with the truth.
+
+    What the rests determine is where the contacts are relative to each other (a common rigid
+    motion of all of them is the object frame's business): each contact's pose in the first
+    one's frame, for the belief and for the identified contacts, against the truth.
+
+    :param calibration: the analyzer's parameters of a calibration file.
+    :param sim: validated ``object_sim`` parameters (the belief and its errors: the truth).
+    :return: ``{'effectors': [{effector, true_error_mm, true_error_deg, correction_mm,
+        correction_deg}], 'relative': [{effector, believed_mm, believed_deg, identified_mm,
+        identified_deg}]}`` (rotation vectors in deg; relative errors as norms)
+    """
+    names, n = list(sim['effectors']), len(sim['effectors'])
+    believed_p, believed_q = _per(sim['contact_positions'], n, 3, [0, 0, 0]), _per(sim['contact_orientations'], n, 4,
+                                                                                   [0, 0, 0, 1])
+    true_p, true_r = true_contacts(believed_p, believed_q, _per(sim['contact_position_errors'], n, 3, [0, 0, 0]),
+                                   _per(sim['contact_orientation_errors'], n, 3, [0, 0, 0]))
+    found_p = _per(calibration['contact_positions'], n, 3, [0, 0, 0])
+    found_r = np.stack([quaternion_to_matrix(q) for q in _per(calibration['contact_orientations'], n, 4, [0, 0, 0, 1])])
+    believed_r = np.stack([quaternion_to_matrix(q) for q in believed_q])
+    effectors = [{'effector': who, 'true_error_mm': (1e3 * (true_p[i] - believed_p[i])).tolist(),
+                  'true_error_deg': np.degrees(log_so3(true_r[i] @ believed_r[i].T)).tolist(),
+                  'correction_mm': (1e3 * (found_p[i] - believed_p[i])).tolist(),
+                  'correction_deg': np.degrees(log_so3(found_r[i] @ believed_r[i].T)).tolist()}
+                 for i, who in enumerate(names)]
+
+    def relative(p, r, j):
+        return r[0].T @ (p[j] - p[0]), r[0].T @ r[j]
+    rows = []
+    for j in range(1, n):
+        (tp, tr), (bp, br), (fp, fr) = (relative(true_p, true_r, j), relative(believed_p, believed_r, j),
+                                        relative(found_p, found_r, j))
+        rows.append({'effector': f'{names[j]} from {names[0]}',
+                     'believed_mm': float(1e3 * np.linalg.norm(bp - tp)),
+                     'believed_deg': float(np.degrees(np.linalg.norm(log_so3(tr.T @ br)))),
+                     'identified_mm': float(1e3 * np.linalg.norm(fp - tp)),
+                     'identified_deg': float(np.degrees(np.linalg.norm(log_so3(tr.T @ fr))))})
+    return {'effectors': effectors, 'relative': rows}
+
+
+def format_grasps(rows: Mapping) -> str:
+    """Return the grasps-vs-truth comparison (:func:`grasps_vs_truth`) as text."""
+    def vec(values) -> str:
+        return ' '.join(f'{v:7.3f}' for v in values)
+    lines = ['Grasps identified against the truth (object frame; the correction is the identified pose '
+             'minus the configured one; a common motion of all contacts is not determined)',
+             f'  {"effector":10s} {"true error mm":>23s} {"correction mm":>23s} {"true error deg":>23s} '
+             f'{"correction deg":>23s}']
+    for e in rows['effectors']:
+        lines.append(f'  {e["effector"]:10s} {vec(e["true_error_mm"]):>23s} {vec(e["correction_mm"]):>23s} '
+                     f'{vec(e["true_error_deg"]):>23s} {vec(e["correction_deg"]):>23s}')
+    for r in rows['relative']:
+        lines.append(f'  relative pose of {r["effector"]}: believed {r["believed_mm"]:.2f} mm, '
+                     f'{r["believed_deg"]:.2f} deg off; identified {r["identified_mm"]:.2f} mm, '
+                     f'{r["identified_deg"]:.2f} deg off')
+    return '\n'.join(lines)

@@ -1,17 +1,21 @@
 """Which belief parameter limits which element of the internal load (no ROS needed).
 
 The analyzer's read-out is a function of the raw readings and of what it is told: sensor
-biases, tool masses and centres of mass, where each sensor sits relative to its contact (the
-grasp), the object's mass and centre of mass. The simulator knows the truth of each. Over a
-run's steady window, with the mean raw readings ``m`` (the read-out is linear in them),
-each parameter's contribution to the estimate's error is a finite difference of the
+biases, tool masses and centres of mass, where each contact is on the object (the grasp:
+``contact_positions``, ``contact_orientations``), how the sensor sits on its contact (the
+pads' deflection), the object's mass and centre of mass. The simulator knows the truth of
+each. Over a run's steady window, with the mean raw readings ``m`` (the read-out is linear in
+them), each parameter's contribution to the estimate's error is a finite difference of the
 package's own read-out at the run's geometry:
 
-    ``c_k = readout(belief) - readout(belief with parameter k set to the truth)``
+    ``c_k = 1/2 [readout(belief) - readout(belief, k true)] + 1/2 [readout(truth, k believed) - readout(truth)]``
 
-so that ``estimate - truth`` (the gap) is, to first order, ``sum_k c_k``; closed loop, the
-integral feedback drives the estimate to the command, so the truth sits at ``-sum_k c_k``
-from it. After a free tare the biases are not a belief of their own: they are what the tare
+With every parameter true the read-out is the truth's yardstick (the true contacts' basis:
+true contacts, true object). Taken from both ends, the shares add up to the gap
+(``estimate - truth``) to second order: a bias of newtons seen through a grasp turned by
+degrees is shared between the two, where one end alone would leave the cross term out.
+Closed loop, the integral feedback drives the estimate to the command, so the truth sits at
+``-sum_k c_k`` from it. After a free tare the biases are not a belief of their own: they are what the tare
 measured with the believed tools (``b = m_free + s T_tool(belief)``), and they change with
 the tool parameters: a tool mass or centre-of-mass error then counts only where gravity in
 the sensor frame has changed since the tare. See docs/simulator.md, "Real cell".
@@ -76,37 +80,23 @@ def tare_readings(params: Mapping, biases) -> np.ndarray:
         for b, model, contact in zip(biases, models, contacts_from(params))])
 
 
-def _sensor_in_believed(sim: Mapping, n: int, position_error: bool, orientation_error: bool,
-                        deflection: Optional[np.ndarray] = None) -> tuple:
-    """Return where each true sensor sits in its believed contact frame.
+def _sensor_on_contact(sim: Mapping, n: int, deflection: np.ndarray) -> tuple:
+    """Return where each true sensor sits in its contact frame, its pad deflected.
 
     :param sim: validated ``object_sim`` parameters (the truth).
     :param n: number of effectors.
-    :param position_error: include ``contact_position_errors``.
-    :param orientation_error: include ``contact_orientation_errors``.
-    :param deflection: (n, 6) the grasp pads' static deflection ``[f / k, t / k_r]``, true
-        contact axes, or None.
+    :param deflection: (n, 6) the grasp pads' static deflection ``[f / k, t / k_r]``, contact
+        axes: the effector frame is ``R_c exp(phi)`` at ``p_c + R_c d``.
     :return: ``(positions (3 n), quaternions (4 n))``, the analyzer's sensor parameters
     """
     from wrench_distribution.core.spatial import exp_so3
-    believed_pos = _group(sim['contact_positions'], n, 3, [0.0] * 3)
-    believed_q = _group(sim['contact_orientations'], n, 4, [0.0, 0.0, 0.0, 1.0])
-    zero = np.zeros((n, 3))
-    true_pos, true_rot = true_contacts(
-        believed_pos, believed_q,
-        _group(sim['contact_position_errors'], n, 3, [0.0] * 3) if position_error else zero,
-        _group(sim['contact_orientation_errors'], n, 3, [0.0] * 3) if orientation_error else zero)
     sensor_pos = _group(sim['sensor_positions'], n, 3, [0.0] * 3)
     sensor_q = _group(sim['sensor_orientations'], n, 4, [0.0, 0.0, 0.0, 1.0])
-    bend = np.zeros((n, 6)) if deflection is None else deflection
     positions, quaternions = [], []
     for i in range(n):
-        back = quaternion_to_matrix(believed_q[i]).T
-        pad_rot = true_rot[i] @ exp_so3(bend[i, 3:])  # the effector frame (R_e = R_c exp(phi))
-        pad_pos = true_pos[i] + true_rot[i] @ bend[i, :3]
-        positions += list(back @ (pad_pos + pad_rot @ sensor_pos[i] - believed_pos[i]))
-        quaternions += list(matrix_to_quaternion(back @ pad_rot
-                                                 @ quaternion_to_matrix(sensor_q[i])))
+        pad_rot = exp_so3(deflection[i, 3:])
+        positions += list(deflection[i, :3] + pad_rot @ sensor_pos[i])
+        quaternions += list(matrix_to_quaternion(pad_rot @ quaternion_to_matrix(sensor_q[i])))
     return positions, quaternions
 
 
@@ -122,6 +112,30 @@ def pad_deflection(sim: Mapping, true_wrenches: np.ndarray) -> np.ndarray:
     w = np.asarray(true_wrenches, float)
     k, k_r = float(sim['grasp_stiffness']), float(sim['grasp_rot_stiffness'])
     return np.concatenate([w[:, :3] / k, w[:, 3:] / k_r if k_r > 0 else 0.0 * w[:, 3:]], axis=1)
+
+
+def _true_grasp(sim: Mapping, belief: Mapping, i: int, effector: str) -> dict:
+    """Return the analyzer's contacts with effector ``i``'s position, then orientation, true.
+
+    :param sim: validated ``object_sim`` parameters (the truth: configured contacts and errors).
+    :param belief: validated analyzer parameters (its contacts).
+    :param i: the effector's index.
+    :param effector: its name.
+    :return: ``{'grasp_position(<effector>)': {'contact_positions': ...},
+        'grasp_orientation(<effector>)': {'contact_orientations': ...}}``
+    """
+    n = len(belief['effectors'])
+    positions, rotations = true_contacts(
+        _group(sim['contact_positions'], n, 3, [0.0] * 3),
+        _group(sim['contact_orientations'], n, 4, [0.0, 0.0, 0.0, 1.0]),
+        _group(sim['contact_position_errors'], n, 3, [0.0] * 3),
+        _group(sim['contact_orientation_errors'], n, 3, [0.0] * 3))
+    pos = _group(belief['contact_positions'], n, 3, [0.0] * 3).copy()
+    quat = _group(belief['contact_orientations'], n, 4, [0.0, 0.0, 0.0, 1.0]).copy()
+    pos[i] = positions[i]
+    quat[i] = matrix_to_quaternion(rotations[i])
+    return {f'grasp_position({effector})': {'contact_positions': pos.ravel().tolist()},
+            f'grasp_orientation({effector})': {'contact_orientations': quat.ravel().tolist()}}
 
 
 def true_values(sections: Mapping, true_wrenches: Optional[np.ndarray] = None) -> dict:
@@ -143,26 +157,53 @@ def true_values(sections: Mapping, true_wrenches: Optional[np.ndarray] = None) -
     widths = {'sensor_bias': 6, 'tool_mass': 1, 'tool_com': 3}
     defaults = {'sensor_bias': [0.0] * 6, 'tool_mass': [0.0], 'tool_com': [0.0] * 3}
     out = {}
+    pads = None if true_wrenches is None else _sensor_on_contact(sim, n, pad_deflection(sim, true_wrenches))
     for i, effector in enumerate(effectors):
         for key in ('sensor_bias', 'tool_mass', 'tool_com'):
             values = _group(belief[names[key]], n, widths[key], defaults[key]).copy()
             values[i] = truth[key][i]
             out[f'{key}({effector})'] = {names[key]: values.ravel().tolist()}
-        poses = {'grasp_position': _sensor_in_believed(sim, n, True, False),
-                 'grasp_orientation': _sensor_in_believed(sim, n, False, True)}
-        if true_wrenches is not None:
-            poses['pad_deflection'] = _sensor_in_believed(
-                sim, n, False, False, pad_deflection(sim, true_wrenches))
-        for key, (positions, quaternions) in poses.items():
+        out.update(_true_grasp(sim, belief, i, effector))
+        if pads is not None:
+            positions, quaternions = pads
             pos = _group(belief['sensor_positions'], n, 3, [0.0] * 3).copy()
             quat = _group(belief['sensor_orientations'], n, 4, [0.0, 0.0, 0.0, 1.0]).copy()
             pos[i] = positions[3 * i:3 * i + 3]
             quat[i] = quaternions[4 * i:4 * i + 4]
-            out[f'{key}({effector})'] = {'sensor_positions': pos.ravel().tolist(),
-                                         'sensor_orientations': quat.ravel().tolist()}
+            out[f'pad_deflection({effector})'] = {'sensor_positions': pos.ravel().tolist(),
+                                                  'sensor_orientations': quat.ravel().tolist()}
     mass, com = true_object(sim)
     out['object_mass'] = {'object_mass': mass}
     out['object_com'] = {'object_com': [float(c) for c in com]}
+    return out
+
+
+#: Per analyzer parameter: (values per effector, the default of an empty list).
+_LAYOUT = {'sensor_biases': (6, [0.0] * 6), 'tool_masses': (1, [0.0]), 'tool_coms': (3, [0.0] * 3),
+           'contact_positions': (3, [0.0] * 3), 'contact_orientations': (4, [0.0, 0.0, 0.0, 1.0]),
+           'sensor_positions': (3, [0.0] * 3), 'sensor_orientations': (4, [0.0, 0.0, 0.0, 1.0])}
+
+
+def _expanded(params: Mapping, key: str, n: int):
+    """Return a parameter's value with an empty per-effector list filled with its default."""
+    if key not in _LAYOUT:
+        return np.asarray(params[key], float)
+    width, default = _LAYOUT[key]
+    return _group(params[key], n, width, default).ravel()
+
+
+def _swapped(params: Mapping, belief: Mapping, change: Mapping, n: int, to_change: bool) -> dict:
+    """Return ``params`` with the elements ``change`` alters in ``belief`` set to it (or back).
+
+    :param to_change: set them to ``change``'s values; else back to ``belief``'s.
+    """
+    out = dict(params)
+    for key, value in change.items():
+        base, new = _expanded(belief, key, n), np.asarray(value, float)
+        current = _expanded(params, key, n).copy()
+        altered = ~np.isclose(new, base, rtol=0.0, atol=0.0)
+        current[altered] = (new if to_change else base)[altered]
+        out[key] = float(current) if current.ndim == 0 else current.tolist()
     return out
 
 
@@ -174,17 +215,21 @@ def contributions(sections: Mapping, readings: np.ndarray, tare: Optional[np.nda
     :param readings: (n, 6) mean raw readings over the window.
     :param tare: (n, 6) mean raw readings of the free tare, or None when not tared.
     :param true_wrenches: (n, 6) mean true contact wrenches (for the pads' deflection).
-    :return: ``{'<parameter>': (m,) readout(belief) - readout(that parameter true)}``; the
-        bias parameters are absent after a tare (the tare sets them).
+    :return: ``{'<parameter>': (m,)}``, the mean of ``readout(belief) - readout(belief, it
+        true)`` and ``readout(truth, it believed) - readout(truth)``; the bias parameters
+        are absent after a tare (the tare sets them).
     """
     belief = dict(sections['wrench_analyzer'])
-    base = readout(belief, readings, tare)
-    out = {}
-    for name, change in true_values(sections, true_wrenches).items():
-        if tare is not None and name.startswith('sensor_bias'):
-            continue
-        out[name] = base - readout(dict(belief, **change), readings, tare)
-    return out
+    n = len(belief['effectors'])
+    changes = {name: change for name, change in true_values(sections, true_wrenches).items()
+               if tare is None or not name.startswith('sensor_bias')}
+    truth = belief
+    for change in changes.values():
+        truth = _swapped(truth, belief, change, n, True)
+    from_belief, from_truth = readout(belief, readings, tare), readout(truth, readings, tare)
+    return {name: 0.5 * (from_belief - readout(_swapped(belief, belief, change, n, True), readings, tare))
+            + 0.5 * (readout(_swapped(truth, belief, change, n, False), readings, tare) - from_truth)
+            for name, change in changes.items()}
 
 
 #: A parameter is named for an element when its contribution reaches this share of the target.

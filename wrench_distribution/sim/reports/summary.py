@@ -22,10 +22,18 @@ from ...config.validation import parse_schedule
 SETTLE = 0.4
 
 
+#: The truth's internal load (docs/simulator.md, "The truth"): in the true contacts' basis, the
+#: yardstick every run is judged on (published where the true geometry differs from the belief),
+#: in the believed basis (a secondary figure; the yardstick where the truth is the belief), and
+#: the resultant published with each (for the stamps).
+TRUE_CONTACTS_TOPIC = 'object_sim/truth/internal_load_true_contacts'
+TRUTH_TOPIC = 'object_sim/truth/internal_load'
+TRUTH_COMPANION = 'object_sim/truth/object_wrench'
+
 #: Topics the summary and the plot use.
 SUMMARY_TOPICS = ('object_pose', 'desired_wrench', 'measured/internal_load',
-                  'measured/object_wrench', 'object_sim/truth/internal_load',
-                  'object_sim/truth/object_wrench') + FRICTION_TOPICS
+                  'measured/object_wrench', TRUTH_TOPIC, TRUE_CONTACTS_TOPIC,
+                  TRUTH_COMPANION) + FRICTION_TOPICS
 
 
 def read_bag(path: Path) -> dict:
@@ -133,6 +141,23 @@ def _measured_internal_load(series: Mapping[str, Series], names: list,
     return measured.t, measured.v[:, order]
 
 
+def true_internal_load(series: Mapping[str, Series], names: list) -> tuple:
+    """Return the truth's internal load: the yardstick, and the believed basis' figure.
+
+    The yardstick is the true contacts' basis (the named elements on the actual geometry,
+    docs/theory.md, "The truth's yardstick"); where the simulator did not publish it, the true
+    geometry is the belief and the believed basis is the same figure.
+
+    :param series: recorded topics (:data:`TRUE_CONTACTS_TOPIC`, :data:`TRUTH_TOPIC`,
+        :data:`TRUTH_COMPANION` among them).
+    :param names: the basis.
+    :return: ``(yardstick, believed basis)``, each ``(t, values)`` or None when not recorded
+    """
+    believed = _measured_internal_load(series, names, TRUTH_TOPIC, TRUTH_COMPANION)
+    true_contacts = _measured_internal_load(series, names, TRUE_CONTACTS_TOPIC, TRUTH_COMPANION)
+    return (believed if true_contacts is None else true_contacts), believed
+
+
 def _internal_summary(series: Mapping[str, Series], sim_p: Mapping, ctl_p: Mapping,
                       duration: float, start: float) -> dict:
     """Commanded against recovered internal load, one entry per schedule phase.
@@ -146,8 +171,7 @@ def _internal_summary(series: Mapping[str, Series], sim_p: Mapping, ctl_p: Mappi
     out: dict = {'basis': [{'name': n, 'unit': u} for n, u in zip(names, units)]}
     phases = []
     recorded = _measured_internal_load(series, names)
-    truth = _measured_internal_load(series, names, 'object_sim/truth/internal_load',
-                                    'object_sim/truth/object_wrench')
+    truth = true_internal_load(series, names)[0]
     if recorded is not None:
         t, lam = recorded
         added = _added_at(series, names, t)

@@ -6,15 +6,20 @@ mass); the simulator knows the truth (the contacts moved by ``contact_position_e
 :class:`TruthReadout` turns the wrenches the simulator applies at the true contacts into:
 
 - the resultant on the object, object axes about its true centre of mass;
+- where the true geometry differs, the true internal load in the *true contacts' basis*:
+  the package's own ``LoadDistributor.analyze`` built on the true contacts and the true
+  object, reading the true wrenches where they act. The named elements on the actual
+  geometry (the squeeze along the line joining the actual contacts...): the yardstick every
+  run is judged on;
 - the true internal load *in the believed basis*: each true wrench moved (``f' = R f``,
   ``t' = R t + p x (R f)``) from its true contact to the believed one, in the believed
-  contact frame, then read out by the package's own ``LoadDistributor.analyze`` built on
-  the believed geometry. It is what the analyzer would report with perfect sensors, tools,
-  biases and grasps: the figure to compare with the command and with the estimate;
-- where the true geometry differs, the true internal load in the *true contacts' basis*:
-  the same read-out built on the true contacts and the true object.
+  contact frame, then read out on the believed geometry. It is what the analyzer would
+  report with perfect sensors, tools and biases but the believed grasps; the transport adds
+  the lever arms of the belief's position errors, ``(p_true - p_believed) x f``, which no
+  effector applies (25 N x 3 mm = 0.075 N*m): a secondary figure, and the yardstick only
+  where the true geometry is the belief.
 
-See docs/simulator.md, "The truth".
+See docs/simulator.md, "The truth", and docs/theory.md, "The truth's yardstick".
 """
 from __future__ import annotations
 
