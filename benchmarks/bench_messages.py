@@ -10,12 +10,16 @@ their subscription callbacks directly with prepared messages, without an executo
 figure is the Python and rclpy work of one message: conversion, engine, publishing.
 
 - **analyzer, per sample at 2 sensors**: ``wrench_analyzer`` with two static rigid contacts,
-  two F/T readings per sample (the two callbacks), each sample analysed and its 4 x 2
-  wrenches, resultant, internal load and norms published;
+  two F/T readings per sample (the two callbacks), each sample analysed and published on the
+  outputs that have a subscriber (a subscriber node in this process, never spun): the
+  measured internal load alone (the closed loop of ``bench_relay.py --analyzer-rate``), then
+  every output (its 4 x 2 wrenches, with the invariant state, the resultant, the internal
+  load and the two norms);
 - **distributor, per desired wrench with feedback**: ``wrench_distributor`` with four
   static rigid contacts (the configuration of ``bench_relay.py``), ``internal_load_feedback``
   on, one measured internal load per desired wrench (the worst case: measurements at the
-  command rate), its four commands published; the measurement callback is timed apart.
+  command rate), its four commands published to a subscriber; the measurement callback is
+  timed apart.
 
 The budget is set from the 1 kHz period: both nodes share 2 cores with DDS, a source and a
 sink, so each may take at most 25 % of 1 ms (250 us) per message on one core. Figures are
@@ -85,6 +89,31 @@ def wrench_messages(count: int, frame: str, seed: int) -> list:
     return out
 
 
+def subscribe(node, topics: list, timeout: float = 10.0):
+    """Return a node subscribed to ``topics`` (never spun) once the node's publishers match.
+
+    :param node: the node under test.
+    :param topics: its output topics to subscribe (resolved names).
+    :param timeout: seconds to wait for matching.
+    :return: the subscriber node (destroy it to unsubscribe).
+    """
+    import rclpy
+    pubs = {p.topic_name: p for p in node.publishers}
+    reader = rclpy.create_node(f'bench_reader_{len(topics)}')
+    for topic in topics:
+        reader.create_subscription(pubs[topic].msg_type, topic, lambda _msg: None, 10)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and not all(pubs[t].get_subscription_count() for t in topics):
+        time.sleep(0.01)
+    return reader
+
+
+def output_topics(node) -> list:
+    """Return the analyzer's output topics (everything it publishes but diagnostics)."""
+    return [p.topic_name for p in node.publishers
+            if p.topic_name not in ('/diagnostics', '/rosout', '/parameter_events')]
+
+
 def timed(loop, rounds: int) -> float:
     """Median seconds of ``loop()`` over ``rounds`` calls (one warm-up first)."""
     loop()
@@ -122,8 +151,8 @@ def distributor_loops(node, samples: int) -> tuple:
     """Return ``(desired-wrench loop, measurement loop)`` over ``samples`` messages."""
     from wrench_distribution.ros.conversions import make_internal_load_msg
     msgs = wrench_messages(samples, '', 3)
-    measured = make_internal_load_msg(node._engine.cache.distributor.basis_names)
-    values = [0.0] * len(node._engine.cache.distributor.basis_names)
+    measured = make_internal_load_msg(node._engine.basis_names)
+    values = [0.0] * len(node._engine.basis_names)
     values[0] = 9.0
     measured.data = values
 
@@ -155,16 +184,24 @@ def main(argv=None) -> int:
     try:
         analyzer = analyzer_node()
         distributor = distributor_node()
+        readers = [subscribe(distributor, [p.topic_name for p in distributor.publishers
+                                           if p.topic_name.endswith('wrench_command')])]
         gc.freeze()  # as the nodes' entry points do after start-up
         a_loop = analyzer_loop(analyzer, args.samples)
         d_loop, m_loop = distributor_loops(distributor, args.samples)
+        readers.append(subscribe(analyzer, ['/measured/internal_load']))
+        loop_s = timed(a_loop, args.rounds) / args.samples
+        readers.append(subscribe(analyzer, output_topics(analyzer)))
         analyzer_s = timed(a_loop, args.rounds) / args.samples
         measured_s = timed(m_loop, args.rounds) / args.samples
         both_s = timed(d_loop, args.rounds) / args.samples
         if args.profile:
             cProfile.runctx('a_loop()', globals(), {'a_loop': a_loop}, args.profile + '.analyzer')
             cProfile.runctx('d_loop()', globals(), {'d_loop': d_loop}, args.profile + '.distributor')
-        rows = [('analyzer, per sample at 2 sensors (2 readings, outputs published)', analyzer_s),
+        rows = [('analyzer, per sample at 2 sensors (2 readings; the measured internal load '
+                 'subscribed, as in the loop)', loop_s),
+                ('analyzer, per sample at 2 sensors (2 readings; every output subscribed: 12 '
+                 'messages, the invariant state computed)', analyzer_s),
                 ('distributor + feedback, per desired wrench (4 commands published)',
                  both_s - measured_s),
                 ('distributor + feedback, per measured internal load', measured_s),
@@ -175,8 +212,8 @@ def main(argv=None) -> int:
         print('|---|---|---|')
         for label, seconds in rows:
             print(f'| {label} | {seconds * 1e6:.1f} | {seconds / BUDGET_S * 100:.0f} % |')
-        analyzer.destroy_node()
-        distributor.destroy_node()
+        for node in readers + [analyzer, distributor]:
+            node.destroy_node()
     finally:
         rclpy.try_shutdown()
         print(f'# load average at end: {os.getloadavg()}')

@@ -144,26 +144,40 @@ class AnalyzerNode(Node):
             self._publish_sample(sample)
 
     def _publish_sample(self, sample) -> None:
+        """Publish one sample on every output that has a subscriber (nothing else is computed).
+
+        The outputs are volatile: a message without a matched subscription reaches nobody, so
+        an output nobody reads costs one count here, and the invariant state (an iterative
+        solve) is computed only when one of its outputs is read.
+        """
         values = sample.result.values
         stamp = ns_to_stamp(sample.stamp_ns, TimeMsg)
         for part, pubs, msgs in self._wrench_outputs:
+            observed = [k for k, pub in enumerate(pubs) if pub.get_subscription_count()]
+            if not observed:
+                continue
             rows = values[part][0]
             if not np.isfinite(rows).all():
                 continue  # the invariant may fail alone; the other outputs stand
-            for m, row, pub in zip(msgs, rows.tolist(), pubs):
-                m.header.stamp = stamp
-                fill_wrench(m.wrench, row)
-                pub.publish(m)
-        self._obj_msg.header.stamp = stamp
-        fill_wrench(self._obj_msg.wrench, values['resultant'][0].tolist())
-        self._obj_pub.publish(self._obj_msg)
-        self._il_msg.data = values['internal_load'][0].tolist()
-        self._il_pub.publish(self._il_msg)
+            rows = rows.tolist()
+            for k in observed:
+                msgs[k].header.stamp = stamp
+                fill_wrench(msgs[k].wrench, rows[k])
+                pubs[k].publish(msgs[k])
+        if self._obj_pub.get_subscription_count():
+            self._obj_msg.header.stamp = stamp
+            fill_wrench(self._obj_msg.wrench, values['resultant'][0].tolist())
+            self._obj_pub.publish(self._obj_msg)
+        if self._il_pub.get_subscription_count():
+            self._il_msg.data = values['internal_load'][0].tolist()
+            self._il_pub.publish(self._il_msg)
         for attr, pub in self._norm_outputs:
-            value = float(values[attr][0])
-            if math.isfinite(value):
-                pub.publish(Float64(data=value))
-        if self._friction_pub is not None and sample.friction is not None:
+            if pub.get_subscription_count():
+                value = float(values[attr][0])
+                if math.isfinite(value):
+                    pub.publish(Float64(data=value))
+        if self._friction_pub is not None and sample.friction is not None \
+                and self._friction_pub.get_subscription_count():
             self._friction_pub.publish(friction_message(sample.friction, self._names))
         self._diag.count('samples_published')
 

@@ -79,6 +79,7 @@ class LoadDistributor:
         self.pseudo_inverse = maps.pseudo_inverse
         self._pseudo_inverse_contact = maps.pseudo_inverse_contact
         self._fast_object, self._fast_contact = maps.fast_object, maps.fast_contact
+        self._padded_shape = (n + 1, 6)
         #: Dimension of the null space of G: the number of internal-load basis elements.
         self.internal_dimension = maps.internal_dimension
         #: Largest command per unit resultant in the unit-consistent metric (1 for a good grasp).
@@ -228,15 +229,16 @@ class LoadDistributor:
         """
         if type(wrench) is not np.ndarray or wrench.shape != (6,):
             wrench = finite_array(wrench, (6,), 'wrench')
-        # ndarray.dot: a third of the overhead of `@` on numpy 2 for a (6n+1, 6) matrix
+        # ndarray.dot: a third of the overhead of `@` on numpy 2 for a (6n+6, 6) matrix
         product = (self._fast_object if object_frame else self._fast_contact).dot(wrench)
-        if check_finite and not math.isfinite(product[-1]):
+        if check_finite and not math.isfinite(product.item(-1)):  # item: no numpy scalar
             finite_array(wrench, (6,), 'wrench')  # raises with the precise message
         if self._reproduction is not None and self._maps.unreproduced(wrench[None])[0] > RESIDUAL_TOLERANCE:
             raise UnrealisableWrenchError(self._maps.unrealisable_message(wrench, self.contacts, self.reference_length))
         if internal is not None:
-            return (product[:-1] + internal).reshape(self.n, 6)
-        return product[:-1].reshape(self.n, 6)
+            return (product[:-6] + internal).reshape(self.n, 6)
+        product.shape = self._padded_shape  # (n + 1, 6): a fresh array, reshaped in place
+        return product[:-1]
 
     def internal_wrench(self, internal_load: InternalLoad, object_frame: bool = False) -> np.ndarray:
         """Stacked wrench (6n,) of an internal load, for :meth:`wrench_commands`.

@@ -29,7 +29,7 @@ from . import batch
 from .cache import DistributorCache
 from .live import Drop, LiveQueue, Sample, Step
 from .poses import PoseSource
-from .results import ChunkResult, QUANTITIES
+from .results import ChunkResult, LazyValues
 from .sensing import GravityModel, TareWindow
 from .sensor_stage import SensorStage
 from .sync import StampSynchronizer
@@ -182,10 +182,11 @@ class AnalysisEngine:
         """Analyse samples sharing one contact configuration.
 
         :param gravity: (k, 3) gravity in the object frame per sample, or None (constant).
-        :return: ``(values per quantity, contact wrenches (k, n, 6))``, or None when the
-            poses are refused (the reason is in :attr:`contact_problem`).
+        :return: ``(values per quantity, each computed when first read; contact wrenches
+            (k, n, 6))``, or None when the poses are refused (the reason is in
+            :attr:`contact_problem`).
         """
-        if self._pose is None or not np.array_equal(pose, self._pose):  # else: nothing to check
+        if self._pose is None or not (pose == self._pose).all():  # else: nothing to check
             try:
                 if self.cache.update(pose[:, :3], pose[:, 3:]):
                     self._rebuilt()
@@ -198,8 +199,7 @@ class AnalysisEngine:
             batch = self.cache.distributor.analyze_batch(contact)
         self.contact_problem = None
         self.orientation_problem = None
-        return {q.name: getattr(batch, q.source.format(frame=self.frame))
-                for q in QUANTITIES}, contact
+        return LazyValues(batch, self.frame), contact
 
     def _rebuilt(self) -> None:
         dist = self.cache.distributor

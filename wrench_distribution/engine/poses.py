@@ -46,10 +46,14 @@ class StaticPoses(PoseSource):
     def __init__(self, poses: np.ndarray) -> None:
         self.poses = np.asarray(poses, float)
         self.description = 'static configuration'
+        self._one = (np.broadcast_to(self.poses, (1,) + self.poses.shape), np.ones(1, bool))
+        self._one[1].flags.writeable = False
 
     def at(self, stamps_ns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Poses (k, n, 7) and validity (k,) at the sample stamps."""
+        """Poses (k, n, 7) and validity (k,) at the sample stamps (read-only arrays)."""
         k = len(stamps_ns)
+        if k == 1:  # the live path: one sample at a time
+            return self._one
         return np.broadcast_to(self.poses, (k,) + self.poses.shape), np.ones(k, bool)
 
 

@@ -26,6 +26,8 @@ import numpy as np
 from wrench_distribution.core import spatial as Q
 from .poses import HeldPoses, PoseSource
 
+_ONE = np.ones(1, bool)
+_ONE.flags.writeable = False
 #: what the object is doing while a tare window is recorded
 TARE_STATES = ('free', 'held')
 
@@ -50,7 +52,7 @@ class GravityModel:
     def at(self, stamps_ns: np.ndarray) -> tuple[Optional[np.ndarray], np.ndarray]:
         """Gravity in the object frame (k, 3), or None when constant, and validity (k,)."""
         if self.orientation is None:
-            return None, np.ones(len(stamps_ns), bool)
+            return None, (_ONE if len(stamps_ns) == 1 else np.ones(len(stamps_ns), bool))
         poses, valid = self.orientation.at(stamps_ns)
         quats = poses[:, 0, 3:]
         safe = np.where(valid[:, None], quats, [0.0, 0.0, 0.0, 1.0])
