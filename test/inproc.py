@@ -89,7 +89,7 @@ def overrides(params: Mapping[str, object], specs: Sequence[ParamSpec] = ()) -> 
 
 
 def _observed(count: Callable[[], int]) -> Callable[[], int]:
-    """A publisher's subscription count with the recorder counted: every topic is read here."""
+    """Return a publisher's subscription count with the recorder counted (it reads every topic)."""
     return lambda: max(1, count())
 
 
