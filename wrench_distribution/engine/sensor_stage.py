@@ -91,19 +91,19 @@ class SensorStage:
         :return: the contact wrenches.
         """
         gain, weight = self._map if sensor_pose is None else self.affine(sensor_pose)
-        if gravity is None and sensor_pose is None and self.tare_window is None:
+        if gravity is None and sensor_pose is None:
             if self._offset is None:  # configured sensors, constant gravity: one offset
                 self._offset = (np.einsum('nij,j->ni', weight, self.gravity)
                                 - np.einsum('nij,nj->ni', gain, self.biases))
             contact = np.einsum('nij,knj->kni', gain, readings) + self._offset
         else:
-            if gravity is None:
-                gravity = np.broadcast_to(self.gravity, (len(readings), 3))
-            unbiased = (np.einsum('nij,knj->kni', gain, readings)
-                        + np.einsum('nij,kj->kni', weight, gravity))
-            contact = unbiased - np.einsum('nij,nj->ni', gain, self.biases)
-            if self.tare_window is not None:
-                self.tare_window.add(stamps_ns, readings, gain, unbiased, gravity)
+            g = np.broadcast_to(self.gravity, (len(readings), 3)) if gravity is None else gravity
+            contact = (np.einsum('nij,knj->kni', gain, readings)
+                       + np.einsum('nij,kj->kni', weight, g)
+                       - np.einsum('nij,nj->ni', gain, self.biases))
+        if self.tare_window is not None:  # the tare's A m + B g_o is formed when it is asked for
+            self.tare_window.add(stamps_ns, readings, gain, weight,
+                                 self.gravity if gravity is None else gravity)
         if self.recorder is not None:
             self.recorder.add(stamps_ns, readings, pose, sensor_pose,
                               self.gravity if gravity is None else gravity)
