@@ -167,7 +167,8 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
     Every node entry point of the package starts here, so they all run on
     :func:`make_executor`'s choice.
 
-    :param factory: node class or factory taking no arguments.
+    :param factory: node class or factory taking no arguments; a factory may return a tuple
+        of nodes, spun by one executor in this process (:mod:`wrench_distribution.cell`).
     :param name: node name for messages.
     :param args: ROS command-line arguments.
     :param spin: ``spin(executor, node)`` for a node with its own loop (default
@@ -186,16 +187,19 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
     except RuntimeError as e:  # rclpy's RCLError: rcl could not parse the arguments
         print(f'[{name}] {init_failure(e)}', file=sys.stderr, flush=True)
         return 2
-    node = None
+    nodes: tuple = ()
     try:
         try:
             executor = make_executor()
-            node = factory()
+            made = factory()
+            nodes = made if isinstance(made, tuple) else (made,)
+            node = nodes[0]
         except (ConfigError, InvalidParameterTypeException,
                 InvalidParameterValueException) + tuple(config_errors) as e:
             print(f'[{name}] invalid configuration: {e}', file=sys.stderr, flush=True)
             return 2
-        executor.add_node(node)
+        for each in nodes:
+            executor.add_node(each)
         # what start-up made (modules, the solver) lives as long as the node: out of the
         # cyclic collector's full passes, which otherwise stall a callback for tens of ms
         gc.freeze()
@@ -211,9 +215,9 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
         return 0
     finally:
         _stop_executor(locals().get('executor'))
-        if node is not None:
+        for each in nodes:
             try:
-                node.destroy_node()
+                each.destroy_node()
             except Exception:
                 pass
         rclpy.try_shutdown()
