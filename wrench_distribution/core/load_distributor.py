@@ -78,8 +78,7 @@ class LoadDistributor:
         #: The parametrized pseudo-inverse G_M+ (6n x 6), object-frame axes, about each contact.
         self.pseudo_inverse = maps.pseudo_inverse
         self._pseudo_inverse_contact = maps.pseudo_inverse_contact
-        self._fast_object, self._fast_contact = maps.fast_object, maps.fast_contact
-        self._padded_shape = (n + 1, 6)
+        self._command_shape = (n, 6)
         #: Dimension of the null space of G: the number of internal-load basis elements.
         self.internal_dimension = maps.internal_dimension
         #: Largest command per unit resultant in the unit-consistent metric (1 for a good grasp).
@@ -229,16 +228,18 @@ class LoadDistributor:
         """
         if type(wrench) is not np.ndarray or wrench.shape != (6,):
             wrench = finite_array(wrench, (6,), 'wrench')
-        # ndarray.dot: a third of the overhead of `@` on numpy 2 for a (6n+6, 6) matrix
-        product = (self._fast_object if object_frame else self._fast_contact).dot(wrench)
-        if check_finite and not math.isfinite(product.item(-1)):  # item: no numpy scalar
+        # ndarray.dot: a third of the overhead of `@` on numpy 2 for a (6n, 6) matrix. A NaN or
+        # Inf in the wrench makes every entry of the product NaN or Inf (0 * Inf = NaN): the
+        # input check reads one entry (item: no numpy scalar), and looks further only then
+        product = (self.pseudo_inverse if object_frame else self._pseudo_inverse_contact).dot(wrench)
+        if check_finite and not math.isfinite(product.item(0)) and not np.isfinite(wrench).all():
             finite_array(wrench, (6,), 'wrench')  # raises with the precise message
         if self._reproduction is not None and self._maps.unreproduced(wrench[None])[0] > RESIDUAL_TOLERANCE:
             raise UnrealisableWrenchError(self._maps.unrealisable_message(wrench, self.contacts, self.reference_length))
         if internal is not None:
-            return (product[:-6] + internal).reshape(self.n, 6)
-        product.shape = self._padded_shape  # (n + 1, 6): a fresh array, reshaped in place
-        return product[:-1]
+            product += internal
+        product.shape = self._command_shape  # (n, 6): a fresh array, reshaped in place
+        return product
 
     def internal_wrench(self, internal_load: InternalLoad, object_frame: bool = False) -> np.ndarray:
         """Stacked wrench (6n,) of an internal load, for :meth:`wrench_commands`.

@@ -56,10 +56,7 @@ class SynthesisMaps:
     :param virtual_com: the virtual masses' centre, object frame.
     :param pseudo_inverse: ``G_M+`` (6n, 6), object axes about each contact.
     :param pseudo_inverse_contact: ``G_M+`` in the contact frames.
-    :param fast_object: ``G_M+`` with six zero rows appended (a NaN or Inf in the wrench gives
-        NaN in the last rows of the product; the product reshapes to (n + 1, 6) in place).
-    :param fast_contact: the same in the contact frames.
-    :param internal_dimension: dimension of ``N(G)``.
+        :param internal_dimension: dimension of ``N(G)``.
     :param check_scale: (6,) scale of the resultant checks.
     :param gain: largest command per unit resultant (unit-consistent metric).
     :param reproduction: scaled ``G G_M+ - I``, or None where it vanishes.
@@ -72,8 +69,6 @@ class SynthesisMaps:
     virtual_com: np.ndarray
     pseudo_inverse: np.ndarray
     pseudo_inverse_contact: np.ndarray
-    fast_object: np.ndarray
-    fast_contact: np.ndarray
     internal_dimension: int
     check_scale: np.ndarray
     gain: float
@@ -150,14 +145,10 @@ def build_synthesis(g: ContactSet) -> SynthesisMaps:
     # rounding of large commands far from it does not read as a missing torque
     scale = wrench_scale(1, g.reference_length + float(np.linalg.norm(g.r.mean(axis=0))))
     error = scale[:, None] * (g.grasp_matrix @ gm - np.eye(6)) / scale[None, :]
-    # for wrench_commands: G_M+ with six zero rows appended, whose product is 0 for a finite
-    # wrench and NaN for NaN or Inf (0 * Inf = NaN): the input check costs no extra call, and
-    # the product takes the shape (n + 1, 6) in place (no reshape of a slice)
     return SynthesisMaps(
         virtual_masses=masses, weights=weights, canonical=canonical,
         virtual_com=inertia.com + np.array(g.object_model.com), pseudo_inverse=gm,
-        pseudo_inverse_contact=gm_contact, fast_object=np.vstack([gm, np.zeros((6, 6))]),
-        fast_contact=np.vstack([gm_contact, np.zeros((6, 6))]),
+        pseudo_inverse_contact=gm_contact,
         internal_dimension=int(g.active.sum()) - g.rank, check_scale=scale, gain=gain,
         # G G_M+ = I on every resultant G can produce; where it is not, the check runs per sample
         reproduction=error if np.abs(error).max() > 1e-9 else None,
