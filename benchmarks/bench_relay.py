@@ -182,6 +182,7 @@ def role_source(args) -> None:
         pub.publish(msg)
     n = int(args.duration * args.rate)
     stamps = []
+    open(args.out + '.start', 'w').close()  # the orchestrator's CPU window (cpu_shares)
     t0 = time.perf_counter()
     for k in range(n):
         d = t0 + k * period - time.perf_counter()
@@ -427,7 +428,7 @@ def start_nodes(tmp: str, env: dict, target: str, analyzer_rate: float, layout: 
     :param analyzer_rate: F/T rate (Hz), 0 for none.
     :param layout: ``processes`` or ``one-process``.
     :param common: the role arguments (rate, duration, settle).
-    :return: the processes.
+    :return: the processes by name.
     """
     me = [sys.executable, os.path.abspath(__file__)]
     bindir = os.path.dirname(sys.executable)
@@ -439,17 +440,57 @@ def start_nodes(tmp: str, env: dict, target: str, analyzer_rate: float, layout: 
         pf = os.path.join(tmp, 'p.yaml')
         write_params(pf, {'wrench_distributor': dist, 'wrench_analyzer': analyzer_params()})
         if layout == 'one-process':
-            return [ft, subprocess.Popen([sys.executable, '-m', 'wrench_distribution.cell',
-                                          '--ros-args', '--params-file', pf] + quiet, env=env)]
-        return [ft] + [subprocess.Popen([os.path.join(bindir, exe), '--ros-args', '--params-file',
-                                         pf] + quiet, env=env) for exe in ('analyzer', 'distributor')]
-    procs = []
+            return {'ft': ft, 'cell': subprocess.Popen(
+                [sys.executable, '-m', 'wrench_distribution.cell', '--ros-args', '--params-file',
+                 pf] + quiet, env=env)}
+        return dict({'ft': ft}, **{exe: subprocess.Popen(
+            [os.path.join(bindir, exe), '--ros-args', '--params-file', pf] + quiet, env=env)
+            for exe in ('analyzer', 'distributor')})
+    procs = {}
     if target == 'feedback':
-        procs.append(subprocess.Popen(me + ['--role', 'measure'] + common, env=env))
+        procs['measure'] = subprocess.Popen(me + ['--role', 'measure'] + common, env=env)
     pf = os.path.join(tmp, 'p.yaml')
     write_params(pf, {'/**': dist})
-    return procs + [subprocess.Popen([os.path.join(bindir, 'distributor'), '--ros-args',
-                                      '--params-file', pf] + quiet, env=env)]
+    procs['distributor'] = subprocess.Popen([os.path.join(bindir, 'distributor'), '--ros-args',
+                                             '--params-file', pf] + quiet, env=env)
+    return procs
+
+
+def _cpu_seconds(proc: subprocess.Popen) -> float:
+    """CPU time (user + system, every thread) a running process has used, or NaN."""
+    try:
+        with open(f'/proc/{proc.pid}/stat') as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+    except (OSError, IndexError, ValueError):
+        return float('nan')
+
+
+def cpu_shares(procs: dict, src_out: str, timeout: float) -> dict:
+    """Share of one core each process used while the source published its measured inputs.
+
+    The window runs from the source's ``<out>.start`` file (written as its measured loop
+    begins) to its ``<out>`` file (written when it ends); ``/proc/<pid>/stat`` (Linux).
+
+    :param procs: name -> running process.
+    :param src_out: the source's output file.
+    :param timeout: seconds to wait for each file.
+    :return: name -> percent of one core (empty when the window was not seen).
+    """
+    def wait_for(path: str) -> bool:
+        end = time.monotonic() + timeout
+        while not os.path.exists(path) and time.monotonic() < end:
+            time.sleep(0.005)
+        return os.path.exists(path)
+    if not wait_for(src_out + '.start'):
+        return {}
+    start = {name: _cpu_seconds(p) for name, p in procs.items()}
+    t0 = time.monotonic()
+    if not wait_for(src_out):
+        return {}
+    elapsed = time.monotonic() - t0
+    return {name: round(100.0 * (_cpu_seconds(p) - start[name]) / elapsed, 1)
+            for name, p in procs.items()}
 
 
 def run_one(target: str, rate: float, duration: float, settle: float, domain: int,
@@ -474,14 +515,14 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
     env = ros_env(domain)
     me = [sys.executable, os.path.abspath(__file__)]
     common = ['--rate', str(rate), '--duration', str(duration), '--settle', str(settle)]
-    procs = []
+    procs: dict = {}
     try:
         if target == 'relay':
-            procs.append(subprocess.Popen(me + ['--role', 'relay', '--relay-executor', executor],
-                                          env=env))
+            procs['relay'] = subprocess.Popen(me + ['--role', 'relay', '--relay-executor',
+                                                    executor], env=env)
         else:
-            procs += start_nodes(tmp, dict(env, WRENCH_DISTRIBUTION_EXECUTOR=executor), target,
-                                 analyzer_rate, layout, common)
+            procs.update(start_nodes(tmp, dict(env, WRENCH_DISTRIBUTION_EXECUTOR=executor),
+                                     target, analyzer_rate, layout, common))
         sink_out = os.path.join(tmp, 'sink.json')
         src_out = os.path.join(tmp, 'src.json')
         common += ['--ready', os.path.join(tmp, 'sink.ready')]
@@ -489,10 +530,11 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
                                       '--sink-executor', sink_executor] + common, env=env)
         time.sleep(0.5)
         src = subprocess.Popen(me + ['--role', 'source', '--out', src_out] + common, env=env)
+        cpu = cpu_shares(dict(procs, sink=sink, source=src), src_out, duration + settle + 30)
         src.wait(duration + settle + 30)
         sink.wait(duration + settle + 30)
     finally:
-        for p in procs:
+        for p in procs.values():
             stop(p)
     with open(src_out) as f:
         src_data = json.load(f)
@@ -503,7 +545,7 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
         label = f'distributor + feedback + analyzer ({len(FT_NAMES)} F/T at {analyzer_rate:g} Hz)'
         if layout == 'one-process':
             label += ', one process'
-    return relay_figures(src_data, sink_data, f'{label} ({executor})', rate)
+    return dict(relay_figures(src_data, sink_data, f'{label} ({executor})', rate), cpu=cpu)
 
 
 def startup_trial(kind: str, delay: float, domain: int, durability: str) -> dict:
@@ -599,6 +641,12 @@ def choose(rows: list, startup: list, reference: str, limit: float = 1.2) -> lis
     return ok
 
 
+def _cpu_text(cpu: dict) -> str:
+    """``name share`` of each process, the target's first, source and sink last."""
+    order = [k for k in cpu if k not in ('sink', 'source')] + ['sink', 'source']
+    return ', '.join(f'{k} {cpu[k]:.0f}' for k in order if k in cpu) or '-'
+
+
 def _span(row: dict) -> str:
     if row['lost_first_index'] is None:
         return '-'
@@ -608,8 +656,8 @@ def _span(row: dict) -> str:
 def _print_tables(rows: list, startup: list, reference: str) -> None:
     print('\n| target | rate (Hz) | held (Hz) | lost cycles | p50 (ms) | p99 (ms) | '
           f'p50 / relay ({reference}) | p99 / relay ({reference}) | p50 / relay (same) | '
-          'p99 / relay (same) | lost indices | load avg |')
-    print('|---|---|---|---|---|---|---|---|---|---|---|---|')
+          'p99 / relay (same) | lost indices | load avg | CPU, % of one core |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|---|---|')
     for r in rows:
         same = (f"{r['p50_ratio_same']:.2f} | {r['p99_ratio_same']:.2f}"
                 if 'p50_ratio_same' in r else '1 | 1')
@@ -620,7 +668,7 @@ def _print_tables(rows: list, startup: list, reference: str) -> None:
         print(f"| {r['target']} | {r['rate']:.0f} | {r['held_hz']:.0f} | "
               f"{r['lost']} / {r['sent']} ({r['lost_pct']:.1f} %) | {r['p50_ms']:.2f} | "
               f"{r['p99_ms']:.2f} | {r['p50_ratio']:.2f} | {r['p99_ratio']:.2f} | {same} | "
-              f"{_span(r)} | {r['load1']} |")
+              f"{_span(r)} | {r['load1']} | {_cpu_text(r.get('cpu') or {})} |")
     if startup:
         print(f'\n| executor | durability | trials | missed (any of {STARTUP_MESSAGES}) | '
               'missed the first | received none | never matched |')
@@ -652,6 +700,9 @@ def merge_rounds(same: tuple) -> dict:
     row['lost_pct'] = 100.0 * row['lost'] / max(row['sent'], 1)
     row['held_hz'] = float(np.mean([r['held_hz'] for r in same]))
     row['load1'] = round(float(np.mean([r['load1'] for r in same])), 2)
+    cpu = [r.get('cpu') or {} for r in same]
+    row['cpu'] = {name: float(np.median([c[name] for c in cpu if name in c]))
+                  for name in dict.fromkeys(k for c in cpu for k in c)}
     lossy = [r for r in same if r['lost_first_index'] is not None]
     for key in ('lost_first_index', 'lost_last_index'):
         row[key] = lossy[0][key] if lossy else None
