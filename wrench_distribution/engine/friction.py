@@ -6,7 +6,7 @@ A :class:`~wrench_distribution.core.friction.FrictionModel` is built once per
 :meth:`FrictionStage.check_sent` on the commands it publishes. With ``friction_feedback``,
 auto mode's margin comes from :class:`~.friction_feedback.FrictionFeedback`.
 """
-from typing import List, Optional, Tuple
+from typing import List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
@@ -49,7 +49,8 @@ class FrictionStage:
     :param mode: ``'off'``, ``'check'`` or ``'auto'`` (None: the settings' mode).
     """
 
-    def __init__(self, settings, mode: Optional[str] = None) -> None:
+    def __init__(self, settings: Union[FrictionSettings, Mapping],
+                 mode: Optional[str] = None) -> None:
         if not isinstance(settings, FrictionSettings):
             settings = FrictionSettings.from_params(settings, mode)
         mode = mode or settings.mode
