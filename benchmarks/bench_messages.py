@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import itertools
 import os
 from pathlib import Path
 import statistics
@@ -72,6 +73,25 @@ def distributor_node():
         'internal_load_feedback': True, 'feedback_timeout': 1.0}))
 
 
+def relay_node():
+    """Return a bare relay (``bench_relay.py``'s): one ``WrenchStamped`` in, four copies out."""
+    import rclpy
+    from geometry_msgs.msg import WrenchStamped
+    from wrench_distribution.ros.qos import qos_from_name
+    node = rclpy.create_node('bench_bare_relay')
+    pubs = [node.create_publisher(WrenchStamped, f'r{i}/wrench_command', qos_from_name('reliable'))
+            for i in range(4)]
+    outs = [WrenchStamped() for _ in pubs]
+
+    def relay(msg) -> None:
+        for m, p in zip(outs, pubs):
+            m.header = msg.header
+            m.wrench = msg.wrench
+            p.publish(m)
+    node.relay = relay
+    return node
+
+
 def wrench_messages(count: int, frame: str, seed: int) -> list:
     """Return ``count`` stamped wrenches, 1 us apart, the last one now (system clock)."""
     import numpy as np
@@ -91,6 +111,9 @@ def wrench_messages(count: int, frame: str, seed: int) -> list:
     return out
 
 
+_READERS = itertools.count()
+
+
 def subscribe(node, topics: list, timeout: float = 10.0):
     """Return a node subscribed to ``topics`` (never spun) once the node's publishers match.
 
@@ -101,7 +124,7 @@ def subscribe(node, topics: list, timeout: float = 10.0):
     """
     import rclpy
     pubs = {p.topic_name: p for p in node.publishers}
-    reader = rclpy.create_node(f'bench_reader_{len(topics)}')
+    reader = rclpy.create_node(f'bench_reader_{next(_READERS)}')
     for topic in topics:
         reader.create_subscription(pubs[topic].msg_type, topic, lambda _msg: None, 10)
     end = time.monotonic() + timeout
@@ -168,6 +191,17 @@ def analyzer_loop(node, samples: int):
     return loop
 
 
+def relay_loop(node, samples: int):
+    """Return a callable relaying ``samples`` desired wrenches."""
+    msgs = wrench_messages(samples, '', 4)
+
+    def loop() -> None:
+        relay = node.relay
+        for msg in msgs:
+            relay(msg)
+    return loop
+
+
 def distributor_loops(node, samples: int) -> tuple:
     """Return ``(desired-wrench loop, measurement loop)`` over ``samples`` messages."""
     from wrench_distribution.ros.conversions import make_internal_load_msg
@@ -205,8 +239,10 @@ def main(argv=None) -> int:
     try:
         analyzer = analyzer_node()
         distributor = distributor_node()
-        readers = [subscribe(distributor, [p.topic_name for p in distributor.publishers
-                                           if p.topic_name.endswith('wrench_command')])]
+        relay = relay_node()
+        readers = [subscribe(node, [p.topic_name for p in node.publishers
+                                    if p.topic_name.endswith('wrench_command')])
+                   for node in (distributor, relay)]
         gc.freeze()  # as the nodes' entry points do after start-up
         a_loop = analyzer_loop(analyzer, args.samples)
         d_loop, m_loop = distributor_loops(distributor, args.samples)
@@ -216,6 +252,7 @@ def main(argv=None) -> int:
         analyzer_s = per_message(timed(a_loop, args.rounds), args.samples)
         measured_s = per_message(timed(m_loop, args.rounds), args.samples)
         both_s = per_message(timed(d_loop, args.rounds), args.samples)
+        relay_s = per_message(timed(relay_loop(relay, args.samples), args.rounds), args.samples)
         if args.profile:
             cProfile.runctx('a_loop()', globals(), {'a_loop': a_loop}, args.profile + '.analyzer')
             cProfile.runctx('d_loop()', globals(), {'d_loop': d_loop}, args.profile + '.distributor')
@@ -226,14 +263,15 @@ def main(argv=None) -> int:
                 ('distributor + feedback, per desired wrench (4 commands published)',
                  tuple(b - m for b, m in zip(both_s, measured_s))),
                 ('distributor + feedback, per measured internal load', measured_s),
-                ('distributor + feedback, desired wrench + one measurement', both_s)]
+                ('distributor + feedback, desired wrench + one measurement', both_s),
+                ('bare relay (bench_relay.py), per input (4 copies published)', relay_s)]
         print(f'# {args.samples} messages per loop, median of {args.rounds} loops; budget '
               f'{BUDGET_S * 1e6:.0f} us per message (25 % of the 1 kHz period)')
         print('| path | CPU us per message | share of the budget (CPU) | wall us per message |')
         print('|---|---|---|---|')
         for label, (cpu, wall) in rows:
             print(f'| {label} | {cpu * 1e6:.1f} | {cpu / BUDGET_S * 100:.0f} % | {wall * 1e6:.1f} |')
-        for node in readers + [analyzer, distributor]:
+        for node in readers + [analyzer, distributor, relay]:
             node.destroy_node()
     finally:
         rclpy.try_shutdown()
