@@ -18,7 +18,7 @@ from typing import List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .contacts import Contact, ObjectModel
-from .errors import InvalidInputError, UnrealisableWrenchError
+from .errors import InvalidInputError
 from .grasp import grasp_matrix, grasp_rank, reference_length, rotation_blocks, wrench_scale
 from .internal_basis import Geometry
 from .internal_space import (condition_number, coordinates_of, decompose, handle_coordinates,
@@ -228,14 +228,13 @@ class LoadDistributor:
         """
         if type(wrench) is not np.ndarray or wrench.shape != (6,):
             wrench = finite_array(wrench, (6,), 'wrench')
-        # ndarray.dot: a third of the overhead of `@` on numpy 2 for a (6n, 6) matrix. A NaN or
-        # Inf in the wrench makes every entry of the product NaN or Inf (0 * Inf = NaN): the
-        # input check reads one entry (item: no numpy scalar), and looks further only then
+        # ndarray.dot: a third of `@`'s overhead; NaN or Inf in the wrench makes every entry of
+        # the product NaN or Inf (0 * Inf = NaN): one entry read (item: no numpy scalar) first
         product = (self.pseudo_inverse if object_frame else self._pseudo_inverse_contact).dot(wrench)
         if check_finite and not math.isfinite(product.item(0)) and not np.isfinite(wrench).all():
             finite_array(wrench, (6,), 'wrench')  # raises with the precise message
-        if self._reproduction is not None and self._maps.unreproduced(wrench[None])[0] > RESIDUAL_TOLERANCE:
-            raise UnrealisableWrenchError(self._maps.unrealisable_message(wrench, self.contacts, self.reference_length))
+        if self._reproduction is not None:
+            self._maps.check_realisable(wrench, self.contacts, self.reference_length)
         if internal is not None:
             product += internal
         product.shape = self._command_shape  # (n, 6): a fresh array, reshaped in place
@@ -271,8 +270,7 @@ class LoadDistributor:
         """
         wrench = finite_array(wrench, (6,), 'wrench')
         lam = self._internal_vector(internal_load, 1)
-        if self._maps.unreproduced(wrench[None])[0] > RESIDUAL_TOLERANCE:
-            raise UnrealisableWrenchError(self._maps.unrealisable_message(wrench, self.contacts, self.reference_length))
+        self._maps.check_realisable(wrench, self.contacts, self.reference_length)
         manipulating = self._kernel(wrench, None, True)
         stacked = self._kernel(wrench, None if lam is None else lam[0], True)
         if not np.all(np.isfinite(stacked)):

@@ -11,7 +11,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from .errors import InvalidInputError
+from .errors import InvalidInputError, UnrealisableWrenchError
 from .grasp import pseudo_inverse, virtual_inertia, VirtualInertia, wrench_scale
 from .options import GAIN_LIMIT, HULL_TOLERANCE, MASS_FLOOR, RESIDUAL_TOLERANCE
 from .results import Regime
@@ -82,6 +82,14 @@ class SynthesisMaps:
         scaled = wrenches * self.check_scale
         outside = np.linalg.norm(scaled @ self.reproduction.T, axis=1)
         return outside / np.maximum(np.linalg.norm(scaled, axis=1), 1e-300)
+
+    def check_realisable(self, wrench: np.ndarray, contacts, length: float) -> None:
+        """Raise when ``G G_M+`` does not reproduce ``wrench`` (no contact wrenches produce it).
+
+        :raises UnrealisableWrenchError: naming the part the contacts cannot produce.
+        """
+        if self.unreproduced(wrench[None])[0] > RESIDUAL_TOLERANCE:
+            raise UnrealisableWrenchError(self.unrealisable_message(wrench, contacts, length))
 
     def unrealisable_message(self, wrench: np.ndarray, contacts, length: float) -> str:
         """Say which part of ``wrench`` the contacts cannot produce.
