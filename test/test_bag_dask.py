@@ -22,7 +22,7 @@ import pytest
 import bag_fixtures as F
 from wrench_distribution.bag.parallel import analyze_directory
 from wrench_distribution.bag.pipeline import analyze_bag, Options
-from wrench_distribution.params import load_analyzer_config
+from wrench_distribution.config import load_analyzer_config
 
 ROOT = Path(__file__).resolve().parents[1]
 #: relative bag path -> (storage, samples, dropped (sample, effector) messages, seed)

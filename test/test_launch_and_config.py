@@ -12,7 +12,7 @@ import time
 import pytest
 
 from ros_harness import domain_id_for
-from wrench_distribution import params as P
+from wrench_distribution import config as P
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIGS = sorted(glob.glob(os.path.join(REPO, 'config', '*.yaml')))

@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 import numpy as np
 
-from wrench_distribution import params as P
+from wrench_distribution import config as P
 from wrench_distribution.core.limits import CommandLimits, scaled_inside
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -22,7 +22,7 @@ import yaml
 import bag_fixtures as F
 import sensing_fixtures as S
 from wrench_distribution.bag.pipeline import analyze_bag, Options
-from wrench_distribution.params import load_analyzer_config
+from wrench_distribution.config import load_analyzer_config
 
 ROOT = Path(__file__).resolve().parents[1]
 COMP = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')

@@ -28,15 +28,14 @@ from std_srvs.srv import Trigger
 
 from wrench_distribution.config import ANALYZER_PARAMS, load_analyzer_config
 from wrench_distribution.config.check import warn_findings
-from wrench_distribution.config.settings import seconds_to_ns
-from wrench_distribution.core.codec import ns_to_stamp, stamp_to_ns
+from wrench_distribution.core.codec import ns_to_stamp, seconds_to_ns, stamp_to_ns
+from wrench_distribution.core.messages import fill_wrench, wrench_to_array
 from wrench_distribution.engine import AnalysisEngine
 from wrench_distribution.engine.analysis_report import CONCERNS
 from wrench_distribution.engine.sensing import TareWindow
 from wrench_distribution.ros.calibration_services import CalibrationServices
 from wrench_distribution.ros.contact_input import ContactInput
-from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
-                                                 make_wrench_stamped, wrench_to_array)
+from wrench_distribution.ros.conversions import make_internal_load_msg, make_wrench_stamped
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,
                                                  start_steady_timers)
 from wrench_distribution.ros.friction import friction_message

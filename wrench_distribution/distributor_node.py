@@ -22,12 +22,11 @@ from wrench_distribution.config import (ConfigError, DISTRIBUTOR_PARAMS, load_di
 from wrench_distribution.config.check import warn_findings
 from wrench_distribution.config.safety import (OPT_IN, RefusedChanges, unsafe_changes_allowed,
                                                UnsafeChangeError)
-from wrench_distribution.config.settings import seconds_to_ns
+from wrench_distribution.core.codec import seconds_to_ns, stamp_to_ns
+from wrench_distribution.core.messages import fill_wrench, parse_internal_load_msg
 from wrench_distribution.engine.distribution import CONCERNS, DistributionEngine
 from wrench_distribution.ros.contact_input import ContactInput
-from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
-                                                 make_wrench_stamped, parse_internal_load_msg,
-                                                 stamp_to_ns)
+from wrench_distribution.ros.conversions import make_internal_load_msg, make_wrench_stamped
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, SimClockMonitor,
                                                  start_steady_timers, WARN)
 from wrench_distribution.ros.friction import parse_friction_message

@@ -10,17 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Tuple
 
+from wrench_distribution.core.codec import seconds_to_ns
+
 from .schema import default_of
 from .validation import parse_handles, per_effector_limits
-
-
-def seconds_to_ns(seconds: float) -> int:
-    """Return a duration in integer nanoseconds (rounded to the nearest).
-
-    :param seconds: the duration (s).
-    :return: nanoseconds.
-    """
-    return int(round(float(seconds) * 1e9))
 
 
 @dataclass(frozen=True)

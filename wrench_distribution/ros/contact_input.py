@@ -26,12 +26,12 @@ from typing import Callable, Optional
 
 from geometry_msgs.msg import PoseArray, PoseStamped
 
-from wrench_distribution.config import ConfigError
-from wrench_distribution.config.settings import seconds_to_ns
+from wrench_distribution.config.schema import ConfigError
+from wrench_distribution.core.codec import seconds_to_ns, stamp_to_ns
+from wrench_distribution.core.messages import pose_array_to_arrays
 from wrench_distribution.engine.analysis import needs_orientation
 from wrench_distribution.engine.poses import HeldPoses, same_frame, StaticPoses
 from wrench_distribution.engine.sensing import LiveHeldPoses
-from wrench_distribution.ros.conversions import pose_array_to_arrays, stamp_to_ns
 from wrench_distribution.ros.diagnostics import DiagnosticsState, ERROR
 from wrench_distribution.ros.qos import reliable_qos
 

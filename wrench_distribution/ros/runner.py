@@ -27,7 +27,7 @@ def make_executor(kind: Optional[str] = None, context=None):
     :return: the executor instance.
     :raises ConfigError: for an unknown kind (the message names the variable).
     """
-    from wrench_distribution.params import ConfigError
+    from wrench_distribution.config.schema import ConfigError
     kind = kind or os.environ.get(EXECUTOR_ENV) or DEFAULT_EXECUTOR
     if kind not in EXECUTOR_KINDS:
         raise ConfigError(f'{EXECUTOR_ENV}={kind!r}: expected one of {", ".join(EXECUTOR_KINDS)}')
@@ -160,6 +160,15 @@ def _stop_executor(executor) -> None:
         pass
 
 
+def _destroy(nodes: tuple) -> None:
+    """Destroy the nodes a run made (one failing does not keep the others alive)."""
+    for each in nodes:
+        try:
+            each.destroy_node()
+        except Exception:  # noqa: BLE001 - already destroyed, or its context gone
+            pass
+
+
 def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] = None,
              config_errors: tuple = ()) -> int:
     """Create the executor and the node, spin until shutdown; configuration errors exit 2.
@@ -177,7 +186,7 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
     :return: exit code: 0 after a normal shutdown, 2 on invalid configuration.
     """
     from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
-    from wrench_distribution.params import ConfigError
+    from wrench_distribution.config.schema import ConfigError
     try:
         from rclpy.executors import ExternalShutdownException
     except ImportError:  # pragma: no cover
@@ -215,9 +224,5 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
         return 0
     finally:
         _stop_executor(locals().get('executor'))
-        for each in nodes:
-            try:
-                each.destroy_node()
-            except Exception:
-                pass
+        _destroy(nodes)
         rclpy.try_shutdown()
