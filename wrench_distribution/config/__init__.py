@@ -11,14 +11,14 @@
 
 No ROS import anywhere in this package.
 """
-from .loading import (AnalyzerConfig, build_core_objects, contact_friction_fields, contacts_from,
-                      DistributorConfig, load_analyzer_config, load_distributor_config,
-                      read_ros_params_yaml, sensor_models_from)
+from .loading import (AnalyzerConfig, build_core_objects, contacts_from, DistributorConfig,
+                      load_analyzer_config, load_distributor_config, read_ros_params_yaml,
+                      sensor_models_from)
 from .readme import parameter_table, readme_tables, simulator_tables
 from .schema import (ANALYZER_PARAMS, BUILTIN_PARAMS, COMMON_PARAMS, ConfigError,
                      DISTRIBUTOR_PARAMS, LIMIT_CEILING, ParamSpec)
-from .validation import (check_param_value, parse_handles, parse_schedule, per_effector_limits,
-                         ros_yaml_type_problems, validate_params)
+from .validation import (check_param_value, contact_friction_fields, parse_handles, parse_schedule,
+                         per_effector_limits, ros_yaml_type_problems, validate_params)
 
 __all__ = [
     'ANALYZER_PARAMS', 'AnalyzerConfig', 'BUILTIN_PARAMS', 'COMMON_PARAMS', 'ConfigError',

@@ -12,7 +12,7 @@ import numpy as np
 
 from .schema import ConfigError, default_of
 from .settings import analysis_settings, AnalysisSettings, distribution_settings, DistributionSettings
-from .validation import parse_handles, validate_params
+from .validation import contact_friction_fields, parse_handles, validate_params
 
 
 # -- YAML files -------------------------------------------------------------------------
@@ -201,22 +201,6 @@ def per_effector(values: Sequence[float], n: int, width: int, default: Sequence[
 
 def _per_eff_topics(values: Sequence[str], effs: Sequence[str], suffix: str) -> list:
     return list(values) if values else [f'{e}/{suffix}' for e in effs]
-
-
-def contact_friction_fields(v: dict) -> list:
-    """Build the per-effector ``Contact`` keyword arguments of the friction parameters.
-
-    From ``friction_coefficients`` and ``contact_normals`` (0 or empty: no friction; empty
-    normals: +z).
-
-    :param v: validated parameters.
-    :return: one ``{'friction': mu or None, 'normal': (x, y, z)}`` per effector.
-    """
-    n = len(v['effectors'])
-    mu = list(v.get('friction_coefficients') or [0.0] * n)
-    normals = _group(v.get('contact_normals') or [0.0, 0.0, 1.0] * n, 3)
-    return [{'friction': float(m) if m > 0 else None, 'normal': tuple(nv)}
-            for m, nv in zip(mu, normals)]
 
 
 def contacts_from(v: dict) -> Optional[list]:

@@ -13,7 +13,7 @@ from typing import Mapping, Optional, Tuple
 from wrench_distribution.core.codec import seconds_to_ns
 
 from .schema import default_of
-from .validation import parse_handles, per_effector_limits
+from .validation import contact_friction_fields, parse_handles, per_effector_limits
 
 
 @dataclass(frozen=True)
@@ -65,8 +65,6 @@ class FrictionSettings:
         :param mode: the mode (None: ``friction_mode``).
         :return: the settings.
         """
-        from .loading import contact_friction_fields
-
         def get(name):
             return params.get(name, default_of('distributor', name))
         limit = float(get('friction_feedback_limit'))

@@ -612,3 +612,20 @@ def ros_yaml_type_problems(kind: str, values: Mapping[str, Any]) -> list:
                     isinstance(v, int) and not isinstance(v, bool) for v in value):
                 out.append(f"'{name}': write every entry as an integer")
     return out
+
+
+def contact_friction_fields(v: dict) -> list:
+    """Build the per-effector ``Contact`` keyword arguments of the friction parameters.
+
+    From ``friction_coefficients`` and ``contact_normals`` (0 or empty: no friction; empty
+    normals: +z).
+
+    :param v: validated parameters.
+    :return: one ``{'friction': mu or None, 'normal': (x, y, z)}`` per effector.
+    """
+    n = len(v['effectors'])
+    mu = list(v.get('friction_coefficients') or [0.0] * n)
+    flat = v.get('contact_normals') or [0.0, 0.0, 1.0] * n
+    normals = [tuple(flat[i:i + 3]) for i in range(0, len(flat), 3)]
+    return [{'friction': float(m) if m > 0 else None, 'normal': tuple(nv)}
+            for m, nv in zip(mu, normals)]
