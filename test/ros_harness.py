@@ -1,8 +1,8 @@
 """Test harness for the ROS nodes: subprocesses on a private DDS domain, a test node.
 
 Every process keeps DDS discovery on loopback (``ROS_AUTOMATIC_DISCOVERY_RANGE=
-LOCALHOST``, ``ROS_LOCALHOST_ONLY=1``) and uses a domain id unique to the test module
-(and to this pytest process), so concurrent test runs do not see each other.
+LOCALHOST``, ``ROS_LOCALHOST_ONLY=1``) and uses a domain id of this pytest process's
+own block (:func:`domain_id_for`), so concurrent tests and test runs do not see each other.
 """
 import os
 import shutil
@@ -18,27 +18,50 @@ import yaml
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def domain_id_for(module_name: str = '', offset: int = 0) -> int:
-    """Return the ROS domain id of this test run: the one place every test takes it from.
+#: ids one test process may use: its block is ``base + block * DOMAIN_BLOCK .. + DOMAIN_BLOCK - 1``
+DOMAIN_BLOCK = 5
 
-    ``ROS_DOMAIN_ID`` of the environment (``make test`` sets it; default 57); tests run one
-    after the other in a pytest process and stop every process they start, so one domain
-    serves them all. ``offset`` gives a test that needs several concurrent graphs its own.
+
+def xdist_worker_index() -> int:
+    """Index of this pytest-xdist worker (``PYTEST_XDIST_WORKER`` = ``gw<N>``), 0 without xdist.
+
+    :return: N.
+    """
+    worker = os.environ.get('PYTEST_XDIST_WORKER', '')
+    return int(worker[2:]) if worker.startswith('gw') and worker[2:].isdigit() else 0
+
+
+def domain_id_for(module_name: str = '', offset: int = 0) -> int:
+    """Return a ROS domain id of this test process: the one place every test takes it from.
+
+    ``ROS_DOMAIN_ID`` of the environment is the run's base (``make test`` sets it; default
+    57). Each pytest-xdist worker ``gw<N>`` owns the block of :data:`DOMAIN_BLOCK` ids from
+    ``base + N * DOMAIN_BLOCK``; a test process without xdist owns the block at the base.
+    Tests run one after the other in a worker and stop every process they start, so one
+    block serves them all, and no two concurrent tests share a DDS graph. ``offset``
+    (0..4) gives a test that needs several concurrent graphs its own.
 
     :param module_name: kept for call sites that name their module; unused.
-    :param offset: added to the base id (0..4 are reserved per run).
+    :param offset: index in the block, 0 to ``DOMAIN_BLOCK - 1``.
     :return: the domain id.
+    :raises ValueError: for an offset outside the block.
     """
-    return int(os.environ.get('ROS_DOMAIN_ID', '57')) + offset
+    if not 0 <= offset < DOMAIN_BLOCK:
+        raise ValueError(f'domain offset {offset} outside the block 0..{DOMAIN_BLOCK - 1}')
+    base = int(os.environ.get('ROS_DOMAIN_ID', '57'))
+    return base + xdist_worker_index() * DOMAIN_BLOCK + offset
 
 
 def ros_env(domain_id: int) -> Dict[str, str]:
     """Environment for a ROS subprocess: loopback-only discovery on ``domain_id``.
 
+    A subprocess is no pytest-xdist worker: a pytest run in it takes ``domain_id`` as its
+    base (its block must then fit in the caller's: offsets up to ``DOMAIN_BLOCK - 1`` in all).
+
     :param domain_id: ROS domain id.
     :return: a copy of ``os.environ`` with the ROS variables set.
     """
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if not k.startswith('PYTEST_XDIST')}
     env['ROS_DOMAIN_ID'] = str(domain_id)
     env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     env['ROS_LOCALHOST_ONLY'] = '1'

@@ -90,7 +90,8 @@ def _robot_env(**extra) -> dict:
     :return: environment.
     """
     env = {k: v for k, v in os.environ.items()
-           if k not in ('PYTHONPATH', 'VIRTUAL_ENV', 'LD_LIBRARY_PATH', '_ROS_WHEELS_BOOTSTRAP_COMPLETE')}
+           if k not in ('PYTHONPATH', 'VIRTUAL_ENV', 'LD_LIBRARY_PATH', '_ROS_WHEELS_BOOTSTRAP_COMPLETE')
+           and not k.startswith('PYTEST_XDIST')}  # colcon's pytest is no worker of this run
     env.update(PYTHONDONTWRITEBYTECODE='1', **extra)
     return env
 

@@ -2,7 +2,9 @@
 import os
 import stat
 
-from ros_harness import domain_id_for, script
+import pytest
+
+from ros_harness import domain_id_for, DOMAIN_BLOCK, ros_env, script
 
 
 def _fake_script(prefix, name: str) -> str:
@@ -35,5 +37,31 @@ def test_missing_script_names_every_place_looked_at(tmp_path, monkeypatch):
 def test_domain_id_comes_from_the_environment(monkeypatch):
     """ROS_DOMAIN_ID is the one source of the tests' domain ids."""
     monkeypatch.setenv('ROS_DOMAIN_ID', '23')
+    monkeypatch.delenv('PYTEST_XDIST_WORKER', raising=False)  # a run without xdist
     assert domain_id_for() == 23
     assert domain_id_for('any_module', offset=1) == 24
+
+
+def test_each_xdist_worker_owns_a_block_of_domain_ids(monkeypatch):
+    """Worker gw<N> takes the N-th block of five ids above the base; no two workers share one."""
+    monkeypatch.setenv('ROS_DOMAIN_ID', '120')
+    taken = {}
+    for worker in range(6):
+        monkeypatch.setenv('PYTEST_XDIST_WORKER', f'gw{worker}')
+        ids = [domain_id_for(offset=k) for k in range(DOMAIN_BLOCK)]
+        assert ids == list(range(120 + 5 * worker, 125 + 5 * worker))
+        for i in ids:
+            assert taken.setdefault(i, worker) == worker, f'id {i} of gw{taken[i]} given to gw{worker}'
+    with pytest.raises(ValueError, match='outside the block'):
+        domain_id_for(offset=DOMAIN_BLOCK)
+    with pytest.raises(ValueError, match='outside the block'):
+        domain_id_for(offset=-1)
+
+
+def test_a_subprocess_is_no_xdist_worker(monkeypatch):
+    """A pytest run started by a test takes the domain it is given as its base, unshifted."""
+    monkeypatch.setenv('PYTEST_XDIST_WORKER', 'gw3')
+    monkeypatch.setenv('PYTEST_XDIST_TESTRUNUID', 'abc')
+    env = ros_env(137)
+    assert env['ROS_DOMAIN_ID'] == '137'
+    assert not [k for k in env if k.startswith('PYTEST_XDIST')]
