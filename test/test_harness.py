@@ -4,7 +4,7 @@ import stat
 
 import pytest
 
-from ros_harness import domain_id_for, DOMAIN_BLOCK, ros_env, script
+from ros_harness import DOMAIN_BLOCK, domain_id_for, ros_env, script
 
 
 def _fake_script(prefix, name: str) -> str:
