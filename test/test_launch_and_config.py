@@ -77,14 +77,15 @@ def test_node_starts_with_config(path, kind):
     from ros_harness import ros_env, script
     ready = 'distributing to' if kind == 'distributor' else 'analysing'
     proc = subprocess.Popen([script(kind), '--ros-args', '--params-file', path],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             env=ros_env(domain_id_for(__name__)), start_new_session=True)
     out = ''
     try:
         end = time.monotonic() + 15
         while time.monotonic() < end and proc.poll() is None and ready not in out:
+            # unbuffered reads: a buffered readline() can hold the ready line back from select()
             if select.select([proc.stdout], [], [], 0.2)[0]:
-                out += proc.stdout.readline()
+                out += os.read(proc.stdout.fileno(), 65536).decode(errors='replace')
         assert ready in out, (NODES[kind][0], out)
         assert 'unknown parameter' not in out and 'Traceback' not in out
     finally:
