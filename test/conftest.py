@@ -12,6 +12,7 @@ import os
 import sys
 
 from hypothesis import settings
+import pytest
 
 TEST_ROOT = os.path.dirname(os.path.abspath(__file__))
 #: the helpers first, then every group (a test module imported from another group)
@@ -23,3 +24,34 @@ sys.path[:0] = [path for path in IMPORT_PATHS if path not in sys.path]
 settings.register_profile('ci', max_examples=60, derandomize=True, deadline=None)
 settings.register_profile('thorough', max_examples=600, deadline=None)
 settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'ci'))
+
+#: Tests that start first under pytest-xdist (node id prefixes; the longest, measured with
+#: ``--durations``: whole demo runs, the colcon workspace, the shutdown stress); then every
+#: other ``slow`` test, then the rest, each in collection order. A worker takes the next test
+#: when it is free, so the longest runs do not end the suite alone.
+LONGEST_FIRST = ('demo/test_real_cell_ros.py::test_calibration_procedure', 'package/test_colcon_workspace.py',
+                 'ros/test_ros_shutdown.py', 'demo/test_real_cell_ros.py', 'demo/test_sim_admittance_ros.py',
+                 'demo/test_joint_arms_ros.py', 'demo/test_friction_demo.py')
+
+
+def start_rank(item) -> tuple:
+    """Return where a test starts in the run: the longest first, then ``slow`` tests, the rest.
+
+    :param item: a collected test.
+    :return: a sort key (smaller starts earlier).
+    """
+    test_id = os.path.relpath(str(item.path), TEST_ROOT).replace(os.sep, '/') + '::' + item.name
+    for rank, prefix in enumerate(LONGEST_FIRST):
+        if test_id.startswith(prefix):
+            return (0, rank)
+    return (1, 0) if item.get_closest_marker('slow') else (2, 0)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    """Order the tests by :func:`start_rank` (stable: each rank keeps the collection order).
+
+    Every xdist worker collects and orders the same way; ``--dist loadgroup
+    --no-loadscope-reorder`` (``make test``) hands them out in this order.
+    """
+    items.sort(key=start_rank)

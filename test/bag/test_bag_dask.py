@@ -26,6 +26,8 @@ from wrench_distribution.bag.pipeline import analyze_bag, Options
 from wrench_distribution.params import load_analyzer_config
 
 ROOT = Path(REPO)
+# one worker under pytest-xdist: the tests share the module's bags and two-worker cluster
+pytestmark = pytest.mark.xdist_group('bag_dask')
 #: relative bag path -> (storage, samples, dropped (sample, effector) messages, seed)
 BAGS = {
     'day1/run_a': ('sqlite3', 120, (), 11),

@@ -1,8 +1,11 @@
 """Every shell command in README.md and docs/*.md runs, or names the test that covers it.
 
 The ```bash blocks are extracted and run from the repository root with ``.venv/bin`` (the
-environment ``make test`` set up) first on ``PATH``, DDS on loopback and the test run's
-``ROS_DOMAIN_ID``. A block preceded by
+environment ``make test`` set up) first on ``PATH``, DDS on loopback and the test's
+``ROS_DOMAIN_ID``. A block's ``.venv/bin/python`` and ``.venv/bin/<script>`` are the ones of
+the environment running the tests (the same under ``make test``; the colcon-installed ones
+under ``colcon test`` on a robot, whose source tree has no ``.venv``); a block that creates
+``.venv`` itself (the install pages) runs as written, alone (marked ``serial``). A block preceded by
 ``<!-- docs-test: skip (<why>; equivalent: test/<file>.py::<test>) -->`` is not run; the
 named test must exist, so that a skip cannot outlive what it points at.
 """
@@ -10,13 +13,14 @@ import ast
 import glob
 import os
 import re
+import shlex
 import subprocess
 import sys
 from typing import List, NamedTuple, Optional
 
 import pytest
 
-from ros_harness import domain_id_for, REPO, ros_env
+from ros_harness import domain_id_for, REPO, ros_env, script
 
 SKIP = re.compile(r'<!-- docs-test: skip \((?P<why>[^)]*?);? ?equivalent: '
                   r'(?P<file>test/[\w/]+\.py)::(?P<test>\w+)(?:\[[^\]]*\])?\) -->')
@@ -69,12 +73,40 @@ def _blocks(page: str) -> List[Block]:
 ALL_BLOCKS = [b for page in _pages() for b in _blocks(page)]
 
 
+#: ``.venv/bin/<name>`` in a block: the environment ``make test`` (or the reader) set up
+VENV_COMMAND = re.compile(r'(?<![\w./-])\.venv/bin/(?P<name>[\w.-]+)')
+#: a block that creates the ``.venv`` it then uses (the install pages)
+MAKES_VENV = re.compile(r'-m venv \.venv\b')
+
+
 def _environment() -> dict:
-    env = ros_env(domain_id_for(offset=3))
+    # offset 0: a pytest run by a block takes its offsets from here, inside this test's block
+    env = ros_env(domain_id_for(offset=0))
     venv_bin = os.path.join(REPO, '.venv', 'bin')
-    env['PATH'] = os.pathsep.join([venv_bin, os.path.dirname(sys.executable), env.get('PATH', '')])
+    scripts = os.path.dirname(script('wrench-distribution'))
+    env['PATH'] = os.pathsep.join([venv_bin, scripts, os.path.dirname(sys.executable),
+                                   env.get('PATH', '')])
     env['MPLBACKEND'] = 'Agg'
     return env
+
+
+def _in_this_environment(text: str) -> str:
+    """Run a block's ``.venv/bin/`` commands with the environment running the tests.
+
+    ``.venv/bin/python`` is this interpreter and ``.venv/bin/<script>`` the package's console
+    script where the harness finds it (:func:`ros_harness.script`): the same programs under
+    ``make test``, the colcon-installed ones under ``colcon test`` on a robot, where the
+    source tree has no ``.venv``.
+
+    :param text: the block.
+    :return: the block with those paths made absolute.
+    """
+    def where(match: re.Match) -> str:
+        name = match.group('name')
+        if name in ('python', 'python3'):
+            return shlex.quote(sys.executable)
+        return shlex.quote(script(name))
+    return VENV_COMMAND.sub(where, text)
 
 
 def test_every_page_has_its_commands_found():
@@ -84,11 +116,22 @@ def test_every_page_has_its_commands_found():
     assert any(b.skip is None for b in ALL_BLOCKS if b.page == 'README.md')
 
 
-@pytest.mark.parametrize('block', [b for b in ALL_BLOCKS if b.skip is None],
-                         ids=lambda b: b.ident)
+def _run_alone_if_it_makes_the_venv(block: Block):
+    """Mark a block that (re)creates ``.venv`` ``serial``: it changes the environment under test.
+
+    Under ``make test`` it reinstalls the package into ``.venv``, which no other test may be
+    using meanwhile; it runs as written, in the serial pass (under ``colcon test`` on a robot
+    it creates a ``.venv`` of its own in the workspace's source copy).
+    """
+    return pytest.param(block, marks=pytest.mark.serial) if MAKES_VENV.search(block.text) else block
+
+
+@pytest.mark.parametrize('block', [_run_alone_if_it_makes_the_venv(b) for b in ALL_BLOCKS
+                                   if b.skip is None], ids=lambda b: b.ident)
 def test_docs_command(block):
     """Run one block with ``bash -e -o pipefail`` from the repository root."""
-    res = subprocess.run(['bash', '-e', '-o', 'pipefail', '-c', block.text], cwd=REPO,
+    text = block.text if MAKES_VENV.search(block.text) else _in_this_environment(block.text)
+    res = subprocess.run(['bash', '-e', '-o', 'pipefail', '-c', text], cwd=REPO,
                          env=_environment(), capture_output=True, text=True,
                          timeout=BLOCK_TIMEOUT, stdin=subprocess.DEVNULL)
     assert res.returncode == 0, (f'{block.ident} failed ({res.returncode}):\n{block.text}\n'

@@ -22,7 +22,8 @@ import pytest
 
 from ros_harness import domain_id_for, REPO, ros_env, stop_process, TestClient
 
-pytestmark = [pytest.mark.slow, pytest.mark.ros]
+# one worker under pytest-xdist: the tests share the module's robot-like Python and workspace
+pytestmark = [pytest.mark.slow, pytest.mark.ros, pytest.mark.xdist_group('colcon_workspace')]
 
 PKG = 'wrench_distribution'
 # What ament_python puts where (setup.py data_files and setup.cfg install_scripts).
@@ -232,7 +233,9 @@ def test_colcon_test_on_a_robot_python_has_no_failure(workspace, robot_python):
     them (the harness's one rule), not next to the interpreter.
     """
     ws, prefix = workspace
-    env = _installed_env(prefix, domain_id_for(offset=2))  # as after ``source install/setup.bash``
+    # as after ``source install/setup.bash``; offset 0: colcon's pytest takes its offsets from
+    # there, inside this test's block of domain ids
+    env = _installed_env(prefix, domain_id_for(offset=0))
     res = subprocess.run([robot_python, '-m', 'colcon', 'test', '--packages-select', PKG,
                           '--event-handlers', 'console_direct-', '--pytest-args', *COLCON_TESTS],
                          cwd=ws, env=env, capture_output=True, text=True, timeout=900)
