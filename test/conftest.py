@@ -31,7 +31,7 @@ settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'ci'))
 #: when it is free, so the longest runs do not end the suite alone.
 LONGEST_FIRST = ('demo/test_real_cell_ros.py::test_calibration_procedure', 'package/test_colcon_workspace.py',
                  'ros/test_ros_shutdown.py', 'demo/test_real_cell_ros.py', 'demo/test_sim_admittance_ros.py',
-                 'demo/test_joint_arms_ros.py', 'demo/test_friction_demo.py')
+                 'demo/test_joint_arms_ros.py', 'demo/test_friction_demo.py', 'docs/test_docs_commands.py')
 
 
 def start_rank(item) -> tuple:
