@@ -79,6 +79,19 @@ def ros_env(domain: int) -> dict:
     return env
 
 
+def node_command(script: str, module: str) -> list:
+    """Return the console script next to this Python, else ``python -m module`` (as the demo does).
+
+    A colcon install puts the scripts in ``lib/wrench_distribution``, not next to the Python.
+
+    :param script: ``distributor`` or ``analyzer``.
+    :param module: its module, e.g. ``wrench_distribution.distributor_node``.
+    :return: the command's first words.
+    """
+    candidate = os.path.join(os.path.dirname(sys.executable), script)
+    return [candidate] if os.path.exists(candidate) else [sys.executable, '-m', module]
+
+
 def _qos(kind: str):
     from wrench_distribution.ros.qos import qos_from_name
     return qos_from_name(kind, 10)
@@ -422,8 +435,8 @@ def start_analyzer(tmp: str, env: dict, rate: float, duration: float, settle: fl
     """
     af = os.path.join(tmp, 'a.yaml')
     write_analyzer_params(af)
-    analyzer = subprocess.Popen([os.path.join(os.path.dirname(sys.executable), 'analyzer'),
-                                 '--ros-args', '--params-file', af, '--log-level', 'warn'], env=env)
+    analyzer = subprocess.Popen(node_command('analyzer', 'wrench_distribution.analyzer_node')
+                                + ['--ros-args', '--params-file', af, '--log-level', 'warn'], env=env)
     ft = subprocess.Popen([sys.executable, os.path.abspath(__file__), '--role', 'ft', '--rate',
                            str(rate), '--duration', str(duration), '--settle', str(settle)], env=env)
     return [analyzer, ft]
@@ -462,9 +475,9 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
                 procs += start_analyzer(tmp, e, analyzer_rate, duration, settle)
             elif target == 'feedback':
                 procs.append(subprocess.Popen(me + ['--role', 'measure'] + common, env=env))
-            exe = os.path.join(os.path.dirname(sys.executable), 'distributor')
-            procs.append(subprocess.Popen([exe, '--ros-args', '--params-file', pf,
-                                           '--log-level', 'warn'], env=e))
+            exe = node_command('distributor', 'wrench_distribution.distributor_node')
+            procs.append(subprocess.Popen(exe + ['--ros-args', '--params-file', pf,
+                                                 '--log-level', 'warn'], env=e))
         sink_out = os.path.join(tmp, 'sink.json')
         src_out = os.path.join(tmp, 'src.json')
         common += ['--ready', os.path.join(tmp, 'sink.ready')]

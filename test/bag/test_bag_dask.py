@@ -160,6 +160,7 @@ def test_cli_on_an_existing_scheduler_reports_the_corrupt_bag(bags, cluster, tmp
     assert pq.read_table(tmp_path / 'o' / 'index.parquet').num_rows == 5
 
 
+@pytest.mark.timing  # the local cluster's workers must stop within distributed's 4 s grace, or it logs a traceback
 def test_cli_local_cluster_with_progress(bags, tmp_path):
     root, _, cfg = bags
     good = tmp_path / 'good'
