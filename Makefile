@@ -48,7 +48,7 @@ report = echo "$(1): $$(( $$(date +%s) - start )) s, exit $$status, load $$(cut 
 none_is_ok = [ $$status -ne 5 ] || status=0
 
 .PHONY: venv venv-test venv-jazzy test test-kilted test-jazzy test-fast test-core demo bench clean \
-        pass-kilted pass-jazzy timing-kilted timing-jazzy serial-kilted serial-jazzy
+        pass-kilted pass-jazzy timing-kilted timing-jazzy serial-kilted serial-jazzy test-colcon
 
 venv: $(DEMO_STAMP)
 venv-test: $(TEST_STAMP)
@@ -131,6 +131,13 @@ serial-jazzy: $(JAZZY_STAMP)
 	@start=$$(date +%s); \
 	ROS_DOMAIN_ID=$(JAZZY_DOMAIN) $(TEST_ENV) $(JPY) -m pytest -q -o cache_dir=.pytest_cache/jazzy -m "ros and serial" test; \
 	status=$$?; $(none_is_ok); $(call report,ROS 2 Jazzy (.venv-jazzy)$(,) serial ROS tests); exit $$status
+
+# The whole suite under colcon test on a robot-like Python (every dependency, the package only
+# as colcon build installs it): test/helpers/robot_workspace.py.
+test-colcon: $(TEST_STAMP)
+	@start=$$(date +%s); \
+	ROS_DOMAIN_ID=$(TEST_DOMAIN) $(TEST_ENV) $(PY) test/helpers/robot_workspace.py --workers $(KILTED_WORKERS); \
+	status=$$?; $(call report,colcon test of the whole suite on a robot-like Python); exit $$status
 
 # The inner loop, before every commit: the layers without DDS and the node callbacks in process.
 test-fast: $(TEST_STAMP)
