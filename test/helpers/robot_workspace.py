@@ -148,11 +148,12 @@ def _step(what: str, start: float) -> None:
     print(f'{what}: {time.monotonic() - start:.0f} s, load {os.getloadavg()[0]:.2f}', flush=True)
 
 
-def run_whole_suite(root: Path, workers: int) -> int:
+def run_whole_suite(root: Path, workers: int, select=()) -> int:
     """Build a robot-like Python and a workspace under ``root``, then ``colcon test`` everything.
 
     :param root: an empty directory.
     :param workers: pytest-xdist workers of the first pass (0: one pass, no xdist, as a robot runs it).
+    :param select: more pytest arguments (e.g. test paths) for every pass.
     :return: 0 when every test passed, else 1.
     """
     start = time.monotonic()
@@ -167,7 +168,7 @@ def run_whole_suite(root: Path, workers: int) -> int:
     totals = dict.fromkeys(('tests', 'failures', 'errors', 'skipped'), 0)
     for name, selection in passes:
         xdist = ['-n', str(workers), '--dist', 'loadgroup', '--no-loadscope-reorder'] if name == 'parallel' else []
-        res = colcon_test(python, root / 'ws', env, ['-q', *xdist, *selection], timeout=3600)
+        res = colcon_test(python, root / 'ws', env, ['-q', *xdist, *selection, *select], timeout=3600)
         counts = junit_counts(report_of(root / 'ws')) if report_of(root / 'ws').is_file() else {}
         _step(f'colcon test, {name}: {counts or "no report"}', start)
         if not counts:
@@ -186,12 +187,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--workers', type=int, default=4, help='pytest-xdist workers (0: none)')
     parser.add_argument('--keep', type=Path, help='build here and keep it (an empty directory)')
+    parser.add_argument('select', nargs='*', help='more pytest arguments, e.g. test paths (default: all)')
     args = parser.parse_args(argv)
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
-        return run_whole_suite(args.keep, args.workers)
+        return run_whole_suite(args.keep, args.workers, args.select)
     with tempfile.TemporaryDirectory(prefix='wd_robot_') as tmp:
-        return run_whole_suite(Path(tmp), args.workers)
+        return run_whole_suite(Path(tmp), args.workers, args.select)
 
 
 if __name__ == '__main__':

@@ -10,11 +10,10 @@ this test environment (linked in) but not the package itself (no editable instal
 ``PYTHONPATH``), as on a robot where only ``colcon build`` installs it; ``colcon test`` then
 runs the tests that start executables and must report no failure.
 """
+import importlib.util
 import json
 import os
-import shutil
 import subprocess
-import sys
 import time
 
 import pytest
@@ -44,9 +43,8 @@ def robot_python(tmp_path_factory) -> str:
 
     :return: path of its interpreter.
     """
-    colcon_here = os.path.join(os.path.dirname(sys.executable), 'colcon')
-    assert os.path.exists(colcon_here) or shutil.which('colcon'), \
-        'colcon is not installed (make test installs requirements-test.txt)'
+    assert importlib.util.find_spec('colcon_core'), \
+        'colcon is not installed (make test installs requirements-test.txt)'  # run as python -m colcon
     root = tmp_path_factory.mktemp('robot_python') / 'venv'
     python = make_robot_python(root)
     probe = subprocess.run([python, '-c', 'import rclpy, colcon_core, pytest; import wrench_distribution'],
