@@ -1,4 +1,5 @@
-"""The test tree's one set-up: import paths and hypothesis profiles.
+"""The test tree's one set-up: import paths, local modules loaded up front, hypothesis profiles,
+the order tests start in.
 
 ``test/<group>/`` holds the tests of one layer, ``test/helpers/`` the modules they share
 (docs/contributing.md, "Test layout"). Both are put on ``sys.path`` here, so that a test
@@ -8,7 +9,9 @@ group, by its bare name, under any pytest (a robot's may predate the ``pythonpat
 Hypothesis profiles: deterministic in CI, broader on demand.
 ``HYPOTHESIS_PROFILE=thorough make test`` explores ten times more examples.
 """
+import importlib
 import os
+import pkgutil
 import sys
 
 from hypothesis import settings
@@ -20,6 +23,28 @@ IMPORT_PATHS = [os.path.join(TEST_ROOT, 'helpers')] + sorted(
     entry.path for entry in os.scandir(TEST_ROOT)
     if entry.is_dir() and entry.name != 'helpers' and not entry.name.startswith(('.', '_')))
 sys.path[:0] = [path for path in IMPORT_PATHS if path not in sys.path]
+
+
+def import_every_local_module() -> None:
+    """Import every module of the package and of ``test/helpers`` (those that import here).
+
+    Hypothesis draws part of its examples from the constants of the local modules loaded at
+    the time. Under pytest-xdist a worker runs whatever tests it is handed, which load
+    other modules first, so a derandomized test would draw other examples from one run to
+    the next; with every module loaded up front, a test's examples depend only on the
+    tests collected (``make test`` and ``make test-fast`` each draw the same ones every run).
+    """
+    import wrench_distribution
+    names = [m.name for m in pkgutil.walk_packages(wrench_distribution.__path__, 'wrench_distribution.')]
+    names += sorted(m.name for m in pkgutil.iter_modules([IMPORT_PATHS[0]]))
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # e.g. a ROS module where rclpy is not installed
+            pass
+
+
+import_every_local_module()
 
 settings.register_profile('ci', max_examples=60, derandomize=True, deadline=None)
 settings.register_profile('thorough', max_examples=600, deadline=None)
