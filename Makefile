@@ -27,21 +27,20 @@ export MPLBACKEND := Agg
 # timing lane: 5 * (KILTED_WORKERS + JAZZY_WORKERS + 2) ids, 57..101 by default (120..164 with
 # TEST_DOMAIN=120); keep that whole range clear of other users' domains.
 TEST_DOMAIN    ?= $(or $(ROS_DOMAIN_ID),57)
-KILTED_WORKERS ?= 4
-JAZZY_WORKERS  ?= 3
+KILTED_WORKERS ?= 3
+JAZZY_WORKERS  ?= 2
 FAST_WORKERS   ?= 3
 domain_after    = $(shell echo $$(( $(TEST_DOMAIN) + 5 * ($(1)) )))
 JAZZY_DOMAIN        = $(call domain_after,$(KILTED_WORKERS))
 KILTED_TIMING_DOMAIN = $(call domain_after,$(KILTED_WORKERS) + $(JAZZY_WORKERS))
 JAZZY_TIMING_DOMAIN  = $(call domain_after,$(KILTED_WORKERS) + $(JAZZY_WORKERS) + 1)
-# Tests go out one by one in the order test/conftest.py gives (longest first); a module marked
-# xdist_group keeps its tests on one worker. One BLAS thread per process: the workers are the
-# parallelism (threaded BLAS in every worker made the CPU-bound tests twice as slow). The
-# parallel passes run niced (BULK): the tests marked timing, which need the CPU when their
-# processes ask for it, run meanwhile at normal priority, one at a time per distribution.
+# Tests go out one by one in the order test/conftest.py gives (longest first); a group
+# (xdist_group: a module's shared fixture, the demo runs) keeps its tests on one worker. One
+# BLAS thread per process: the workers are the parallelism (threaded BLAS in every worker made
+# the CPU-bound tests twice as slow). The tests marked timing run beside the parallel passes,
+# one at a time per distribution (timing-kilted, timing-jazzy).
 XDIST     = --dist loadgroup --no-loadscope-reorder
 TEST_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-BULK     := nice -n 10
 # Prints a pass's wall time, exit status and the load average: $(call report,<what>)
 report = echo "$(1): $$(( $$(date +%s) - start )) s, exit $$status, load $$(cut -d' ' -f1-3 /proc/loadavg)"
 # exit status 5 ("no test selected") is a pass with nothing to run
@@ -95,14 +94,14 @@ test-jazzy: $(JAZZY_STAMP)
 
 pass-kilted: $(TEST_STAMP)
 	@start=$$(date +%s); \
-	ROS_DOMAIN_ID=$(TEST_DOMAIN) $(TEST_ENV) $(BULK) $(PY) -m pytest -q -n $(KILTED_WORKERS) $(XDIST) \
+	ROS_DOMAIN_ID=$(TEST_DOMAIN) $(TEST_ENV) $(PY) -m pytest -q -n $(KILTED_WORKERS) $(XDIST) \
 	    -m "not timing and not serial" test; \
 	status=$$?; $(call report,ROS 2 Kilted (.venv)$(,) whole suite$(,) $(KILTED_WORKERS) workers$(,) domains from $(TEST_DOMAIN)); \
 	exit $$status
 
 pass-jazzy: $(JAZZY_STAMP)
 	@start=$$(date +%s); \
-	ROS_DOMAIN_ID=$(JAZZY_DOMAIN) $(TEST_ENV) $(BULK) $(JPY) -m pytest -q -n $(JAZZY_WORKERS) $(XDIST) \
+	ROS_DOMAIN_ID=$(JAZZY_DOMAIN) $(TEST_ENV) $(JPY) -m pytest -q -n $(JAZZY_WORKERS) $(XDIST) \
 	    -o cache_dir=.pytest_cache/jazzy -m "ros and not timing and not serial" test; \
 	status=$$?; $(call report,ROS 2 Jazzy (.venv-jazzy)$(,) ROS tests$(,) $(JAZZY_WORKERS) workers$(,) domains from $(JAZZY_DOMAIN)); \
 	exit $$status

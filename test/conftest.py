@@ -1,5 +1,4 @@
-"""The test tree's one set-up: import paths, local modules loaded up front, hypothesis profiles,
-the order tests start in.
+"""The test tree's set-up: import paths, modules loaded up front, hypothesis, test order.
 
 ``test/<group>/`` holds the tests of one layer, ``test/helpers/`` the modules they share
 (docs/contributing.md, "Test layout"). Both are put on ``sys.path`` here, so that a test
@@ -54,9 +53,14 @@ settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'ci'))
 #: ``--durations``: whole demo runs, the colcon workspace, the shutdown stress); then every
 #: other ``slow`` test, then the rest, each in collection order. A worker takes the next test
 #: when it is free, so the longest runs do not end the suite alone.
-LONGEST_FIRST = ('demo/test_real_cell_ros.py::test_calibration_procedure', 'package/test_colcon_workspace.py',
-                 'ros/test_ros_shutdown.py', 'demo/test_real_cell_ros.py', 'demo/test_sim_admittance_ros.py',
-                 'demo/test_joint_arms_ros.py', 'demo/test_friction_demo.py', 'docs/test_docs_commands.py')
+LONGEST_FIRST = ('demo/test_real_cell_ros.py::test_calibration_procedure', 'demo/',
+                 'package/test_colcon_workspace.py', 'ros/test_ros_shutdown.py', 'docs/test_docs_commands.py')
+#: Groups whose tests run one after the other on one pytest-xdist worker (``--dist loadgroup``),
+#: besides the modules marked ``xdist_group`` themselves: each demo test runs the whole demo
+#: (four or five node processes, about one core, in lockstep: the simulator waits at most
+#: ``lockstep_timeout`` = 0.5 s of wall time for each step's commands), so two at once starve
+#: each other on a 2-core machine.
+ONE_WORKER = {'demo/': 'demo_runs'}
 
 
 def start_rank(item) -> tuple:
@@ -80,3 +84,8 @@ def pytest_collection_modifyitems(config, items) -> None:
     --no-loadscope-reorder`` (``make test``) hands them out in this order.
     """
     items.sort(key=start_rank)
+    for item in items:
+        module = os.path.relpath(str(item.path), TEST_ROOT).replace(os.sep, '/')
+        for prefix, group in ONE_WORKER.items():
+            if module.startswith(prefix):
+                item.add_marker(pytest.mark.xdist_group(group))

@@ -177,6 +177,7 @@ def run_measured(argv: list, timeout: float, tmp_path) -> tuple:
     return proc.returncode, proc.stdout, proc.stderr, int(peak_file.read_text()) / 1024
 
 
+@pytest.mark.timing  # measures each run's wall time
 @pytest.mark.parametrize('command', ['synthesize', 'analyze', 'basis'])
 def test_hostile_files_one_error_bounded(tmp_path, command):
     exe = script('wrench-distribution')  # the harness's one rule: colcon install, venv, PATH

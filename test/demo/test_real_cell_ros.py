@@ -22,8 +22,8 @@ from ros_harness import domain_id_for, REPO
 from truth_checks import check_closed_loop_on_truth, check_truth_at_rest, GRASP_PARAMETERS, target, truth_of
 
 # timing: the demo's tare and calibration calls must be answered at given sim times, which the
-# simulator does not wait for: under CPU contention they come late (make test runs them in the
-# timing lane, at normal priority while the rest runs niced)
+# simulator does not wait for: under CPU contention they come late (make test runs them in its
+# timing lane, one at a time)
 pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.timing]
 
 ROOT = Path(REPO)
