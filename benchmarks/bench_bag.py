@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT))
 
 from wrench_distribution.bag.pipeline import analyze_bag, Options  # noqa: E402
 from wrench_distribution.bag.reader import default_typestore  # noqa: E402
-from wrench_distribution.params import load_analyzer_config  # noqa: E402
+from wrench_distribution.config.loading import load_analyzer_config  # noqa: E402
 
 EFFECTORS = ['e0', 'e1', 'e2', 'e3']
 POSITIONS = [[0.3, 0.0, 0.0], [0.0, 0.3, 0.0], [-0.3, 0.0, 0.0], [0.0, -0.3, 0.05]]

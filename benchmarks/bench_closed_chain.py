@@ -17,8 +17,10 @@ circle of grasps (closed, random joint configurations, admissible velocities), i
 (d) ``ClosedChain.step``: one classical RK4 step (four evaluations of (a)).
 
 It prints the best of several medians in microseconds, the ratio (a)/(c), and the real-time
-factor of two Pandas at 1 kHz (1 ms over (d)), with Baumgarte (the default) and with
-Aghili's projection instead. The machine is shared: compare ratios measured in one run.
+factor of two Pandas at 1 kHz (1 ms over (d)): with the grasps compliant (the pads of the
+``dual_arm_joints`` demo: 3000 N/m, 60 N*m/rad, damped), rigid with Baumgarte (the default),
+and rigid with Aghili's projection instead. The machine is shared: compare ratios measured
+in one run.
 """
 from __future__ import annotations
 
@@ -35,10 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from wrench_distribution.sim.arm_models import load_arm, pinocchio  # noqa: E402
-from wrench_distribution.sim.closed_chain import (  # noqa: E402
-    _minimum_norm_solve, ChainState, ClosedChain, Grasp,
-)
+from wrench_distribution.sim.physics.arm_models import load_arm, pinocchio  # noqa: E402
+from wrench_distribution.sim.physics.chain_grasps import minimum_norm_solve  # noqa: E402
+from wrench_distribution.sim.physics.closed_chain import ChainState, ClosedChain, Grasp  # noqa: E402
 
 LOCAL = pinocchio.ReferenceFrame.LOCAL
 
@@ -131,7 +132,7 @@ def measure(robot: str, count: int, calls: int, repeats: int) -> dict:
         size=omega_size)
     return {
         'ours': best_median(lambda: chain.accelerations(state, torques), calls, repeats),
-        'solve': best_median(lambda: _minimum_norm_solve(omega, right, chain.rcond), calls,
+        'solve': best_median(lambda: minimum_norm_solve(omega, right, chain.rcond), calls,
                              repeats),
         'pinocchio': best_median(pinocchio_call(chain, state, torques), calls, repeats),
         'step': best_median(lambda: chain.step(state, torques, 1e-3), calls // 4, repeats),
@@ -156,6 +157,12 @@ def main() -> None:
                   f'{row["pinocchio"]:12.1f}  {row["ours"] / row["pinocchio"]:14.2f}  '
                   f'{row["step"]:11.1f}')
     chain, state, torques = closed_system('panda', 2)
+    pads = [Grasp(grasp.object_to_grasp, np.repeat([3000.0, 60.0], 3), np.repeat([60.0, 0.4], 3))
+            for grasp in chain.grasps]
+    compliant = ClosedChain(chain.arms, chain.object_inertia, pads)
+    step = best_median(lambda: compliant.step(state, torques, 1e-3), calls, repeats)
+    print(f'two Pandas, compliant grasps, RK4 at 1 kHz: one step {step:.1f} us, real-time '
+          f'factor {1000.0 / step:.2f} on one core')
     step = best_median(lambda: chain.step(state, torques, 1e-3), calls, repeats)
     print(f'two Pandas, RK4 at 1 kHz: one step {step:.1f} us, real-time factor '
           f'{1000.0 / step:.2f} on one core')

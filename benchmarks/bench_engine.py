@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
+from wrench_distribution.config.loading import load_analyzer_config
 from wrench_distribution.engine import AnalysisEngine, StaticPoses
-from wrench_distribution.params import load_analyzer_config
 
 EFFECTORS = ['a', 'b', 'c', 'd']
 POSITIONS = [[0.2, 0.0, 0.0], [-0.2, 0.0, 0.0], [0.0, 0.2, 0.05], [0.0, -0.2, -0.05]]

@@ -28,16 +28,17 @@ from std_msgs.msg import Float64, Float64MultiArray
 from std_srvs.srv import Trigger
 
 from wrench_distribution.config.check import warn_findings
-from wrench_distribution.core.codec import ns_to_stamp, stamp_to_ns
+from wrench_distribution.config.loading import build_core_objects, load_analyzer_config
+from wrench_distribution.config.schema import ANALYZER_PARAMS
+from wrench_distribution.config.validation import validate_params
+from wrench_distribution.core.codec import ns_to_stamp, seconds_to_ns, stamp_to_ns
+from wrench_distribution.core.messages import fill_wrench, wrench_to_array
 from wrench_distribution.engine import AnalysisEngine, Drop
 from wrench_distribution.engine.friction import FrictionStage
 from wrench_distribution.engine.sensing import TareWindow
 from wrench_distribution.engine.status import regime_word
-from wrench_distribution.params import (ANALYZER_PARAMS, build_core_objects,
-                                        load_analyzer_config, validate_params)
 from wrench_distribution.ros.calibration_services import CalibrationServices
-from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
-                                                 make_wrench_stamped, wrench_to_array)
+from wrench_distribution.ros.conversions import make_internal_load_msg, make_wrench_stamped
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,
                                                  STALE, start_steady_timers, WARN)
 from wrench_distribution.ros.friction import friction_message
@@ -242,7 +243,7 @@ class AnalyzerNode(Node):
         missing = [n for n, s in zip(self._names, self._last_stamp_ns) if s is None]
         if missing:
             cond['input'].append((WARN, 'no F/T data yet from: ' + ', '.join(missing)))
-        max_age_ns = int(self._cfg['max_age'] * 1e9)
+        max_age_ns = seconds_to_ns(self._cfg['max_age'])
         stale = []
         for name, s in zip(self._names, self._last_stamp_ns):
             if s is None:
@@ -317,7 +318,7 @@ class AnalyzerNode(Node):
                                 new['contact_timeout'])
         self._engine.set_biases(new['sensor_biases'])
         if self._inputs.orientation is not None:
-            self._inputs.orientation.set_timeout(int(round(new['orientation_timeout'] * 1e9)))
+            self._inputs.orientation.set_timeout(seconds_to_ns(new['orientation_timeout']))
         if self._engine.tare_window.size != new['tare_samples']:
             self._engine.record_tare(TareWindow(new['tare_samples']))
             self._calibration.resize(new['tare_samples'])

@@ -9,7 +9,9 @@ records an mcap bag in-process (the simulator's truth included), stops everythin
 ``--duration`` seconds of sim time, and prints a summary, judged on the truth, and writes a
 plot. ``--tare on`` tares the analyzer while the grippers are open (``dual_arm_real_cell``);
 ``--calibrate on`` runs a user's calibration through the analyzer's services
-(``dual_arm_real_cell_tilt``).
+(``dual_arm_real_cell_tilt``); where the scenario holds the object still at several internal
+loads before its move (``dual_arm_admittance``, ``dual_arm_joints``) the demo identifies the
+grasps from those rests (``--identify-grasps``).
 See README, "The demo", and docs/simulator.md.
 """
 from __future__ import annotations
@@ -26,7 +28,10 @@ import time
 
 import yaml
 
-from .sim.scenarios import load_sections, scenario_file, SCENARIOS, validate_sections
+from .core.codec import ns_to_seconds
+from .sim.scenarios.models import effector_model
+from .sim.scenarios.runs import apply_feedback, load_calibration, read_calibration
+from .sim.scenarios.sections import load_sections, scenario_file, SCENARIOS, validate_sections
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 ROS_ENV = {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1'}
@@ -69,6 +74,19 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument('--friction-feedback', choices=['off', 'on'], default='off',
                    help="the distributor's friction feedback from the analyzer's measured/friction "
                         '(needs --friction auto or a scenario in auto mode; default off)')
+    _calibration_arguments(p)
+    p.add_argument('--summary-json', default=None, metavar='PATH',
+                   help='also write the per-element summary (commanded, true and estimated '
+                        'means, true error RMS, gap, within_tolerance judged on the truth, limit '
+                        'violations, over the steady window) to PATH')
+    p.add_argument('--no-plot', action='store_true', help='skip the PNG')
+    p.add_argument('--timeout', type=float, default=None,
+                   help='wall-clock limit in seconds (default 60 + 4 x duration)')
+    return p.parse_args(argv)
+
+
+def _calibration_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare what a user does to the cell before the hold: tare, calibration, grasps."""
     p.add_argument('--tare', choices=['off', 'on', 'compare'], default='off',
                    help="tare the analyzer's sensors with the object free before the grasp "
                         "(its ~/tare; needs the scenario's grasp_time, e.g. dual_arm_real_cell); "
@@ -79,17 +97,15 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "run's calibration.yaml (a scenario with tilts, e.g. dual_arm_real_cell_tilt); "
                         'compare: that run, then the hold with the identified parameters loaded '
                         'and with the typed guesses tared, in one table')
+    p.add_argument('--identify-grasps', choices=['auto', 'on', 'off'], default='auto',
+                   help="identify the grasps with the analyzer's services from the rests at several "
+                        'internal loads before the move (captures, ~/calibration/identify_grasps, '
+                        "~/save_calibration to the run's calibration.yaml); auto (default): where the "
+                        'scenario holds two or more internal loads before its move (dual_arm_admittance, '
+                        'dual_arm_joints)')
     p.add_argument('--calibration', default=None, metavar='FILE',
                    help='a calibration file (~/save_calibration, identify) loaded by the analyzer '
                         'and the distributor (the object into every node; the truth kept)')
-    p.add_argument('--summary-json', default=None, metavar='PATH',
-                   help='also write the per-element summary (commanded, true and estimated '
-                        'means, true error RMS, gap, within_tolerance judged on the truth, limit '
-                        'violations, over the steady window) to PATH')
-    p.add_argument('--no-plot', action='store_true', help='skip the PNG')
-    p.add_argument('--timeout', type=float, default=None,
-                   help='wall-clock limit in seconds (default 60 + 4 x duration)')
-    return p.parse_args(argv)
 
 
 def run_sections(sections: dict, duration: float | None, zero_internal: bool) -> dict:
@@ -124,7 +140,7 @@ def run_sections(sections: dict, duration: float | None, zero_internal: bool) ->
     end = start + checked['object_controller']['move_duration']
     ctl['move_start'] = stretch(start)
     ctl['move_duration'] = stretch(end) - stretch(start)
-    from .sim.object_controller import parse_schedule
+    from .config.validation import parse_schedule
     schedule = []
     for when, handles in parse_schedule(checked['object_controller']['internal_load_schedule']):
         values = ', '.join(f'{k}={0.0 if zero_internal else v:g}' for k, v in handles.items())
@@ -181,43 +197,42 @@ def _prepare_sections(args) -> tuple:
         sections['object_controller']['move_duration'] = float(args.move_duration)
     if args.squeeze is not None:
         _set_schedule(sections['object_controller'], args.squeeze)
-    if sections['object_sim'].get('effector_model') == 'joints':
-        _require_sim_extra()
+    model = effector_model(sections['object_sim'])
+    model.require()
     if args.tare != 'off' and not float(sections['object_sim'].get('grasp_time', 0.0)) > 0.0:
         raise ValueError('--tare needs a free phase before the grasp: a scenario with '
                          'object_sim grasp_time > 0 (e.g. dual_arm_real_cell)')
     if args.calibration is not None:
-        from .sim.real_cell_report import load_calibration
         load_calibration(sections, args.calibration)
-    from .sim.admittance_report import apply_feedback, follow_controller_move
-    follow_controller_move(sections)
+    model.prepare(sections)
     if args.internal_load_feedback == 'on':
         apply_feedback(sections)
     if args.friction_feedback == 'on':
         sections['wrench_distributor']['friction_feedback'] = True
     checked = validate_sections(sections)
     if args.calibrate == 'on':
-        from .sim.calibration_step import procedure
+        from .sim.nodes.calibration_step import procedure
         procedure(checked)  # refuses a scenario without the motions
+    args.grasps = _grasp_steps(args.identify_grasps, checked)
     return path, sections
 
 
-def _require_sim_extra() -> None:
-    """Refuse a scenario of arms with joints when the simulator's extra is not installed.
+def _grasp_steps(mode: str, checked: dict):
+    """Return the grasp identification's calls (``--identify-grasps``), or None when it is off.
 
-    :raises ValueError: naming ``pip install .[sim]``
+    :param mode: ``auto`` (where the scenario holds rests before its move), ``on`` or ``off``.
+    :param checked: the run's validated sections.
+    :raises ValueError: ``on`` for a scenario without the rests
     """
-    import importlib.metadata
-    import importlib.util
-    missing = [] if importlib.util.find_spec('pinocchio') else ['pin']
+    if mode == 'off':
+        return None
+    from .sim.nodes.calibration_step import grasp_procedure
     try:
-        importlib.metadata.distribution('example-robot-data')
-    except importlib.metadata.PackageNotFoundError:
-        missing.append('example-robot-data')
-    if missing:
-        raise ValueError(f'the arms with joints need {" and ".join(missing)}, the simulator\'s '
-                         'optional extra: pip install .[sim]  (or pip install -r '
-                         'requirements-sim.txt)')
+        return grasp_procedure(checked)
+    except ValueError:
+        if mode == 'on':
+            raise
+        return None
 
 
 def _run_tag(args, name: str) -> str:
@@ -234,6 +249,7 @@ def _run_tag(args, name: str) -> str:
         '_tare' if args.tare == 'on' else '') + (
         '_calibrate' if args.calibrate == 'on' else '') + (
         '_calibrated' if args.calibration else '') + (
+        '_grasps_off' if args.identify_grasps == 'off' else '') + (
         '_feedback' if args.internal_load_feedback == 'on' else '') + (
         '_friction_feedback' if args.friction_feedback == 'on' else '')
 
@@ -270,13 +286,13 @@ def _node_commands(args) -> tuple:
     distributor = 'baseline_distributor' if args.baseline else 'wrench_distributor'
     commands = {
         distributor: (_executable('baseline-distributor',
-                                  'wrench_distribution.sim.baseline_distributor_node')
+                                  'wrench_distribution.sim.nodes.baseline_distributor_node')
                       if args.baseline else
                       _executable('distributor', 'wrench_distribution.distributor_node')),
         'wrench_analyzer': _executable('analyzer', 'wrench_distribution.analyzer_node'),
         'object_controller': _executable('object-controller',
-                                         'wrench_distribution.sim.object_controller_node'),
-        'object_sim': _executable('object-sim', 'wrench_distribution.sim.object_sim_node'),
+                                         'wrench_distribution.sim.nodes.object_controller_node'),
+        'object_sim': _executable('object-sim', 'wrench_distribution.sim.nodes.object_sim_node'),
     }
     return distributor, commands
 
@@ -339,8 +355,8 @@ def _spin_until_done(executor, recorder, procs: dict, limit: float, wall0: float
                      duration: float, out: Path, steps=()) -> bool:
     """Record until the simulator ends, a node dies or the wall-clock limit is reached.
 
-    :param steps: the user's service calls polled at each spin (:class:`~.sim.tare_step.TareStep`,
-        :class:`~.sim.calibration_step.ServiceScript`).
+    :param steps: the user's service calls polled at each spin (:class:`~.sim.nodes.tare_step.TareStep`,
+        :class:`~.sim.nodes.calibration_step.ServiceScript`).
     :return: True when the simulator exited with 0.
     """
     next_report = time.monotonic() + 2.0
@@ -348,7 +364,7 @@ def _spin_until_done(executor, recorder, procs: dict, limit: float, wall0: float
         executor.spin_once(timeout_sec=0.02)
         for step in steps:
             if not step.finished:
-                step.poll(recorder.get_clock().now().nanoseconds * 1e-9)
+                step.poll(ns_to_seconds(recorder.get_clock().now().nanoseconds))
         sim_rc = procs['object_sim'].poll()
         if sim_rc is not None:
             if sim_rc != 0:
@@ -364,7 +380,7 @@ def _spin_until_done(executor, recorder, procs: dict, limit: float, wall0: float
             print(f'demo: wall-clock limit of {limit:g} s reached', file=sys.stderr)
             return False
         if time.monotonic() > next_report:
-            sim_t = recorder.get_clock().now().nanoseconds * 1e-9
+            sim_t = ns_to_seconds(recorder.get_clock().now().nanoseconds)
             print(f'  ... sim time {sim_t:4.1f} s of {duration:g} s', flush=True)
             next_report = time.monotonic() + 2.0
 
@@ -376,13 +392,17 @@ def _user_steps(args, recorder, run: dict) -> list:
     """
     steps = []
     if args.tare == 'on':
-        from .sim.tare_step import TareStep
+        from .sim.nodes.tare_step import TareStep
         run['tare'] = TareStep(recorder, run['sections']['object_sim']['grasp_time'])
         steps.append(run['tare'])
     if args.calibrate == 'on':
-        from .sim.calibration_step import procedure, ServiceScript
+        from .sim.nodes.calibration_step import procedure, ServiceScript
         run['calibration'] = ServiceScript(recorder, procedure(validate_sections(run['sections'])))
         steps.append(run['calibration'])
+    if args.grasps is not None:
+        from .sim.nodes.calibration_step import ServiceScript
+        run['grasps'] = ServiceScript(recorder, args.grasps)
+        steps.append(run['grasps'])
     return steps
 
 
@@ -403,7 +423,7 @@ def _run_nodes(args, run: dict, procs: dict, wall0: float) -> tuple:
     interrupted = False
     try:
         from .ros.runner import make_executor
-        from .sim.recorder import BagRecorder
+        from .sim.nodes.recorder import BagRecorder
 
         def start(node: str) -> None:
             log = open(out / 'logs' / f'{node}.log', 'w')
@@ -462,7 +482,7 @@ def _report(args, run: dict, summary_extra: dict, title: str, ok: bool) -> int:
     if not (out / 'bag').exists():
         print('demo: no bag was written', file=sys.stderr)
         return 1
-    from .sim.report import format_summary, plot, read_bag, summarize, write_json
+    from .sim.reports.summary import format_summary, plot, read_bag, summarize, write_json
     series = read_bag(out / 'bag')
     summary = summarize(series, run['sections'], run['duration'])
     summary.update(summary_extra)
@@ -472,7 +492,7 @@ def _report(args, run: dict, summary_extra: dict, title: str, ok: bool) -> int:
     write_json(summary, out / 'summary.json')
     if not args.no_plot:
         plot(summary, out / 'plot.png', title)
-    from .sim.admittance_report import format_elements, write_element_summary
+    from .sim.reports.elements import format_elements, write_element_summary
     elements = write_element_summary(out, run['sections'], run['duration'], args.summary_json,
                                      not args.no_plot, summary_extra)
     if elements is not None:
@@ -512,7 +532,7 @@ def main(argv=None) -> int:
     name = path.stem.replace('demo_', '')
     out = _output_dir(args, name)
     params_file = out / 'params.yaml'
-    if args.calibrate == 'on':  # where the analyzer's ~/save_calibration writes
+    if args.calibrate == 'on' or args.grasps is not None:  # where the analyzer's ~/save_calibration writes
         sections['wrench_analyzer']['calibration_file'] = str((out / 'calibration.yaml').resolve())
     params_file.write_text(yaml.safe_dump(
         {k: {'ros__parameters': v} for k, v in sections.items()}, sort_keys=False))
@@ -548,12 +568,37 @@ def main(argv=None) -> int:
         print(f'demo: tare failed: {extra["tare"]["message"]}', file=sys.stderr)
     if run.get('calibration') is not None:
         extra['calibration'] = _calibration_record(run, out)
+    if run.get('grasps') is not None:
+        extra['grasps'] = _grasps_record(run, out)
     return _report(args, run, extra, title, ok)
+
+
+def _grasps_record(run: dict, out: Path) -> dict:
+    """Return the grasp identification's record; the run's summary then judges the identified belief.
+
+    The analyzer's contacts in ``run['sections']`` become the identified ones (what it used after
+    ``~/calibration/identify_grasps``: the attribution of the estimate's error starts from them).
+    """
+    from .sim.reports.real_cell import format_grasps, grasps_vs_truth
+    record = run['grasps'].summary()
+    for call in record['calls']:
+        print(f'  grasps: {call["service"]} at {call["called_at_s"]:.2f} s: '
+              f'{"ok" if call["success"] else "REFUSED"}: {call["message"]}')
+    if not record['success']:
+        print('demo: the grasp identification did not complete', file=sys.stderr)
+    saved = read_calibration(out / 'calibration.yaml') if (out / 'calibration.yaml').exists() else {}
+    if 'contact_positions' in saved:
+        checked = validate_sections(run['sections'])
+        record['identified'] = grasps_vs_truth(saved, checked['object_sim'])
+        print(format_grasps(record['identified']))
+        run['sections']['wrench_analyzer'].update(
+            {k: list(saved[k]) for k in ('contact_positions', 'contact_orientations')})
+    return record
 
 
 def _calibration_record(run: dict, out: Path) -> dict:
     """Return the calibration's record: the calls, and the saved parameters against the truth."""
-    from .sim.real_cell_report import format_identified, identified_vs_truth, read_calibration
+    from .sim.reports.real_cell import format_identified, identified_vs_truth
     record = run['calibration'].summary()
     for call in record['calls']:
         print(f'  calibration: {call["service"]} at {call["called_at_s"]:.2f} s: '
@@ -570,7 +615,7 @@ def _calibration_record(run: dict, out: Path) -> dict:
 
 def _set_schedule(controller: dict, value: float) -> None:
     """Give every scheduled internal-load handle the same value."""
-    from .sim.object_controller import parse_schedule
+    from .config.validation import parse_schedule
     controller['internal_load_schedule'] = [
         f'{when:.6g}: ' + ', '.join(f'{k}={value:g}' for k in handles)
         for when, handles in parse_schedule(controller.get('internal_load_schedule', []))]
@@ -597,7 +642,7 @@ def compare_tare(argv: list, args: argparse.Namespace) -> int:
     :param args: its parsed options (``--summary-json``: the comparison's JSON).
     :return: 0 when the four runs completed, else the first failing run's code
     """
-    from .sim.real_cell_report import compare, PHASES
+    from .sim.reports.real_cell import compare, PHASES
     base = _without(argv, ('--tare', '--internal-load-feedback', '--summary-json'))
     name = scenario_file(args.scenario).stem.replace('demo_', '')
     runs = {}
@@ -637,7 +682,7 @@ def compare_calibrate(argv: list, args: argparse.Namespace) -> int:
     :param args: its parsed options (``--summary-json``: the comparison's JSON).
     :return: 0 when the three runs completed, else the first failing run's code
     """
-    from .sim.real_cell_report import compare_calibration
+    from .sim.reports.real_cell import compare_calibration
     base = _without(argv, ('--calibrate', '--calibration', '--tare', '--internal-load-feedback',
                            '--summary-json')) + ['--internal-load-feedback', 'on']
     name = scenario_file(args.scenario).stem.replace('demo_', '')
@@ -680,7 +725,7 @@ def compare_friction(argv: list, args: argparse.Namespace) -> int:
         if code != 0:
             return code
         runs.append(Path(args.out) / _run_tag(parse_args(run), name))  # this run's, not a glob
-    from .sim.friction_report import compare
+    from .sim.reports.friction import compare
     text = compare(runs[0], runs[1], Path(args.out) / f'{name}_friction_compare.png')
     print()
     print(text)

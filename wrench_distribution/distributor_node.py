@@ -20,13 +20,14 @@ from visualization_msgs.msg import MarkerArray
 from wrench_distribution.config.check import warn_findings
 from wrench_distribution.config.safety import (OPT_IN, RefusedChanges, unsafe_changes_allowed,
                                                UnsafeChangeError)
+from wrench_distribution.config.schema import ConfigError, DISTRIBUTOR_PARAMS
+from wrench_distribution.config.validation import validate_params
 from wrench_distribution.core import WrenchDistributionError
+from wrench_distribution.core.codec import seconds_to_ns, stamp_to_ns
+from wrench_distribution.core.messages import fill_wrench, parse_internal_load_msg
 from wrench_distribution.engine.distribution import CONCERNS, DistributionEngine
-from wrench_distribution.params import ConfigError, DISTRIBUTOR_PARAMS, validate_params
 from wrench_distribution.ros.contact_input import ContactInput
-from wrench_distribution.ros.conversions import (fill_wrench, make_internal_load_msg,
-                                                 make_wrench_stamped, parse_internal_load_msg,
-                                                 stamp_to_ns)
+from wrench_distribution.ros.conversions import make_internal_load_msg, make_wrench_stamped
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, SimClockMonitor,
                                                  start_steady_timers, WARN)
 from wrench_distribution.ros.friction import parse_friction_message
@@ -218,7 +219,7 @@ class DistributorNode(Node):
 
         Each such episode is counted once (``no_subscriber``); a subscriber ends it.
         """
-        grace_ns = self._cfg['no_subscriber_grace'] * 1e9
+        grace_ns = seconds_to_ns(self._cfg['no_subscriber_grace'])
         quiet = []
         for topic, pub in zip(self._topics, self._pubs):
             if pub.get_subscription_count() > 0:

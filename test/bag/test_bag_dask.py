@@ -23,7 +23,7 @@ import bag_fixtures as F
 from ros_harness import REPO
 from wrench_distribution.bag.parallel import analyze_directory
 from wrench_distribution.bag.pipeline import analyze_bag, Options
-from wrench_distribution.params import load_analyzer_config
+from wrench_distribution.config import load_analyzer_config
 
 ROOT = Path(REPO)
 # one worker under pytest-xdist: the tests share the module's bags and two-worker cluster

@@ -22,9 +22,9 @@ import bag_fixtures as F
 from wrench_distribution.bag import command
 from wrench_distribution.bag.pipeline import analyze_bag, Options
 from wrench_distribution.bag.samples import csv_table, read_samples
+from wrench_distribution.config import load_analyzer_config
 from wrench_distribution.core import LoadDistributor
 from wrench_distribution.engine.sync import StampSynchronizer
-from wrench_distribution.params import load_analyzer_config
 
 PARTS = ('manipulating', 'constraint', 'internal', 'invariant')
 COMP = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')

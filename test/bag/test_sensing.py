@@ -23,7 +23,7 @@ import bag_fixtures as F
 from ros_harness import REPO
 import sensing_fixtures as S
 from wrench_distribution.bag.pipeline import analyze_bag, Options
-from wrench_distribution.params import load_analyzer_config
+from wrench_distribution.config import load_analyzer_config
 
 ROOT = Path(REPO)
 COMP = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')

@@ -19,7 +19,7 @@ import yaml
 
 from ros_harness import script
 from wrench_distribution import cli
-from wrench_distribution import params as P
+from wrench_distribution import config as P
 
 BASE = {
     'contacts': [

@@ -108,6 +108,11 @@ CASES = [
     ('tool_mass', _controller(0.5 * 9.81),
      [('tools', 'tool_masses (left) / left_admittance_controller.gravity_compensation')]),
     ('tool_mass_agrees', _controller(0.9 * 9.81), []),
+    ('gravity_ignored_without_holding', lambda d: _set(d, DIST, gravity=[0.0, 0.0, -9.0]), []),
+    ('gravity_when_holding', lambda d: _set(d, DIST, hold_object_weight=True,
+                                            gravity=[0.0, -0.5, -9.8]),
+     [('gravity', 'gravity')]),
+    ('same_gravity_when_holding', lambda d: _set(d, DIST, hold_object_weight=True), []),
 ]
 
 

@@ -1,7 +1,7 @@
 """The pure parameter schema: validation messages, YAML reading, config objects."""
 import pytest
 
-from wrench_distribution import params as P
+from wrench_distribution import config as P
 
 BASE = {'effectors': ['left', 'right'], 'contact_source': 'static',
         'contact_positions': [0.0, 0.3, 0.0, 0.0, -0.3, 0.0]}

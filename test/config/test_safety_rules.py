@@ -13,12 +13,12 @@ import pytest
 
 from ros_harness import REPO
 from wrench_distribution.config import safety
+from wrench_distribution.config import validate_params
 from wrench_distribution.config.safety import (check_runtime_change, defaults_in_force,
                                                FREE_AT_RUNTIME, OPT_IN, RefusedChanges,
                                                RUNTIME_RULES, runtime_table, UnsafeChangeError)
 from wrench_distribution.config.schema import DISTRIBUTOR_PARAMS, LIMIT_CEILING
 from wrench_distribution.engine.distribution import DistributionEngine
-from wrench_distribution.params import validate_params
 
 SPECS = {s.name: s for s in DISTRIBUTOR_PARAMS}
 LIMITS = ('force_limits', 'torque_limits', 'desired_force_limit', 'desired_torque_limit',

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from ros_harness import domain_id_for, REPO, ros_env
-from wrench_distribution import params as P
+from wrench_distribution import config as P
 from wrench_distribution.config.sim import SIM_SPECS
 from wrench_distribution.sim import scenarios
 
@@ -223,7 +223,7 @@ def test_sim_tables_in_docs_match_the_schema():
         doc = f.read()
     for name, table in P.simulator_tables().items():
         assert table in doc, (f'docs/simulator.md table "{name}" is out of date: run '
-                              'python -m wrench_distribution.params and paste it')
+                              'python -m wrench_distribution.config.readme and paste it')
 
 
 # -- object_inertia: the forms the core reads ----------------------------------------------
@@ -277,7 +277,7 @@ def test_object_inertia_refuses_what_the_core_refuses(value):
 ])
 def test_sim_nodes_refuse_a_bad_value_at_start(module, args, needle):
     """The simulator's ROS nodes stop with status 2 and the schema's message."""
-    cmd = [sys.executable, '-m', f'wrench_distribution.sim.{module}', '--ros-args']
+    cmd = [sys.executable, '-m', f'wrench_distribution.sim.nodes.{module}', '--ros-args']
     for a in args:
         cmd += ['-p', a]
     proc = subprocess.run(cmd, env=ros_env(domain_id_for()), capture_output=True, text=True,

@@ -5,7 +5,7 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 import numpy as np
 
-from wrench_distribution import params as P
+from wrench_distribution import config as P
 from wrench_distribution.core.limits import CommandLimits, scaled_inside
 
 _big = st.floats(min_value=-1.7e308, max_value=1.7e308, allow_nan=False)

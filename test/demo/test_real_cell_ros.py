@@ -165,7 +165,7 @@ def test_calibration_procedure_identifies_the_cell_and_holds_the_load_through_th
     identified = json.loads((tmp_path / 'dual_arm_real_cell_tilt_calibrated_feedback' / 'elements.json').read_text())
     guessed = json.loads((tmp_path / 'dual_arm_real_cell_tilt_tare_feedback' / 'elements.json').read_text())
     lo, hi = identified['steady_window_s']
-    from wrench_distribution.sim.series import read_bag
+    from wrench_distribution.sim.reports.series import read_bag
     pose = read_bag(tmp_path / 'dual_arm_real_cell_tilt_calibrated_feedback' / 'bag', ['object_pose'])['object_pose']
     inside = (pose.t >= lo) & (pose.t <= hi)
     tilt = np.degrees(Rotation.from_quat(pose.v[inside, 3:]).magnitude())

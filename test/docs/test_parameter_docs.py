@@ -2,7 +2,7 @@
 import os
 
 from ros_harness import REPO
-from wrench_distribution import params as P
+from wrench_distribution import config as P
 from wrench_distribution.config.readme import replace_tables, TABLE_PAGES
 
 
@@ -15,7 +15,7 @@ def test_parameter_page_holds_the_generated_tables():
     page = _read('docs/parameters.md')
     for name, table in P.readme_tables().items():
         assert table in page, (f'docs/parameters.md table "{name}" is out of date: run '
-                               'python -m wrench_distribution.params --write')
+                               'python -m wrench_distribution.config.readme --write')
 
 
 def test_write_is_a_fixed_point_on_current_pages():

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from wrench_distribution.config import validate_params
 from wrench_distribution.engine.distribution import DistributionEngine
-from wrench_distribution.params import validate_params
 
 SETTINGS = settings(deadline=None, max_examples=60,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -256,7 +256,7 @@ def test_hold_object_weight_adds_the_weight_at_the_centre_of_mass(grasp, mass, g
 
 def test_hold_object_weight_refuses_what_it_cannot_hold():
     """No mass, or a gravity frame without tf: a ConfigError naming the parameter."""
-    from wrench_distribution.params import ConfigError
+    from wrench_distribution.config import ConfigError
     base = {'effectors': ['a', 'b'], 'contact_source': 'static',
             'contact_positions': [0.0, 0.1, 0.0, 0.0, -0.1, 0.0], 'hold_object_weight': True}
     with pytest.raises(ConfigError, match="'hold_object_weight'.*object_mass > 0"):
@@ -277,7 +277,7 @@ def test_diagnostics_show_the_shipped_dual_arm_internal_load_without_residue():
     import os
 
     from ros_harness import REPO
-    from wrench_distribution.params import read_ros_params_yaml
+    from wrench_distribution.config import read_ros_params_yaml
     path = os.path.join(REPO, 'config', 'dual_arm.yaml')
     engine = engine_for(read_ros_params_yaml(path, 'wrench_distributor'))
     assert engine.step(1, [0.0, 0.0, 39.24, 0.0, 0.0, 0.0], 1, 1).commands is not None

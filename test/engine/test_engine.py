@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import bag_fixtures as F
+from wrench_distribution.config import load_analyzer_config
 from wrench_distribution.engine import AnalysisEngine, HeldPoses, StaticPoses, Step
-from wrench_distribution.params import load_analyzer_config
 
 N = len(F.EFFECTORS)
 STATIC = np.concatenate([F.POSITIONS, F.ORIENTATIONS], axis=1)

@@ -14,10 +14,10 @@ import pytest
 
 from foreign_plants import (coupled_arms, critical_integral_gain, named_wrenches,
                             settled_correction, spectral_radius)
+from wrench_distribution.config import validate_params
 from wrench_distribution.engine.distribution import DistributionEngine
 from wrench_distribution.engine.feedback import FeedbackGains, InternalLoadFeedback
 from wrench_distribution.engine.status import WARN
-from wrench_distribution.params import validate_params
 
 MS = 1_000_000  # ns
 PERIOD = 0.002  # s: measurements at 500 Hz

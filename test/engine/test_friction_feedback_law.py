@@ -16,9 +16,9 @@ import pytest
 from scipy.spatial.transform import Rotation
 from test_distribution_engine import engine_for, resultant
 
+from wrench_distribution.config import ConfigError, validate_params
 from wrench_distribution.core.friction import FRICTION_FIELDS, STATUSES
 from wrench_distribution.engine.feedback import RELEASE_S
-from wrench_distribution.params import ConfigError, validate_params
 
 SETTINGS = settings(deadline=None, max_examples=30,
                     suppress_health_check=[HealthCheck.too_slow])

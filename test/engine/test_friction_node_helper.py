@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
+from wrench_distribution.config import build_core_objects, validate_params
 from wrench_distribution.core import LoadDistributor
 from wrench_distribution.engine.cache import DistributorCache
 from wrench_distribution.engine.friction import FrictionStage, utilisation_color
-from wrench_distribution.params import build_core_objects, validate_params
 from wrench_distribution.ros.friction import friction_message
 
 QUATS = [[0.5, -0.5, 0.5, 0.5], [-0.6830127, -0.1830127, -0.6830127, 0.1830127],

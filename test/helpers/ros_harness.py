@@ -383,7 +383,8 @@ def stamped_wrench(values, stamp_ns: int, frame: str = ''):
     :param frame: header frame id.
     :return: the message.
     """
-    from wrench_distribution.ros.conversions import fill_wrench, make_wrench_stamped
+    from wrench_distribution.core.messages import fill_wrench
+    from wrench_distribution.ros.conversions import make_wrench_stamped
     m = make_wrench_stamped(frame)
     m.header.stamp.sec, m.header.stamp.nanosec = divmod(int(stamp_ns), 1_000_000_000)
     fill_wrench(m.wrench, [float(v) for v in values])

@@ -18,8 +18,9 @@ from scipy.spatial.transform import Rotation
 from inproc import InProcessNode, ros_context
 from ros_harness import stamped_wrench
 from wrench_distribution.analyzer_node import AnalyzerNode
-from wrench_distribution.params import ANALYZER_PARAMS
-from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array
+from wrench_distribution.config import ANALYZER_PARAMS
+from wrench_distribution.core.codec import stamp_to_ns
+from wrench_distribution.core.messages import wrench_to_array
 from wrench_distribution.ros.diagnostics import level_of, WARN
 
 pytestmark = [pytest.mark.ros, pytest.mark.inproc]

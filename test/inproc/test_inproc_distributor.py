@@ -17,9 +17,10 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 from inproc import InProcessNode, ros_context
 from ros_harness import stamped_wrench
+from wrench_distribution.config import DISTRIBUTOR_PARAMS
+from wrench_distribution.core.codec import stamp_to_ns
+from wrench_distribution.core.messages import wrench_to_array
 from wrench_distribution.distributor_node import DistributorNode
-from wrench_distribution.params import DISTRIBUTOR_PARAMS
-from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array
 from wrench_distribution.ros.diagnostics import ERROR, level_of
 
 pytestmark = [pytest.mark.ros, pytest.mark.inproc]

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from ros_harness import domain_id_for, REPO
-from wrench_distribution import params as P
+from wrench_distribution import config as P
 
 CONFIGS = sorted(glob.glob(os.path.join(REPO, 'config', '*.yaml')))
 LAUNCHES = sorted(glob.glob(os.path.join(REPO, 'launch', '*.launch.py')))

@@ -19,9 +19,8 @@ import pytest
 from inproc import overrides, ros_context
 from ros_harness import REPO
 from wrench_distribution.analyzer_node import AnalyzerNode
-from wrench_distribution.config import read_ros_params_yaml
+from wrench_distribution.config import ANALYZER_PARAMS, DISTRIBUTOR_PARAMS, read_ros_params_yaml
 from wrench_distribution.distributor_node import DistributorNode
-from wrench_distribution.params import ANALYZER_PARAMS, DISTRIBUTOR_PARAMS
 
 pytestmark = [pytest.mark.ros, pytest.mark.inproc]
 

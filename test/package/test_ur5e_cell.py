@@ -32,8 +32,9 @@ import launch_standin
 from ros_harness import (diag_values, domain_id_for, REPO, ros_env, script, stamped_wrench,
                          stop_process, TestClient)
 import tf2_standin
-from wrench_distribution import params as P
-from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array
+from wrench_distribution import config as P
+from wrench_distribution.core.codec import stamp_to_ns
+from wrench_distribution.core.messages import wrench_to_array
 
 CELL = os.path.join(REPO, 'config', 'ur5e_cell')
 NODES_FILE = os.path.join(CELL, 'wrench_distribution.yaml')

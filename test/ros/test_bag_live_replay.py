@@ -22,7 +22,7 @@ import yaml
 import bag_fixtures as F
 from ros_harness import domain_id_for, REPO, script
 from wrench_distribution.bag.pipeline import analyze_bag, Options
-from wrench_distribution.params import load_analyzer_config
+from wrench_distribution.config import load_analyzer_config
 
 pytestmark = pytest.mark.ros
 

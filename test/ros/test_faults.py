@@ -16,7 +16,8 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 from ros_harness import domain_id_for, NodeProcess, stamped_wrench, TestClient
 from wrench_distribution.core import Contact, LoadDistributor, ObjectModel
-from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array
+from wrench_distribution.core.codec import stamp_to_ns
+from wrench_distribution.core.messages import wrench_to_array
 from wrench_distribution.ros.diagnostics import level_of
 
 pytestmark = pytest.mark.ros
@@ -252,7 +253,7 @@ def test_diagnostics_tell_what_is_in_force_and_parameters_stay_as_set(client):
         # an empty array is a real, typed value (8: PARAMETER_DOUBLE_ARRAY, 9: STRING_ARRAY)
         assert got['internal_load'] == (8, []) and got['command_topics'] == (9, [])
         # every declared parameter has a value (ros2 param dump lists them all)
-        from wrench_distribution.params import DISTRIBUTOR_PARAMS
+        from wrench_distribution.config import DISTRIBUTOR_PARAMS
         every = get_parameters(client, 'wrench_distributor', [p.name for p in DISTRIBUTOR_PARAMS])
         assert len(every) == len(DISTRIBUTOR_PARAMS) and all(t != 0 for t, _ in every.values())
         res = client.set_parameters('wrench_distributor', [  # still read-only

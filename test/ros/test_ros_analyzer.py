@@ -11,9 +11,10 @@ from std_msgs.msg import Float64MultiArray
 
 from ros_harness import (diag_messages, domain_id_for, NodeProcess,
                          stamped_wrench, TestClient)
+from wrench_distribution.config import load_analyzer_config
 from wrench_distribution.core import LoadDistributor, quaternion_to_matrix
-from wrench_distribution.params import load_analyzer_config
-from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array
+from wrench_distribution.core.codec import stamp_to_ns
+from wrench_distribution.core.messages import wrench_to_array
 
 pytestmark = pytest.mark.ros
 

@@ -17,7 +17,8 @@ from rcl_interfaces.msg import ParameterType
 
 from ros_harness import domain_id_for, NodeProcess, stamped_wrench, TestClient
 from test_faults import get_parameters
-from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array
+from wrench_distribution.core.codec import stamp_to_ns
+from wrench_distribution.core.messages import wrench_to_array
 
 pytestmark = pytest.mark.ros
 

@@ -22,7 +22,8 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from foreign_plants import coupled_arms, settled_correction
 from ros_harness import (diag_messages, diag_values, domain_id_for,
                          NodeProcess, stamped_wrench, TestClient)
-from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array
+from wrench_distribution.core.codec import stamp_to_ns
+from wrench_distribution.core.messages import wrench_to_array
 from wrench_distribution.ros.diagnostics import level_of, WARN
 
 pytestmark = pytest.mark.ros

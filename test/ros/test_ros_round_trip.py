@@ -12,7 +12,7 @@ from std_msgs.msg import Float64, Float64MultiArray
 
 from ros_harness import domain_id_for, NodeProcess, stamped_wrench, TestClient
 from wrench_distribution.core import Contact, DistributionOptions, LoadDistributor, ObjectModel
-from wrench_distribution.ros.conversions import wrench_to_array
+from wrench_distribution.core.messages import wrench_to_array
 
 pytestmark = pytest.mark.ros
 

@@ -21,8 +21,9 @@ from ros_harness import (diag_messages, diag_values, domain_id_for, stamped_wren
                          TestClient)
 import tf2_standin
 from tf2_standin import transform
+from wrench_distribution.core.codec import stamp_to_ns
+from wrench_distribution.core.messages import wrench_to_array
 from wrench_distribution.ros import tf as wd_tf
-from wrench_distribution.ros.conversions import stamp_to_ns, wrench_to_array
 
 pytestmark = pytest.mark.ros
 

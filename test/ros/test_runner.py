@@ -81,7 +81,7 @@ def test_environment_variable_chooses_the_executor(ros_context, monkeypatch, kin
 
 def test_unknown_executor_kind_is_a_configuration_error(monkeypatch):
     """A misspelt kind is refused with a message naming the variable and the choices."""
-    from wrench_distribution.params import ConfigError
+    from wrench_distribution.config import ConfigError
     from wrench_distribution.ros.runner import EXECUTOR_ENV, EXECUTOR_KINDS, make_executor
     monkeypatch.setenv(EXECUTOR_ENV, 'fastest')
     with pytest.raises(ConfigError) as info:

@@ -22,7 +22,7 @@ from ros_harness import domain_id_for, ros_env as harness_env, script, stamped_w
 import sensing_fixtures as S
 from test_bag_live_replay import Processes, read_offline, RECORDER, ros_env, wait_for_line
 from wrench_distribution.bag.pipeline import analyze_bag, Options
-from wrench_distribution.params import load_analyzer_config
+from wrench_distribution.config import load_analyzer_config
 
 pytestmark = pytest.mark.ros
 

@@ -4,7 +4,7 @@ import numpy as np
 import pinocchio
 import pytest
 
-from wrench_distribution.sim.arm_models import load_arm, robot_description, ROBOTS
+from wrench_distribution.sim.physics.arm_models import load_arm, robot_description, ROBOTS
 
 DEGREES_OF_FREEDOM = {'panda': 7, 'ur5': 6}
 

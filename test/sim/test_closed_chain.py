@@ -14,8 +14,8 @@ import numpy as np
 import pinocchio
 import pytest
 
-from wrench_distribution.sim.arm_models import load_arm
-from wrench_distribution.sim.closed_chain import ChainState, ClosedChain, Grasp
+from wrench_distribution.sim.physics.arm_models import load_arm
+from wrench_distribution.sim.physics.closed_chain import ChainState, ClosedChain, Grasp
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
 #: the slow references below are not shrunk (minutes per failing example): the failing draw

@@ -20,11 +20,11 @@ from scipy.spatial.transform import Rotation
 
 from ros_harness import REPO
 from wrench_distribution.core.sensor_model import SensorModel
-from wrench_distribution.sim.admittance import AdmittanceParameters
-from wrench_distribution.sim.arm_models import load_arm
-from wrench_distribution.sim.ft_sensor import SimulatedFTSensors
-from wrench_distribution.sim.joint_arms import (damped_least_squares, DlsSettings, drive_gains,
-                                                joint_reference_step, JointArmController)
+from wrench_distribution.sim.control.admittance import AdmittanceParameters
+from wrench_distribution.sim.physics.arm_models import load_arm
+from wrench_distribution.sim.physics.ft_sensor import SimulatedFTSensors
+from wrench_distribution.sim.physics.joint_arms import (damped_least_squares, DlsSettings, drive_gains,
+                                                        joint_reference_step, JointArmController)
 
 G = 9.81
 ROOT = Path(REPO)
@@ -207,8 +207,8 @@ def test_a_joint_near_its_limit_is_weighted_down_then_clamped(joint, side):
 
 def hanging_object(q0, object_mass: float, com: np.ndarray):
     """One Panda holding an object (compliant pads) at its flange, position-held, settled 2.5 s."""
-    from wrench_distribution.sim.closed_chain import ClosedChain, Grasp
-    from wrench_distribution.sim.joint_arms import JointArmsSim
+    from wrench_distribution.sim.physics.closed_chain import ClosedChain, Grasp
+    from wrench_distribution.sim.physics.joint_arms import JointArmsSim
     arm = load_arm('panda', 'arm', None, GRIPPER_MASS, GRIPPER_COM)
     law = AdmittanceParameters([10.0] * 3 + [0.5] * 3, [1.0] * 6, [100.0] * 3 + [5.0] * 3,
                                filter_coefficient=1.0, selected_axes=np.zeros(6))
@@ -264,7 +264,7 @@ def test_nodes_core_engines_and_bag_tools_never_import_pinocchio():
             'import wrench_distribution, wrench_distribution.core, wrench_distribution.engine\n'
             'import wrench_distribution.distributor_node, wrench_distribution.analyzer_node\n'
             'import wrench_distribution.cli, wrench_distribution.bag\n'
-            'import wrench_distribution.sim.scenarios, wrench_distribution.sim.object_sim_node\n'
+            'import wrench_distribution.sim.scenarios, wrench_distribution.sim.nodes.object_sim_node\n'
             'import wrench_distribution.demo\n'
             'print(sorted(m for m in sys.modules if "pinocchio" in m or "example_robot" in m))\n')
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -281,7 +281,7 @@ def test_without_the_extra_the_scenario_says_how_to_install_it(tmp_path):
             'from wrench_distribution.demo import main\n'
             f'rc = main(["--scenario", "dual_arm_joints", "--out", {str(tmp_path)!r}])\n'
             'try:\n'
-            '    import wrench_distribution.sim.arm_models\n'
+            '    import wrench_distribution.sim.physics.arm_models\n'
             'except ImportError as e:\n'
             '    print("import:", e)\n'
             'sys.exit(rc)\n')

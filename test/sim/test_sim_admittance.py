@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from wrench_distribution.sim.admittance import (accepts_reference, AdmittanceParameters,
-                                                AdmittanceRule, PositionLoop)
+from wrench_distribution.sim.control.admittance import (accepts_reference, AdmittanceParameters,
+                                                        AdmittanceRule, PositionLoop)
 
 G = 9.81
 

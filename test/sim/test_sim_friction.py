@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from wrench_distribution.sim.grasp import GraspCompliance
-from wrench_distribution.sim.simulator import HeldObjectSim, LOSS_DISTANCE
+from wrench_distribution.sim.physics.grasp import GraspCompliance
+from wrench_distribution.sim.physics.held_object import HeldObjectSim, LOSS_DISTANCE
 
 
 def pinched(mu=0.5):

@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 from wrench_distribution.core.spatial import exp_so3, log_so3
-from wrench_distribution.sim.ft_sensor import SimulatedFTSensors
-from wrench_distribution.sim.grasp import GraspCompliance
-from wrench_distribution.sim.simulator import HeldObjectSim
+from wrench_distribution.sim.physics.ft_sensor import SimulatedFTSensors
+from wrench_distribution.sim.physics.grasp import GraspCompliance
+from wrench_distribution.sim.physics.held_object import HeldObjectSim
 
 G = 9.81
 MASS = 2.0
@@ -218,7 +218,7 @@ def test_sensor_noise_and_bias_statistics():
 
 # --- controller law and schedule --------------------------------------------------------
 def test_min_jerk_profile():
-    from wrench_distribution.sim.object_controller import min_jerk
+    from wrench_distribution.sim.control.object_controller import min_jerk
     assert min_jerk(0.0, 1.0, 2.0) == (0.0, 0.0, 0.0)
     assert min_jerk(5.0, 1.0, 2.0) == (1.0, 0.0, 0.0)
     s, ds, dds = min_jerk(2.0, 1.0, 2.0)  # midpoint: s = 1/2, peak rate 15/8 / T, no acceleration
@@ -226,8 +226,9 @@ def test_min_jerk_profile():
 
 
 def test_schedule_parsing():
-    from wrench_distribution.params import ConfigError
-    from wrench_distribution.sim.object_controller import parse_schedule, scheduled
+    from wrench_distribution.config import ConfigError
+    from wrench_distribution.config.validation import parse_schedule
+    from wrench_distribution.sim.control.object_controller import scheduled
     sched = parse_schedule(['3: squeeze(a,b)=40, twist(a,b)=-1.5', '0.0: squeeze(a,b)=20'])
     assert scheduled(sched, -1.0) == {}
     assert scheduled(sched, 1.0) == {'squeeze(a,b)': 20.0}
@@ -238,7 +239,7 @@ def test_schedule_parsing():
 
 
 def test_controller_supports_the_weight_in_the_object_frame():
-    from wrench_distribution.sim.object_controller import PoseController
+    from wrench_distribution.sim.control.object_controller import PoseController
     # Object rolled 90 deg about x, at rest on its reference: the effectors must push up
     # with m g; world z is the object's y axis (R^T z = y for a roll of +90 deg).
     roll = exp_so3([np.pi / 2, 0, 0])
@@ -248,7 +249,7 @@ def test_controller_supports_the_weight_in_the_object_frame():
 
 
 def test_controller_pushes_back_towards_the_reference():
-    from wrench_distribution.sim.object_controller import PoseController
+    from wrench_distribution.sim.control.object_controller import PoseController
     law = PoseController(MASS, INERTIA, np.zeros(3), np.zeros(3), gains=(100.0, 20.0, 0, 0))
     law.origin = (np.zeros(3), np.eye(3))
     w = law.wrench(0.0, [0.01, 0, 0], np.eye(3), [0.0, 0.1, 0], np.zeros(3))
@@ -261,9 +262,9 @@ SCENARIO_NAMES = ('dual_arm', 'three_finger_hand', 'quadruped_stance')
 
 @pytest.mark.parametrize('name', SCENARIO_NAMES)
 def test_scenario_file_is_consistent_and_valid(name):
-    from wrench_distribution.params import validate_params
+    from wrench_distribution.config import validate_params
     from wrench_distribution.sim import scenarios
-    from wrench_distribution.sim.object_controller import CONTROLLER_DEFAULTS
+    from wrench_distribution.config.sim import BASELINE_DEFAULTS, CONTROLLER_DEFAULTS
     sections = scenarios.load_sections(name)
     assert set(sections) == set(scenarios.NODES)
     assert scenarios.check_consistency(sections) == []
@@ -271,7 +272,7 @@ def test_scenario_file_is_consistent_and_valid(name):
     validate_params('analyzer', sections['wrench_analyzer'])
     scenarios.sim_params(sections['object_sim'])
     assert set(sections['object_controller']) <= set(CONTROLLER_DEFAULTS) | {'use_sim_time'}
-    assert set(sections['baseline_distributor']) <= set(scenarios.BASELINE_DEFAULTS) | {
+    assert set(sections['baseline_distributor']) <= set(BASELINE_DEFAULTS) | {
         'use_sim_time'}
     # the analyzer's sensor description is the simulator's
     sim = sections['object_sim']
@@ -291,7 +292,7 @@ def test_core_distribution_holds_each_scenario_still(name):
     """
     from wrench_distribution.core import Contact, LoadDistributor, ObjectModel
     from wrench_distribution.sim import scenarios
-    from wrench_distribution.sim.object_controller import parse_schedule
+    from wrench_distribution.config.validation import parse_schedule
     sections = scenarios.load_sections(name)
     p = scenarios.sim_params(sections['object_sim'])
     # Rigid grasps apply their command in the effector frame, which the command's torque

@@ -6,9 +6,9 @@ from hypothesis import given, strategies as st
 import numpy as np
 import pytest
 
-from wrench_distribution.sim.friction_report import friction_summary, lost_time, worst_utilisation
-from wrench_distribution.sim.report import _added_at, _resultant_summary
-from wrench_distribution.sim.series import Series
+from wrench_distribution.sim.reports.friction import friction_summary, lost_time, worst_utilisation
+from wrench_distribution.sim.reports.series import Series
+from wrench_distribution.sim.reports.summary import _added_at, _resultant_summary
 
 NAMES = ['thumb', 'index', 'middle']
 

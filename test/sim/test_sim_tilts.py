@@ -15,9 +15,10 @@ from scipy.spatial.transform import Rotation
 
 from wrench_distribution.config.schema import ConfigError
 from wrench_distribution.sim import scenarios
-from wrench_distribution.sim.calibration_step import CAPTURE_DEADLINE, procedure
-from wrench_distribution.sim.object_controller import PoseController, tilt_profile
-from wrench_distribution.sim.real_cell_report import compare_calibration, identified_vs_truth, load_calibration
+from wrench_distribution.sim.control.object_controller import PoseController, tilt_profile
+from wrench_distribution.sim.nodes.calibration_step import CAPTURE_DEADLINE, procedure
+from wrench_distribution.sim.reports.real_cell import compare_calibration, identified_vs_truth
+from wrench_distribution.sim.scenarios.runs import load_calibration
 
 angle = st.floats(-0.6, 0.6)
 vector = st.tuples(angle, angle, angle)

@@ -1,4 +1,4 @@
-"""The simulator's truth (sim/truth.py): the wrenches it reports are the ones that move the object.
+"""The simulator's truth (sim/scenarios/truth.py): the wrenches it reports are the ones that move the object.
 
 References are derived here: the true contacts from the scenario file's configuration and
 errors (scipy rotations), the object's acceleration from two states of the simulator, the
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from wrench_distribution.sim.admittance_report import _element
+from wrench_distribution.sim.reports.elements import _element
+from wrench_distribution.sim.reports.sensitivity import limiting_parameters
 from wrench_distribution.sim.scenarios import build_sim, load_sections, sim_params
-from wrench_distribution.sim.sensitivity import limiting_parameters
-from wrench_distribution.sim.truth import TruthReadout
+from wrench_distribution.sim.scenarios.truth import TruthReadout
 
 #: Scenarios of the models whose object steps by semi-implicit Euler (ideal effectors with
 #: rigid and point contacts, admittance arms), with and without calibration errors.
@@ -119,15 +119,66 @@ def test_within_tolerance_is_judged_on_the_truth():
     rng = np.random.default_rng(3)
     on_target = 25.0 + rng.normal(0.0, 0.05, 400)
     off_target = 25.9 + rng.normal(0.0, 0.05, 400)
-    wrong_truth = _element('N', 25.0, off_target, on_target, 0.5, None)
+    believed_basis = 25.3 + rng.normal(0.0, 0.05, 400)  # a secondary figure: reported, not judged
+    wrong_truth = _element('N', 25.0, off_target, on_target, 0.5, believed_basis)
+    assert wrong_truth['true_believed_basis_mean'] == pytest.approx(believed_basis.mean())
     assert wrong_truth['within_tolerance'] is False
     assert wrong_truth['estimate_within_tolerance'] is True
     assert wrong_truth['gap_mean'] == pytest.approx(on_target.mean() - off_target.mean())
-    right_truth = _element('N', 25.0, on_target, off_target, 0.5, None)
+    right_truth = _element('N', 25.0, on_target, off_target, 0.5, off_target)
     assert right_truth['within_tolerance'] is True
     assert right_truth['estimate_within_tolerance'] is False
     assert wrong_truth['true_error_rms'] == pytest.approx(
         np.sqrt(np.mean((off_target - 25.0) ** 2)))
+
+
+def hand_readings(p: dict, wrenches: np.ndarray) -> np.ndarray:
+    """Raw readings of sensors on the true contacts (no pad), by hand: ``s (w - tool) + bias``.
+
+    The object rests level (gravity in the object frame as configured); a sensor at its
+    contact carries the wrench on the object less its tool's weight (mass times gravity in
+    its true frame, about the sensor: ``c x (m g)``), reports it with its sign ``s``, and adds
+    its bias.
+    """
+    _, rotations, _, _ = truth_of(p)
+    gravity = np.asarray(p['gravity'], float)
+    n = len(p['effectors'])
+    masses, coms = np.asarray(p['tool_masses'], float), np.reshape(p['tool_coms'], (n, 3))
+    biases = np.reshape(p['sensor_biases'], (n, 6))
+    out = []
+    for i in range(n):
+        weight = masses[i] * rotations[i].T @ gravity
+        tool = np.concatenate([weight, np.cross(coms[i], weight)])
+        out.append(p['sensor_signs'][i] * (wrenches[i] - tool) + biases[i])
+    return np.array(out)
+
+
+def test_every_belief_parameter_true_reads_the_truths_yardstick():
+    """The attribution's reference is the yardstick: the truth on the true contacts and object.
+
+    The analyzer given the whole truth (derived here: true contacts, tools, biases, object)
+    reads hand-made readings as the true contacts' basis does; the contributions of the belief
+    parameters, each taken from the belief and from the truth, add up to the estimate minus that
+    truth (to second order: 1 % of it here, with biases of newtons and grasps turned by 2 deg).
+    """
+    from wrench_distribution.core.spatial import matrix_to_quaternion
+    from wrench_distribution.sim.scenarios import validate_sections
+    from wrench_distribution.sim.reports.sensitivity import contributions, readout
+    checked = validate_sections(load_sections('dual_arm_real_cell'))
+    p = checked['object_sim']
+    positions, rotations, mass, com = truth_of(p)
+    wrenches = np.array([[0.3, -10.6, 24.0, 0.9, 0.4, -0.2], [-0.2, -10.1, 26.0, -1.1, 0.1, 0.3]])
+    readings = hand_readings(p, wrenches)
+    truth = dict(checked['wrench_analyzer'], contact_positions=positions.ravel().tolist(),
+                 contact_orientations=np.concatenate([matrix_to_quaternion(r) for r in rotations]).tolist(),
+                 sensor_biases=list(p['sensor_biases']), tool_masses=list(p['tool_masses']),
+                 tool_coms=list(p['tool_coms']), object_mass=mass, object_com=com.tolist())
+    readout_true = TruthReadout(p, positions, rotations).internal_loads(wrenches)[1]
+    np.testing.assert_allclose(readout(truth, readings), readout_true, atol=1e-9)
+    estimate = readout(checked['wrench_analyzer'], readings)
+    shares = sum(contributions(checked, readings).values())
+    np.testing.assert_allclose(shares, estimate - readout_true, atol=0.01 * np.abs(estimate - readout_true).max())
+    assert np.abs(estimate - readout_true).max() > 0.5
 
 
 def test_limiting_parameters_are_named_largest_first():
@@ -149,7 +200,7 @@ def test_a_tare_needs_a_free_phase(tmp_path, capsys):
 def test_the_real_cell_table_marks_the_truth_and_names_the_limits(tmp_path):
     """The four runs' table: true / estimated per run, * on the truth, the limits named."""
     import json
-    from wrench_distribution.sim.real_cell_report import compare, PHASES
+    from wrench_distribution.sim.reports.real_cell import compare, PHASES
 
     def element(true, estimated, within, limited=()):
         return {'unit': 'N', 'commanded': 25.0, 'tolerance': 0.5, 'true_mean': true,

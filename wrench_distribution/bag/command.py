@@ -76,7 +76,7 @@ def analyzer_config_and_bag(args: argparse.Namespace):
     :raises BagError: naming the missing parameter file or bag.
     :raises ConfigError: from the configuration's checks.
     """
-    from wrench_distribution.params import load_analyzer_config
+    from wrench_distribution.config.loading import load_analyzer_config
     if not args.config.is_file():
         raise BagError(f'parameter file not found: {args.config}')
     config = load_analyzer_config(args.config, args.node_name)
@@ -87,7 +87,7 @@ def analyzer_config_and_bag(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """Run ``analyze-bag``; 0 on success, 2 on a user error (message on stderr)."""
-    from wrench_distribution.params import ConfigError
+    from wrench_distribution.config.schema import ConfigError
     try:
         import pyarrow  # noqa: F401 -- samples.parquet
     except ImportError as err:

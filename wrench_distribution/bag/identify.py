@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .errors import BagError
+from ..core.codec import ns_to_seconds, seconds_to_ns
 from ..core.errors import WrenchDistributionError
 
 
@@ -96,7 +97,7 @@ def _window(recording, text, option: str) -> np.ndarray:
         raise BagError(str(err).replace('--tare', option)) from None
     origin = 0 if absolute else int(recording.stamps_ns.min())
     stamps = recording.stamps_ns
-    return (stamps >= origin + int(round(start * 1e9))) & (stamps <= origin + int(round(stop * 1e9)))
+    return (stamps >= origin + seconds_to_ns(start)) & (stamps <= origin + seconds_to_ns(stop))
 
 
 def _segments(recording, mask: np.ndarray, what: str) -> np.ndarray:
@@ -115,8 +116,8 @@ def _poses_table(recording, labels: np.ndarray, frame: str) -> list:
     for label in np.unique(labels[labels >= 0]):
         index = np.flatnonzero(labels == label)
         g = recording.gravity[index].mean(axis=0)
-        rows.append({'from_s': round((recording.stamps_ns[index[0]] - origin) * 1e-9, 3),
-                     'to_s': round((recording.stamps_ns[index[-1]] - origin) * 1e-9, 3),
+        rows.append({'from_s': round(ns_to_seconds(recording.stamps_ns[index[0]] - origin), 3),
+                     'to_s': round(ns_to_seconds(recording.stamps_ns[index[-1]] - origin), 3),
                      'samples': int(len(index)),
                      f'gravity_{frame}': [round(float(x), 3) for x in g / np.linalg.norm(g)]})
     return rows
@@ -198,7 +199,7 @@ def _pm(values, sigmas, unit: str) -> str:
 
 
 def _run(args: argparse.Namespace, body) -> int:
-    from wrench_distribution.params import ConfigError
+    from wrench_distribution.config.schema import ConfigError
     from .command import analyzer_config_and_bag
     try:
         return body(args, analyzer_config_and_bag(args))

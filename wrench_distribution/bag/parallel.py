@@ -38,7 +38,8 @@ def analyze_one(bag: str, out: str, params: dict, options: Any,
     :param params: the analyzer's validated parameters (``AnalyzerConfig.params``),
         so that a worker needs the bag and the output directory, not the config file.
     """
-    from wrench_distribution.params import ConfigError, load_analyzer_config
+    from wrench_distribution.config.loading import load_analyzer_config
+    from wrench_distribution.config.schema import ConfigError
 
     from .pipeline import analyze_bag
     try:

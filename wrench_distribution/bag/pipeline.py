@@ -8,6 +8,7 @@ from typing import Any, Callable, Optional
 
 
 from wrench_distribution.config import contact_friction_fields
+from wrench_distribution.core.codec import ns_to_seconds, seconds_to_ns
 from wrench_distribution.engine import AnalysisEngine, StaticPoses
 from wrench_distribution.engine.analysis import needs_orientation
 from . import plotjuggler, plots, summary as summary_mod
@@ -204,7 +205,7 @@ def _tare(bag: BagReader, topics: list, config: Any, sources: tuple, options: Op
     for chunk in bag.wrench_chunks(topics, options.chunk, frames):
         if window is None:
             origin = 0 if absolute else int(chunk[2].min())
-            window = TareWindow(0, origin + int(round(start * 1e9)), origin + int(round(stop * 1e9)))
+            window = TareWindow(0, origin + seconds_to_ns(start), origin + seconds_to_ns(stop))
             engine.record_tare(window)
         engine.push_chunk(*chunk)
         if int(chunk[2].min()) > window.stop_ns:
@@ -220,7 +221,7 @@ def _tare(bag: BagReader, topics: list, config: Any, sources: tuple, options: Op
                        f'to {window.stop_ns * 1e-9:.6f} s)') from None
     values = [round(float(x), 12) for x in biases.ravel()]
     params = dict(config.params, sensor_biases=values)
-    report = {'window_s': [window.start_ns * 1e-9, window.stop_ns * 1e-9], 'samples': count,
+    report = {'window_s': [ns_to_seconds(window.start_ns), ns_to_seconds(window.stop_ns)], 'samples': count,
               'state': state, 'sensor_biases': values,
               'spread': [float(x) for x in spread.ravel()]}
     return dataclasses.replace(config, params=params), report

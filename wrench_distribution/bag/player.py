@@ -21,7 +21,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 
-from wrench_distribution.core.codec import ns_to_stamp
+from wrench_distribution.core.codec import ns_to_seconds, ns_to_stamp, seconds_to_ns
 
 from .errors import BagError
 from .reader import BagReader
@@ -56,7 +56,7 @@ class BagPlayer(Node):
         super().__init__('wrench_bag_player')
         self.bag = bag
         self.rate = rate
-        self.clock_period_ns = int(clock_period * 1e9)
+        self.clock_period_ns = seconds_to_ns(clock_period)
         self.clock = self.create_publisher(Clock, '/clock', 10)
         self.pubs = {}
         for topic, msgtype in sorted(bag.topics.items()):
@@ -91,7 +91,7 @@ class BagPlayer(Node):
         for topic, recv, raw in self.bag.raw_messages(list(self.pubs)):
             if start_wall is None:
                 start_wall, start_bag = time.monotonic(), recv
-            target = start_wall + (recv - start_bag) * 1e-9 / self.rate
+            target = start_wall + ns_to_seconds(recv - start_bag) / self.rate
             delay = target - time.monotonic()
             if delay > 0:
                 time.sleep(delay)

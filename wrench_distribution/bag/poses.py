@@ -13,17 +13,13 @@ from typing import Sequence
 import numpy as np
 
 from wrench_distribution.core import spatial as Q
-from wrench_distribution.core.codec import frame_key, same_frame, stamp_to_ns
+from wrench_distribution.core.codec import frame_key, same_frame, seconds_to_ns, stamp_to_ns
+from wrench_distribution.core.messages import pose_to_list, transform_to_list
 from wrench_distribution.engine.poses import Edge, HeldPoses, TfTree
 from .errors import BagError
 from .reader import BagReader, POSE_ARRAY, TF_MESSAGE
 
 POSE_STAMPED = 'geometry_msgs/msg/PoseStamped'
-
-
-def _pose7(p) -> list[float]:
-    return [p.position.x, p.position.y, p.position.z,
-            p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w]
 
 
 def read_pose_array(bag: BagReader, topic: str, names: Sequence[str], object_frame: str,
@@ -34,7 +30,7 @@ def read_pose_array(bag: BagReader, topic: str, names: Sequence[str], object_fra
     """
     bag.require(topic, POSE_ARRAY, 'contact poses')
     n = len(names)
-    held = HeldPoses(names, object_frame, int(round(timeout_s * 1e9)),
+    held = HeldPoses(names, object_frame, seconds_to_ns(timeout_s),
                      description=f'PoseArray topic {topic}')
     stamps, poses = [], []
     for stamp, frame_id, pose in bag.pose_arrays(topic):
@@ -75,9 +71,7 @@ def read_tf(bag: BagReader, tf_topic: str = '/tf', static_topic: str = '/tf_stat
         for tr in msg.transforms:
             child = frame_key(tr.child_frame_id)
             parent = frame_key(tr.header.frame_id)
-            tf = tr.transform
-            pose = [tf.translation.x, tf.translation.y, tf.translation.z,
-                    tf.rotation.x, tf.rotation.y, tf.rotation.z, tf.rotation.w]
+            pose = transform_to_list(tr.transform)
             if topic == static_topic:
                 static[child] = (parent, pose)
             else:
@@ -124,7 +118,7 @@ def read_pose_stamped(bag: BagReader, topic: str, frame: str, timeout_s: float) 
     :raises BagError: missing topic, wrong type, no message, wrong frame.
     """
     bag.require(topic, POSE_STAMPED, 'object pose')
-    held = HeldPoses(['object'], frame, int(round(timeout_s * 1e9)),
+    held = HeldPoses(['object'], frame, seconds_to_ns(timeout_s),
                      description=f'PoseStamped topic {topic}')
     stamps, poses = [], []
     for _, _, raw in bag.raw_messages([topic]):
@@ -133,11 +127,11 @@ def read_pose_stamped(bag: BagReader, topic: str, frame: str, timeout_s: float) 
             raise BagError(f'{topic} is in frame {msg.header.frame_id!r} but gravity_frame is '
                            f'{frame!r}')
         stamps.append(stamp_to_ns(msg.header.stamp))
-        poses.append([_pose7(msg.pose)])
+        poses.append([pose_to_list(msg.pose)])
     if not stamps:
         raise BagError(f'topic {topic} (object pose) has no messages in {bag.path}')
     arr = np.asarray(poses, float)
-    if not np.isfinite(arr).all() or (np.linalg.norm(arr[..., 3:], axis=-1) < 1e-9).any():
+    if not np.isfinite(arr).all() or Q.unusable_quaternions(arr[..., 3:]).any():
         raise BagError(f'{topic} holds a pose with NaN, Inf or a zero quaternion')
     arr[..., 3:] = Q.normalize(arr[..., 3:])
     held.extend(np.asarray(stamps, np.int64), arr)

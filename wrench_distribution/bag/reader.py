@@ -19,6 +19,7 @@ from rosbags.typesys import get_typestore, Stores
 import yaml
 
 from wrench_distribution.core.codec import frame_key, stamp_to_ns
+from wrench_distribution.core.messages import pose_to_list, wrench_to_array
 
 from .cdr import decode_pose_arrays, decode_wrench_buffer, frame_ids
 from .errors import BagError
@@ -284,8 +285,7 @@ class BagReader:
         def slow(raw: bytes) -> tuple[int, str, list]:
             msg = self.deserialize(raw, POSE_ARRAY, topic)
             return (stamp_to_ns(msg.header.stamp), msg.header.frame_id,
-                    [[p.position.x, p.position.y, p.position.z, p.orientation.x,
-                      p.orientation.y, p.orientation.z, p.orientation.w] for p in msg.poses])
+                    [pose_to_list(p) for p in msg.poses])
         for batch in self.batches([topic], 100_000):
             yield from decode_pose_arrays(batch.data, batch.starts, batch.sizes, slow)
 
@@ -316,9 +316,7 @@ class BagReader:
     def _slow(self, topic: str):
         def decode(raw: bytes) -> tuple[int, list[float]]:
             msg = self.deserialize(raw, WRENCH_STAMPED, topic)
-            st, w = msg.header.stamp, msg.wrench
-            return (stamp_to_ns(st),
-                    [w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
+            return stamp_to_ns(msg.header.stamp), wrench_to_array(msg.wrench).tolist()
         return decode
 
     def _decode(self, batch: Batch, topics: list) -> tuple[np.ndarray, np.ndarray]:

@@ -24,6 +24,7 @@ import math
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from wrench_distribution.core.codec import same_frame
+from wrench_distribution.core.spatial import same_rotation
 
 from .judge import judge_document
 from .loading import read_param_document, read_ros_params_yaml
@@ -81,9 +82,7 @@ def _close(a: Sequence[float], b: Sequence[float], tolerance: float = 1e-9) -> b
 
 def _same_rotation(a: Sequence[float], b: Sequence[float]) -> bool:
     """Whether two quaternions (any norm) are the same rotation (q and -q are)."""
-    na = math.sqrt(sum(x * x for x in a)) or 1.0
-    nb = math.sqrt(sum(x * x for x in b)) or 1.0
-    return abs(abs(sum(x * y for x, y in zip(a, b))) / (na * nb) - 1.0) < 1e-6
+    return bool(same_rotation(a, b, 1e-6))
 
 
 def _differing(d: dict, a: dict, name: str, width: int, default: Sequence, same) -> list:
@@ -158,6 +157,25 @@ def _object_findings(d: dict, a: dict) -> list:
             d['virtual_mass_values'], a['virtual_mass_values']):
         out.append(Finding('object', 'virtual_mass_values', 'explicit virtual masses differ',
                            d['virtual_mass_values'], a['virtual_mass_values']))
+    return out
+
+
+def _gravity_findings(d: dict, a: dict) -> list:
+    """Gravity of the two nodes when the distributor holds the object's weight.
+
+    The distributor adds ``-m g`` with its ``gravity`` (or ``gravity_frame``); the analyzer
+    removes the tools' weight with its own. Two gravities mean that the held weight and the
+    tools' weight disagree by the difference.
+    """
+    if not d.get('hold_object_weight'):
+        return []
+    out = []
+    if not same_frame(d['gravity_frame'], a['gravity_frame']):
+        out.append(Finding('gravity', 'gravity_frame', 'hold_object_weight takes gravity from '
+                           'another frame than the analyzer', d['gravity_frame'], a['gravity_frame']))
+    elif not d['gravity_frame'] and not _close(d['gravity'], a['gravity'], 1e-6):
+        out.append(Finding('gravity', 'gravity', 'hold_object_weight holds another gravity than '
+                           'the analyzer removes from the tools', d['gravity'], a['gravity']))
     return out
 
 
@@ -251,7 +269,8 @@ def config_findings(distributor: dict, analyzer: dict, simulated: bool = False,
     out = _effector_findings(distributor, analyzer)
     if out and out[0].message.startswith('the nodes name different'):
         return out
-    for check in (_frame_findings, _contact_findings, _object_findings, _topic_findings):
+    for check in (_frame_findings, _contact_findings, _object_findings, _gravity_findings,
+                  _topic_findings):
         out += check(distributor, analyzer)
     out += _sign_findings(distributor, analyzer, simulated)
     out += _tool_findings(distributor, analyzer, controllers or {})

@@ -27,12 +27,8 @@ from typing import Any, Mapping, Optional
 
 from .schema import ConfigError, DOUBLE, DOUBLE_ARRAY
 from .validation import (check_param_value, cross_check_errors, did_you_mean, INDEX,
-                         unknown_names)
+                         NODE_KINDS, unknown_names)
 
-#: Node name -> kind of :data:`.validation.INDEX`: the sections this package judges.
-NODE_KINDS = {'wrench_distributor': 'distributor', 'wrench_analyzer': 'analyzer',
-              'object_sim': 'object_sim', 'object_controller': 'object_controller',
-              'baseline_distributor': 'baseline_distributor'}
 WILDCARDS = ('/**', '**')
 #: A length beyond this (m) is no grasp on one object: most likely millimetres.
 LONGEST_LENGTH = 5.0

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 import os
 from typing import Any, Mapping, Optional, Sequence
 
+import numpy as np
+
 from .schema import ConfigError, default_of
 from .validation import parse_handles, validate_params
 
@@ -163,6 +165,27 @@ class AnalyzerConfig(_BaseConfig):
 
 def _group(xs: Sequence[float], width: int) -> list:
     return [tuple(xs[i:i + width]) for i in range(0, len(xs), width)]
+
+
+def per_effector(values: Sequence[float], n: int, width: int, default: Sequence[float]):
+    """Return a per-effector array parameter as rows, the default in every row where it is empty.
+
+    The one reading of the flat ``[x, y, z per effector]`` form (contact poses, errors,
+    biases, tool centres of mass, arm bases) as an array.
+
+    :param values: the parameter's flat list (empty: the default for every effector).
+    :param n: number of effectors.
+    :param width: numbers per effector.
+    :param default: the ``width`` numbers of an effector when the list is empty.
+    :return: ``numpy`` array (n, width).
+    :raises ValueError: when the list holds neither 0 nor ``n * width`` numbers.
+    """
+    v = np.asarray(values, dtype=float).ravel()
+    if v.size == 0:
+        return np.tile(np.asarray(default, dtype=float), (n, 1))
+    if v.size != n * width:
+        raise ValueError(f'expected {width} numbers per effector ({n * width}), got {v.size}')
+    return v.reshape(n, width)
 
 
 def _per_eff_topics(values: Sequence[str], effs: Sequence[str], suffix: str) -> list:

@@ -1,7 +1,7 @@
 """The parameter tables of docs/parameters.md and docs/simulator.md, generated from the schema.
 
-``python -m wrench_distribution.params`` prints them; ``--write`` puts them into the two pages
-(tests check both pages).
+``python -m wrench_distribution.config.readme`` prints them; ``--write`` puts them into the two
+pages (tests check both pages).
 """
 from __future__ import annotations
 
@@ -104,3 +104,29 @@ def replace_tables(text: str, tables: dict) -> str:
     for (a, b), new in sorted(replacements.items(), reverse=True):
         lines[a:b] = new
     return '\n'.join(lines)
+
+
+def main(argv: Sequence[str]) -> None:
+    """Print the generated parameter tables, or with ``--write`` put them into their pages.
+
+    :param argv: the command-line arguments (``--write`` or none).
+    """
+    import os
+    if '--write' in argv:
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        for page, tables in TABLE_PAGES.items():
+            path = os.path.join(root, page)
+            with open(path, encoding='utf-8') as f:
+                text = f.read()
+            with open(path, 'w', encoding='utf-8') as f:
+                f.write(replace_tables(text, tables()))
+            print(f'wrote the parameter tables of {page}')
+        return
+    for page, tables in TABLE_PAGES.items():
+        for title, table in tables().items():
+            print(f'<!-- {page}: {title} -->\n{table}')
+
+
+if __name__ == '__main__':  # python -m wrench_distribution.config.readme [--write]
+    import sys
+    main(sys.argv[1:])

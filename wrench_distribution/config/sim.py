@@ -60,10 +60,11 @@ def _six(name: str, default: list, description: str) -> ParamSpec:
               constraints='6 finite numbers [x, y, z, rx, ry, rz]')
 
 
-#: Effector models that are arms under the admittance law (wrench references in the sensor
-#: frames): Cartesian arm tips, or arms with joints.
-ARM_EFFECTOR_MODELS = ('admittance', 'joints')
-#: Robots the arms with joints can be (example-robot-data models, :mod:`..sim.arm_models`).
+#: The ``effector_model`` values: the names of the simulator's effector models, each an entry
+#: of its registry (:mod:`wrench_distribution.sim.scenarios.models`: builder, checks, node
+#: options, report hooks).
+EFFECTOR_MODELS = ('force', 'admittance', 'joints')
+#: Robots the arms with joints can be (example-robot-data models, :mod:`..sim.physics.arm_models`).
 ARM_ROBOTS = ('panda', 'ur5')
 
 #: ``object_sim`` parameters of the admittance-controlled arms (docs/simulator.md, 8): the
@@ -75,7 +76,7 @@ ADMITTANCE_PARAMS: tuple = (
        'tips, each driven by an admittance controller fed with wrench_command as its '
        '~/wrench_reference (rigid contacts only); joints: arms with joints (Panda, UR5; '
        'needs pip install .[sim]) under the same admittance law, damped least squares and a '
-       'joint position loop.', accepted=('force',) + ARM_EFFECTOR_MODELS),
+       'joint position loop.', accepted=EFFECTOR_MODELS),
     _six('admittance_mass', [10.0, 10.0, 10.0, 0.5, 0.5, 0.5],
          'admittance.mass per axis of the control frame (the sensor frame) (kg, kg m^2).'),
     _six('admittance_damping_ratio', [1.0, 1.0, 1.0, 1.0, 1.0, 1.0],

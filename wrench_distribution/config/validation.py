@@ -4,12 +4,21 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Optional, Sequence
 
+import numpy as np
+
+from wrench_distribution.core.spatial import unusable_quaternions
+
 from .schema import (BOOL, BUILTIN_PARAMS, ConfigError, DOUBLE, DOUBLE_ARRAY, INTEGER, INTEGER_ARRAY,
                      LIMIT_CEILING, PARAM_INDEX, ParamSpec, STRING, STRING_ARRAY)
-from .sim import ARM_EFFECTOR_MODELS, ARM_ROBOTS, SIM_SPECS
+from .sim import ARM_ROBOTS, SIM_SPECS
 
 #: Kind (node name) -> parameter name -> spec, for the two nodes and the simulator's nodes.
 INDEX = dict(PARAM_INDEX, **{kind: {s.name: s for s in specs} for kind, specs in SIM_SPECS.items()})
+
+#: Node name -> kind of :data:`INDEX`: the sections of a parameter file this package validates.
+NODE_KINDS = {'wrench_distributor': 'distributor', 'wrench_analyzer': 'analyzer',
+              'object_sim': 'object_sim', 'object_controller': 'object_controller',
+              'baseline_distributor': 'baseline_distributor'}
 
 
 # -- value checks ------------------------------------------------------------------------
@@ -302,14 +311,28 @@ def _check_object(v: dict, idx: dict) -> None:
         _check_inertia(v, idx)
     if any(w < 0 for w in v['torque_weights']):
         raise ConfigError("parameter 'torque_weights': must be >= 0")
-    _check_contact_orientations(v)
+    _check_quaternions(v, idx, 'contact_orientations')
 
 
-def _check_contact_orientations(v: dict) -> None:
-    i = _zero_group(v['contact_orientations'], 4)
-    if i is not None:
-        raise ConfigError(f"parameter 'contact_orientations': quaternion of "
-                          f"'{v['effectors'][i]}' is zero; accepted: unit quaternions")
+def _check_quaternions(v: dict, idx: dict, name: str) -> None:
+    """Refuse a quaternion parameter holding one that names no rotation (zero).
+
+    The check is the core's one (:func:`~wrench_distribution.core.spatial.unusable_quaternions`).
+
+    :param v: the parameters.
+    :param idx: their specs by name.
+    :param name: a parameter of quaternions ``[qx, qy, qz, qw, ...]``, one or one per effector.
+    :raises ConfigError: naming the parameter (and the effector) and the accepted values
+    """
+    values = list(v[name])
+    quaternions = np.reshape(np.asarray(values[:len(values) // 4 * 4], float), (-1, 4))
+    bad = np.flatnonzero(unusable_quaternions(quaternions))
+    if len(bad):
+        i = int(bad[0])
+        of = '' if name == 'initial_orientation' else f" of '{v['effectors'][i]}'"
+        accepted = idx[name].constraint_text()
+        accepted += '' if 'not all zero' in accepted else ', not all zero'
+        raise ConfigError(f"parameter '{name}': quaternion{of} is zero; accepted: {accepted}")
 
 
 def _zero_group(values: Sequence[float], width: int) -> Optional[int]:
@@ -431,9 +454,7 @@ def _check_sensors(v: dict, idx: dict) -> None:
     if any(m < 0 for m in v['tool_masses']):
         raise ConfigError(f"parameter 'tool_masses': must be >= 0, got {v['tool_masses']!r}; "
                           f"accepted: {idx['tool_masses'].constraint_text()}")
-    if _zero_group(v['sensor_orientations'], 4) is not None:
-        raise ConfigError("parameter 'sensor_orientations': zero quaternion; accepted: "
-                          f"{idx['sensor_orientations'].constraint_text()}, not all zero")
+    _check_quaternions(v, idx, 'sensor_orientations')
 
 
 def _check_sim(v: dict, idx: dict) -> None:
@@ -446,13 +467,11 @@ def _check_sim(v: dict, idx: dict) -> None:
         _per_effector(v, name, n, width, spec=idx[name])
     _check_admittance(v, idx)
     _check_free_tilts(v, idx)
-    _check_contact_orientations(v)
+    _check_quaternions(v, idx, 'contact_orientations')
     _check_friction(v, n, idx)
     _fixed_widths(v, idx, (('object_com', 3), ('initial_position', 3), ('initial_orientation', 4),
                            ('gravity', 3), ('object_com_error', 3)))
-    if _zero_group(v['initial_orientation'], 4) is not None:
-        raise ConfigError("parameter 'initial_orientation': zero quaternion; accepted: "
-                          f"{idx['initial_orientation'].constraint_text()}")
+    _check_quaternions(v, idx, 'initial_orientation')
     _check_inertia(v, idx)
     _check_sensors(v, idx)
 
@@ -462,10 +481,6 @@ def _check_free_tilts(v: dict, idx: dict) -> None:
     _check_tilts(v, idx, 'arm_tilts', v['arm_move_start'] + v['arm_move_duration'])
     _check_tilts(v, idx, 'free_tilts')
     free = v['free_tilts']
-    if free and v['effector_model'] == 'joints':
-        raise ConfigError("parameter 'free_tilts': not with effector_model joints (the arms' "
-                          'joints are not posed before the grasp); accepted: empty, or '
-                          'effector_model force or admittance')
     if free and (any(abs(x) > 1e-12 for x in free[-3:])
                  or free[-5] + free[-4] > v['grasp_time'] + 1e-9):
         raise ConfigError("parameter 'free_tilts': the last tilt must turn back to [0, 0, 0] "
@@ -474,7 +489,7 @@ def _check_free_tilts(v: dict, idx: dict) -> None:
 
 
 def _check_admittance(v: dict, idx: dict) -> None:
-    """``object_sim`` admittance arms: six numbers per law, masses > 0, rigid contacts."""
+    """``object_sim`` admittance laws: six numbers per law, masses > 0 (the models check the rest)."""
     _fixed_widths(v, idx, (('admittance_mass', 6), ('admittance_damping_ratio', 6),
                            ('admittance_stiffness', 6), ('arm_move_offset', 3),
                            ('arm_move_rotation', 3)))
@@ -485,10 +500,6 @@ def _check_admittance(v: dict, idx: dict) -> None:
         if any(x < 0 for x in v[name]):
             raise ConfigError(f"parameter '{name}': must be >= 0, got {v[name]!r}; "
                               f'accepted: {idx[name].constraint_text()}, each >= 0')
-    if v['effector_model'] in ARM_EFFECTOR_MODELS and 'point' in v['contact_types']:
-        raise ConfigError("parameter 'effector_model': admittance arms hold rigid grasps only, "
-                          f"got contact_types {v['contact_types']!r}; accepted: force, or "
-                          'admittance or joints with rigid contacts')
     _check_joint_arms(v, idx)
 
 
@@ -502,12 +513,7 @@ def _check_joint_arms(v: dict, idx: dict) -> None:
     if unknown:
         raise ConfigError(f"parameter 'arm_robots': unknown {unknown!r}; accepted: "
                           f"{idx['arm_robots'].constraint_text()}")
-    if _zero_group(v['arm_base_orientations'], 4) is not None:
-        raise ConfigError("parameter 'arm_base_orientations': zero quaternion; accepted: "
-                          f"{idx['arm_base_orientations'].constraint_text()}, not all zero")
-    if v['effector_model'] == 'joints' and not v['arm_base_positions']:
-        raise ConfigError("parameter 'arm_base_positions': the arms with joints need their "
-                          f"bases; accepted: {idx['arm_base_positions'].constraint_text()}")
+    _check_quaternions(v, idx, 'arm_base_orientations')
 
 
 def _check_controller(v: dict, idx: dict) -> None:

@@ -226,6 +226,8 @@ def robust_fit(residual: Callable, x0: np.ndarray, segments: np.ndarray, noise: 
     scaled = np.abs(residual(first.x, every) / noise)
     scale = 1.4826 * float(np.median(scaled))
     inliers = every[scaled.max(axis=1) <= OUTLIER_SIGMAS * max(scale, 1.0)]
+    if inliers.size * scaled.shape[1] <= len(x0):  # too few left to fit: no sample is an outlier
+        inliers = every
     final = least_squares(weighted, first.x, args=(inliers,), method='lm')
     jac = final.jac
     columns = np.linalg.norm(jac, axis=0)
@@ -344,6 +346,33 @@ def _checked(readings, gravity, segments, who: str) -> tuple:
     return readings, gravity, segments
 
 
+def contact_wrenches_object(readings: np.ndarray, gravity_object: np.ndarray, contact_poses: np.ndarray,
+                            sensors: Sequence[SensorModel], biases: Optional[np.ndarray] = None,
+                            rigid: Optional[Sequence[bool]] = None) -> np.ndarray:
+    """Each contact wrench from its sensor's model, object frame about the object origin.
+
+    :param readings: (k, n, 6) raw readings.
+    :param gravity_object: (k, 3) gravity in the object frame.
+    :param contact_poses: (n, 7) or (k, n, 7) contact poses ``[x, y, z, qx, qy, qz, qw]``.
+    :param sensors: the n sensor models (tools, signs, sensor poses).
+    :param biases: (n, 6) sensor biases, or None.
+    :param rigid: (n,) False for point contacts (their torque about the contact is dropped), or
+        None (all rigid).
+    :return: (k, n, 6).
+    """
+    readings = np.asarray(readings, float)
+    poses = np.broadcast_to(np.asarray(contact_poses, float), (len(readings), len(sensors), 7))
+    biases = np.zeros((len(sensors), 6)) if biases is None else np.asarray(biases, float)
+    out = np.zeros((len(readings), len(sensors), 6))
+    for i, sensor in enumerate(sensors):
+        quat = poses[:, i, 3:]
+        contact = sensor.to_contact(readings[:, i] - biases[i], Q.rotate_inverse(quat, gravity_object))
+        if rigid is not None and not rigid[i]:
+            contact[:, 3:] = 0.0
+        out[:, i] = Q.transform_wrench(contact, Q.quaternion_to_matrix(quat), poses[:, i, :3])
+    return out
+
+
 def object_resultant(readings: np.ndarray, gravity_object: np.ndarray, contact_poses: np.ndarray,
                      sensors: Sequence[SensorModel], biases: Optional[np.ndarray] = None) -> np.ndarray:
     """Sum of the contact wrenches at the object origin, object frame, from each sensor's model.
@@ -355,15 +384,7 @@ def object_resultant(readings: np.ndarray, gravity_object: np.ndarray, contact_p
     :param biases: (n, 6) sensor biases, or None.
     :return: (k, 6).
     """
-    readings = np.asarray(readings, float)
-    poses = np.broadcast_to(np.asarray(contact_poses, float), (len(readings), len(sensors), 7))
-    biases = np.zeros((len(sensors), 6)) if biases is None else np.asarray(biases, float)
-    total = np.zeros((len(readings), 6))
-    for i, sensor in enumerate(sensors):
-        quat = poses[:, i, 3:]
-        contact = sensor.to_contact(readings[:, i] - biases[i], Q.rotate_inverse(quat, gravity_object))
-        total += Q.transform_wrench(contact, Q.quaternion_to_matrix(quat), poses[:, i, :3])
-    return total
+    return contact_wrenches_object(readings, gravity_object, contact_poses, sensors, biases).sum(axis=1)
 
 
 def identify_object(resultant: np.ndarray, gravity_object: np.ndarray, segments: np.ndarray) -> ObjectEstimate:

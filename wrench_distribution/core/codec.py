@@ -1,6 +1,7 @@
 """ROS-free codecs for message fields and outputs.
 
-Time stamps, ``;``-joined label lists, frame ids, and numbers below the solver's resolution.
+Time stamps and the conversion between seconds and nanoseconds, ``;``-joined label lists,
+frame ids, and numbers below the solver's resolution.
 
 They work on any object with ``sec`` and ``nanosec`` (rclpy and rosbags messages alike) and
 on plain strings, so nodes, bag tools, the command line and the simulator share one
@@ -20,6 +21,27 @@ LABEL_SEPARATOR = ';'
 #: Relative resolution of the solver's outputs: a number smaller than this times the largest
 #: magnitude of its document is rounding residue (``1e-32`` beside ``49.05``) and prints as 0.
 RESOLUTION = 1e-12
+
+
+def seconds_to_ns(seconds: float) -> int:
+    """Integer nanoseconds of a duration or time in seconds, rounded to the nearest.
+
+    The one conversion of a time in seconds (a parameter, an option) into the nanoseconds
+    every stamp and clock is compared in.
+
+    :param seconds: the time, s (finite).
+    :return: integer nanoseconds.
+    """
+    return int(round(float(seconds) * NS_PER_S))
+
+
+def ns_to_seconds(ns):
+    """Seconds of nanoseconds (a stamp, a duration; scalars or arrays).
+
+    :param ns: nanoseconds.
+    :return: seconds, float.
+    """
+    return ns * 1e-9
 
 
 def ns_from_parts(sec, nanosec):

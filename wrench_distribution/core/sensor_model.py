@@ -67,6 +67,19 @@ class SensorModel:
         t[3:, :3] = skew(self.position) @ self.rotation
         return t
 
+    def inverse_transport(self) -> np.ndarray:
+        """Matrix ``T^-1`` (6, 6) moving a wrench from the contact frame to the sensor frame.
+
+        ``f = R^T f'`` and ``t = R^T (t' - p x f')``, about the sensor origin.
+
+        :return: ``T^-1``.
+        """
+        back = self.rotation.T
+        t = np.zeros((6, 6))
+        t[:3, :3] = t[3:, 3:] = back
+        t[3:, :3] = -back @ skew(self.position)
+        return t
+
     def tool_wrench(self, gravity_contact) -> np.ndarray:
         """Weight of the tool (quasi-static: ``m g`` at its centre of mass), sensor frame.
 
@@ -90,6 +103,24 @@ class SensorModel:
         if self.tool_mass:
             wrench = wrench + self.tool_wrench(gravity_contact)
         return wrench @ self.transport().T
+
+    def reading(self, applied_contact, gravity_contact) -> np.ndarray:
+        """Return what the sensor reads, without bias or noise: the inverse of :meth:`to_contact`.
+
+        The wrench applied to the object is moved to the sensor frame (:meth:`inverse_transport`),
+        the tool's weight taken off (the sensor carries it too) and the sign applied. The
+        simulator's sensors read through it, so their truth differs from the analyzer's belief
+        only by the parameters of the two models.
+
+        :param applied_contact: wrench(es) (..., 6) the effector applies to the object, contact
+            frame about the contact point.
+        :param gravity_contact: gravity vector(s) in the contact frame, (3,) or (..., 3), m/s^2.
+        :return: reading(s) (..., 6), sensor frame about the sensor origin.
+        """
+        wrench = np.asarray(applied_contact, dtype=float) @ self.inverse_transport().T
+        if self.tool_mass:
+            wrench = wrench - self.tool_wrench(gravity_contact)
+        return self.sign * wrench
 
     def affine(self, gravity_contact) -> tuple:
         """Return the reading-to-contact map for one gravity vector: ``h = A m + b``.

@@ -47,13 +47,30 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
 
 
+#: A quaternion shorter than this names no rotation (a zero quaternion).
+ZERO_QUATERNION_NORM = 1e-9
+
+
+def unusable_quaternions(q) -> np.ndarray:
+    """Tell which quaternions name no rotation: zero (norm below :data:`ZERO_QUATERNION_NORM`), NaN or Inf.
+
+    The one check of every quaternion the package reads (messages, bags, parameters).
+
+    :param q: quaternions (..., 4), any scale.
+    :return: bool (...).
+    """
+    q = np.asarray(q, dtype=float)
+    with np.errstate(invalid='ignore', over='ignore'):
+        return ~np.isfinite(q).all(axis=-1) | ~(np.linalg.norm(q, axis=-1) >= ZERO_QUATERNION_NORM)
+
+
 def _rotation(q) -> Rotation:
     """``Rotation`` of quaternions (..., 4) of any leading shape (flattened).
 
     :raises InvalidInputError: for a zero, NaN or Inf quaternion.
     """
     q = np.asarray(q, dtype=float).reshape(-1, 4)
-    if not np.all(np.isfinite(q)) or np.any(np.einsum('ij,ij->i', q, q) < 1e-18):
+    if np.any(unusable_quaternions(q)):
         raise InvalidInputError('an orientation quaternion is zero, NaN or Inf')
     return Rotation.from_quat(q)
 
@@ -189,8 +206,24 @@ def same_poses(positions_a, quaternions_a, positions_b, quaternions_b, tolerance
     """
     if np.max(np.abs(np.asarray(positions_a) - positions_b), initial=0.0) > tolerance:
         return False
-    dots = np.abs(np.sum(normalize(quaternions_a) * normalize(quaternions_b), axis=-1))
-    return bool(np.all(1.0 - dots <= tolerance))
+    return bool(np.all(same_rotation(quaternions_a, quaternions_b, tolerance)))
+
+
+def same_rotation(quaternions_a, quaternions_b, tolerance: float):
+    """Tell whether quaternions name the same rotations: ``1 - |q_a . q_b| <= tolerance`` once unit.
+
+    Any scale and sign (``q`` and ``-q`` are one rotation); a zero quaternion is no rotation,
+    the same as none.
+
+    :param quaternions_a: (..., 4).
+    :param quaternions_b: (..., 4).
+    :param tolerance: the tolerance.
+    :return: bool (...), pairwise.
+    """
+    a, b = np.asarray(quaternions_a, dtype=float), np.asarray(quaternions_b, dtype=float)
+    with np.errstate(invalid='ignore', divide='ignore'):
+        dots = np.abs(np.sum(normalize(a) * normalize(b), axis=-1))
+        return (1.0 - dots <= tolerance) & ~unusable_quaternions(a) & ~unusable_quaternions(b)
 
 
 def exp_so3(phi: np.ndarray) -> np.ndarray:

@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from wrench_distribution.core import spatial as Q
-from wrench_distribution.core.codec import same_frame
+from wrench_distribution.core.codec import same_frame, seconds_to_ns
 from .cache import DistributorCache
 from .poses import PoseSource, sensor_models_at
 from .results import ChunkResult, empty_shape, join, QUANTITIES
@@ -146,10 +146,10 @@ class AnalysisEngine:
         :param max_future: how far a stamp may be ahead of its receive time.
         :param contact_timeout: age limit of contact poses; also the longest tf wait.
         """
-        self.sync.tolerance_ns = int(round(sync_tolerance * 1e9))
-        self.sync.max_age_ns = int(round(max_age * 1e9))
-        self.future_ns = int(round(max_future * 1e9))
-        timeout_ns = int(round(contact_timeout * 1e9))
+        self.sync.tolerance_ns = seconds_to_ns(sync_tolerance)
+        self.sync.max_age_ns = seconds_to_ns(max_age)
+        self.future_ns = seconds_to_ns(max_future)
+        timeout_ns = seconds_to_ns(contact_timeout)
         self.wait_ns = timeout_ns or DEFAULT_WAIT_NS
         self.poses.set_timeout(timeout_ns)
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from wrench_distribution.core import Contact, LoadDistributor
 from wrench_distribution.core.safe_load import MAX_ABS
-from wrench_distribution.core.spatial import same_poses
+from wrench_distribution.core.spatial import normalize, same_poses, unusable_quaternions
 
 
 def check_poses(positions, quaternions, names: Sequence[str]) -> tuple:
@@ -28,7 +28,7 @@ def check_poses(positions, quaternions, names: Sequence[str]) -> tuple:
     if far > MAX_ABS or float(np.abs(quaternions).max(initial=0.0)) > MAX_ABS:
         raise ValueError(f'contact pose coordinate {far:.6g} is out of range (|x| <= '
                          f'{MAX_ABS:g})')
-    if np.any(np.linalg.norm(quaternions, axis=1) < 1e-9):
+    if np.any(unusable_quaternions(quaternions)):
         raise ValueError('contact orientation quaternion is zero')
     return positions, quaternions
 
@@ -79,7 +79,6 @@ class DistributorCache:
             then left unchanged.
         """
         positions, quaternions = check_poses(positions, quaternions, self.names)
-        norms = np.linalg.norm(quaternions, axis=1)
         if options is None and self.same_poses(positions, quaternions):
             return False
         opts = self.options if options is None else options
@@ -92,7 +91,7 @@ class DistributorCache:
         self.distributor = dist
         self.options = opts
         self.positions = positions.copy()
-        self.quaternions = quaternions / norms[:, None]
+        self.quaternions = normalize(quaternions)
         return True
 
     def adopt_options(self, options, distributor: Optional[LoadDistributor] = None) -> None:

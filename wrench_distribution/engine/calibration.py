@@ -5,9 +5,10 @@ readings, contact and sensor poses, gravity in the object frame, per sample); th
 (``wrench-distribution identify``) records a whole bag and finds the static poses itself
 (:func:`static_segments`); the analyzer node records the newest samples and captures one pose
 per service call. Both then call :func:`identify_tools` and :func:`identify_held_object`
-(core/calibration.py) and turn the result into the nodes' parameters
-(:func:`calibration_parameters`). :func:`check_signs` says each sensor's sign from the weight
-it carries.
+(core/calibration.py), and :func:`identify_contacts` (core/grasp_identification.py: where the
+grasps are relative to each other, from held rests at several internal loads), and turn the
+result into the nodes' parameters (:func:`calibration_parameters`, :func:`contact_parameters`).
+:func:`check_signs` says each sensor's sign from the weight it carries.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from wrench_distribution.core import calibration as K
 from wrench_distribution.core import spatial as Q
+from wrench_distribution.core.grasp_identification import GraspEstimate, identify_grasps
 from .poses import sensor_models_at
 
 
@@ -208,6 +210,37 @@ def identify_held_object(recording: Recording, sensors: Sequence, biases: np.nda
     return K.identify_object(resultant, rec.gravity, labels[use])
 
 
+def identify_contacts(recording: Recording, sensors: Sequence, biases: np.ndarray, labels: np.ndarray,
+                      names: Sequence[str], rigid: Sequence[bool], object_mass: float, object_com) -> GraspEstimate:
+    """Identify the contacts' poses relative to each other from held rests (one label per rest).
+
+    :param recording: samples with the contacts fixed (static contacts, sensors on them).
+    :param sensors: the sensor models (tools known: configured or identified).
+    :param biases: (n, 6) sensor biases (a constant error is taken in by the fitted offset).
+    :param labels: (k,) rest labels, -1 for samples not used.
+    :param names: effector names.
+    :param rigid: (n,) False for point contacts.
+    :param object_mass: the object's mass (kg); ``object_com`` its centre of mass.
+    :raises CalibrationRefused: naming what is missing.
+    """
+    use = labels >= 0
+    rec = recording.take(use)
+    if rec.sensor_poses is not None:
+        raise K.CalibrationRefused('grasps: the sensor frames come from tf; grasp identification needs the '
+                                   'sensors fixed on their contacts (sensor_frames empty)')
+    if not np.allclose(rec.poses, rec.poses[0], atol=1e-12):
+        raise K.CalibrationRefused('grasps: the contact poses changed between the rests; grasp identification '
+                                   'corrects fixed contacts (contact_source: static)')
+    return identify_grasps(rec.readings, rec.gravity, labels[use], rec.poses[0], sensors, biases,
+                           object_mass, object_com, rigid=rigid, names=names)
+
+
+def contact_parameters(grasps: GraspEstimate) -> dict:
+    """Return the nodes' contact parameters of identified grasps (flat arrays, as the schema has them)."""
+    return {'contact_positions': [round(float(x), 9) for x in grasps.positions.ravel()],
+            'contact_orientations': [round(float(x), 9) for x in grasps.quaternions.ravel()]}
+
+
 def calibration_parameters(tools: Optional[Sequence], obj: Optional[K.ObjectEstimate],
                            mounting: bool) -> dict:
     """Return the nodes' parameters the calibration sets (flat arrays, as the schema has them).
@@ -275,8 +308,12 @@ def _sign_verdict(name: str, configured: int, upward: np.ndarray, index: int) ->
             'upward_force': round(mean, 6), 'z': round(z, 3), 'fix': fix}
 
 
+#: The calibration's parameters both nodes take (the distributor's basis must be the analyzer's).
+SHARED_PARAMETERS = ('object_mass', 'object_com', 'contact_positions', 'contact_orientations')
+
+
 def fragment(parameters: dict, analyzer: str = 'wrench_analyzer', distributor: str = 'wrench_distributor') -> dict:
-    """Return a parameter file of the calibration: the analyzer's section, the object for the distributor.
+    """Return a parameter file of the calibration: the analyzer's section; the object and the contacts for the distributor.
 
     Sections are keyed ``/**/<node>``: the nodes take them in any namespace.
 
@@ -289,7 +326,7 @@ def fragment(parameters: dict, analyzer: str = 'wrench_analyzer', distributor: s
     doc = {analyzer: {'ros__parameters': dict(parameters)}}
     # copies: rcl refuses the YAML aliases that shared lists would become
     shared = {k: list(v) if isinstance(v, list) else v for k, v in parameters.items()
-              if k in ('object_mass', 'object_com')}
+              if k in SHARED_PARAMETERS}
     if shared:
         doc[distributor] = {'ros__parameters': shared}
     return doc

@@ -26,7 +26,7 @@ from wrench_distribution.config import (build_core_objects, DistributorConfig,
                                         per_effector_limits)
 from wrench_distribution.config.safety import check_runtime_change, defaults_in_force, OPT_IN
 from wrench_distribution.core import UnrealisableWrenchError, WrenchDistributionError
-from wrench_distribution.core.codec import format_numbers, same_frame, zero_below_resolution
+from wrench_distribution.core.codec import format_numbers, same_frame, seconds_to_ns, zero_below_resolution
 from wrench_distribution.core.limits import CommandLimits
 from .cache import DistributorCache
 from .feedback import bounded, FeedbackGains, InternalLoadFeedback
@@ -144,8 +144,8 @@ class DistributionEngine:
         self._saturated = False
         self._corr_key: tuple = (None, None, None, None)  # what the cached correction was made of
         self._corr_cached: tuple = (None, None)
-        self.timeout_ns = int(cfg['input_timeout'] * 1e9)
-        self.future_ns = int(cfg['max_future'] * 1e9)
+        self.timeout_ns = seconds_to_ns(cfg['input_timeout'])
+        self.future_ns = seconds_to_ns(cfg['max_future'])
         self.on_timeout = cfg['on_timeout']
         self.last_valid_ns: Optional[int] = None  # steady clock
         self.last_valid_ros_ns = 0  # node clock
@@ -520,8 +520,8 @@ class DistributionEngine:
         self.feedback.set_enabled(new['internal_load_feedback'], mono_ns)
         self.friction.set_feedback(new, mono_ns)
         self.cfg = new
-        self.timeout_ns = int(new['input_timeout'] * 1e9)
-        self.future_ns = int(new['max_future'] * 1e9)
+        self.timeout_ns = seconds_to_ns(new['input_timeout'])
+        self.future_ns = seconds_to_ns(new['max_future'])
         self.on_timeout = new['on_timeout']
         if self.last_out is not None and not self.limits.within(self.last_out):
             self.last_out = None

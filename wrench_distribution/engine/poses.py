@@ -47,6 +47,19 @@ class StaticPoses(PoseSource):
         self.poses = np.asarray(poses, float)
         self.description = 'static configuration'
 
+    def replace(self, poses: np.ndarray, description: str) -> None:
+        """Use other poses from now on (identified grasps: engine state, not a parameter write).
+
+        :param poses: (n, 7), the same shape as before, finite.
+        :param description: where they come from (the reason a sample has no pose names it).
+        :raises ValueError: for another shape or a NaN.
+        """
+        poses = np.asarray(poses, float)
+        if poses.shape != self.poses.shape or not np.isfinite(poses).all():
+            raise ValueError(f'expected finite contact poses of shape {self.poses.shape}, got {poses.shape}')
+        self.poses = np.concatenate([poses[:, :3], Q.normalize(poses[:, 3:])], axis=1)
+        self.description = description
+
     def at(self, stamps_ns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Poses (k, n, 7) and validity (k,) at the sample stamps."""
         k = len(stamps_ns)

@@ -12,11 +12,17 @@
   captured poses (tools and biases as they are now). Kept in the calibration; they take
   effect at the next start of both nodes (the distributor and the analyzer share one basis
   only while their ``object_com`` agree: the analyzer does not change its own alone).
+- ``~/calibration/identify_grasps``: the contacts' poses relative to each other from the captured
+  rests, the object held still at several internal loads (core/grasp_identification.py).
+  Applied at once in the analysis engine (its static contacts replaced: engine state, reported
+  in the ``sensing`` diagnostics, not a parameter write); ``~/save_calibration`` writes them as
+  ``contact_positions`` and ``contact_orientations`` for both nodes' next start. Only with
+  ``contact_source: static``. The captured poses are then cleared.
 - ``~/calibration/clear``: forget the captured poses.
 - ``~/check_signs``: each sensor's sign from the weight it carries over the newest
   ``tare_samples`` samples (the object held at rest); success when every configured sign is right.
 - ``~/save_calibration``: write the calibration in use (biases, including the tare's, tools,
-  rotations, object) to ``calibration_file``, a parameter file the launch files load.
+  rotations, object, contacts) to ``calibration_file``, a parameter file the launch files load.
 """
 from __future__ import annotations
 
@@ -53,11 +59,13 @@ class CalibrationServices:
         self.captured: list = []
         self.tools: Optional[list] = None
         self.object: Optional[tuple] = None
+        self.grasps = None
         self.report = 'none'
         self.resize(setting('tare_samples'))
         for name, callback in (('calibration/capture', self._capture), ('calibration/clear', self._clear),
                                ('calibration/identify_tools', self._identify_tools),
                                ('calibration/identify_object', self._identify_object),
+                               ('calibration/identify_grasps', self._identify_grasps),
                                ('save_calibration', self._save), ('check_signs', self._check_signs)):
             node.create_service(Trigger, f'~/{name}', callback)
 
@@ -66,8 +74,15 @@ class CalibrationServices:
         self.engine.recorder = E.CalibrationRecorder(int(samples))
 
     def values(self) -> dict:
-        """Key/values for the ``sensing`` diagnostics status."""
-        return {'calibration': self.report, 'calibration_poses': str(len(self.captured))}
+        """Key/values for the ``sensing`` diagnostics status (the identified contacts in use, if any)."""
+        out = {'calibration': self.report, 'calibration_poses': str(len(self.captured))}
+        if self.grasps is not None:
+            out['contacts'] = (f'identified from {self.grasps.rests} rests (rank {self.grasps.rank} of '
+                               f'{self.grasps.correction.size}), not the contact_positions/orientations parameters')
+            for name, c in zip(self.names, self.grasps.correction):
+                out[f'contact_correction.{name}'] = (f'{_fixed(c[:3] * 1e3)} mm, '
+                                                     f'{_fixed(np.degrees(c[3:]))} deg')
+        return out
 
     def _recording(self):
         rows = [row for pose in self.captured for row in pose]
@@ -157,6 +172,30 @@ class CalibrationServices:
                        f'{np.round(obj.com, 4).tolist()} +- {float(obj.com_sigma.max()):.2g} m; saved by '
                        '~/save_calibration, in effect at the next start')
 
+    def _identify_grasps(self, request, response):
+        source = self.setting('contact_source')
+        if source != 'static':
+            return _answer(response, False, f"identify_grasps refused: contact_source is '{source}': the contact "
+                           'poses come from it at every sample, and grasp identification corrects static '
+                           'contacts only (contact_source: static)')
+        if not self.captured:
+            return _answer(response, False, 'identify_grasps refused: no rest captured (~/calibration/capture '
+                           'at each internal load)')
+        recording, labels = self._recording()
+        config = self.engine.config
+        try:
+            grasps = E.identify_contacts(recording, config.sensors, self.engine.biases, labels, self.names,
+                                         [t == 'rigid' for t in config.contact_types],
+                                         float(self.setting('object_mass')), self.setting('object_com'))
+            self.engine.poses.replace(np.concatenate([grasps.positions, grasps.quaternions], axis=1),
+                                      'static configuration, corrected by ~/calibration/identify_grasps')
+        except (WrenchDistributionError, ValueError) as err:
+            return _answer(response, False, f'identify_grasps refused: {err}')
+        self.grasps = grasps
+        self.captured = []
+        self.report = f'grasps identified from {grasps.rests} rests'
+        return _answer(response, True, 'applied: ' + grasp_summary(grasps, self.names))
+
     def _check_signs(self, request, response):
         want = int(self.setting('tare_samples'))
         if len(self.engine.recorder) < want:
@@ -174,6 +213,8 @@ class CalibrationServices:
         """Return the calibration in use, as analyzer parameter values (the biases always, a tare's too)."""
         tf_sensors = bool(self.setting('sensor_frames'))  # orientations from tf: not written
         out = E.calibration_parameters(self.tools, self.object, self.mounting and not tf_sensors)
+        if self.grasps is not None:
+            out.update(E.contact_parameters(self.grasps))
         out['sensor_biases'] = [round(float(x), 9) for x in self.engine.biases.ravel()]
         return out
 
@@ -194,6 +235,21 @@ class CalibrationServices:
             return _answer(response, False, f'save_calibration failed: {err}')
         saved = ', '.join(next(iter(document.values()))['ros__parameters'])
         return _answer(response, True, f'saved {saved} to {path}')
+
+
+def _fixed(values) -> str:
+    return '[' + ', '.join(f'{x:+.2f}' for x in values) + ']'
+
+
+def grasp_summary(grasps, names: list) -> str:
+    """Say what a grasp identification found: each contact's correction with 1-sigma, what is undetermined."""
+    parts = [f'{name}: moved {_fixed(c[:3] * 1e3)} +- {_fixed(s[:3] * 1e3)} mm, turned {_fixed(np.degrees(c[3:]))} '
+             f'+- {_fixed(np.degrees(s[3:]))} deg' for name, c, s in zip(names, grasps.correction, grasps.sigma)]
+    text = '; '.join(parts) + (f'; rank {grasps.rank} of {grasps.correction.size}, condition {grasps.condition:.3g}, '
+                               f'{grasps.rests} rests ({grasps.outliers} dropped)')
+    if grasps.undetermined:
+        text += '; held at the configured value (undetermined): ' + '; '.join(grasps.undetermined)
+    return text + "; saved by ~/save_calibration for both nodes' next start"
 
 
 def _answer(response, success: bool, message: str):

@@ -13,10 +13,10 @@ from typing import Callable, Optional
 from geometry_msgs.msg import PoseArray
 import numpy as np
 
+from wrench_distribution.config.schema import ConfigError
 from wrench_distribution.core.codec import same_frame
+from wrench_distribution.core.messages import pose_array_to_arrays
 from wrench_distribution.engine.cache import DistributorCache
-from wrench_distribution.params import ConfigError
-from wrench_distribution.ros.conversions import pose_array_to_arrays
 from wrench_distribution.ros.diagnostics import DiagnosticsState, ERROR
 from wrench_distribution.ros.qos import reliable_qos
 

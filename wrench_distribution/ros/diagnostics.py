@@ -12,6 +12,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
+from wrench_distribution.core.codec import seconds_to_ns
 from wrench_distribution.engine.status import ERROR, OK, STALE, WARN
 _LEVEL_IS_BYTES = isinstance(DiagnosticStatus().level, (bytes, bytearray))
 _LEVEL_NAMES = {OK: 'OK', WARN: 'WARN', ERROR: 'ERROR', STALE: 'STALE'}
@@ -219,7 +220,7 @@ class SimClockMonitor:
     """
 
     def __init__(self, patience_s: float = 1.0) -> None:
-        self.patience_ns = int(patience_s * 1e9)
+        self.patience_ns = seconds_to_ns(patience_s)
         self._last_value: Optional[int] = None
         self._last_change = time.monotonic_ns()
         self._sim = False

@@ -1,4 +1,4 @@
-"""Declare a node's parameters from the pure schema in :mod:`wrench_distribution.params`."""
+"""Declare a node's parameters from the pure schema in :mod:`wrench_distribution.config`."""
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Set, Tuple
 
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
@@ -7,8 +7,8 @@ from rclpy.exceptions import InvalidParameterTypeException, ParameterUninitializ
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from wrench_distribution.config.validation import unknown_message
-from wrench_distribution.params import check_param_value, ConfigError, ParamSpec, validate_params
+from wrench_distribution.config.schema import ConfigError, ParamSpec
+from wrench_distribution.config.validation import check_param_value, unknown_message, validate_params
 
 #: ``check(params) -> (reason or None, plan)`` of :func:`add_parameter_callbacks`.
 CheckFn = Callable[[list], Tuple[Optional[str], Any]]
@@ -180,7 +180,7 @@ def ros_args_parameters(argv: Sequence[str], node_name: str) -> Dict[str, object
     :return: name -> value (unreadable files and other nodes' sections are skipped).
     """
     import yaml
-    from wrench_distribution.params import read_ros_params_yaml
+    from wrench_distribution.config.loading import read_ros_params_yaml
     out: Dict[str, object] = {}
     args = list(argv)
     for i, a in enumerate(args[:-1]):

@@ -15,11 +15,11 @@ from typing import Callable, Optional
 from geometry_msgs.msg import PoseArray, PoseStamped
 
 from wrench_distribution.config import ConfigError
-from wrench_distribution.core.codec import stamp_to_ns
+from wrench_distribution.core.codec import seconds_to_ns, stamp_to_ns
+from wrench_distribution.core.messages import pose_array_to_arrays, pose_to_list
 from wrench_distribution.engine.analysis import needs_orientation
 from wrench_distribution.engine.poses import HeldPoses, same_frame, StaticPoses
 from wrench_distribution.engine.sensing import LiveHeldPoses
-from wrench_distribution.ros.conversions import pose_array_to_arrays
 from wrench_distribution.ros.diagnostics import DiagnosticsState, ERROR
 from wrench_distribution.ros.qos import reliable_qos
 
@@ -51,7 +51,7 @@ class PoseInputs:
                                          for c in config.contacts])
         elif self.source == 'topic':
             self.contacts = HeldPoses(names, config.object_frame,
-                                      int(round(config.contact_timeout * 1e9)))
+                                      seconds_to_ns(config.contact_timeout))
         else:
             self._tf_sources(config)
         if needs_orientation(config.params):
@@ -81,7 +81,7 @@ class PoseInputs:
         frame = params['gravity_frame']
         if params['object_orientation_source'] == 'topic':
             self.orientation = LiveHeldPoses(['object'], frame,
-                                             int(round(params['orientation_timeout'] * 1e9)),
+                                             seconds_to_ns(params['orientation_timeout']),
                                              description=f"topic {params['object_pose_topic']}")
             return
         from wrench_distribution.ros.tf import TfBufferPoses
@@ -114,11 +114,11 @@ class PoseInputs:
 
     def _on_object_pose(self, msg: PoseStamped) -> None:
         frame = self.config.params['gravity_frame']
-        p, q = msg.pose.position, msg.pose.orientation
+        values = pose_to_list(msg.pose)
         try:
             if msg.header.frame_id and not same_frame(msg.header.frame_id, frame):
                 raise ValueError(f"frame '{msg.header.frame_id}' is not gravity_frame '{frame}'")
-            pose = self.orientation.check('', [[p.x, p.y, p.z]], [[q.x, q.y, q.z, q.w]])
+            pose = self.orientation.check('', [values[:3]], [values[3:]])
         except ValueError as e:
             self.diag.problem('rejected_object_pose', f'object pose rejected: {e}', ERROR,
                               'sensing')

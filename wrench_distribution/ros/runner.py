@@ -27,7 +27,7 @@ def make_executor(kind: Optional[str] = None, context=None):
     :return: the executor instance.
     :raises ConfigError: for an unknown kind (the message names the variable).
     """
-    from wrench_distribution.params import ConfigError
+    from wrench_distribution.config.schema import ConfigError
     kind = kind or os.environ.get(EXECUTOR_ENV) or DEFAULT_EXECUTOR
     if kind not in EXECUTOR_KINDS:
         raise ConfigError(f'{EXECUTOR_ENV}={kind!r}: expected one of {", ".join(EXECUTOR_KINDS)}')
@@ -176,7 +176,7 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
     :return: exit code: 0 after a normal shutdown, 2 on invalid configuration.
     """
     from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
-    from wrench_distribution.params import ConfigError
+    from wrench_distribution.config.schema import ConfigError
     try:
         from rclpy.executors import ExternalShutdownException
     except ImportError:  # pragma: no cover
