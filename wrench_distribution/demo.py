@@ -677,10 +677,13 @@ def _report_comparison(args: argparse.Namespace, stem: str, text: str, summary: 
 def compare_calibrate(argv: list, args: argparse.Namespace) -> int:
     """Run a user's calibration, then the hold with the identified parameters and with the guesses.
 
+    The guesses are run as typed (no biases known) and tared with the object free (the tare
+    takes in the biases and the tools' weight in the pose it was taken in).
+
     :param argv: the command line (``--calibrate``, ``--calibration``, ``--tare``,
         ``--internal-load-feedback`` and ``--summary-json`` are set per run).
     :param args: its parsed options (``--summary-json``: the comparison's JSON).
-    :return: 0 when the three runs completed, else the first failing run's code
+    :return: 0 when the four runs completed, else the first failing run's code
     """
     from .sim.reports.real_cell import compare_calibration
     base = _without(argv, ('--calibrate', '--calibration', '--tare', '--internal-load-feedback',
@@ -693,7 +696,8 @@ def compare_calibrate(argv: list, args: argparse.Namespace) -> int:
         return code
     file = str(calibration_dir / 'calibration.yaml')
     runs = {}
-    for label, extra in (('identified', ['--calibration', file]), ('typed guesses, tared', ['--tare', 'on'])):
+    for label, extra in (('identified', ['--calibration', file]), ('typed guesses', []),
+                         ('typed guesses, tared', ['--tare', 'on'])):
         code = main(base + extra)
         if code != 0:
             return code

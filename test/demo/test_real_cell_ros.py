@@ -129,10 +129,10 @@ def test_calibration_procedure_identifies_the_cell_and_holds_the_load_through_th
 
     ``--calibrate compare``: the free tools turned through five orientations and the held box
     through three (captured at each rest, identified, saved), then the hold with the saved file
-    loaded by both nodes, and with the typed guesses tared. The saved parameters are compared
+    loaded by both nodes, with the typed guesses as typed, and with them tared. The saved parameters are compared
     here with the scenario's truth (the issue's figures); the internal load is judged on the
     simulator's truth while the box tilts by 30 deg: within the target with the identified
-    parameters, not with the guesses.
+    parameters; not with the guesses (visibly as typed, by a little once tared).
     """
     with open(TILT_SCENARIO, encoding='utf-8') as f:
         cell = {k: v['ros__parameters'] for k, v in yaml.safe_load(f).items()}
@@ -163,6 +163,7 @@ def test_calibration_procedure_identifies_the_cell_and_holds_the_load_through_th
     np.testing.assert_allclose(biases[:, :3], true_biases[:, :3], atol=0.02)
     np.testing.assert_allclose(biases[:, 3:], true_biases[:, 3:], atol=0.002)
     identified = json.loads((tmp_path / 'dual_arm_real_cell_tilt_calibrated_feedback' / 'elements.json').read_text())
+    typed = json.loads((tmp_path / 'dual_arm_real_cell_tilt_feedback' / 'elements.json').read_text())
     guessed = json.loads((tmp_path / 'dual_arm_real_cell_tilt_tare_feedback' / 'elements.json').read_text())
     lo, hi = identified['steady_window_s']
     from wrench_distribution.sim.reports.series import read_bag
@@ -172,10 +173,12 @@ def test_calibration_procedure_identifies_the_cell_and_holds_the_load_through_th
     # through the tilt: from about level (the box hangs a few degrees off under the
     # controller) to 30 deg, judged over the whole turn
     assert tilt.min() < 5.0 and tilt.max() > 29.0 and np.ptp(tilt) > 25.0, (tilt.min(), tilt.max())
-    outside_guessed = []
-    for name, e in identified['elements'].items():
-        assert abs(e['true_mean'] - e['commanded']) <= target(e['commanded'], e['unit']), (name, e)
-        g = guessed['elements'][name]
-        if abs(g['true_mean'] - g['commanded']) > target(g['commanded'], g['unit']):
-            outside_guessed.append(name)
-    assert outside_guessed, guessed['elements']
+
+    def misses(run: dict) -> dict:  # each element's true miss in units of its target
+        return {name: abs(e['true_mean'] - e['commanded']) / target(e['commanded'], e['unit'])
+                for name, e in run['elements'].items()}
+    assert max(misses(identified).values()) <= 1.0, identified['elements']
+    # the guesses as typed (the biases unknown): visibly off, two elements or more by 3 targets
+    # or more; tared with the object free: worse than identified on the element worst hit
+    assert sum(m >= 3.0 for m in misses(typed).values()) >= 2, typed['elements']
+    assert max(misses(guessed).values()) > max(misses(identified).values()), guessed['elements']
