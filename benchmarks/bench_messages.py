@@ -10,21 +10,28 @@ their subscription callbacks directly with prepared messages, without an executo
 figure is the Python and rclpy work of one message: conversion, engine, publishing.
 
 - **analyzer, per sample at 2 sensors**: ``wrench_analyzer`` with two static rigid contacts,
-  two F/T readings per sample (the two callbacks), each sample analysed and its 4 x 2
-  wrenches, resultant, internal load and norms published;
+  two F/T readings per sample (the two callbacks), each sample analysed and published on the
+  outputs that have a subscriber (a subscriber node in this process, never spun): the
+  measured internal load alone (the closed loop of ``bench_relay.py --analyzer-rate``), then
+  every output (its 4 x 2 wrenches, with the invariant state, the resultant, the internal
+  load and the two norms);
 - **distributor, per desired wrench with feedback**: ``wrench_distributor`` with four
   static rigid contacts (the configuration of ``bench_relay.py``), ``internal_load_feedback``
   on, one measured internal load per desired wrench (the worst case: measurements at the
-  command rate), its four commands published; the measurement callback is timed apart.
+  command rate), its four commands published to a subscriber; the measurement callback is
+  timed apart.
 
 The budget is set from the 1 kHz period: both nodes share 2 cores with DDS, a source and a
 sink, so each may take at most 25 % of 1 ms (250 us) per message on one core. Figures are
-medians of ``--rounds`` loops; ``--profile FILE`` writes a cProfile of one more loop.
+medians of ``--rounds`` loops, in CPU time of this process (what the message costs the shared
+cores; the budget's measure) and in wall time (which grows with other jobs' load);
+``--profile FILE`` writes a cProfile of one more loop.
 """
 from __future__ import annotations
 
 import argparse
 import cProfile
+import itertools
 import os
 from pathlib import Path
 import statistics
@@ -66,6 +73,25 @@ def distributor_node():
         'internal_load_feedback': True, 'feedback_timeout': 1.0}))
 
 
+def relay_node():
+    """Return a bare relay (``bench_relay.py``'s): one ``WrenchStamped`` in, four copies out."""
+    import rclpy
+    from geometry_msgs.msg import WrenchStamped
+    from wrench_distribution.ros.qos import qos_from_name
+    node = rclpy.create_node('bench_bare_relay')
+    pubs = [node.create_publisher(WrenchStamped, f'r{i}/wrench_command', qos_from_name('reliable'))
+            for i in range(4)]
+    outs = [WrenchStamped() for _ in pubs]
+
+    def relay(msg) -> None:
+        for m, p in zip(outs, pubs):
+            m.header = msg.header
+            m.wrench = msg.wrench
+            p.publish(m)
+    node.relay = relay
+    return node
+
+
 def wrench_messages(count: int, frame: str, seed: int) -> list:
     """Return ``count`` stamped wrenches, 1 us apart, the last one now (system clock)."""
     import numpy as np
@@ -85,22 +111,66 @@ def wrench_messages(count: int, frame: str, seed: int) -> list:
     return out
 
 
-def timed(loop, rounds: int) -> float:
-    """Median seconds of ``loop()`` over ``rounds`` calls (one warm-up first)."""
+_READERS = itertools.count()
+
+
+def subscribe(node, topics: list, timeout: float = 10.0):
+    """Return a node subscribed to ``topics`` (never spun) once the node's publishers match.
+
+    :param node: the node under test.
+    :param topics: its output topics to subscribe (resolved names).
+    :param timeout: seconds to wait for matching.
+    :return: the subscriber node (destroy it to unsubscribe).
+    """
+    import rclpy
+    pubs = {p.topic_name: p for p in node.publishers}
+    reader = rclpy.create_node(f'bench_reader_{next(_READERS)}')
+    for topic in topics:
+        reader.create_subscription(pubs[topic].msg_type, topic, lambda _msg: None, 10)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and not all(pubs[t].get_subscription_count() for t in topics):
+        time.sleep(0.01)
+    return reader
+
+
+def output_topics(node) -> list:
+    """Return the analyzer's output topics (everything it publishes but diagnostics)."""
+    return [p.topic_name for p in node.publishers
+            if p.topic_name not in ('/diagnostics', '/rosout', '/parameter_events')]
+
+
+def timed(loop, rounds: int) -> tuple:
+    """Median CPU and wall seconds of ``loop()`` over ``rounds`` calls (one warm-up first).
+
+    A loop may carry a ``prepare`` attribute, run untimed before each call. CPU time
+    (``time.process_time``: this process, every thread) is what a message costs the cores
+    the nodes share; wall time also counts the time the scheduler gave to other processes.
+
+    :return: ``(cpu seconds, wall seconds)``.
+    """
+    prepare = getattr(loop, 'prepare', lambda: None)
+    prepare()
     loop()
-    times = []
+    cpu, wall = [], []
     for _ in range(rounds):
-        t0 = time.perf_counter()
+        prepare()
+        c0, t0 = time.process_time(), time.perf_counter()
         loop()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        cpu.append(time.process_time() - c0)
+        wall.append(time.perf_counter() - t0)
+    return statistics.median(cpu), statistics.median(wall)
+
+
+def per_message(figures: tuple, samples: int) -> tuple:
+    """Return ``(cpu, wall)`` seconds of a loop divided by its messages."""
+    return tuple(x / samples for x in figures)
 
 
 def analyzer_loop(node, samples: int):
     """Return a callable feeding ``samples`` synchronised samples of two sensors."""
     msgs = [wrench_messages(samples, '', seed) for seed in (1, 2)]
 
-    def loop() -> None:
+    def prepare() -> None:
         # fresh stamps each loop, 1 us apart and in the past: the engine drops samples older
         # than the last one and readings stamped ahead of the node clock
         from wrench_distribution.core.codec import ns_to_stamp
@@ -110,11 +180,25 @@ def analyzer_loop(node, samples: int):
             stamp = ns_to_stamp(base + k * 1000, Time)
             msgs[0][k].header.stamp = stamp
             msgs[1][k].header.stamp = stamp
+
+    def loop() -> None:
         on_ft = node._on_ft
         first, second = msgs
         for k in range(samples):
             on_ft(0, first[k])
             on_ft(1, second[k])
+    loop.prepare = prepare
+    return loop
+
+
+def relay_loop(node, samples: int):
+    """Return a callable relaying ``samples`` desired wrenches."""
+    msgs = wrench_messages(samples, '', 4)
+
+    def loop() -> None:
+        relay = node.relay
+        for msg in msgs:
+            relay(msg)
     return loop
 
 
@@ -122,8 +206,8 @@ def distributor_loops(node, samples: int) -> tuple:
     """Return ``(desired-wrench loop, measurement loop)`` over ``samples`` messages."""
     from wrench_distribution.ros.conversions import make_internal_load_msg
     msgs = wrench_messages(samples, '', 3)
-    measured = make_internal_load_msg(node._engine.cache.distributor.basis_names)
-    values = [0.0] * len(node._engine.cache.distributor.basis_names)
+    measured = make_internal_load_msg(node._engine.basis_names)
+    values = [0.0] * len(node._engine.basis_names)
     values[0] = 9.0
     measured.data = values
 
@@ -155,28 +239,40 @@ def main(argv=None) -> int:
     try:
         analyzer = analyzer_node()
         distributor = distributor_node()
+        relay = relay_node()
+        readers = [subscribe(node, [p.topic_name for p in node.publishers
+                                    if p.topic_name.endswith('wrench_command')])
+                   for node in (distributor, relay)]
         gc.freeze()  # as the nodes' entry points do after start-up
         a_loop = analyzer_loop(analyzer, args.samples)
         d_loop, m_loop = distributor_loops(distributor, args.samples)
-        analyzer_s = timed(a_loop, args.rounds) / args.samples
-        measured_s = timed(m_loop, args.rounds) / args.samples
-        both_s = timed(d_loop, args.rounds) / args.samples
+        readers.append(subscribe(analyzer, ['/measured/internal_load']))
+        loop_s = per_message(timed(a_loop, args.rounds), args.samples)
+        readers.append(subscribe(analyzer, output_topics(analyzer)))
+        analyzer_s = per_message(timed(a_loop, args.rounds), args.samples)
+        measured_s = per_message(timed(m_loop, args.rounds), args.samples)
+        both_s = per_message(timed(d_loop, args.rounds), args.samples)
+        relay_s = per_message(timed(relay_loop(relay, args.samples), args.rounds), args.samples)
         if args.profile:
             cProfile.runctx('a_loop()', globals(), {'a_loop': a_loop}, args.profile + '.analyzer')
             cProfile.runctx('d_loop()', globals(), {'d_loop': d_loop}, args.profile + '.distributor')
-        rows = [('analyzer, per sample at 2 sensors (2 readings, outputs published)', analyzer_s),
+        rows = [('analyzer, per sample at 2 sensors (2 readings; the measured internal load '
+                 'subscribed, as in the loop)', loop_s),
+                ('analyzer, per sample at 2 sensors (2 readings; every output subscribed: 12 '
+                 'messages, the invariant state computed)', analyzer_s),
                 ('distributor + feedback, per desired wrench (4 commands published)',
-                 both_s - measured_s),
+                 tuple(b - m for b, m in zip(both_s, measured_s))),
                 ('distributor + feedback, per measured internal load', measured_s),
-                ('distributor + feedback, desired wrench + one measurement', both_s)]
+                ('distributor + feedback, desired wrench + one measurement', both_s),
+                ('bare relay (bench_relay.py), per input (4 copies published)', relay_s)]
         print(f'# {args.samples} messages per loop, median of {args.rounds} loops; budget '
               f'{BUDGET_S * 1e6:.0f} us per message (25 % of the 1 kHz period)')
-        print('| path | us per message | share of the budget |')
-        print('|---|---|---|')
-        for label, seconds in rows:
-            print(f'| {label} | {seconds * 1e6:.1f} | {seconds / BUDGET_S * 100:.0f} % |')
-        analyzer.destroy_node()
-        distributor.destroy_node()
+        print('| path | CPU us per message | share of the budget (CPU) | wall us per message |')
+        print('|---|---|---|---|')
+        for label, (cpu, wall) in rows:
+            print(f'| {label} | {cpu * 1e6:.1f} | {cpu / BUDGET_S * 100:.0f} % | {wall * 1e6:.1f} |')
+        for node in readers + [analyzer, distributor, relay]:
+            node.destroy_node()
     finally:
         rclpy.try_shutdown()
         print(f'# load average at end: {os.getloadavg()}')

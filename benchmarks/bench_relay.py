@@ -195,6 +195,7 @@ def role_source(args) -> None:
         pub.publish(msg)
     n = int(args.duration * args.rate)
     stamps = []
+    open(args.out + '.start', 'w').close()  # the orchestrator's CPU window (cpu_shares)
     t0 = time.perf_counter()
     for k in range(n):
         d = t0 + k * period - time.perf_counter()
@@ -274,19 +275,26 @@ def role_ft(args) -> None:
     rclpy.try_shutdown()
 
 
-def write_analyzer_params(path: str) -> None:
-    """Write the analyzer's parameter file: the first two contacts, static, default outputs.
+def analyzer_params() -> dict:
+    """Return the analyzer's parameters: the first two contacts, static, default outputs.
 
     Its ``measured/internal_load`` is the distributor's default ``feedback_topic``; with
     ``--effectors 2`` both name the same basis, so the distributor takes the measurements.
+    """
+    return {'effectors': FT_NAMES, 'contact_source': 'static',
+            'contact_positions': POSITIONS[:6], 'object_com': COM}
+
+
+def write_params(path: str, sections: dict) -> None:
+    """Write a ROS parameter file.
 
     :param path: file to write.
+    :param sections: node name (or ``/**``) -> parameters.
     """
     import yaml
-    with open(path, 'w') as f:
-        yaml.safe_dump({'/**': {'ros__parameters': {
-            'effectors': FT_NAMES, 'contact_source': 'static',
-            'contact_positions': POSITIONS[:6], 'object_com': COM}}}, f)
+    data = {name: {'ros__parameters': params} for name, params in sections.items()}
+    with open(path, 'w') as f:  # through JSON: no shared list, so no YAML alias (rcl refuses them)
+        yaml.safe_dump(json.loads(json.dumps(data)), f)
 
 
 STARTUP_TOPIC = 'startup_probe'
@@ -374,20 +382,16 @@ def role_talker(args) -> None:
 
 
 # -- orchestration ----------------------------------------------------------------------
-def write_distributor_params(path: str, feedback: bool = False) -> None:
-    """Write the distributor's parameter file of the relay benchmark (four static contacts).
+def distributor_params(feedback: bool = False) -> dict:
+    """Return the distributor's parameters of the relay benchmark (static contacts).
 
-    :param path: file to write.
     :param feedback: run with ``internal_load_feedback`` on.
     """
-    import yaml
-    with open(path, 'w') as f:
-        yaml.safe_dump({'/**': {'ros__parameters': {
-            'effectors': NAMES, 'contact_types': ['rigid'] * N_EFFECTORS,
+    return {'effectors': NAMES, 'contact_types': ['rigid'] * N_EFFECTORS,
             'contact_source': 'static', 'contact_positions': POSITIONS,
             'object_com': COM, 'input_timeout': 0.0,
             'internal_load_handles': ['squeeze(e0,e1)=10.0'],
-            'internal_load_feedback': feedback, 'feedback_timeout': 1.0}}}, f)
+            'internal_load_feedback': feedback, 'feedback_timeout': 1.0}
 
 
 def relay_figures(src_data: dict, sink_data: dict, label: str, rate: float) -> dict:
@@ -423,27 +427,88 @@ def relay_figures(src_data: dict, sink_data: dict, label: str, rate: float) -> d
             'lost_last_index': lost_idx[-1] if lost_idx else None}
 
 
-def start_analyzer(tmp: str, env: dict, rate: float, duration: float, settle: float) -> list:
-    """Start the analyzer (its parameter file in ``tmp``) and the ``ft`` process feeding it.
+def start_nodes(tmp: str, env: dict, target: str, analyzer_rate: float, layout: str,
+                common: list) -> list:
+    """Start the distributor and what feeds its feedback (parameter files in ``tmp``).
 
-    :param tmp: directory for the parameter file.
-    :param env: environment of both (the analyzer's executor chosen in it).
-    :param rate: F/T rate (Hz).
-    :param duration: seconds of publishing.
-    :param settle: seconds of warm-up.
-    :return: the two processes.
+    ``feedback`` with ``analyzer_rate > 0``: the analyzer and the ``ft`` process feeding it,
+    the two nodes in two processes (``layout`` ``processes``) or in one (``one-process``:
+    ``python -m wrench_distribution.cell``); ``feedback`` alone: a ``measure`` process.
+
+    :param tmp: directory for the parameter files.
+    :param env: environment of the nodes (their executor chosen in it).
+    :param target: ``distributor`` or ``feedback``.
+    :param analyzer_rate: F/T rate (Hz), 0 for none.
+    :param layout: ``processes`` or ``one-process``.
+    :param common: the role arguments (rate, duration, settle).
+    :return: the processes by name.
     """
-    af = os.path.join(tmp, 'a.yaml')
-    write_analyzer_params(af)
-    analyzer = subprocess.Popen(node_command('analyzer', 'wrench_distribution.analyzer_node')
-                                + ['--ros-args', '--params-file', af, '--log-level', 'warn'], env=env)
-    ft = subprocess.Popen([sys.executable, os.path.abspath(__file__), '--role', 'ft', '--rate',
-                           str(rate), '--duration', str(duration), '--settle', str(settle)], env=env)
-    return [analyzer, ft]
+    me = [sys.executable, os.path.abspath(__file__)]
+    dist = distributor_params(feedback=target == 'feedback')
+    quiet = ['--log-level', 'warn']
+    if target == 'feedback' and analyzer_rate > 0:
+        ft = subprocess.Popen(me + ['--role', 'ft'] + common[2:] + ['--rate', str(analyzer_rate)],
+                              env=env)
+        pf = os.path.join(tmp, 'p.yaml')
+        write_params(pf, {'wrench_distributor': dist, 'wrench_analyzer': analyzer_params()})
+        if layout == 'one-process':
+            return {'ft': ft, 'cell': subprocess.Popen(
+                [sys.executable, '-m', 'wrench_distribution.cell', '--ros-args', '--params-file',
+                 pf] + quiet, env=env)}
+        return dict({'ft': ft}, **{exe: subprocess.Popen(
+            node_command(exe, f'wrench_distribution.{exe}_node') + ['--ros-args', '--params-file', pf]
+            + quiet, env=env) for exe in ('analyzer', 'distributor')})
+    procs = {}
+    if target == 'feedback':
+        procs['measure'] = subprocess.Popen(me + ['--role', 'measure'] + common, env=env)
+    pf = os.path.join(tmp, 'p.yaml')
+    write_params(pf, {'/**': dist})
+    procs['distributor'] = subprocess.Popen(
+        node_command('distributor', 'wrench_distribution.distributor_node')
+        + ['--ros-args', '--params-file', pf] + quiet, env=env)
+    return procs
+
+
+def _cpu_seconds(proc: subprocess.Popen) -> float:
+    """CPU time (user + system, every thread) a running process has used, or NaN."""
+    try:
+        with open(f'/proc/{proc.pid}/stat') as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+    except (OSError, IndexError, ValueError):
+        return float('nan')
+
+
+def cpu_shares(procs: dict, src_out: str, timeout: float) -> dict:
+    """Share of one core each process used while the source published its measured inputs.
+
+    The window runs from the source's ``<out>.start`` file (written as its measured loop
+    begins) to its ``<out>`` file (written when it ends); ``/proc/<pid>/stat`` (Linux).
+
+    :param procs: name -> running process.
+    :param src_out: the source's output file.
+    :param timeout: seconds to wait for each file.
+    :return: name -> percent of one core (empty when the window was not seen).
+    """
+    def wait_for(path: str) -> bool:
+        end = time.monotonic() + timeout
+        while not os.path.exists(path) and time.monotonic() < end:
+            time.sleep(0.005)
+        return os.path.exists(path)
+    if not wait_for(src_out + '.start'):
+        return {}
+    start = {name: _cpu_seconds(p) for name, p in procs.items()}
+    t0 = time.monotonic()
+    if not wait_for(src_out):
+        return {}
+    elapsed = time.monotonic() - t0
+    return {name: round(100.0 * (_cpu_seconds(p) - start[name]) / elapsed, 1)
+            for name, p in procs.items()}
 
 
 def run_one(target: str, rate: float, duration: float, settle: float, domain: int,
-            executor: str, sink_executor: str = 'events', analyzer_rate: float = 0.0) -> dict:
+            executor: str, sink_executor: str = 'events', analyzer_rate: float = 0.0,
+            layout: str = 'processes') -> dict:
     """Run source, target (relay or distributor) and sink once; return the figures.
 
     :param target: ``relay``, ``distributor`` or ``feedback`` (the distributor with
@@ -454,30 +519,23 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
     :param domain: ROS domain id.
     :param executor: executor kind of the relay or distributor (``runner.EXECUTOR_KINDS``).
     :param sink_executor: executor kind of the sink.
-    :param analyzer_rate: with ``feedback``: > 0 runs the analyzer in its own process on two
-        F/T streams at this rate instead of the ``measure`` process.
+    :param analyzer_rate: with ``feedback``: > 0 runs the analyzer on two F/T streams at this
+        rate instead of the ``measure`` process.
+    :param layout: with the analyzer: ``processes`` (each node in its own) or ``one-process``.
     :return: dict of results.
     """
     tmp = tempfile.mkdtemp(prefix='wd_bench_')
     env = ros_env(domain)
     me = [sys.executable, os.path.abspath(__file__)]
     common = ['--rate', str(rate), '--duration', str(duration), '--settle', str(settle)]
-    procs = []
+    procs: dict = {}
     try:
         if target == 'relay':
-            procs.append(subprocess.Popen(me + ['--role', 'relay', '--relay-executor', executor],
-                                          env=env))
+            procs['relay'] = subprocess.Popen(me + ['--role', 'relay', '--relay-executor',
+                                                    executor], env=env)
         else:
-            pf = os.path.join(tmp, 'p.yaml')
-            write_distributor_params(pf, feedback=target == 'feedback')
-            e = dict(env, WRENCH_DISTRIBUTION_EXECUTOR=executor)
-            if target == 'feedback' and analyzer_rate > 0:
-                procs += start_analyzer(tmp, e, analyzer_rate, duration, settle)
-            elif target == 'feedback':
-                procs.append(subprocess.Popen(me + ['--role', 'measure'] + common, env=env))
-            exe = node_command('distributor', 'wrench_distribution.distributor_node')
-            procs.append(subprocess.Popen(exe + ['--ros-args', '--params-file', pf,
-                                                 '--log-level', 'warn'], env=e))
+            procs.update(start_nodes(tmp, dict(env, WRENCH_DISTRIBUTION_EXECUTOR=executor),
+                                     target, analyzer_rate, layout, common))
         sink_out = os.path.join(tmp, 'sink.json')
         src_out = os.path.join(tmp, 'src.json')
         common += ['--ready', os.path.join(tmp, 'sink.ready')]
@@ -485,10 +543,11 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
                                       '--sink-executor', sink_executor] + common, env=env)
         time.sleep(0.5)
         src = subprocess.Popen(me + ['--role', 'source', '--out', src_out] + common, env=env)
+        cpu = cpu_shares(dict(procs, sink=sink, source=src), src_out, duration + settle + 30)
         src.wait(duration + settle + 30)
         sink.wait(duration + settle + 30)
     finally:
-        for p in procs:
+        for p in procs.values():
             stop(p)
     with open(src_out) as f:
         src_data = json.load(f)
@@ -497,7 +556,9 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
     label = 'distributor + feedback' if target == 'feedback' else target
     if target == 'feedback' and analyzer_rate > 0:
         label = f'distributor + feedback + analyzer ({len(FT_NAMES)} F/T at {analyzer_rate:g} Hz)'
-    return relay_figures(src_data, sink_data, f'{label} ({executor})', rate)
+        if layout == 'one-process':
+            label += ', one process'
+    return dict(relay_figures(src_data, sink_data, f'{label} ({executor})', rate), cpu=cpu)
 
 
 def startup_trial(kind: str, delay: float, domain: int, durability: str) -> dict:
@@ -593,6 +654,12 @@ def choose(rows: list, startup: list, reference: str, limit: float = 1.2) -> lis
     return ok
 
 
+def _cpu_text(cpu: dict) -> str:
+    """``name share`` of each process, the target's first, source and sink last."""
+    order = [k for k in cpu if k not in ('sink', 'source')] + ['sink', 'source']
+    return ', '.join(f'{k} {cpu[k]:.0f}' for k in order if k in cpu) or '-'
+
+
 def _span(row: dict) -> str:
     if row['lost_first_index'] is None:
         return '-'
@@ -602,8 +669,8 @@ def _span(row: dict) -> str:
 def _print_tables(rows: list, startup: list, reference: str) -> None:
     print('\n| target | rate (Hz) | held (Hz) | lost cycles | p50 (ms) | p99 (ms) | '
           f'p50 / relay ({reference}) | p99 / relay ({reference}) | p50 / relay (same) | '
-          'p99 / relay (same) | lost indices | load avg |')
-    print('|---|---|---|---|---|---|---|---|---|---|---|---|')
+          'p99 / relay (same) | lost indices | load avg | CPU, % of one core |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|---|---|')
     for r in rows:
         same = (f"{r['p50_ratio_same']:.2f} | {r['p99_ratio_same']:.2f}"
                 if 'p50_ratio_same' in r else '1 | 1')
@@ -614,7 +681,7 @@ def _print_tables(rows: list, startup: list, reference: str) -> None:
         print(f"| {r['target']} | {r['rate']:.0f} | {r['held_hz']:.0f} | "
               f"{r['lost']} / {r['sent']} ({r['lost_pct']:.1f} %) | {r['p50_ms']:.2f} | "
               f"{r['p99_ms']:.2f} | {r['p50_ratio']:.2f} | {r['p99_ratio']:.2f} | {same} | "
-              f"{_span(r)} | {r['load1']} |")
+              f"{_span(r)} | {r['load1']} | {_cpu_text(r.get('cpu') or {})} |")
     if startup:
         print(f'\n| executor | durability | trials | missed (any of {STARTUP_MESSAGES}) | '
               'missed the first | received none | never matched |')
@@ -646,6 +713,9 @@ def merge_rounds(same: tuple) -> dict:
     row['lost_pct'] = 100.0 * row['lost'] / max(row['sent'], 1)
     row['held_hz'] = float(np.mean([r['held_hz'] for r in same]))
     row['load1'] = round(float(np.mean([r['load1'] for r in same])), 2)
+    cpu = [r.get('cpu') or {} for r in same]
+    row['cpu'] = {name: float(np.median([c[name] for c in cpu if name in c]))
+                  for name in dict.fromkeys(k for c in cpu for k in c)}
     lossy = [r for r in same if r['lost_first_index'] is not None]
     for key in ('lost_first_index', 'lost_last_index'):
         row[key] = lossy[0][key] if lossy else None
@@ -669,11 +739,13 @@ def _latency_round(args, domain: int) -> list:
             relays[kind] = r
             r.update(kind=kind, is_distributor=False)
             rows.append(r)
-        targets = ['distributor'] + (['feedback'] if args.feedback else [])
+        targets = [('distributor', 'processes')] + (
+            [('feedback', layout) for layout in (args.layouts if args.analyzer_rate > 0
+                                                 else ['processes'])] if args.feedback else [])
         for kind in args.executors:
-            for target in targets:
+            for target, layout in targets:
                 r = run_one(target, rate, args.duration, args.settle, domain, kind,
-                            args.sink_executor, args.analyzer_rate)
+                            args.sink_executor, args.analyzer_rate, layout)
                 r.update(kind=kind, is_distributor=True)
                 rows.append(r)
         for r in rows[-len(relays) - len(args.executors) * len(targets):]:
@@ -690,9 +762,14 @@ def _loop_arguments(ap: argparse.ArgumentParser) -> None:
                     help='fan-out of the relay and contacts of the distributor (first corners '
                          'of the rectangle)')
     ap.add_argument('--analyzer-rate', type=float, default=0.0,
-                    help='with --feedback: the measurement comes from the analyzer in its own '
-                         'process on two F/T streams at this rate (needs --effectors 2: the '
-                         'analyzer and the distributor must name the same basis)')
+                    help='with --feedback: the measurement comes from the analyzer on two F/T '
+                         'streams at this rate (needs --effectors 2: the analyzer and the '
+                         'distributor must name the same basis)')
+    ap.add_argument('--layouts', nargs='+', default=['processes'],
+                    choices=['processes', 'one-process'],
+                    help='with --analyzer-rate: the distributor and the analyzer each in its '
+                         'own process (as on a robot by default), or both in one process '
+                         '(python -m wrench_distribution.cell)')
 
 
 def main(argv=None) -> int:

@@ -106,7 +106,7 @@ def run(minutes: float, rate: float, settle: float, domain: int, rss_period: flo
     tmp = tempfile.mkdtemp(prefix='wd_soak_')
     env = relay.ros_env(domain)
     pf = os.path.join(tmp, 'p.yaml')
-    relay.write_distributor_params(pf)
+    relay.write_params(pf, {'/**': relay.distributor_params()})
     exe = os.path.join(os.path.dirname(sys.executable), 'distributor')
     relay_py = [sys.executable, os.path.join(_HERE, 'bench_relay.py')]
     common = ['--rate', str(rate), '--duration', str(duration), '--settle', str(settle)]

@@ -16,7 +16,6 @@ from captured poses and save them to ``calibration_file``. At start-up, the find
 """
 import math
 import sys
-from typing import List, Optional
 
 from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import DiagnosticArray
@@ -27,40 +26,27 @@ from rclpy.parameter import Parameter
 from std_msgs.msg import Float64, Float64MultiArray
 from std_srvs.srv import Trigger
 
+from wrench_distribution.config import ANALYZER_PARAMS, load_analyzer_config
 from wrench_distribution.config.check import warn_findings
-from wrench_distribution.config.loading import build_core_objects, load_analyzer_config
-from wrench_distribution.config.schema import ANALYZER_PARAMS
-from wrench_distribution.config.validation import validate_params
 from wrench_distribution.core.codec import ns_to_stamp, seconds_to_ns, stamp_to_ns
 from wrench_distribution.core.messages import fill_wrench, wrench_to_array
-from wrench_distribution.engine import AnalysisEngine, Drop
-from wrench_distribution.engine.friction import FrictionStage
+from wrench_distribution.engine import AnalysisEngine
+from wrench_distribution.engine.analysis_report import CONCERNS
 from wrench_distribution.engine.sensing import TareWindow
-from wrench_distribution.engine.status import regime_word
 from wrench_distribution.ros.calibration_services import CalibrationServices
+from wrench_distribution.ros.contact_input import ContactInput
 from wrench_distribution.ros.conversions import make_internal_load_msg, make_wrench_stamped
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,
-                                                 STALE, start_steady_timers, WARN)
+                                                 start_steady_timers)
 from wrench_distribution.ros.friction import friction_message
 from wrench_distribution.ros.parameters import (add_parameter_callbacks, checked_changes,
                                                 declare_and_validate)
-from wrench_distribution.ros.pose_inputs import PoseInputs
 from wrench_distribution.ros.qos import qos_from_name
 from wrench_distribution.ros.runner import run_node
 
 _SPECS = {s.name: s for s in ANALYZER_PARAMS}
-_CONCERNS = ('input', 'contacts', 'sensing', 'solver', 'clock', 'friction')
-
-
-#: cause of a drop -> (diagnostic level, concern, legacy counter)
-_DROPS = {
-    'future': (ERROR, 'input', None), 'nan': (ERROR, 'input', 'rejected_nan'),
-    'frame': (ERROR, 'input', None), 'unsynchronised': (WARN, 'input', None),
-    'stale': (WARN, 'input', 'stale_drops'), 'out_of_order': (WARN, 'input', None),
-    'no_contacts': (ERROR, 'contacts', 'no_contacts'),
-    'no_orientation': (ERROR, 'sensing', 'no_orientation'),
-    'solver_nan': (ERROR, 'solver', 'rejected_nan'),
-}
+#: the effector-wrench outputs, in the order of the engine's quantities
+_PARTS = ('manipulating', 'constraint', 'internal', 'invariant')
 
 
 class AnalyzerNode(Node):
@@ -76,25 +62,23 @@ class AnalyzerNode(Node):
         cfg = declare_and_validate(self, ANALYZER_PARAMS, 'analyzer')
         typed = load_analyzer_config(cfg)  # core objects, sensors; ConfigError naming the cause
         self._cfg = cfg
-        self._names: List[str] = cfg['effectors']
+        self._names = list(typed.effectors)
         self._diag = DiagnosticsState(f'{self.get_name()}: analysis', self.get_name(),
-                                      _CONCERNS, self.get_logger())
-        self._friction = FrictionStage(cfg, 'check')
-        self._friction_pub = self.create_publisher(Float64MultiArray, cfg['friction_topic'], 10) \
-            if cfg['friction_topic'] and self._friction.active else None
-        self._last_stamp_ns: List[Optional[int]] = [None] * len(self._names)
+                                      CONCERNS, self.get_logger())
         self._ros_clock = self.get_clock()  # not `_clock`: that name is rclpy's own
         self._sim_clock = SimClockMonitor()
         self._create_outputs(cfg, typed.topics, typed.contact_frames)
-        self._inputs = PoseInputs(self, typed, self._diag)
+        self._inputs = ContactInput(self, typed, self._diag)
         self._engine = AnalysisEngine(typed, self._inputs.contacts, self._inputs.sensors,
-                                      self._friction.extras, self._on_rebuild,
-                                      self._inputs.orientation)
+                                      on_rebuild=self._on_rebuild,
+                                      orientation=self._inputs.orientation, friction=True)
+        self._friction_pub = self.create_publisher(Float64MultiArray, cfg['friction_topic'], 10) \
+            if cfg['friction_topic'] and self._engine.checks_friction else None
         self._engine.record_tare(TareWindow(cfg['tare_samples']))
         self._tare_report = 'not tared by this node'
         self._calibration = CalibrationServices(self, self._engine, lambda name: self._cfg[name],
                                                 self._names, typed.sensors)
-        self._inputs.start(self._engine, self._publish_step)
+        self._inputs.start(self._retry, self._engine.check_static)
         self.create_service(Trigger, '~/tare', self._on_tare)
         warn_findings(self.get_logger().warning, sys.argv)  # check-config, both sections
         in_qos = qos_from_name(cfg['input_qos'], cfg['qos_depth'])
@@ -108,7 +92,7 @@ class AnalyzerNode(Node):
                                f'{cfg["contact_source"]}, outputs in the '
                                f'{cfg["output_frame"]} frame)')
 
-    def _create_outputs(self, cfg: dict, topics: dict, contact_frames: List[str]) -> None:
+    def _create_outputs(self, cfg: dict, topics: dict, contact_frames: list) -> None:
         """Create the publishers and reusable messages of every output.
 
         :param topics: ``AnalyzerConfig.topics`` (per-effector topics resolved).
@@ -118,8 +102,7 @@ class AnalyzerNode(Node):
                       else contact_frames)
         self._wrench_outputs = [  # (quantity, publishers, messages), one per effector
             (part, [self.create_publisher(WrenchStamped, t, out_qos) for t in topics[part]],
-             [make_wrench_stamped(f) for f in out_frames])
-            for part in ('manipulating', 'constraint', 'internal', 'invariant')]
+             [make_wrench_stamped(f) for f in out_frames]) for part in _PARTS]
         self._norm_outputs = [(attr, self.create_publisher(Float64, cfg[f'{attr}_topic'], out_qos))
                               for attr in ('internal_load_norm', 'invariant_norm') if cfg[f'{attr}_topic']]
         self._obj_pub = self.create_publisher(WrenchStamped, cfg['object_wrench_topic'], out_qos)
@@ -129,9 +112,9 @@ class AnalyzerNode(Node):
         self._il_msg = make_internal_load_msg([])
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
 
-    def _on_rebuild(self, distributor) -> None:
-        self._il_msg = make_internal_load_msg(distributor.basis_names)
-        self._diag.basis(distributor.basis_names)
+    def _on_rebuild(self, basis_names: list) -> None:
+        self._il_msg = make_internal_load_msg(basis_names)
+        self._diag.basis(basis_names)
         self._diag.count('solver_builds')
 
     def _make_cb(self, i: int):
@@ -141,69 +124,68 @@ class AnalyzerNode(Node):
 
     # -- the per-message path -----------------------------------------------------------
     def _on_ft(self, i: int, msg: WrenchStamped) -> None:
-        stamp = stamp_to_ns(msg.header.stamp)
-        self._last_stamp_ns[i] = stamp
-        self._publish_step(self._engine.offer(i, stamp, wrench_to_array(msg.wrench),
+        self._publish_step(self._engine.offer(i, stamp_to_ns(msg.header.stamp),
+                                              wrench_to_array(msg.wrench),
                                               self._ros_clock.now().nanoseconds,
                                               msg.header.frame_id))
+
+    def _retry(self) -> None:
+        self._publish_step(self._engine.retry(self._ros_clock.now().nanoseconds))
 
     def _publish_step(self, step) -> None:
         """Report the drops and publish the samples of one engine step."""
         for drop in step.drops:
-            self._drop(drop)
+            which = range(len(self._names)) if drop.effector < 0 else [drop.effector]
+            for k, i in enumerate(which):  # one reading, or one per effector for a sample
+                self._diag.drop(self._names[i], drop.cause, drop.message, drop.level,
+                                drop.concern, drop.counter if k == 0 else None, log=k == 0)
         for sample in step.samples:
             self._publish_sample(sample)
 
-    def _drop(self, drop: Drop) -> None:
-        """Count a drop: one reading, or one per effector for a whole sample."""
-        level, concern, legacy = _DROPS[drop.cause]
-        if drop.cause == 'unsynchronised' and 'out of sync' in drop.message:
-            legacy = 'skew_drops'
-        which = range(len(self._names)) if drop.effector < 0 else [drop.effector]
-        for k, i in enumerate(which):
-            self._diag.drop(self._names[i], drop.cause, drop.message, level, concern,
-                            legacy if k == 0 else None, log=k == 0)
-
     def _publish_sample(self, sample) -> None:
+        """Publish one sample on every output that has a subscriber (nothing else is computed).
+
+        The outputs are volatile: a message without a matched subscription reaches nobody, so
+        an output nobody reads costs one count here, and the invariant state (an iterative
+        solve) is computed only when one of its outputs is read.
+        """
         values = sample.result.values
-        if not all(np.isfinite(values[q]).all() for q in ('manipulating', 'constraint',
-                                                          'resultant', 'internal_load')):
-            return self._drop(Drop(-1, 'solver_nan', 'analysis returned NaN or Inf; no output'))
         stamp = ns_to_stamp(sample.stamp_ns, TimeMsg)
         for part, pubs, msgs in self._wrench_outputs:
+            observed = [k for k, pub in enumerate(pubs) if pub.get_subscription_count()]
+            if not observed:
+                continue
             rows = values[part][0]
             if not np.isfinite(rows).all():
                 continue  # the invariant may fail alone; the other outputs stand
-            for m, row, pub in zip(msgs, rows.tolist(), pubs):
-                m.header.stamp = stamp
-                fill_wrench(m.wrench, row)
-                pub.publish(m)
-        self._obj_msg.header.stamp = stamp
-        fill_wrench(self._obj_msg.wrench, values['resultant'][0].tolist())
-        self._obj_pub.publish(self._obj_msg)
-        self._il_msg.data = values['internal_load'][0].tolist()
-        self._il_pub.publish(self._il_msg)
+            rows = rows.tolist()
+            for k in observed:
+                msgs[k].header.stamp = stamp
+                fill_wrench(msgs[k].wrench, rows[k])
+                pubs[k].publish(msgs[k])
+        if self._obj_pub.get_subscription_count():
+            self._obj_msg.header.stamp = stamp
+            fill_wrench(self._obj_msg.wrench, values['resultant'][0].tolist())
+            self._obj_pub.publish(self._obj_msg)
+        if self._il_pub.get_subscription_count():
+            self._il_msg.data = values['internal_load'][0].tolist()
+            self._il_pub.publish(self._il_msg)
         for attr, pub in self._norm_outputs:
-            value = float(values[attr][0])
-            if math.isfinite(value):
-                pub.publish(Float64(data=value))
-        if self._friction.active:
-            model = self._friction.model(sample.distributor)
-            self._friction.check = model.check(sample.contact_wrenches)
-            if self._friction_pub is not None:
-                self._friction_pub.publish(friction_message(self._friction.check, self._names))
+            if pub.get_subscription_count():
+                value = float(values[attr][0])
+                if math.isfinite(value):
+                    pub.publish(Float64(data=value))
+        if self._friction_pub is not None and sample.friction is not None \
+                and self._friction_pub.get_subscription_count():
+            self._friction_pub.publish(friction_message(sample.friction, self._names))
         self._diag.count('samples_published')
 
     # -- tare --------------------------------------------------------------------------
     def _on_tare(self, request, response):
         """``~/tare``: biases from the newest ``tare_samples`` samples, written back."""
-        window = self._engine.tare_window
-        want = self._cfg['tare_samples']
+        state = self._cfg['tare_state']
         try:
-            if len(window.rows) < want:
-                raise ValueError(f'only {len(window.rows)} of tare_samples={want} samples '
-                                 'recorded since the start or the last change')
-            biases, spread, count = self._engine.tare(self._cfg['tare_state'])
+            biases, spread, count = self._engine.tare(state, self._cfg['tare_samples'])
         except ValueError as e:
             response.success, response.message = False, f'tare refused: {e}'
             self.get_logger().error(response.message)
@@ -214,8 +196,7 @@ class AnalyzerNode(Node):
         if not result.successful:
             response.success, response.message = False, f'tare refused: {result.reason}'
             return response
-        self._tare_report = (f"{self._cfg['tare_state']}, {count} samples, largest spread "
-                             f'{float(spread.max()):.4g}')
+        self._tare_report = f'{state}, {count} samples, largest spread {float(spread.max()):.4g}'
         response.success = True
         response.message = 'sensor_biases = ' + ', '.join(
             f'{name}: [{", ".join(f"{x:.6g}" for x in row)}]'
@@ -223,63 +204,25 @@ class AnalyzerNode(Node):
         self.get_logger().info(f'tare ({self._tare_report}): {response.message}')
         return response
 
-    def _sensing_values(self) -> dict:
-        """Key/values of the ``sensing`` status: biases in use, last tare, orientation drops."""
-        values = {f'sensor_biases.{name}': ', '.join(f'{x:.9g}' for x in row)
-                  for name, row in zip(self._names, self._engine.biases.tolist())}
-        values['tare'] = self._tare_report
-        values['samples_without_orientation'] = str(self._engine.no_orientation)
-        values.update(self._calibration.values())
-        return values
-
     # -- diagnostics (steady clock) ------------------------------------------------------
-    def _conditions(self, now_ns: int, values: dict) -> dict:
-        cond: dict = {c: [] for c in _CONCERNS}
-        why = self._engine.contact_problem or self._inputs.problem()
-        if why is not None:
+    def _publish_diagnostics(self) -> None:
+        now = self._ros_clock.now()
+        self._sim_clock.tick(now.nanoseconds, bool(self.get_parameter('use_sim_time').value))
+        report = self._engine.report(now.nanoseconds)
+        cond = report.conditions
+        why = self._inputs.problem(now.nanoseconds, self._engine.has_solver)
+        if why is not None and not cond['contacts']:
             cond['contacts'].append((ERROR, why))
-        if self._engine.orientation_problem is not None:
-            cond['sensing'].append((ERROR, self._engine.orientation_problem))
-        missing = [n for n, s in zip(self._names, self._last_stamp_ns) if s is None]
-        if missing:
-            cond['input'].append((WARN, 'no F/T data yet from: ' + ', '.join(missing)))
-        max_age_ns = seconds_to_ns(self._cfg['max_age'])
-        stale = []
-        for name, s in zip(self._names, self._last_stamp_ns):
-            if s is None:
-                continue
-            values[f'age_s.{name}'] = f'{(now_ns - s) * 1e-9:.4f}'
-            if max_age_ns > 0 and now_ns - s > max_age_ns:
-                stale.append(name)
-        if stale:
-            cond['input'].append((STALE, 'stale F/T stream(s): ' + ', '.join(stale)
-                                  + f' (older than max_age={self._cfg["max_age"]:g} s)'))
         clock = self._sim_clock.problem()
         if clock is not None:
             cond['clock'].append(clock)
         if not any(cond.values()) and not self._diag.counters.get('samples_published'):
             cond['input'].append((OK, 'waiting for F/T samples'))
-        return cond
-
-    def _publish_diagnostics(self) -> None:
-        now = self._ros_clock.now()
-        self._sim_clock.tick(now.nanoseconds, bool(self.get_parameter('use_sim_time').value))
-        values: dict = {}
-        cond = self._conditions(now.nanoseconds, values)
-        if self._engine.last_out_ns is not None:
-            values['last_output_stamp_s'] = f'{self._engine.last_out_ns * 1e-9:.6f}'
-        dist = self._engine.cache.distributor
-        if dist is not None:
-            values['regime'] = dist.regime.name
-            values['regime_reasons'] = ', '.join(dist.regime.reasons)
-            values['regime_message'] = regime_word(dist.regime)
-            values['basis'] = ';'.join(dist.basis_names)
-        friction = self._friction.condition() if self._friction.active else None
-        if friction is not None:
-            cond['friction'].append(friction)
-        values.update(self._friction.values())
-        self._diag_pub.publish(self._diag.build(now.to_msg(), cond, values,
-                                                {'sensing': self._sensing_values()}))
+        sensing = report.per_concern['sensing']
+        sensing['tare'] = self._tare_report
+        sensing.update(self._calibration.values())
+        self._diag_pub.publish(self._diag.build(now.to_msg(), cond, report.values,
+                                                report.per_concern))
 
     def _log_drop_summary(self) -> None:
         line = self._diag.drop_summary()
@@ -297,31 +240,18 @@ class AnalyzerNode(Node):
         if reason is not None:
             return reason, None
         try:
-            validate_params('analyzer', new)
-            dist = None
-            options = None
-            if 'torque_share' in touched:
-                _, _, options = build_core_objects(new)
-                if self._engine.cache.distributor is not None:
-                    dist = self._engine.cache.try_options(options)
+            return None, (new, self._engine.plan(new, touched))
         except ValueError as e:
             return str(e), None
-        return None, (new, options, dist)
 
     def _apply_parameters(self, plan: tuple) -> None:
         """Post-set callback body: apply an accepted change (every check passed)."""
-        new, options, dist = plan
-        if options is not None:
-            self._engine.adopt_options(options, dist)
-        self._cfg = new
-        self._engine.set_limits(new['sync_tolerance'], new['max_age'], new['max_future'],
-                                new['contact_timeout'])
-        self._engine.set_biases(new['sensor_biases'])
-        if self._inputs.orientation is not None:
-            self._inputs.orientation.set_timeout(seconds_to_ns(new['orientation_timeout']))
-        if self._engine.tare_window.size != new['tare_samples']:
-            self._engine.record_tare(TareWindow(new['tare_samples']))
+        new, engine_plan = plan
+        if self._engine.adopt(engine_plan):
             self._calibration.resize(new['tare_samples'])
+        self._cfg = new
+        self._inputs.set_timeouts(seconds_to_ns(new['contact_timeout']),
+                                  seconds_to_ns(new['orientation_timeout']))
 
 
 def main(args=None) -> int:

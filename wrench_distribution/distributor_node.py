@@ -9,7 +9,7 @@ between a message and its commands is the ROS-free
 """
 import sys
 import time
-from typing import Dict, List, Set
+from typing import Dict, List, Optional, Set
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
@@ -17,12 +17,11 @@ from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray
 from visualization_msgs.msg import MarkerArray
 
+from wrench_distribution.config import (ConfigError, DISTRIBUTOR_PARAMS, load_distributor_config,
+                                        validate_params)
 from wrench_distribution.config.check import warn_findings
 from wrench_distribution.config.safety import (OPT_IN, RefusedChanges, unsafe_changes_allowed,
                                                UnsafeChangeError)
-from wrench_distribution.config.schema import ConfigError, DISTRIBUTOR_PARAMS
-from wrench_distribution.config.validation import validate_params
-from wrench_distribution.core import WrenchDistributionError
 from wrench_distribution.core.codec import seconds_to_ns, stamp_to_ns
 from wrench_distribution.core.messages import fill_wrench, parse_internal_load_msg
 from wrench_distribution.engine.distribution import CONCERNS, DistributionEngine
@@ -52,11 +51,12 @@ class DistributorNode(Node):
     def __init__(self, node_name: str = 'wrench_distributor', **kwargs) -> None:
         super().__init__(node_name, **kwargs)
         cfg = declare_and_validate(self, DISTRIBUTOR_PARAMS, 'distributor')
-        self._engine = engine = DistributionEngine(cfg)  # ConfigError naming the cause
+        typed = load_distributor_config(cfg)  # core objects, settings; ConfigError naming the cause
+        self._engine = engine = DistributionEngine(typed)
         warn_findings(self.get_logger().warning, sys.argv)  # check-config, both sections
         self._cfg = cfg
         self._refused = RefusedChanges()
-        for line in self._engine.safety_conditions():
+        for line in engine.safety_conditions():
             self.get_logger().warning(line[1])
         self._diag = DiagnosticsState(f'{self.get_name()}: distribution', self.get_name(),
                                       CONCERNS, self.get_logger())
@@ -65,26 +65,15 @@ class DistributorNode(Node):
         self._friction_pub = self.create_publisher(
             Float64MultiArray, cfg['friction_load_topic'], 10) if (
                 cfg['friction_load_topic'] and cfg['friction_mode'] == 'auto') else None
-        topics = self._create_outputs(cfg)
-        self._contacts = ContactInput(self, cfg, engine.cache, self._diag, self._on_rebuild,
-                                      engine.weight.offer_orientation,
-                                      cfg['gravity_frame'] if engine.weight.needs_orientation
-                                      else '')
-        if engine.cache.distributor is not None:
-            self._on_rebuild()
-            if engine.lam_error:
-                raise ConfigError(f"parameter 'internal_load'/'internal_load_handles': "
-                                  f'{engine.lam_error}')
-        self.create_subscription(WrenchStamped, cfg['desired_wrench_topic'], self._on_wrench,
-                                 qos_from_name(cfg['input_qos'], cfg['qos_depth']))
-        self.create_subscription(Float64MultiArray, cfg['internal_load_topic'],
-                                 self._on_internal_load, reliable_qos(10))
-        self.create_subscription(Float64MultiArray, cfg['feedback_topic'], self._on_measured,
-                                 qos_from_name(cfg['input_qos'], cfg['qos_depth']))
-        if cfg['friction_mode'] == 'auto':  # the friction feedback's input (docs/force_control.md)
-            self.create_subscription(Float64MultiArray, cfg['friction_feedback_topic'],
-                                     self._on_friction,
-                                     qos_from_name(cfg['input_qos'], cfg['qos_depth']))
+        topics = self._create_outputs(cfg, typed)
+        held = cfg['hold_object_weight'] and cfg['gravity_frame']
+        self._contacts = ContactInput(self, typed, self._diag, self._on_contacts,
+                                      engine.offer_orientation,
+                                      cfg['gravity_frame'] if held else '')
+        self._started = False  # a static prescription the solver rejects: ConfigError
+        self._contacts.start()
+        self._started = True
+        self._create_inputs(cfg)
         # watchdog, diagnostics and the drop summary run on the steady clock: they keep
         # running under use_sim_time when no /clock arrives
         steady = start_steady_timers(self, cfg['diagnostics_period'], self._publish_diagnostics,
@@ -92,85 +81,99 @@ class DistributorNode(Node):
         self.create_timer(1.0 / cfg['watchdog_rate'], self._on_watchdog, clock=steady)
         add_parameter_callbacks(self, _SPECS, self._check_parameters, self._apply_parameters)
         self.get_logger().info(
-            f'distributing to {", ".join(engine.names)} on {", ".join(topics)} '
+            f'distributing to {", ".join(typed.effectors)} on {", ".join(topics)} '
             f'(commands in the {cfg["command_frame"]} frame, contacts from '
             f'{cfg["contact_source"]})')
 
-    def _create_outputs(self, cfg: dict) -> List[str]:
+    def _create_outputs(self, cfg: dict, typed) -> List[str]:
         """Command, diagnostics and marker publishers; return the command topics."""
-        typed_topics = self._engine.config.topics['commands']
+        topics = typed.topics['commands']
         out_qos = qos_from_name(cfg['output_qos'], cfg['qos_depth'])
-        self._pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in typed_topics]
-        frames = self._engine.config.contact_frames
-        self._msgs = [make_wrench_stamped(cfg['object_frame'] if self._engine.object_axes
-                                          else f) for f in frames]
+        self._pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in topics]
+        object_axes = cfg['command_frame'] == 'object'
+        self._msgs = [make_wrench_stamped(cfg['object_frame'] if object_axes else f)
+                      for f in typed.contact_frames]
         self._quiet_since: Dict[str, int] = {}  # command topic -> steady ns without subscriber
         self._quiet_counted: Set[str] = set()
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self._marker_pub = self.create_publisher(MarkerArray, '~/markers', 1)
-        self._last_marker = 0.0
-        self._topics = typed_topics
-        return typed_topics
+        self._topics = topics
+        return topics
+
+    def _create_inputs(self, cfg: dict) -> None:
+        """Subscribe the desired wrench, the prescription and the two feedback measurements."""
+        in_qos = qos_from_name(cfg['input_qos'], cfg['qos_depth'])
+        self.create_subscription(WrenchStamped, cfg['desired_wrench_topic'], self._on_wrench,
+                                 in_qos)
+        self.create_subscription(Float64MultiArray, cfg['internal_load_topic'],
+                                 self._on_internal_load, reliable_qos(10))
+        self.create_subscription(Float64MultiArray, cfg['feedback_topic'], self._on_measured,
+                                 in_qos)
+        if cfg['friction_mode'] == 'auto':  # the friction feedback's input (docs/force_control.md)
+            self.create_subscription(Float64MultiArray, cfg['friction_feedback_topic'],
+                                     self._on_friction, in_qos)
 
     # -- inputs ---------------------------------------------------------------------------
-    def _on_rebuild(self) -> None:
-        self._diag.basis(self._engine.cache.distributor.basis_names)
-        why = self._engine.rebuilt(time.monotonic_ns())
-        if why is not None:
-            self._diag.problem('rejected_internal_load', why, ERROR)
+    def _on_contacts(self, positions, quaternions) -> Optional[str]:
+        """Hand the latest contact poses to the engine; return why they were refused, or None."""
+        update = self._engine.offer_contacts(positions, quaternions, time.monotonic_ns())
+        if update.rebuilt:
+            self._diag.count('solver_builds')
+            self._diag.basis(update.basis)
+            if not self._started and update.refusal is not None:  # a static prescription
+                raise ConfigError("parameter 'internal_load'/'internal_load_handles': "
+                                  f'{update.refusal.message}')
+        self._report(update.refusal)
+        return None if update.rebuilt or update.refusal is None else update.refusal.message
+
+    def _report(self, refusal) -> None:
+        if refusal is not None and refusal.report:
+            self._diag.problem(refusal.key, refusal.message, refusal.level, refusal.concern)
 
     def _on_internal_load(self, msg: Float64MultiArray) -> None:
         # the parameters keep what was set through them; the diagnostics show the
         # prescription in force and its source (a node never writes its own parameters)
-        why = self._engine.offer_internal_load(*parse_internal_load_msg(msg))
-        if why is not None:
-            self._diag.problem('rejected_internal_load', why, ERROR)
+        self._report(self._engine.offer_internal_load(*parse_internal_load_msg(msg)))
 
     def _on_measured(self, msg: Float64MultiArray) -> None:
         # taken also while the loop is open: the feedback status shows it (tuning step 1)
         names, values = parse_internal_load_msg(msg)
-        why = self._engine.offer_measurement(names, values, time.monotonic_ns(),
-                                             self._ros_clock.now().nanoseconds)
-        if why is not None and self._engine.feedback.enabled:
-            self._diag.problem('feedback_rejected', f'internal-load feedback: {why}', WARN,
-                               'feedback')
+        self._report(self._engine.offer_measurement(names, values, time.monotonic_ns(),
+                                                    self._ros_clock.now().nanoseconds))
 
     def _on_friction(self, msg: Float64MultiArray) -> None:
-        why = self._engine.friction.offer_measurement(*parse_friction_message(msg),
-                                                      time.monotonic_ns(),
-                                                      self._ros_clock.now().nanoseconds)
-        if why is not None and self._engine.friction.feedback.enabled:
-            self._diag.problem('friction_feedback_rejected', f'friction feedback: {why}', WARN,
-                               'friction')
+        self._report(self._engine.offer_friction(*parse_friction_message(msg),
+                                                 time.monotonic_ns(),
+                                                 self._ros_clock.now().nanoseconds))
 
     # -- the per-message path -----------------------------------------------------------
     def _on_wrench(self, msg: WrenchStamped) -> None:
         f = msg.wrench.force
         t = msg.wrench.torque
         now = self._ros_clock.now().nanoseconds
-        vals = (f.x, f.y, f.z, t.x, t.y, t.z)
-        outcome = self._engine.step(stamp_to_ns(msg.header.stamp), vals, now,
-                                    time.monotonic_ns(), msg.header.frame_id,
-                                    self._contacts.ready(now))
-        if outcome.cause == 'friction':
-            self._diag.problem('friction_infeasible', outcome.message, ERROR, 'friction')
-        elif outcome.cause is not None:
-            self._diag.drop('desired_wrench', outcome.cause, outcome.message, ERROR,
+        outcome = self._engine.step(stamp_to_ns(msg.header.stamp),
+                                    (f.x, f.y, f.z, t.x, t.y, t.z), now, time.monotonic_ns(),
+                                    msg.header.frame_id,
+                                    self._contacts.problem(now, self._engine.has_solver))
+        if outcome.is_drop:
+            self._diag.drop('desired_wrench', outcome.cause, outcome.message, outcome.level,
                             outcome.concern, outcome.key)
+        elif outcome.cause is not None:
+            self._diag.problem(outcome.key, outcome.message, outcome.level, outcome.concern)
         if outcome.commands is None:
             return
         self._publish(outcome.commands, msg.header.stamp)
         self._diag.count('commands_published')
-        added = self._engine.friction.added
-        if self._friction_pub is not None and added is not None:
-            out = make_internal_load_msg(self._engine.cache.distributor.basis_names)
-            out.data = added.tolist()
+        if self._friction_pub is not None and outcome.friction_load is not None:
+            load = outcome.friction_load
+            out = make_internal_load_msg(load.basis)
+            out.data = load.values
             self._friction_pub.publish(out)
-        if self._cfg['publish_markers'] and outcome.valid:
-            mono = time.monotonic()
-            if mono - self._last_marker >= self._cfg['markers_period']:
-                self._last_marker = mono
-                self._publish_marker(msg.header.stamp, vals)
+        if outcome.markers is not None:
+            m = outcome.markers
+            self._marker_pub.publish(wrench_markers(
+                self._cfg['object_frame'], msg.header.stamp, m.positions, m.wrenches,
+                m.resultant, m.com, m.scale, m.names, colors=m.colors))
 
     def _publish(self, out, stamp) -> None:
         for m, row, pub in zip(self._msgs, out.tolist(), self._pubs):
@@ -178,32 +181,16 @@ class DistributorNode(Node):
             fill_wrench(m.wrench, row)
             pub.publish(m)
 
-    def _publish_marker(self, stamp, vals) -> None:
-        engine = self._engine
-        held = engine.weight.held(vals)  # what the effectors apply (hold_object_weight)
-        try:
-            syn = engine.cache.distributor.synthesize(held, engine.commanded())
-        except WrenchDistributionError:
-            return
-        self._marker_pub.publish(wrench_markers(
-            self._cfg['object_frame'], stamp, engine.cache.positions, syn.wrench_object, held,
-            self._cfg['object_com'], self._cfg['marker_scale'], engine.cache.names,
-            colors=engine.friction.colors()))
-
     # -- watchdog (steady clock) ---------------------------------------------------------
     def _on_watchdog(self) -> None:
         now_ros = self._ros_clock.now().nanoseconds
         self._sim_clock.tick(now_ros, self._use_sim_time())
-        action = self._engine.watchdog(time.monotonic_ns(), now_ros)
-        if action == 'timeout':
-            self._diag.count('timeouts')
-            self.get_logger().warning(
-                f'desired_wrench timed out (> {self._engine.timeout_ns * 1e-9:g} s): '
-                + ('publishing zero wrenches' if self._engine.on_timeout == 'zero'
-                   else 'stopped publishing'))
-            action = self._engine.on_timeout
-        if action == 'zero':
-            self._publish(self._engine.zeros(), self._ros_clock.now().to_msg())
+        tick = self._engine.tick(time.monotonic_ns(), now_ros)
+        if tick.key:
+            self._diag.count(tick.key)
+            self.get_logger().warning(tick.message)
+        if tick.commands is not None:
+            self._publish(tick.commands, self._ros_clock.now().to_msg())
 
     def _use_sim_time(self) -> bool:
         return bool(self.get_parameter('use_sim_time').value)
@@ -219,7 +206,7 @@ class DistributorNode(Node):
 
         Each such episode is counted once (``no_subscriber``); a subscriber ends it.
         """
-        grace_ns = seconds_to_ns(self._cfg['no_subscriber_grace'])
+        grace_ns = self._cfg['no_subscriber_grace'] * 1e9
         quiet = []
         for topic, pub in zip(self._topics, self._pubs):
             if pub.get_subscription_count() > 0:
@@ -234,27 +221,24 @@ class DistributorNode(Node):
                 quiet.append(topic)
         return quiet
 
-    def _conditions(self, now_ns: int) -> dict:
-        cond = self._engine.conditions(time.monotonic_ns())
-        why = self._contacts.ready(now_ns)
+    def _publish_diagnostics(self) -> None:
+        now = self._ros_clock.now()
+        mono = time.monotonic_ns()
+        report = self._engine.diagnostics(mono)
+        cond = report.conditions
+        why = self._contacts.problem(now.nanoseconds, self._engine.has_solver)
         if why is not None:
             cond['contacts'].append((ERROR, why))
         clock = self._sim_clock.problem()
         if clock is not None:
             cond['clock'].append(clock)
-        quiet = self._quiet_outputs(time.monotonic_ns())
+        quiet = self._quiet_outputs(mono)
         if quiet:
             cond['outputs'].append((WARN, 'no subscriber for > no_subscriber_grace '
                                     f'{self._cfg["no_subscriber_grace"]:g} s: {", ".join(quiet)}'))
-        return cond
-
-    def _publish_diagnostics(self) -> None:
-        now = self._ros_clock.now()
-        cond = self._conditions(now.nanoseconds)
-        for key, n in {**self._engine.feedback.counters, **self._refused.counters,
-                       **self._engine.friction.feedback.counters}.items():
-            self._diag.counters[key] = n
-        values, per = self._engine.report(time.monotonic_ns())
+        self._diag.counters.update(report.counters)
+        self._diag.counters.update(self._refused.counters)
+        values, per = report.values, report.per_concern
         per['limits'].update(self._refused.values())
         sim = str(self._use_sim_time()).lower()
         values['use_sim_time'] = sim
@@ -303,7 +287,7 @@ class DistributorNode(Node):
         """Post-set callback body: apply an accepted change (every check passed)."""
         self._engine.adopt(plan, time.monotonic_ns())
         self._cfg = plan['new']
-        self._contacts.set_timeout(self._cfg['contact_timeout'])
+        self._contacts.set_timeouts(seconds_to_ns(self._cfg['contact_timeout']))
 
 
 def main(args=None) -> int:

@@ -136,6 +136,22 @@ def test_clean_stream_gives_back_the_squeeze():
                                atol=1e-8)
 
 
+def test_replaced_static_poses_are_what_every_later_lookup_returns():
+    """Identified grasps replace the static poses: the live one-sample path and chunks agree."""
+    source = StaticPoses(STATIC)
+    moved = STATIC.copy()
+    moved[:, :3] += [0.003, -0.002, 0.001]
+    turned = np.array([0.0, 0.0, np.sin(0.0175), np.cos(0.0175)])  # 2 deg about z
+    moved[:, 3:] = np.tile(turned, (N, 1))
+    source.replace(moved, 'identified')
+    for k in (1, 3):
+        poses, valid = source.at(np.arange(k, dtype=np.int64))
+        assert valid.all() and poses.shape == (k, N, 7)
+        np.testing.assert_array_equal(poses[:, :, :3], np.broadcast_to(moved[:, :3], (k, N, 3)))
+        np.testing.assert_allclose(poses[:, :, 3:], np.broadcast_to(moved[:, 3:], (k, N, 4)),
+                                   atol=1e-15)
+
+
 class _LateTf(HeldPoses):
     """Poses that arrive later than the readings, as live tf does: ``waiting`` past the last."""
 

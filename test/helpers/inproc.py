@@ -88,6 +88,11 @@ def overrides(params: Mapping[str, object], specs: Sequence[ParamSpec] = ()) -> 
     return out
 
 
+def _observed(count: Callable[[], int]) -> Callable[[], int]:
+    """Return a publisher's subscription count with the recorder counted (it reads every topic)."""
+    return lambda: max(1, count())
+
+
 class InProcessNode:
     """A node driven through its topic interface without spinning.
 
@@ -109,6 +114,7 @@ class InProcessNode:
         for pub in self.node.publishers:
             self._records[self.topic_of(pub)] = []
             pub.publish = self._recorder(pub, send)
+            pub.get_subscription_count = _observed(pub.get_subscription_count)
 
     def topic_of(self, entity) -> str:
         """Return the resolved topic name of one of the node's publishers or subscriptions.

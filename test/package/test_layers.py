@@ -26,6 +26,7 @@ MAY_IMPORT = {
     'distributor_node': {'core', 'config', 'engine', 'ros'},
     'analyzer_node': {'core', 'config', 'engine', 'ros'},
     'cli': {'core', 'config', 'engine', 'bag'},
+    'cell': {'ros', 'distributor_node', 'analyzer_node'},
     'sim': set(),
     'sim.control': {'core', 'config'},
     'sim.physics': {'core', 'config', 'sim.control'},

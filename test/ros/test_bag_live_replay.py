@@ -222,7 +222,8 @@ class InProcessAnalyzer:
     tf2_ros (and tf2_msgs) cannot be installed here, so the tf replay cannot go over DDS: the
     node runs on the tf2 stand-in (test/helpers/tf2_standin.py), whose buffer gets the bag's
     transforms as a ``TransformListener`` would, in bag order with the F/T messages and the
-    ``/clock`` of the receive times. Publications are recorded by topic.
+    ``/clock`` of the receive times. Publications are recorded by topic (the recorder counts
+    as a subscriber of each: the node publishes only what someone reads).
     """
 
     def __init__(self, params: dict) -> None:
@@ -243,6 +244,7 @@ class InProcessAnalyzer:
         self.published: dict = {}
         for pub in self.node.publishers:
             pub.publish = self._recorder(pub.topic_name)
+            pub.get_subscription_count = lambda: 1  # the recorder reads every topic
 
     def _recorder(self, topic: str):
         def publish(msg) -> None:

@@ -331,8 +331,8 @@ def _same_basis() -> Callable:
     """Rebuild hook refusing a bag whose internal-load basis changes (one set of columns)."""
     first: list = []
 
-    def check(distributor) -> None:
-        basis = list(distributor.basis_names)
+    def check(basis_names: list) -> None:
+        basis = list(basis_names)
         if first and basis != first:
             raise BagError('the internal-load basis changed during the bag '
                            f'({first} -> {basis}); analyse the parts separately')

@@ -11,6 +11,7 @@ from typing import Any, Mapping, Optional, Sequence
 import numpy as np
 
 from .schema import ConfigError, default_of
+from .settings import analysis_settings, AnalysisSettings, distribution_settings, DistributionSettings
 from .validation import parse_handles, validate_params
 
 
@@ -125,10 +126,15 @@ class DistributorConfig(_BaseConfig):
         'commands': [str per effector]}``.
     :ivar internal_load: prescribed lambda_c coordinates (list) or None.
     :ivar internal_load_handles: ``{handle name: value}`` (may be empty).
+    :ivar settings: what the distribution engine reads (built from ``params``).
     """
 
     internal_load: Optional[list] = None
     internal_load_handles: dict = field(default_factory=dict)
+    settings: DistributionSettings = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.settings = distribution_settings(self.params)
 
 
 @dataclass
@@ -154,6 +160,7 @@ class AnalyzerConfig(_BaseConfig):
     :ivar topics: ``{'ft': [...], 'manipulating': [...], 'constraint': [...]`` (one per
         effector), ``'object_wrench': str, 'internal_load': str, 'contact_poses': str}``.
     :ivar output_frame: ``'contact'`` or ``'object'``.
+    :ivar settings: the rest the analysis engine reads (built from ``params``).
     """
 
     sensors: list = field(default_factory=list)
@@ -161,6 +168,10 @@ class AnalyzerConfig(_BaseConfig):
     sync_tolerance: float = 0.005
     max_age: float = 0.5
     output_frame: str = 'contact'
+    settings: AnalysisSettings = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.settings = analysis_settings(self.params)
 
 
 def _group(xs: Sequence[float], width: int) -> list:

@@ -9,6 +9,8 @@ does not depend on which admissible ``h_m`` a configuration picks, it equals the
 ``N_c`` projection while the closest point is inside the ball, and because the set shrinks
 with ``t_o`` it is continuous where the subspace spanned by ``K`` is not.
 """
+import math
+
 import numpy as np
 
 _NEWTON_STEPS = 40
@@ -36,16 +38,38 @@ def ball_coefficients(hessian: np.ndarray, gradient: np.ndarray) -> np.ndarray:
         kept = keep[outside]
         lam = np.where(kept, values[outside], 1.0)
         g2 = np.where(kept, projected[outside] ** 2, 0.0)
-        m = np.zeros((lam.shape[0], 1))
-        for _ in range(_NEWTON_STEPS):
-            denominator = lam + m
-            norm2 = np.sum(g2 / denominator ** 2, axis=1, keepdims=True)
-            slope = np.sum(g2 / denominator ** 3, axis=1, keepdims=True)
-            previous, m = m, m + (np.sqrt(norm2) - 1.0) * norm2 / slope
-            if (m == previous).all():
-                break  # every mu at a fixed point: the remaining steps would not change it
+        m = _shift_one(lam[0].tolist(), g2[0].tolist()) if len(lam) == 1 else _shifts(lam, g2)
         inverse[outside] = np.where(kept, 1.0 / (lam + m), 0.0)
     return np.einsum('kda,ka->kd', vectors, projected * inverse)
+
+
+def _shifts(lam: np.ndarray, g2: np.ndarray) -> np.ndarray:
+    """Newton's method on ``1 / |sigma(mu)| - 1`` for k problems at once: ``mu`` (k, 1)."""
+    m = np.zeros((lam.shape[0], 1))
+    for _ in range(_NEWTON_STEPS):
+        denominator = lam + m
+        norm2 = np.sum(g2 / denominator ** 2, axis=1, keepdims=True)
+        slope = np.sum(g2 / denominator ** 3, axis=1, keepdims=True)
+        previous, m = m, m + (np.sqrt(norm2) - 1.0) * norm2 / slope
+        if (m == previous).all():
+            break  # every mu at a fixed point: the remaining steps would not change it
+    return m
+
+
+def _shift_one(lam: list, g2: list) -> float:
+    """:func:`_shifts` for one problem, on Python floats (a live sample: no numpy call per step)."""
+    m = 0.0
+    for _ in range(_NEWTON_STEPS):
+        norm2 = slope = 0.0
+        for value, weight in zip(lam, g2):
+            inverse = 1.0 / (value + m)
+            term = weight * inverse * inverse
+            norm2 += term
+            slope += term * inverse
+        previous, m = m, m + (math.sqrt(norm2) - 1.0) * norm2 / slope
+        if m == previous:
+            break
+    return m
 
 
 def invariant_part(applied: np.ndarray, resultant: np.ndarray, particular: np.ndarray,
@@ -62,6 +86,12 @@ def invariant_part(applied: np.ndarray, resultant: np.ndarray, particular: np.nd
     """
     out = applied - resultant @ particular.T
     if maps.shape[0] == 0:
+        return out
+    if out.shape[0] == 1:  # a live sample: matrix products instead of einsums
+        directions = maps.dot(resultant[0]).T  # (6n, d)
+        weighted = directions * metric[:, None]
+        sigma = ball_coefficients((weighted.T @ directions)[None], (weighted.T @ out[0])[None])
+        out[0] -= directions @ sigma[0]
         return out
     for start in range(0, out.shape[0], chunk):
         h_o = resultant[start:start + chunk]

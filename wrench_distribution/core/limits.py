@@ -88,6 +88,9 @@ class CommandLimits:
     def __post_init__(self) -> None:
         self._force_sq = np.asarray(self.force, float) ** 2
         self._torque_sq = np.asarray(self.torque, float) ** 2
+        self._squares = np.stack([self._force_sq, self._torque_sq], axis=1)  # (n, 2)
+        #: with finite squared limits an overflowing square (inf) can never pass as inside
+        self._finite_squares = bool(np.isfinite(self._squares).all())
 
     def check_commands(self, commands: np.ndarray) -> Optional[Violation]:
         """Check the (n, 6) commands against the per-effector force and torque limits.
@@ -95,11 +98,12 @@ class CommandLimits:
         :param commands: finite (n, 6) array.
         :return: None when inside, else the violation (figures of every effector over).
         """
-        if np.abs(commands).max() < _SQUARE_SAFE:  # fast path: squares cannot overflow
-            f = commands[:, :3]
-            t = commands[:, 3:]
-            if ((np.einsum('ij,ij->i', f, f) <= self._force_sq).all()
-                    and (np.einsum('ij,ij->i', t, t) <= self._torque_sq).all()):
+        # fast path: squared norms of forces and torques in one product; a square that
+        # overflows (inf) or a NaN fails the comparison against finite squared limits and
+        # takes the exact path below (huge limits: only commands whose squares are finite)
+        if self._finite_squares or np.abs(commands).max() < _SQUARE_SAFE:
+            blocks = commands.reshape(-1, 2, 3)
+            if (np.einsum('ijk,ijk->ij', blocks, blocks) <= self._squares).all():
                 return None
         fn = _row_norms(commands[:, :3])
         tn = _row_norms(commands[:, 3:])

@@ -7,9 +7,10 @@ together with the sensor models and gravity); :mod:`.distribution`
 (:class:`DistributionEngine`: prescription (:mod:`.prescription`), friction
 (:mod:`.friction`), limits, watchdog and the internal-load feedback (:mod:`.feedback`)).
 """
-from .analysis import AnalysisEngine, Drop, Sample, Step
+from .analysis import AnalysisEngine
 from .cache import check_poses, DistributorCache
 from .distribution import DistributionEngine, Outcome
+from .live import Drop, Sample, Step
 from .poses import Edge, HeldPoses, PoseSource, same_frame, StaticPoses, TfTree
 from .results import ChunkResult, QUANTITIES
 from .sync import StampSynchronizer

@@ -6,12 +6,11 @@ A :class:`~wrench_distribution.core.friction.FrictionModel` is built once per
 :meth:`FrictionStage.check_sent` on the commands it publishes. With ``friction_feedback``,
 auto mode's margin comes from :class:`~.friction_feedback.FrictionFeedback`.
 """
-from typing import List, Optional, Tuple
+from typing import List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
-from wrench_distribution.config.loading import contact_friction_fields
-from wrench_distribution.config.schema import default_of
+from wrench_distribution.config.settings import FrictionSettings
 from wrench_distribution.core.friction import (
     FrictionCheck, FrictionInfeasibleError, FrictionModel, FrictionOptions,
 )
@@ -34,9 +33,6 @@ def to_contact_frames(distributor, out: np.ndarray) -> np.ndarray:
     return np.einsum('nji,nkj->nki', rotations, blocks).reshape(-1, 6)
 
 
-#: The friction feedback's parameters (docs/force_control.md).
-FEEDBACK_PARAMS = ('friction_feedback_kp', 'friction_feedback_ki', 'friction_feedback_limit',
-                   'friction_feedback_timeout')
 #: Bisection steps when a limit cuts the tightened margin's extra load back.
 BACKOFF_STEPS = 30
 
@@ -48,31 +44,32 @@ LEVELS = {'ok': OK, 'unloaded': OK, 'unconstrained': OK, 'near_limit': WARN,
 class FrictionStage:
     """Friction for one node: configuration, the model per solver, and the last state.
 
-    :param cfg: validated node parameters.
-    :param mode: ``'off'``, ``'check'`` or ``'auto'``.
+    :param settings: the friction settings (or validated node parameters, read with
+        :meth:`FrictionSettings.from_params`).
+    :param mode: ``'off'``, ``'check'`` or ``'auto'`` (None: the settings' mode).
     """
 
-    def __init__(self, cfg: dict, mode: str) -> None:
-        self.names = list(cfg['effectors'])
-        self.extras = contact_friction_fields(cfg)
-        self.options = FrictionOptions(mode, cfg['friction_margin'])
-        # the analyzer declares no on_friction_infeasible: its check mode never needs it
-        self.on_infeasible = cfg.get('on_friction_infeasible',
-                                     default_of('distributor', 'on_friction_infeasible'))
+    def __init__(self, settings: Union[FrictionSettings, Mapping],
+                 mode: Optional[str] = None) -> None:
+        if not isinstance(settings, FrictionSettings):
+            settings = FrictionSettings.from_params(settings, mode)
+        mode = mode or settings.mode
+        self.names = list(settings.names)
+        self.extras = [dict(x) for x in settings.contact_fields]
+        self.options = FrictionOptions(mode, settings.margin)
+        self.on_infeasible = settings.on_infeasible
         self._model: Optional[FrictionModel] = None
         self._for = None
         self.check: Optional[FrictionCheck] = None
         self.added: Optional[np.ndarray] = None
         self.infeasible: Optional[str] = None
         self.last_good: Optional[np.ndarray] = None
-        points = 'point' in (cfg['contact_types'] or [])
         #: False when the mode is off or no contact has a cone or is unilateral.
         cones = any(x['friction'] is not None for x in self.extras)
-        self.active = mode != 'off' and (points or cones)
+        self.active = mode != 'off' and (settings.point_contacts or cones)
         #: the friction feedback (the analyzer's configuration has none: never enabled)
-        self.feedback = FrictionFeedback(
-            friction_gains({k: cfg.get(k, default_of('distributor', k)) for k in FEEDBACK_PARAMS}),
-            cfg['friction_margin'], self.names, bool(cfg.get('friction_feedback', False)))
+        self.feedback = FrictionFeedback(friction_gains(settings.feedback), settings.margin,
+                                         self.names, settings.feedback.enabled)
         #: True when a command limit cut the tightened margin's load back (anti-windup)
         self.saturated = False
 
@@ -177,14 +174,14 @@ class FrictionStage:
         return self.feedback.measure(labels, np.asarray(values, float), now_ns,
                                      self.saturated, clock_ns)
 
-    def set_feedback(self, cfg: dict, now_ns: int) -> None:
+    def set_feedback(self, settings: FrictionSettings, now_ns: int) -> None:
         """Adopt the feedback's parameters (runtime change; bumpless on and off).
 
-        :param cfg: validated distributor parameters.
+        :param settings: the new friction settings.
         :param now_ns: steady time.
         """
-        self.feedback.set_gains(friction_gains(cfg))
-        self.feedback.set_enabled(cfg['friction_feedback'], now_ns)
+        self.feedback.set_gains(friction_gains(settings.feedback))
+        self.feedback.set_enabled(settings.feedback.enabled, now_ns)
 
     def feedback_condition(self, now_ns: int) -> Optional[Tuple[int, str]]:
         """Return a WARN while the feedback is on and suspended, else None.

@@ -23,6 +23,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from wrench_distribution.config.settings import GainSettings
 from wrench_distribution.core.codec import split_labels
 from wrench_distribution.core.friction import FRICTION_FIELDS, STATUSES, UTILISATION_FLOOR
 from .feedback import FeedbackGains, PILoop
@@ -31,15 +32,14 @@ from .feedback import FeedbackGains, PILoop
 IN_CONTACT = tuple(STATUSES.index(s) for s in ('ok', 'near_limit', 'slipping'))
 
 
-def friction_gains(cfg: dict) -> FeedbackGains:
-    """Return the friction feedback's gains from validated distributor parameters.
+def friction_gains(settings: GainSettings) -> FeedbackGains:
+    """Return the friction feedback's gains.
 
-    :param cfg: the parameters.
+    :param settings: the friction feedback's settings (``FrictionSettings.feedback``).
     :return: gains; the correction (a margin increase) stays in [0, friction_feedback_limit].
     """
-    limit = cfg['friction_feedback_limit']
-    return FeedbackGains([cfg['friction_feedback_kp']], [cfg['friction_feedback_ki']],
-                         limit, limit, cfg['friction_feedback_timeout'], lowest=0.0,
+    return FeedbackGains(list(settings.kp), list(settings.ki), settings.integral_limit,
+                         settings.correction_limit, settings.timeout_s, lowest=0.0,
                          gain_names=('friction_feedback_kp', 'friction_feedback_ki'))
 
 

@@ -15,21 +15,21 @@ from typing import Optional
 
 import numpy as np
 
+from wrench_distribution.config.settings import WeightSettings
 from wrench_distribution.core import spatial as Q
 
 
 class ObjectWeight:
     """The weight compensation of one configuration.
 
-    :param cfg: validated distributor parameters (``hold_object_weight``, ``object_mass``,
-        ``gravity``, ``gravity_frame``).
+    :param settings: ``hold_object_weight``, ``object_mass``, ``gravity``, ``gravity_frame``.
     """
 
-    def __init__(self, cfg: dict) -> None:
-        self.enabled = bool(cfg['hold_object_weight'])
-        self.mass = float(cfg['object_mass'])
-        self.gravity = np.asarray(cfg['gravity'], float)
-        self.frame = cfg['gravity_frame']
+    def __init__(self, settings: WeightSettings) -> None:
+        self.enabled = settings.enabled
+        self.mass = settings.mass
+        self.gravity = np.asarray(settings.gravity, float)
+        self.frame = settings.frame
         #: gravity in the object frame, or None until an orientation came (gravity_frame set)
         self.gravity_object: Optional[np.ndarray] = None if self.frame else self.gravity.copy()
 

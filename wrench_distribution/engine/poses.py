@@ -44,8 +44,14 @@ class StaticPoses(PoseSource):
     """Poses from the ``contact_positions`` / ``contact_orientations`` parameters."""
 
     def __init__(self, poses: np.ndarray) -> None:
-        self.poses = np.asarray(poses, float)
         self.description = 'static configuration'
+        self._use(np.asarray(poses, float))
+
+    def _use(self, poses: np.ndarray) -> None:
+        """Hold these poses, and the one-sample answer of the live path built from them."""
+        self.poses = poses
+        self._one = (np.broadcast_to(self.poses, (1,) + self.poses.shape), np.ones(1, bool))
+        self._one[1].flags.writeable = False
 
     def replace(self, poses: np.ndarray, description: str) -> None:
         """Use other poses from now on (identified grasps: engine state, not a parameter write).
@@ -57,12 +63,14 @@ class StaticPoses(PoseSource):
         poses = np.asarray(poses, float)
         if poses.shape != self.poses.shape or not np.isfinite(poses).all():
             raise ValueError(f'expected finite contact poses of shape {self.poses.shape}, got {poses.shape}')
-        self.poses = np.concatenate([poses[:, :3], Q.normalize(poses[:, 3:])], axis=1)
+        self._use(np.concatenate([poses[:, :3], Q.normalize(poses[:, 3:])], axis=1))
         self.description = description
 
     def at(self, stamps_ns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Poses (k, n, 7) and validity (k,) at the sample stamps."""
+        """Poses (k, n, 7) and validity (k,) at the sample stamps (read-only arrays)."""
         k = len(stamps_ns)
+        if k == 1:  # the live path: one sample at a time
+            return self._one
         return np.broadcast_to(self.poses, (k,) + self.poses.shape), np.ones(k, bool)
 
 

@@ -66,7 +66,7 @@ def problem_parameters(distributor: LoadDistributor, friction: FrictionOptions,
 
     Every other parameter keeps the node's default, except the limits (unbounded unless
     given), the watchdog and the future-stamp check (off) and the command frame (the
-    contact frames).
+    contact frames), and no markers.
 
     :param distributor: the solver built from the problem file.
     :param friction: the problem file's friction options.
@@ -85,6 +85,7 @@ def problem_parameters(distributor: LoadDistributor, friction: FrictionOptions,
         contact_normals=[float(x) for c in contacts for x in c.normal],
         friction_mode=friction.mode, friction_margin=friction.margin,
         command_frame='contact', command_sign=1, input_timeout=0.0, max_future=0.0,
+        publish_markers=False,
         force_limits=[math.inf], torque_limits=[math.inf], desired_force_limit=math.inf,
         desired_torque_limit=math.inf, internal_load_limit=math.inf)
     cfg.update(problem_limits(limits, len(contacts)))
@@ -133,8 +134,8 @@ def engine_for_problem(distributor: LoadDistributor, friction: FrictionOptions,
         object_model=distributor.object_model, options=distributor.options,
         contact_pose_tolerance=cfg['contact_pose_tolerance'])
     engine = DistributionEngine(cfg, typed)
-    engine.prescription = prescription_of_problem(internal_load)
-    engine.source = 'problem' if engine.prescription.kind != 'none' else 'none'
+    prescription = prescription_of_problem(internal_load)
+    engine.set_prescription(prescription, 'problem' if prescription.kind != 'none' else 'none')
     engine.cache.update(np.array([c.position for c in distributor.contacts], float),
                         np.array([c.orientation for c in distributor.contacts], float))
     why = engine.rebuilt(0)

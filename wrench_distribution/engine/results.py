@@ -7,7 +7,9 @@ per-sample output is one line in :data:`QUANTITIES`.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 
@@ -70,6 +72,44 @@ class ChunkResult:
 
     def __len__(self) -> int:
         return len(self.stamp_ns)
+
+
+class LazyValues(Mapping):
+    """The quantities of one analysed batch, each read off it when first asked for.
+
+    The live path hands these to the node, which asks only for what it publishes: the
+    invariant state (an iterative solve per sample) costs nothing when nobody reads it.
+
+    :param batch: the core ``BatchAnalysis``.
+    :param frame: the configured ``output_frame``.
+    """
+
+    def __init__(self, batch, frame: str) -> None:
+        self._batch = batch
+        self._sources = _SOURCES[frame]
+        self._values: dict = {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        """Return one quantity (computed on first access)."""
+        try:
+            return self._values[name]
+        except KeyError:
+            source = self._sources[name]  # KeyError for an unknown name, as a dict
+        value = self._values[name] = getattr(self._batch, source)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        """Iterate over the quantities' names, in :data:`QUANTITIES` order."""
+        return iter(self._sources)
+
+    def __len__(self) -> int:
+        """Return the number of quantities."""
+        return len(self._sources)
+
+
+#: output frame -> quantity name -> attribute of the batch result
+_SOURCES = {frame: {q.name: q.source.format(frame=frame) for q in QUANTITIES}
+            for frame in ('contact', 'object')}
 
 
 def join(parts: list, empty: tuple) -> np.ndarray:

@@ -26,6 +26,8 @@ import numpy as np
 from wrench_distribution.core import spatial as Q
 from .poses import HeldPoses, PoseSource
 
+_ONE = np.ones(1, bool)
+_ONE.flags.writeable = False
 #: what the object is doing while a tare window is recorded
 TARE_STATES = ('free', 'held')
 
@@ -50,7 +52,7 @@ class GravityModel:
     def at(self, stamps_ns: np.ndarray) -> tuple[Optional[np.ndarray], np.ndarray]:
         """Gravity in the object frame (k, 3), or None when constant, and validity (k,)."""
         if self.orientation is None:
-            return None, np.ones(len(stamps_ns), bool)
+            return None, (_ONE if len(stamps_ns) == 1 else np.ones(len(stamps_ns), bool))
         poses, valid = self.orientation.at(stamps_ns)
         quats = poses[:, 0, 3:]
         safe = np.where(valid[:, None], quats, [0.0, 0.0, 0.0, 1.0])
@@ -104,35 +106,45 @@ class TareWindow:
         self.rows: deque = deque(maxlen=self.size or None)
 
     def add(self, stamps_ns: np.ndarray, readings: np.ndarray, gain: np.ndarray,
-            unbiased: np.ndarray, gravity: np.ndarray) -> None:
-        """Record samples (k,): raw readings, ``A``, ``A m + B g_o`` and ``g_o``.
+            weight: np.ndarray, gravity: np.ndarray) -> None:
+        """Record samples (k,): raw readings, ``A``, ``B`` and ``g_o`` (``A m + B g_o`` later).
 
         :param stamps_ns: (k,) sample stamps.
         :param readings: (k, n, 6) raw readings.
         :param gain: (n, 6, 6) ``A`` of these samples.
-        :param unbiased: (k, n, 6) contact wrenches before the bias is subtracted.
-        :param gravity: (k, 3) gravity in the object frame.
+        :param weight: (n, 6, 3) ``B`` of these samples.
+        :param gravity: (k, 3) or (3,) gravity in the object frame.
         """
+        if len(stamps_ns) == 1 and self.start_ns is None and self.stop_ns is None:
+            self.rows.append((int(stamps_ns[0]), readings[0], gain, weight,  # a live sample
+                              gravity if np.ndim(gravity) == 1 else gravity[0]))
+            return
         stamps_ns = np.asarray(stamps_ns, np.int64)
+        gravity = np.broadcast_to(gravity, (len(stamps_ns), 3))
         keep = np.ones(len(stamps_ns), bool)
         if self.start_ns is not None:
             keep &= stamps_ns >= self.start_ns
         if self.stop_ns is not None:
             keep &= stamps_ns <= self.stop_ns
         for j in np.flatnonzero(keep).tolist():
-            self.rows.append((int(stamps_ns[j]), readings[j], gain, unbiased[j], gravity[j]))
+            self.rows.append((int(stamps_ns[j]), readings[j], gain, weight, gravity[j]))
 
     def clear(self) -> None:
         """Forget the recorded samples."""
         self.rows.clear()
 
     def arrays(self) -> tuple:
-        """``(stamps (k,), gains (k, n, 6, 6), unbiased (k, n, 6), gravity (k, 3))``."""
+        """``(stamps (k,), gains (k, n, 6, 6), unbiased (k, n, 6), gravity (k, 3))``.
+
+        ``unbiased`` is ``A m + B g_o``, the contact wrenches before the bias is subtracted.
+        """
         if not self.rows:
             raise ValueError('no sample recorded for the tare')
-        stamps, _, gains, unbiased, gravity = zip(*self.rows)
-        return (np.asarray(stamps, np.int64), np.stack(gains), np.stack(unbiased),
-                np.stack(gravity))
+        stamps, readings, gains, weights, gravity = zip(*self.rows)
+        gains, gravity = np.stack(gains), np.stack(gravity)
+        unbiased = (np.einsum('knij,knj->kni', gains, np.stack(readings))
+                    + np.einsum('knij,kj->kni', np.stack(weights), gravity))
+        return np.asarray(stamps, np.int64), gains, unbiased, gravity
 
 
 def tare_biases(gains: np.ndarray, unbiased: np.ndarray,

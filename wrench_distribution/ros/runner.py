@@ -160,6 +160,15 @@ def _stop_executor(executor) -> None:
         pass
 
 
+def _destroy(nodes: tuple) -> None:
+    """Destroy the nodes a run made (one failing does not keep the others alive)."""
+    for each in nodes:
+        try:
+            each.destroy_node()
+        except Exception:  # noqa: BLE001 - already destroyed, or its context gone
+            pass
+
+
 def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] = None,
              config_errors: tuple = ()) -> int:
     """Create the executor and the node, spin until shutdown; configuration errors exit 2.
@@ -167,7 +176,8 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
     Every node entry point of the package starts here, so they all run on
     :func:`make_executor`'s choice.
 
-    :param factory: node class or factory taking no arguments.
+    :param factory: node class or factory taking no arguments; a factory may return a tuple
+        of nodes, spun by one executor in this process (:mod:`wrench_distribution.cell`).
     :param name: node name for messages.
     :param args: ROS command-line arguments.
     :param spin: ``spin(executor, node)`` for a node with its own loop (default
@@ -186,16 +196,19 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
     except RuntimeError as e:  # rclpy's RCLError: rcl could not parse the arguments
         print(f'[{name}] {init_failure(e)}', file=sys.stderr, flush=True)
         return 2
-    node = None
+    nodes: tuple = ()
     try:
         try:
             executor = make_executor()
-            node = factory()
+            made = factory()
+            nodes = made if isinstance(made, tuple) else (made,)
+            node = nodes[0]
         except (ConfigError, InvalidParameterTypeException,
                 InvalidParameterValueException) + tuple(config_errors) as e:
             print(f'[{name}] invalid configuration: {e}', file=sys.stderr, flush=True)
             return 2
-        executor.add_node(node)
+        for each in nodes:
+            executor.add_node(each)
         # what start-up made (modules, the solver) lives as long as the node: out of the
         # cyclic collector's full passes, which otherwise stall a callback for tens of ms
         gc.freeze()
@@ -211,9 +224,5 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
         return 0
     finally:
         _stop_executor(locals().get('executor'))
-        if node is not None:
-            try:
-                node.destroy_node()
-            except Exception:
-                pass
+        _destroy(nodes)
         rclpy.try_shutdown()

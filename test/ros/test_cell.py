@@ -1,0 +1,82 @@
+"""Both nodes in one process (``python -m wrench_distribution.cell``): each does its job over DDS.
+
+One parameter file with a section per node name; the distributor's commands reproduce the
+desired wrench (the resultant summed here by hand: ``F = f_l + f_r``,
+``T = t_l + t_r + p_l x f_l + p_r x f_r``, contact frames aligned with the object frame,
+CoM at the origin), the analyzer's ``object_wrench`` is the sum of two F/T readings taken
+at the contacts (the same sum), and SIGINT ends the process with exit code 0.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from geometry_msgs.msg import WrenchStamped
+import numpy as np
+import pytest
+import yaml
+
+from ros_harness import domain_id_for, ros_env, stamped_wrench, stop_process, TestClient
+
+pytestmark = [pytest.mark.ros]
+
+DOMAIN = domain_id_for(__name__)
+POSITIONS = np.array([[0.0, 0.3, 0.0], [0.0, -0.3, 0.0]])
+COMMON = {'effectors': ['left', 'right'], 'contact_source': 'static', 'object_frame': 'object',
+          'contact_positions': POSITIONS.ravel().tolist()}
+
+
+def resultant(left, right) -> np.ndarray:
+    """Resultant about the origin of two wrenches applied at the contacts (by hand)."""
+    force = np.add(left[:3], right[:3])
+    torque = (np.add(left[3:], right[3:]) + np.cross(POSITIONS[0], left[:3])
+              + np.cross(POSITIONS[1], right[:3]))
+    return np.concatenate([force, torque])
+
+
+def values(msg: WrenchStamped) -> list:
+    f, t = msg.wrench.force, msg.wrench.torque
+    return [f.x, f.y, f.z, t.x, t.y, t.z]
+
+
+def test_distributor_and_analyzer_share_one_process():
+    tmp = tempfile.mkdtemp(prefix='wd_cell_')
+    params = os.path.join(tmp, 'params.yaml')
+    with open(params, 'w') as f:
+        yaml.safe_dump(json.loads(json.dumps({  # no shared list: rcl refuses YAML aliases
+            'wrench_distributor': {'ros__parameters': dict(COMMON, input_timeout=0.0)},
+            'wrench_analyzer': {'ros__parameters': dict(COMMON, max_age=0.0)}})), f)
+    log_path = os.path.join(tmp, 'log.txt')
+    with open(log_path, 'w') as log:
+        proc = subprocess.Popen([sys.executable, '-m', 'wrench_distribution.cell', '--ros-args',
+                                 '--params-file', params], stdout=log, stderr=subprocess.STDOUT,
+                                env=ros_env(DOMAIN))
+    client = TestClient(DOMAIN)
+    try:
+        commands = {e: client.collect(WrenchStamped, f'{e}/wrench_command') for e in ('left', 'right')}
+        measured = client.collect(WrenchStamped, 'object_wrench')
+        desired_pub = client.publisher(WrenchStamped, 'desired_wrench')
+        ft_pubs = [client.publisher(WrenchStamped, f'{e}/ft_sensor') for e in ('left', 'right')]
+        assert client.wait_matched(publishers=[desired_pub] + ft_pubs,
+                                   topics=['left/wrench_command', 'object_wrench'], timeout=30.0), \
+            open(log_path).read()
+        desired = [2.0, -1.0, 15.0, 0.3, -0.2, 0.1]
+        readings = ([1.0, 12.0, 4.0, 0.1, 0.0, 0.2], [-0.5, -11.0, 5.0, 0.0, 0.3, -0.1])
+        end = time.monotonic() + 10.0
+        while time.monotonic() < end and not (commands['right'] and measured):
+            now = time.time_ns()
+            desired_pub.publish(stamped_wrench(desired, now, 'object'))
+            for pub, reading in zip(ft_pubs, readings):
+                pub.publish(stamped_wrench(reading, now))
+            client.spin_for(0.05)
+        assert commands['left'] and commands['right'] and measured, open(log_path).read()
+        np.testing.assert_allclose(resultant(values(commands['left'][-1]), values(commands['right'][-1])),
+                                   desired, atol=1e-9)
+        np.testing.assert_allclose(values(measured[-1]), resultant(*readings), atol=1e-9)
+    finally:
+        client.close()
+        code = stop_process(proc)
+    output = open(log_path).read()
+    assert code == 0 and 'Traceback' not in output, output

@@ -1,0 +1,259 @@
+"""The spaces of one contact configuration built on demand: ``N(G)`` named, the read-out, ``N_m``.
+
+- :func:`internal_space`: the named basis ``E`` of ``N(G)`` (docs/theory.md, section 6);
+- :func:`read_out`: ``C`` with ``C E = I`` (coordinates of an internal load) and the fused
+  analysis matrix (eq. 80 and the resultant in one product);
+- :func:`manipulating_set`: the admissible manipulating distributions
+  ``h_m,p + K(h_o) sigma`` (eqs. 72-77), for the invariant internal state.
+
+:class:`~.load_distributor.LoadDistributor` builds each once, when first needed.
+"""
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence, Tuple
+
+import numpy as np
+import scipy.linalg
+
+from .errors import InvalidInputError
+from .grasp import manipulating_maps, null_projector, pseudo_inverse, VirtualInertia
+from .internal_basis import (build_internal_basis, Geometry, handle_vector, named_candidates,
+                             rotate_blocks)
+from .invariant import invariant_part
+from .results import BatchAnalysis
+from .validation import finite_array
+
+
+@dataclass(frozen=True)
+class InternalSpace:
+    """The named basis ``E`` of ``N(G)``.
+
+    :param names: element names.
+    :param units: ``'N'`` or ``'N*m'`` per element.
+    :param basis: ``E`` (6n, m), object axes about each contact.
+    :param basis_contact: ``E`` in the contact frames.
+    """
+
+    names: Tuple[str, ...]
+    units: Tuple[str, ...]
+    basis: np.ndarray
+    basis_contact: np.ndarray
+
+
+@dataclass(frozen=True)
+class ReadOut:
+    """The linear maps built on ``E``.
+
+    :param coordinates: ``C`` (m, 6n) with ``C E = I``: coordinates of an element of ``N(G)``.
+    :param gram: ``E^T W0 E`` in the metric ``W0 = diag(I, I / l^2)``.
+    :param analysis: (6n, 12 + 24n + m) fused read-out of contact-frame measurements.
+    """
+
+    coordinates: np.ndarray
+    gram: np.ndarray
+    analysis: np.ndarray
+
+
+@dataclass(frozen=True)
+class ManipulatingSet:
+    """The admissible manipulating distributions ``h_m,p + K(h_o) sigma``, ``|sigma| <= 1``.
+
+    :param particular: (6n, 6) canonical ``h_m,p`` map (forces only, canonical masses).
+    :param maps: (d, 6n, 6) maps ``h_o -> k_a``.
+    :param metric: (6n,) the metric ``W = M*^-1`` of the canonical masses.
+    """
+
+    particular: np.ndarray
+    maps: np.ndarray
+    metric: np.ndarray
+
+
+def internal_space(geometry: Geometry, grasp_matrix: np.ndarray, metric: np.ndarray,
+                   active: np.ndarray, rank: int, dimension: int) -> InternalSpace:
+    """Build the named basis of ``N(G)``.
+
+    :param geometry: the contacts' geometry (:class:`~.internal_basis.Geometry`).
+    :param grasp_matrix: ``G``.
+    :param metric: (6n,) ``diag(I, I / l^2)`` on the active components.
+    :param active: (6n,) mask of the components the contacts can apply.
+    :param rank: rank of ``G``.
+    :param dimension: dimension of ``N(G)``.
+    :return: the basis (``balanced_<c>(3)`` named ``balanced_<c>(<name of contact 3>)``).
+    """
+    projector = null_projector(grasp_matrix, np.where(metric > 0, metric, 1.0), active,
+                               geometry.length, rank)
+    basis = build_internal_basis(named_candidates(geometry), projector, active, metric, dimension,
+                                 geometry.rotations)
+    names = tuple(_contact_name(name, geometry.names) for name in basis.names)
+    to_contact = rotate_blocks((basis.matrix * active[:, None]).T, geometry.rotations).T
+    return InternalSpace(names, basis.units, basis.matrix, to_contact)
+
+
+def _contact_name(name: str, names: Sequence[str]) -> str:
+    """``balanced_<c>(3)`` -> ``balanced_<c>(<name of contact 3>)``."""
+    if name.startswith('balanced_'):
+        head, index = name[:-1].split('(')
+        return f'{head}({names[int(index)]})'
+    return name
+
+
+def read_out(space: InternalSpace, metric: np.ndarray, grasp_matrix: np.ndarray,
+             gm: np.ndarray, rotation_blocks: np.ndarray) -> ReadOut:
+    """Build the read-out of internal loads and the fused analysis matrix.
+
+    :param space: the named basis.
+    :param metric: (6n,) ``diag(I, I / l^2)`` on the active components.
+    :param grasp_matrix: ``G``.
+    :param gm: ``G_M+``.
+    :param rotation_blocks: (6n, 6n) contact rotations on the active components.
+    :return: the read-out.
+    """
+    e = space.basis
+    gram = (e.T * metric) @ e
+    if not e.shape[1]:
+        coordinates = np.zeros((0, e.shape[0]))
+    else:
+        # C = (E^T W0 E)^-1 E^T W0 through a QR of the scaled basis (no squared condition number)
+        root = np.sqrt(metric)
+        q, r = np.linalg.qr(e * root[:, None])
+        coordinates = scipy.linalg.solve_triangular(r, q.T) * root[None, :]
+    return ReadOut(coordinates, gram, analysis_matrix(coordinates, grasp_matrix, gm,
+                                                      rotation_blocks))
+
+
+def analysis_matrix(coordinates: np.ndarray, grasp_matrix: np.ndarray, gm: np.ndarray,
+                    rotation_blocks: np.ndarray) -> np.ndarray:
+    """Fused read-out: contact-frame measurements (k, 6n) @ this -> every analysis output."""
+    to_object, to_contact = rotation_blocks, rotation_blocks
+    resultant = grasp_matrix @ to_object                      # (6, 6n)
+    manipulating = gm @ resultant                             # h_m (object axes)
+    constraint = manipulating - to_object                     # h_c = h_m - h (eq. 80)
+    error = (grasp_matrix @ gm - np.eye(6)) @ resultant       # G h_m - h_o
+    return np.hstack([resultant.T, manipulating.T, constraint.T, manipulating.T @ to_contact,
+                      constraint.T @ to_contact, -constraint.T @ coordinates.T, error.T])
+
+
+def manipulating_set(canonical: VirtualInertia, weights: np.ndarray, rigid: np.ndarray,
+                     grasp_matrix: np.ndarray, active: np.ndarray, reference_length: float,
+                     rank: int) -> ManipulatingSet:
+    """Build ``N_m`` of the canonical masses (eqs. 72-77).
+
+    :param canonical: the virtual inertia of the canonical masses.
+    :param weights: (n,) torque weights.
+    :param rigid: (n,) rigid-contact mask.
+    :param grasp_matrix: ``G``.
+    :param active: (6n,) mask of the components the contacts can apply.
+    :param reference_length: length of the contact set.
+    :param rank: rank of ``G``.
+    :return: the set.
+    """
+    n = len(rigid)
+    metric = np.tile(np.r_[np.ones(3), np.full(3, 1.0 / canonical.length ** 2)], n) \
+        / np.repeat(canonical.masses, 6) * active
+    projector = null_projector(grasp_matrix, np.where(metric > 0, metric, 1.0), active,
+                               reference_length, rank)
+    particular = pseudo_inverse(canonical, 0.0, weights, rigid)
+    maps = manipulating_maps(canonical, weights, rigid, projector)
+    return ManipulatingSet(particular, maps, metric)
+
+
+def condition_number(gram: np.ndarray) -> float:
+    """Condition number of a basis from its Gram matrix, each element scaled to unit size.
+
+    :param gram: ``E^T W0 E`` (m, m), m >= 1.
+    :return: 1 for orthogonal elements, large when elements nearly repeat.
+    """
+    scale = 1.0 / np.sqrt(np.diag(gram))
+    values = np.linalg.eigvalsh(gram * scale[:, None] * scale[None, :])
+    return float(np.sqrt(values.max() / values.min()))
+
+
+def handle_coordinates(space: InternalSpace, coordinates: np.ndarray, geometry: Geometry,
+                       handles: Mapping[str, float]) -> np.ndarray:
+    """Coordinates in the named basis of physical internal-load handles.
+
+    :param space: the named basis.
+    :param coordinates: ``C`` of the read-out.
+    :param geometry: the contacts' geometry (handles outside the basis).
+    :param handles: mapping like ``{'squeeze(left,right)': 20.0}`` (N or N*m).
+    :return: (m,) coordinates.
+    :raises InvalidInputError: for an unknown handle or a non-finite value.
+    """
+    values = np.zeros(len(space.names))
+    for key, value in handles.items():
+        amount = float(finite_array(value, (), f'internal load {key!r}'))
+        key = str(key)
+        if key in space.names:
+            vector = space.basis[:, space.names.index(key)]
+        else:
+            vector = handle_vector(geometry, key)
+            if vector is None:
+                raise InvalidInputError(f'unknown internal-load handle {key!r}; this grasp '
+                                        'accepts e.g. ' + ', '.join(space.names))
+        values += amount * (coordinates @ vector)
+    return values
+
+
+def coordinates_of(internal_load, count: int, names: Sequence[str]) -> np.ndarray:
+    """Internal-load coordinates, (m,) or (count, m), checked and broadcast to (count, m).
+
+    :param internal_load: the coordinates.
+    :param count: number of samples.
+    :param names: the basis names (m).
+    :return: (count, m) array.
+    :raises InvalidInputError: on a wrong length or a non-finite value.
+    """
+    m = len(names)
+    try:
+        ndim = np.ndim(internal_load)
+    except ValueError:
+        raise InvalidInputError(f'internal_load must be {m} numbers ({", ".join(names)})') from None
+    if ndim <= 1:
+        values = finite_array(internal_load, (m,), f'internal_load ({m} values: {", ".join(names)})')
+        return np.broadcast_to(values, (count, m))
+    return finite_array(internal_load, (count, m), 'internal_load')
+
+
+def decompose(measured: np.ndarray, analysis: np.ndarray, metric: np.ndarray,
+              invariant_source: Callable) -> BatchAnalysis:
+    """Decompose measured contact wrenches with the fused read-out (eq. 80).
+
+    :param measured: (k, n, 6) checked wrenches, contact frames about the contact points.
+    :param analysis: the fused read-out (:func:`analysis_matrix`).
+    :param metric: (6n,) ``diag(I, I / l^2)`` on the active components.
+    :param invariant_source: the invariant state's computation (on first access).
+    :return: the decomposition.
+    """
+    count, n = measured.shape[0], measured.shape[1]
+    size = 6 * n
+    out = measured.reshape(count, size) @ analysis
+    parts = [out[:, 6 + size * k:6 + size * (k + 1)] for k in range(4)]
+    constraint_object, constraint_contact = parts[1], parts[3]
+    norm2 = (constraint_object * constraint_object) @ metric
+    return BatchAnalysis(
+        resultant=out[:, :6],
+        manipulating_contact=parts[2].reshape(count, n, 6),
+        constraint_contact=constraint_contact.reshape(count, n, 6),
+        internal_contact=np.negative(constraint_contact).reshape(count, n, 6),
+        manipulating_object=parts[0].reshape(count, n, 6),
+        constraint_object=constraint_object.reshape(count, n, 6),
+        internal_object=np.negative(constraint_object).reshape(count, n, 6),
+        internal_load=out[:, 6 + 4 * size:-6],
+        internal_load_norm=np.sqrt(0.5 * norm2),
+        residual=np.abs(out[:, -6:]).max(axis=1),
+        invariant_source=invariant_source,
+    )
+
+
+def invariant_state(applied: np.ndarray, grasp_matrix: np.ndarray, space: ManipulatingSet,
+                    metric: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Return the invariant internal-load state (eq. 78 made continuous, docs/theory.md, section 5.3).
+
+    :param applied: (k, 6n) applied wrenches on the active components, object axes.
+    :param grasp_matrix: ``G``.
+    :param space: ``N_m`` (:func:`manipulating_set`).
+    :param metric: (6n,) ``diag(I, I / l^2)`` on the active components (the norm).
+    :return: ``(invariant (k, 6n), its norm (k,))``.
+    """
+    invariant = invariant_part(applied, applied @ grasp_matrix.T, space.particular, space.maps,
+                               space.metric)
+    return invariant, np.sqrt(0.5 * np.einsum('ki,i,ki->k', invariant, metric, invariant))

@@ -1,0 +1,187 @@
+"""What one desired wrench produced: everything the distributor node publishes for it (no ROS).
+
+:meth:`~.distribution.DistributionEngine.step` answers a desired wrench with one
+:class:`Outcome`, as tf2's buffer answers a lookup whole: the commands (or none), the drop
+with its counter and concern, auto mode's added internal load, and the markers when they
+are due. The node converts and publishes; it reads nothing else of the engine.
+"""
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+from .status import ERROR, WARN
+
+
+@dataclass
+class MarkerData:
+    """What the RViz markers show (``~/markers``), in the object frame.
+
+    :param positions: (n, 3) contact positions.
+    :param wrenches: (n, 6) the commanded wrenches, object axes about each contact.
+    :param resultant: (6,) the wrench the effectors apply (the object's weight added).
+    :param com: the centre of mass.
+    :param names: effector names.
+    :param colors: one ``(r, g, b)`` per effector from the friction check, or None.
+    :param scale: metres per newton.
+    """
+
+    positions: np.ndarray
+    wrenches: np.ndarray
+    resultant: np.ndarray
+    com: Sequence[float]
+    names: Sequence[str]
+    colors: Optional[list]
+    scale: float
+
+
+@dataclass
+class FrictionLoad:
+    """Auto mode's added internal load, as the friction topic carries it.
+
+    :param basis: the basis names (the layout's label).
+    :param values: the coordinates.
+    """
+
+    basis: Sequence[str]
+    values: list
+
+
+@dataclass
+class Outcome:
+    """What one desired wrench produced.
+
+    :param commands: (n, 6) commands to publish, or None.
+    :param cause: None when the input was used as is; else the drop cause (``nan``,
+        ``frame``, ``future``, ``no_contacts``, ``internal_load``, ``unrealisable``,
+        ``rejected``, ``solver_nan``, ``limit``, ``friction``).
+    :param message: what happened, with the figures.
+    :param concern: the diagnostics concern.
+    :param key: the counter it adds to (by name).
+    :param level: its diagnostic level.
+    :param friction_load: auto mode's added load with these commands, or None.
+    :param markers: the markers when due (``markers_period``), or None.
+    """
+
+    commands: Optional[np.ndarray]
+    cause: Optional[str] = None
+    message: str = ''
+    concern: str = 'input'
+    key: str = ''
+    level: int = ERROR
+    friction_load: Optional[FrictionLoad] = None
+    markers: Optional[MarkerData] = None
+
+    @property
+    def valid(self) -> bool:
+        """Tell whether the input was used as is (it resets the watchdog)."""
+        return self.cause is None
+
+    @property
+    def is_drop(self) -> bool:
+        """Tell whether the input was dropped (counted by cause) rather than answered by a fallback."""
+        return self.cause is not None and self.cause != 'friction'
+
+
+@dataclass
+class Report:
+    """What the diagnostics show of the engine: values, per-concern values, conditions, counters.
+
+    :param values: summary key/values.
+    :param per_concern: key/values per concern.
+    :param conditions: ``{concern: [(level, message)]}``.
+    :param counters: counters by name (the feedback loops').
+    """
+
+    values: dict
+    per_concern: dict
+    conditions: dict
+    counters: dict
+
+
+@dataclass
+class Refusal:
+    """Why an input other than the desired wrench was refused, as the diagnostics count it.
+
+    :param key: the counter (by name).
+    :param message: what happened.
+    :param level: its diagnostic level.
+    :param concern: the concern that shows it.
+    :param report: False when counted by the engine alone (a feedback loop that is off).
+    """
+
+    key: str
+    message: str
+    level: int = WARN
+    concern: str = 'input'
+    report: bool = True
+
+    def __str__(self) -> str:
+        """Return the message."""
+        return self.message
+
+
+@dataclass
+class ContactUpdate:
+    """What new contact poses did.
+
+    :param rebuilt: whether a new solver was built (the poses moved).
+    :param basis: its internal-load basis names.
+    :param refusal: the poses rejected, or the prescription rejected on the new solver.
+    """
+
+    rebuilt: bool = False
+    basis: Sequence[str] = ()
+    refusal: Optional[Refusal] = None
+
+
+class OutputStage:
+    """What goes with the commands: auto mode's added load, and the markers when due.
+
+    :param settings: the output settings (``publish_markers``, ``markers_period``, ...).
+    """
+
+    def __init__(self, settings) -> None:
+        self.settings = settings
+        self.last_marker_ns: Optional[int] = None
+
+    def configure(self, settings) -> None:
+        """Adopt new output settings (runtime parameters)."""
+        self.settings = settings
+
+    def attach(self, engine, outcome: Outcome, wrench: Sequence[float], mono_ns: int) -> None:
+        """Add auto mode's load and, when due, the markers to an outcome with commands.
+
+        :param engine: the distribution engine (its solver, friction and internal load).
+        :param outcome: the outcome, with commands.
+        :param wrench: the desired wrench as received.
+        :param mono_ns: steady time (``markers_period``).
+        """
+        friction = engine.friction
+        if friction.added is not None and friction.options.mode == 'auto':
+            outcome.friction_load = FrictionLoad(engine.basis_names, friction.added.tolist())
+        s = self.settings
+        if not (s.markers and outcome.valid):
+            return
+        if self.last_marker_ns is not None and mono_ns - self.last_marker_ns < s.markers_period_ns:
+            return
+        self.last_marker_ns = mono_ns
+        outcome.markers = self.markers(engine, wrench)
+
+    def markers(self, engine, wrench: Sequence[float]) -> Optional[MarkerData]:
+        """Return what the markers show for a desired wrench with the internal load last commanded.
+
+        :param engine: the distribution engine.
+        :param wrench: the desired wrench (the object's weight is added here).
+        :return: the marker data, or None when the solver refuses the wrench.
+        """
+        from wrench_distribution.core import WrenchDistributionError
+        held = engine.weight.held(wrench)  # what the effectors apply (hold_object_weight)
+        cache = engine.cache
+        try:
+            syn = cache.distributor.synthesize(held, engine.commanded())
+        except WrenchDistributionError:
+            return None
+        s = self.settings
+        return MarkerData(cache.positions, syn.wrench_object, held, s.object_com, cache.names,
+                          engine.friction.colors(), s.marker_scale)
