@@ -3,7 +3,8 @@
 #   make demo: .venv with the runtime, the ROS 2 Kilted wheels and the simulator's extra
 #              (requirements-sim.txt: Pinocchio and the robot models; no bag tools, no test tools);
 #   make test: adds the bag tools and the test tools to .venv, then runs the whole suite on Kilted (.venv)
-#              and the ROS tests (-m ros) on ROS 2 Jazzy wheels (.venv-jazzy).
+#              and the ROS tests (-m ros) on ROS 2 Jazzy wheels (.venv-jazzy), both at once, each on
+#              parallel pytest-xdist workers; the inner loop is make test-fast (docs/contributing.md).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -13,13 +14,43 @@ DEMO_STAMP  := $(VENV)/.demo-installed
 TEST_STAMP  := $(VENV)/.test-installed
 JAZZY_STAMP := $(JAZZY)/.test-installed
 PIP_QUIET   := --quiet --disable-pip-version-check
+, := ,
 # Keep DDS discovery on the loopback interface for every ROS process started from here.
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 export ROS_LOCALHOST_ONLY := 1
 export RMW_IMPLEMENTATION := rmw_fastrtps_cpp
 export MPLBACKEND := Agg
 
-.PHONY: venv venv-test venv-jazzy test test-kilted test-jazzy test-core demo bench clean
+# Test runs. Each pytest-xdist worker gw<N> owns the ROS domain ids base + 5N .. base + 5N + 4
+# (domain_id_for in test/helpers/ros_harness.py), and so does a pytest without xdist (N = 0).
+# From TEST_DOMAIN up: the Kilted workers, the Jazzy workers, the Kilted timing lane, the Jazzy
+# timing lane: 5 * (KILTED_WORKERS + JAZZY_WORKERS + 2) ids, 57..101 by default (120..164 with
+# TEST_DOMAIN=120); keep that whole range clear of other users' domains.
+TEST_DOMAIN    ?= $(or $(ROS_DOMAIN_ID),57)
+KILTED_WORKERS ?= 3
+JAZZY_WORKERS  ?= 2
+FAST_WORKERS   ?= 3
+domain_after    = $(shell echo $$(( $(TEST_DOMAIN) + 5 * ($(1)) )))
+JAZZY_DOMAIN        = $(call domain_after,$(KILTED_WORKERS))
+KILTED_TIMING_DOMAIN = $(call domain_after,$(KILTED_WORKERS) + $(JAZZY_WORKERS))
+JAZZY_TIMING_DOMAIN  = $(call domain_after,$(KILTED_WORKERS) + $(JAZZY_WORKERS) + 1)
+# Tests go out one by one in the order test/conftest.py gives (longest first); a module marked
+# xdist_group (a shared module fixture) keeps its tests on one worker. One BLAS thread per
+# process: the workers are the parallelism (threaded BLAS in every worker made the CPU-bound
+# tests twice as slow). The tests marked timing (the demo runs among them) run beside the
+# parallel passes, one at a time per distribution (timing-kilted, timing-jazzy); the parallel
+# passes yield the CPU to them (BULK: nice 5, a third of their weight; at nice 10 a pass's own
+# wall-time bounds failed under other sessions' load).
+XDIST     = --dist loadgroup --no-loadscope-reorder
+TEST_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+BULK     := nice -n 5
+# Prints a pass's wall time, exit status and the load average: $(call report,<what>)
+report = echo "$(1): $$(( $$(date +%s) - start )) s, exit $$status, load $$(cut -d' ' -f1-3 /proc/loadavg)"
+# exit status 5 ("no test selected") is a pass with nothing to run
+none_is_ok = [ $$status -ne 5 ] || status=0
+
+.PHONY: venv venv-test venv-jazzy test test-kilted test-jazzy test-fast test-core demo bench clean \
+        pass-kilted pass-jazzy timing-kilted timing-jazzy serial-kilted serial-jazzy test-colcon
 
 venv: $(DEMO_STAMP)
 venv-test: $(TEST_STAMP)
@@ -46,27 +77,80 @@ $(JAZZY_STAMP): requirements.txt requirements-bags.txt requirements-ros-jazzy.tx
 	$(JPY) -m pip install $(PIP_QUIET) --no-deps --no-build-isolation -e .
 	touch $@
 
-# Both distributions run even when the first fails; the time of each is printed.
-test: $(TEST_STAMP) $(JAZZY_STAMP)
-	@status=0; \
-	$(MAKE) --no-print-directory test-kilted || status=1; \
-	$(MAKE) --no-print-directory test-jazzy || status=1; \
-	exit $$status
+# Both distributions at once: their parallel passes and their timing lanes (each printed whole
+# when it ends), then the tests marked serial; everything runs even when something fails.
+test:
+	@$(MAKE) --no-print-directory -j2 $(TEST_STAMP) $(JAZZY_STAMP)
+	@start=$$(date +%s); status=0; \
+	$(MAKE) --no-print-directory -j4 --output-sync=target pass-kilted pass-jazzy timing-kilted timing-jazzy || status=1; \
+	$(MAKE) --no-print-directory serial-kilted || status=1; \
+	$(MAKE) --no-print-directory serial-jazzy || status=1; \
+	$(call report,make test (both distributions$(,) after the environments)); exit $$status
 
 test-kilted: $(TEST_STAMP)
-	@start=$$(date +%s); \
-	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-57} $(PY) -m pytest -q test; status=$$?; \
-	echo "ROS 2 Kilted (.venv), whole suite: $$(( $$(date +%s) - start )) s, exit $$status, load $$(cut -d' ' -f1-3 /proc/loadavg)"; \
-	exit $$status
+	@status=0; $(MAKE) --no-print-directory -j2 --output-sync=target pass-kilted timing-kilted || status=1; \
+	$(MAKE) --no-print-directory serial-kilted || status=1; exit $$status
 
 test-jazzy: $(JAZZY_STAMP)
+	@status=0; $(MAKE) --no-print-directory -j2 --output-sync=target pass-jazzy timing-jazzy || status=1; \
+	$(MAKE) --no-print-directory serial-jazzy || status=1; exit $$status
+
+pass-kilted: $(TEST_STAMP)
 	@start=$$(date +%s); \
-	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-57} $(JPY) -m pytest -q -m ros test; status=$$?; \
-	echo "ROS 2 Jazzy (.venv-jazzy), ROS tests: $$(( $$(date +%s) - start )) s, exit $$status, load $$(cut -d' ' -f1-3 /proc/loadavg)"; \
+	ROS_DOMAIN_ID=$(TEST_DOMAIN) $(TEST_ENV) $(BULK) $(PY) -m pytest -q -n $(KILTED_WORKERS) $(XDIST) \
+	    -m "not timing and not serial" test; \
+	status=$$?; $(call report,ROS 2 Kilted (.venv)$(,) whole suite$(,) $(KILTED_WORKERS) workers$(,) domains from $(TEST_DOMAIN)); \
 	exit $$status
 
+pass-jazzy: $(JAZZY_STAMP)
+	@start=$$(date +%s); \
+	ROS_DOMAIN_ID=$(JAZZY_DOMAIN) $(TEST_ENV) $(BULK) $(JPY) -m pytest -q -n $(JAZZY_WORKERS) $(XDIST) \
+	    -o cache_dir=.pytest_cache/jazzy -m "ros and not timing and not serial" test; \
+	status=$$?; $(call report,ROS 2 Jazzy (.venv-jazzy)$(,) ROS tests$(,) $(JAZZY_WORKERS) workers$(,) domains from $(JAZZY_DOMAIN)); \
+	exit $$status
+
+timing-kilted: $(TEST_STAMP)
+	@start=$$(date +%s); \
+	ROS_DOMAIN_ID=$(KILTED_TIMING_DOMAIN) $(TEST_ENV) $(PY) -m pytest -q -o cache_dir=.pytest_cache/timing \
+	    -m "timing and not serial" test; \
+	status=$$?; $(none_is_ok); $(call report,ROS 2 Kilted (.venv)$(,) timing tests$(,) domains from $(KILTED_TIMING_DOMAIN)); \
+	exit $$status
+
+timing-jazzy: $(JAZZY_STAMP)
+	@start=$$(date +%s); \
+	ROS_DOMAIN_ID=$(JAZZY_TIMING_DOMAIN) $(TEST_ENV) $(JPY) -m pytest -q -o cache_dir=.pytest_cache/jazzy-timing \
+	    -m "ros and timing and not serial" test; \
+	status=$$?; $(none_is_ok); $(call report,ROS 2 Jazzy (.venv-jazzy)$(,) timing ROS tests$(,) domains from $(JAZZY_TIMING_DOMAIN)); \
+	exit $$status
+
+# The tests marked serial, one after the other, once nothing else runs in the environment.
+serial-kilted: $(TEST_STAMP)
+	@start=$$(date +%s); \
+	ROS_DOMAIN_ID=$(TEST_DOMAIN) $(TEST_ENV) $(PY) -m pytest -q -m serial test; \
+	status=$$?; $(none_is_ok); $(call report,ROS 2 Kilted (.venv)$(,) serial tests); exit $$status
+
+serial-jazzy: $(JAZZY_STAMP)
+	@start=$$(date +%s); \
+	ROS_DOMAIN_ID=$(JAZZY_DOMAIN) $(TEST_ENV) $(JPY) -m pytest -q -o cache_dir=.pytest_cache/jazzy -m "ros and serial" test; \
+	status=$$?; $(none_is_ok); $(call report,ROS 2 Jazzy (.venv-jazzy)$(,) serial ROS tests); exit $$status
+
+# The whole suite under colcon test on a robot-like Python (every dependency, the package only
+# as colcon build installs it): test/helpers/robot_workspace.py.
+test-colcon: $(TEST_STAMP)
+	@start=$$(date +%s); \
+	ROS_DOMAIN_ID=$(TEST_DOMAIN) $(TEST_ENV) $(PY) test/helpers/robot_workspace.py --workers $(KILTED_WORKERS); \
+	status=$$?; $(call report,colcon test of the whole suite on a robot-like Python); exit $$status
+
+# The inner loop, before every commit: the layers without DDS and the node callbacks in process.
+test-fast: $(TEST_STAMP)
+	@start=$$(date +%s); \
+	ROS_DOMAIN_ID=$(TEST_DOMAIN) $(TEST_ENV) $(PY) -m pytest -q -n $(FAST_WORKERS) $(XDIST) \
+	    -m "(not ros or inproc) and not timing and not serial" \
+	    test/core test/config test/engine test/bag test/cli test/inproc; \
+	status=$$?; $(call report,make test-fast); exit $$status
+
 test-core: $(TEST_STAMP)
-	$(PY) -m pytest -q test -m "not ros"
+	ROS_DOMAIN_ID=$(TEST_DOMAIN) $(TEST_ENV) $(PY) -m pytest -q -n $(KILTED_WORKERS) $(XDIST) test -m "not ros"
 
 # The demo scenarios; add a scenario as one more line.
 demo: $(DEMO_STAMP)

@@ -79,6 +79,19 @@ def ros_env(domain: int) -> dict:
     return env
 
 
+def node_command(script: str, module: str) -> list:
+    """Return the console script next to this Python, else ``python -m module`` (as the demo does).
+
+    A colcon install puts the scripts in ``lib/wrench_distribution``, not next to the Python.
+
+    :param script: ``distributor`` or ``analyzer``.
+    :param module: its module, e.g. ``wrench_distribution.distributor_node``.
+    :return: the command's first words.
+    """
+    candidate = os.path.join(os.path.dirname(sys.executable), script)
+    return [candidate] if os.path.exists(candidate) else [sys.executable, '-m', module]
+
+
 def _qos(kind: str):
     from wrench_distribution.ros.qos import qos_from_name
     return qos_from_name(kind, 10)
@@ -431,7 +444,6 @@ def start_nodes(tmp: str, env: dict, target: str, analyzer_rate: float, layout: 
     :return: the processes by name.
     """
     me = [sys.executable, os.path.abspath(__file__)]
-    bindir = os.path.dirname(sys.executable)
     dist = distributor_params(feedback=target == 'feedback')
     quiet = ['--log-level', 'warn']
     if target == 'feedback' and analyzer_rate > 0:
@@ -444,15 +456,16 @@ def start_nodes(tmp: str, env: dict, target: str, analyzer_rate: float, layout: 
                 [sys.executable, '-m', 'wrench_distribution.cell', '--ros-args', '--params-file',
                  pf] + quiet, env=env)}
         return dict({'ft': ft}, **{exe: subprocess.Popen(
-            [os.path.join(bindir, exe), '--ros-args', '--params-file', pf] + quiet, env=env)
-            for exe in ('analyzer', 'distributor')})
+            node_command(exe, f'wrench_distribution.{exe}_node') + ['--ros-args', '--params-file', pf]
+            + quiet, env=env) for exe in ('analyzer', 'distributor')})
     procs = {}
     if target == 'feedback':
         procs['measure'] = subprocess.Popen(me + ['--role', 'measure'] + common, env=env)
     pf = os.path.join(tmp, 'p.yaml')
     write_params(pf, {'/**': dist})
-    procs['distributor'] = subprocess.Popen([os.path.join(bindir, 'distributor'), '--ros-args',
-                                             '--params-file', pf] + quiet, env=env)
+    procs['distributor'] = subprocess.Popen(
+        node_command('distributor', 'wrench_distribution.distributor_node')
+        + ['--ros-args', '--params-file', pf] + quiet, env=env)
     return procs
 
 

@@ -370,7 +370,8 @@ def _spin_until_done(executor, recorder, procs: dict, limit: float, wall0: float
             if sim_rc != 0:
                 print(f'demo: object_sim exited with {sim_rc}; see its log', file=sys.stderr)
             return sim_rc == 0
-        dead = [n for n, p in procs.items() if p.poll() is not None]
+        # object_sim may have ended since its poll above: that is the run's end, checked next time
+        dead = [n for n, p in procs.items() if n != 'object_sim' and p.poll() is not None]
         if dead:
             print(f'demo: {", ".join(dead)} stopped early; see {out / "logs"}',
                   file=sys.stderr)

@@ -4,7 +4,7 @@ The nodes talk to tf2 through ``tf2_ros``'s ``Buffer`` / ``TransformListener`` i
 only (``Buffer(cache_time=None, node=None)``, ``lookup_transform(target, source, time)``,
 ``clear()``; ``TransformListener(buffer, node)``). :func:`use_tf2_implementation` swaps in
 another implementation of that interface; the tests use the stand-in in
-``test/tf2_standin.py``, because tf2_ros cannot be installed from the Python registry.
+``test/helpers/tf2_standin.py``, because tf2_ros cannot be installed from the Python registry.
 """
 from typing import NamedTuple, Optional, Sequence
 

@@ -6,7 +6,7 @@ what it needs installed, what ``object_sim`` does with it (the commands as wrenc
 in the F/T sensor frames, a status topic) and what the demo reports of its runs. The names
 are the ``effector_model`` values the schema accepts (``config/sim.py``,
 :data:`~wrench_distribution.config.sim.EFFECTOR_MODELS`); a new model is one entry here
-and its name there (``test/test_effector_models.py`` checks that they agree).
+and its name there (``test/sim/test_effector_models.py`` checks that they agree).
 
 The entries of the arms with joints check and require without importing Pinocchio (the
 simulator's optional extra); their builder imports it when it is called.

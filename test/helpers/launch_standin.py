@@ -1,0 +1,176 @@
+"""A stand-in for the parts of ``launch`` / ``launch_ros`` the package's launch files use (tests only).
+
+``launch`` and ``launch_ros`` cannot be installed from the Python registry. This module runs
+a launch file's ``generate_launch_description()`` against small classes with the same names
+and arguments (``LaunchDescription``, ``DeclareLaunchArgument``, ``OpaqueFunction``,
+``LaunchConfiguration``, ``launch_ros.actions.Node``), resolves the launch arguments as
+``ros2 launch file.py name:=value`` does (given value, else the declared default; a missing
+one is an error), executes the opaque functions with the resolved context, and returns each
+node action with the command line launch_ros would build for it: the executable, then
+``--ros-args``, the node name and namespace remaps, one ``--params-file`` per parameter
+file, a temporary parameter file for each dict (``/**: ros__parameters:``, as launch_ros
+writes one), and one ``-r from:=to`` per remapping.
+
+``ament_index_python.packages.get_package_share_directory('wrench_distribution')`` answers
+the repository root, whose ``config/`` and ``launch/`` are laid out as the installed share.
+"""
+import importlib.util
+import os
+import sys
+import types
+from typing import Dict, List, Optional
+
+import yaml
+
+#: the repository (this file is in test/helpers/)
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class LaunchContext:
+    """The resolved launch arguments."""
+
+    def __init__(self, arguments: Dict[str, str]) -> None:
+        self.launch_configurations = dict(arguments)
+
+
+class LaunchDescription:
+    """The list of actions."""
+
+    def __init__(self, initial_entities=None) -> None:
+        self.entities = list(initial_entities or [])
+
+
+class DeclareLaunchArgument:
+    """A launch argument with an optional default."""
+
+    def __init__(self, name: str, *, default_value: Optional[str] = None, description: str = '',
+                 choices=None) -> None:
+        self.name, self.default_value, self.description = name, default_value, description
+        self.choices = choices
+
+
+class OpaqueFunction:
+    """A function run with the launch context; returns more actions."""
+
+    def __init__(self, *, function, args=None, kwargs=None) -> None:
+        self.function, self.args, self.kwargs = function, args or [], kwargs or {}
+
+    def execute(self, context: LaunchContext) -> list:
+        """Run the function."""
+        return self.function(context, *self.args, **self.kwargs) or []
+
+
+class SubstitutionFailure(Exception):
+    """A launch configuration that was never set."""
+
+
+class LaunchConfiguration:
+    """The value of a launch argument."""
+
+    def __init__(self, variable_name: str, *, default=None) -> None:
+        self.variable_name, self.default = variable_name, default
+
+    def perform(self, context: LaunchContext) -> str:
+        """Resolve the value."""
+        if self.variable_name in context.launch_configurations:
+            return context.launch_configurations[self.variable_name]
+        if self.default is not None:
+            return self.default
+        raise SubstitutionFailure(f"launch configuration '{self.variable_name}' does not exist")
+
+
+class Node:
+    """launch_ros's node action: records what it was given."""
+
+    def __init__(self, *, executable: str, package: Optional[str] = None,
+                 name: Optional[str] = None, namespace: str = '', parameters=None,
+                 remappings=None, arguments=None, **other) -> None:
+        self.executable, self.package, self.name = executable, package, name
+        self.namespace = namespace
+        self.parameters = list(parameters or [])
+        self.remappings = list(remappings or [])
+        self.arguments = list(arguments or [])
+        self.other = other
+
+    def ros_arguments(self, tmp_dir: str) -> List[str]:
+        """Command-line arguments after the executable, as launch_ros builds them.
+
+        :param tmp_dir: where the parameter dicts are written as files.
+        :return: the arguments.
+        """
+        out = list(self.arguments) + ['--ros-args']
+        if self.name:
+            out += ['-r', f'__node:={self.name}']
+        if self.namespace:
+            out += ['-r', f'__ns:=/{self.namespace.strip("/")}']
+        for k, params in enumerate(self.parameters):
+            if isinstance(params, dict):
+                path = os.path.join(tmp_dir, f'{self.name}_params_{k}.yaml')
+                with open(path, 'w') as f:
+                    yaml.safe_dump({'/**': {'ros__parameters': params}}, f)
+                params = path
+            out += ['--params-file', str(params)]
+        for source, target in self.remappings:
+            out += ['-r', f'{source}:={target}']
+        return out
+
+
+def _modules() -> Dict[str, types.ModuleType]:
+    def module(name: str, **attrs) -> types.ModuleType:
+        m = types.ModuleType(name)
+        m.__dict__.update(attrs)
+        return m
+    launch = module('launch', LaunchDescription=LaunchDescription, LaunchContext=LaunchContext)
+    launch.actions = module('launch.actions', DeclareLaunchArgument=DeclareLaunchArgument,
+                            OpaqueFunction=OpaqueFunction)
+    launch.substitutions = module('launch.substitutions', LaunchConfiguration=LaunchConfiguration)
+    launch_ros = module('launch_ros')
+    launch_ros.actions = module('launch_ros.actions', Node=Node)
+
+    def share(package: str) -> str:
+        if package != 'wrench_distribution':
+            raise LookupError(f'package {package!r} not found (launch stand-in)')
+        return REPO
+    ament = module('ament_index_python')
+    ament.packages = module('ament_index_python.packages', get_package_share_directory=share)
+    return {'launch': launch, 'launch.actions': launch.actions,
+            'launch.substitutions': launch.substitutions, 'launch_ros': launch_ros,
+            'launch_ros.actions': launch_ros.actions, 'ament_index_python': ament,
+            'ament_index_python.packages': ament.packages}
+
+
+def nodes_of(path: str, arguments: Optional[Dict[str, str]] = None) -> List[Node]:
+    """Run a launch file's description with the arguments; return its node actions.
+
+    :param path: the ``*.launch.py`` file.
+    :param arguments: ``name -> value``, as ``name:=value`` on the command line.
+    :return: the node actions, in launch order.
+    :raises SubstitutionFailure: an argument without a value or default.
+    """
+    saved = {name: sys.modules.get(name) for name in _modules()}
+    sys.modules.update(_modules())
+    try:
+        spec = importlib.util.spec_from_file_location('launch_file_under_test', path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        description = module.generate_launch_description()
+    finally:
+        for name, old in saved.items():
+            if old is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = old
+    context = LaunchContext(arguments or {})
+    nodes, pending = [], list(description.entities)
+    while pending:
+        action = pending.pop(0)
+        if isinstance(action, DeclareLaunchArgument):
+            if action.name not in context.launch_configurations:
+                if action.default_value is None:
+                    raise SubstitutionFailure(f"launch argument '{action.name}' has no value")
+                context.launch_configurations[action.name] = action.default_value
+        elif isinstance(action, OpaqueFunction):
+            pending[:0] = action.execute(context)
+        elif isinstance(action, Node):
+            nodes.append(action)
+    return nodes

@@ -1,0 +1,391 @@
+"""Test harness for the ROS nodes: subprocesses on a private DDS domain, a test node.
+
+Every process keeps DDS discovery on loopback (``ROS_AUTOMATIC_DISCOVERY_RANGE=
+LOCALHOST``, ``ROS_LOCALHOST_ONLY=1``) and uses a domain id of this pytest process's
+own block (:func:`domain_id_for`), so concurrent tests and test runs do not see each other.
+"""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Callable, Dict, List, Optional
+
+import yaml
+
+#: the repository (this file is in test/helpers/)
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+#: ids one test process may use: its block is ``base + block * DOMAIN_BLOCK .. + DOMAIN_BLOCK - 1``
+DOMAIN_BLOCK = 5
+
+
+def xdist_worker_index() -> int:
+    """Index of this pytest-xdist worker (``PYTEST_XDIST_WORKER`` = ``gw<N>``), 0 without xdist.
+
+    :return: N.
+    """
+    worker = os.environ.get('PYTEST_XDIST_WORKER', '')
+    return int(worker[2:]) if worker.startswith('gw') and worker[2:].isdigit() else 0
+
+
+def domain_id_for(module_name: str = '', offset: int = 0) -> int:
+    """Return a ROS domain id of this test process: the one place every test takes it from.
+
+    ``ROS_DOMAIN_ID`` of the environment is the run's base (``make test`` sets it; default
+    57). Each pytest-xdist worker ``gw<N>`` owns the block of :data:`DOMAIN_BLOCK` ids from
+    ``base + N * DOMAIN_BLOCK``; a test process without xdist owns the block at the base.
+    Tests run one after the other in a worker and stop every process they start, so one
+    block serves them all, and no two concurrent tests share a DDS graph. ``offset``
+    (0..4) gives a test that needs several concurrent graphs its own.
+
+    :param module_name: kept for call sites that name their module; unused.
+    :param offset: index in the block, 0 to ``DOMAIN_BLOCK - 1``.
+    :return: the domain id.
+    :raises ValueError: for an offset outside the block.
+    """
+    if not 0 <= offset < DOMAIN_BLOCK:
+        raise ValueError(f'domain offset {offset} outside the block 0..{DOMAIN_BLOCK - 1}')
+    base = int(os.environ.get('ROS_DOMAIN_ID', '57'))
+    return base + xdist_worker_index() * DOMAIN_BLOCK + offset
+
+
+def ros_env(domain_id: int) -> Dict[str, str]:
+    """Environment for a ROS subprocess: loopback-only discovery on ``domain_id``.
+
+    A subprocess is no pytest-xdist worker: a pytest run in it takes ``domain_id`` as its
+    base (its block must then fit in the caller's: offsets up to ``DOMAIN_BLOCK - 1`` in all).
+
+    :param domain_id: ROS domain id.
+    :return: a copy of ``os.environ`` with the ROS variables set.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith('PYTEST_XDIST')}
+    env['ROS_DOMAIN_ID'] = str(domain_id)
+    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    env['ROS_LOCALHOST_ONLY'] = '1'
+    env.setdefault('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
+    env['PYTHONUNBUFFERED'] = '1'
+    env['RCUTILS_COLORIZED_OUTPUT'] = '0'
+    return env
+
+
+PACKAGE = 'wrench_distribution'
+
+
+def _ament_prefixes() -> List[str]:
+    """Install prefixes that hold this package, from ament_index_python or AMENT_PREFIX_PATH.
+
+    :return: prefixes, the ament index's first (empty when neither knows the package).
+    """
+    prefixes = []
+    try:
+        from ament_index_python.packages import get_package_prefix
+        prefixes.append(get_package_prefix(PACKAGE))
+    except Exception:  # not installed, or the package is not in the index
+        pass
+    for prefix in os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep):
+        if prefix and prefix not in prefixes:
+            prefixes.append(prefix)
+    return prefixes
+
+
+def _own_prefix() -> Optional[str]:
+    """Install prefix of the imported package when it lives in ``<prefix>/lib/python*/``.
+
+    :return: the prefix, or None (a source tree or an editable install).
+    """
+    import wrench_distribution
+    parts = os.path.abspath(wrench_distribution.__file__).split(os.sep)
+    for i in range(len(parts) - 1, 0, -1):
+        if parts[i].startswith('python') and parts[i - 1] == 'lib':
+            return os.sep.join(parts[:i - 1]) or os.sep
+    return None
+
+
+def script_candidates(name: str) -> List[str]:
+    """Where a console script may be, in the order :func:`script` tries them.
+
+    ``lib/wrench_distribution`` of the prefix the imported package was installed in (a
+    colcon install, so ``colcon test`` runs the scripts it built); next to the running
+    interpreter (a venv or ``pip install``); ``lib/wrench_distribution`` of every ament
+    prefix (found via ``ament_index_python`` or ``AMENT_PREFIX_PATH``); then ``PATH``.
+
+    :param name: console script name, e.g. ``distributor``.
+    :return: candidate paths (not checked for existence).
+    """
+    own = _own_prefix()
+    cands = [os.path.join(own, 'lib', PACKAGE, name)] if own else []
+    cands.append(os.path.join(os.path.dirname(sys.executable), name))
+    cands += [os.path.join(p, 'lib', PACKAGE, name) for p in _ament_prefixes()]
+    found = shutil.which(name)
+    if found:
+        cands.append(found)
+    return cands
+
+
+def script(name: str) -> str:
+    """Path of an installed console script of this package.
+
+    :param name: ``distributor``, ``analyzer``, ``wrench-distribution``, ...
+    :return: the executable path.
+    :raises FileNotFoundError: naming every place looked at.
+    """
+    cands = script_candidates(name)
+    for cand in cands:
+        if os.path.isfile(cand) and os.access(cand, os.X_OK):
+            return cand
+    raise FileNotFoundError(f'console script {name!r} not found in: {", ".join(cands)}; run '
+                            "'pip install --no-deps --no-build-isolation -e .' or source a "
+                            'colcon install (install/setup.bash)')
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> Optional[int]:
+    """Stop a subprocess politely: SIGINT, then SIGKILL after ``timeout``; always reap it.
+
+    :param proc: the process.
+    :param timeout: seconds to wait after each signal.
+    :return: its exit code.
+    """
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout)
+    return proc.returncode
+
+
+class NodeProcess:
+    """A node console script running in a subprocess with a parameter file.
+
+    :param name: console script (``distributor`` / ``analyzer``).
+    :param params: parameters, written to a ``/**: ros__parameters:`` YAML file.
+    :param domain_id: ROS domain id.
+    :param extra_args: more ``--ros-args`` arguments.
+    """
+
+    def __init__(self, name: str, params: dict, domain_id: int,
+                 extra_args: Optional[List[str]] = None, env: Optional[dict] = None) -> None:
+        self.dir = tempfile.mkdtemp(prefix=f'wd_{name}_')
+        self.param_file = os.path.join(self.dir, 'params.yaml')
+        with open(self.param_file, 'w') as f:
+            yaml.safe_dump({'/**': {'ros__parameters': params}}, f)
+        self.log_path = os.path.join(self.dir, 'log.txt')
+        self._final: Optional[str] = None
+        self._log = open(self.log_path, 'w')
+        cmd = [script(name), '--ros-args', '--params-file', self.param_file] + (extra_args or [])
+        e = ros_env(domain_id)
+        e.update(env or {})
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=e,
+                                     start_new_session=True)
+
+    def output(self) -> str:
+        """Everything the process printed so far.
+
+        :return: text.
+        """
+        if self._final is not None:
+            return self._final
+        self._log.flush()
+        with open(self.log_path) as f:
+            return f.read()
+
+    def wait(self, timeout: float) -> Optional[int]:
+        """Wait for exit.
+
+        :param timeout: seconds.
+        :return: exit code, or None if still running.
+        """
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self) -> Optional[int]:
+        """SIGINT, then SIGKILL after 5 s; always reaps the process.
+
+        :return: exit code.
+        """
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGINT)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.proc.wait(5)
+        if self._final is None:
+            self._log.close()
+            with open(self.log_path) as f:
+                self._final = f.read()
+        return self.proc.returncode
+
+    def __enter__(self) -> 'NodeProcess':
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class TestClient:
+    """A small in-process rclpy node on its own context to publish and collect.
+
+    :param domain_id: ROS domain id (same as the nodes under test).
+    :param name: node name.
+    """
+
+    __test__ = False  # not a pytest class
+
+    def __init__(self, domain_id: int, name: str = 'wd_test_client') -> None:
+        os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+        os.environ['ROS_LOCALHOST_ONLY'] = '1'
+        import rclpy
+        from rclpy.context import Context
+        from rclpy.executors import SingleThreadedExecutor
+        self.rclpy = rclpy
+        self.context = Context()
+        try:  # keep pytest's own SIGINT handling
+            from rclpy.signals import SignalHandlerOptions
+            rclpy.init(context=self.context, domain_id=domain_id,
+                       signal_handler_options=SignalHandlerOptions.NO)
+        except (ImportError, TypeError):
+            rclpy.init(context=self.context, domain_id=domain_id)
+        self.node = rclpy.create_node(name, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.collected: Dict[str, list] = {}
+
+    def publisher(self, msg_type, topic: str, qos=10):
+        """Create a publisher.
+
+        :return: the publisher.
+        """
+        return self.node.create_publisher(msg_type, topic, qos)
+
+    def collect(self, msg_type, topic: str, qos=100) -> list:
+        """Subscribe and append every message to a list (once per topic).
+
+        :return: the list (filled while spinning; shared by later calls for the topic).
+        """
+        if topic in self.collected:  # one subscription per topic and client
+            return self.collected[topic]
+        box = self.collected[topic] = []
+        self.node.create_subscription(msg_type, topic, box.append, qos)
+        return box
+
+    def spin_for(self, seconds: float) -> None:
+        """Process callbacks for a while.
+
+        :param seconds: duration.
+        """
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=min(0.02, max(0.0, end - time.monotonic())))
+
+    def spin_until(self, pred: Callable[[], bool], timeout: float) -> bool:
+        """Spin until ``pred()`` is true or the timeout expires.
+
+        :param pred: condition.
+        :param timeout: seconds.
+        :return: the final value of ``pred()``.
+        """
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if pred():
+                return True
+            self.executor.spin_once(timeout_sec=0.02)
+        return bool(pred())
+
+    def wait_matched(self, publishers=(), topics=(), timeout: float = 10.0) -> bool:
+        """Wait until publishers have a subscriber and topics have a publisher.
+
+        :param publishers: our publishers that need a matched subscription.
+        :param topics: topics that need a publisher (the node's outputs).
+        :param timeout: seconds.
+        :return: True when all matched.
+        """
+        def ok() -> bool:
+            return (all(p.get_subscription_count() > 0 for p in publishers)
+                    and all(self.node.count_publishers(t) > 0 for t in topics))
+        return self.spin_until(ok, timeout)
+
+    def set_parameters(self, node_name: str, params: list, timeout: float = 5.0):
+        """Call ``/<node>/set_parameters``.
+
+        :param node_name: target node name.
+        :param params: list of ``rclpy.parameter.Parameter``.
+        :param timeout: seconds.
+        :return: list of ``SetParametersResult``.
+        """
+        from rcl_interfaces.srv import SetParameters
+        cli = self.node.create_client(SetParameters, f'/{node_name}/set_parameters')
+        try:
+            if not cli.wait_for_service(timeout_sec=timeout):
+                raise TimeoutError(f'/{node_name}/set_parameters not available')
+            req = SetParameters.Request()
+            req.parameters = [p.to_parameter_msg() for p in params]
+            fut = cli.call_async(req)
+            self.executor.spin_until_future_complete(fut, timeout_sec=timeout)
+            if not fut.done():
+                raise TimeoutError('set_parameters timed out')
+            return fut.result().results
+        finally:
+            self.node.destroy_client(cli)
+
+    def close(self) -> None:
+        """Destroy the node and shut the context down."""
+        try:
+            self.executor.shutdown()
+            self.node.destroy_node()
+        finally:
+            self.rclpy.try_shutdown(context=self.context)
+
+
+def diag_messages(arrays: list, name_contains: str) -> List[str]:
+    """Messages of the statuses whose name contains a text.
+
+    :param arrays: collected ``DiagnosticArray`` messages.
+    :param name_contains: e.g. ``wrench_distributor``.
+    :return: status messages, oldest first.
+    """
+    return [s.message for a in arrays for s in a.status if name_contains in s.name]
+
+
+def diag_values(arrays: list, name_contains: str) -> dict:
+    """Key/values of the latest matching status.
+
+    :param arrays: collected ``DiagnosticArray`` messages.
+    :param name_contains: status name filter.
+    :return: dict (empty when none).
+    """
+    for a in reversed(arrays):
+        for s in a.status:
+            if name_contains in s.name:
+                return {kv.key: kv.value for kv in s.values}
+    return {}
+
+
+def stamped_wrench(values, stamp_ns: int, frame: str = ''):
+    """Build a ``WrenchStamped`` with the given values, stamp (ns) and frame id.
+
+    :param values: ``[fx, fy, fz, tx, ty, tz]``.
+    :param stamp_ns: header stamp in nanoseconds.
+    :param frame: header frame id.
+    :return: the message.
+    """
+    from wrench_distribution.core.messages import fill_wrench
+    from wrench_distribution.ros.conversions import make_wrench_stamped
+    m = make_wrench_stamped(frame)
+    m.header.stamp.sec, m.header.stamp.nanosec = divmod(int(stamp_ns), 1_000_000_000)
+    fill_wrench(m.wrench, [float(v) for v in values])
+    return m
