@@ -45,6 +45,23 @@ def import_every_local_module() -> None:
 
 import_every_local_module()
 
+
+def import_pyplot_up_front() -> None:
+    """Import matplotlib's pyplot (Agg) before any test runs.
+
+    ``analyze-bag`` imports it in a background thread while a bag is analysed
+    (``bag/plots.py``, ``preload``). Run in the test's own process, a command that fails
+    early left that import running into pytest's teardown, whose iteration over a dictionary
+    the import was growing: "dictionary changed size during iteration" (once in a
+    ``make test``). Imported here, the thread finds the module loaded and returns at once.
+    """
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot  # noqa: F401
+
+
+import_pyplot_up_front()
+
 settings.register_profile('ci', max_examples=60, derandomize=True, deadline=None)
 settings.register_profile('thorough', max_examples=600, deadline=None)
 settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'ci'))
