@@ -67,11 +67,15 @@ settings.register_profile('thorough', max_examples=600, deadline=None)
 settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'ci'))
 
 #: Tests that start first under pytest-xdist (node id prefixes; the longest, measured with
-#: ``--durations``: whole demo runs, the colcon workspace, the shutdown stress); then every
-#: other ``slow`` test, then the rest, each in collection order. A worker takes the next test
-#: when it is free, so the longest runs do not end the suite alone.
+#: ``--durations`` and per test CPU time: whole demo runs, the colcon workspace, the shutdown
+#: stress, the three tests of about 20 s of CPU each); then every other ``slow`` test, then the
+#: tests over DDS, then the rest, each in collection order. A worker takes the next test when
+#: it is free, so the longest runs do not end the suite alone.
 LONGEST_FIRST = ('demo/test_real_cell_ros.py::test_calibration_procedure', 'demo/',
-                 'package/test_colcon_workspace.py', 'ros/test_ros_shutdown.py', 'docs/test_docs_commands.py')
+                 'package/test_colcon_workspace.py', 'ros/test_ros_shutdown.py',
+                 'core/test_friction.py::test_agrees_with_the_independent_reference',
+                 'core/test_grasp_identification.py::test_point_contacts', 'docs/test_flake8.py',
+                 'docs/test_docs_commands.py')
 #: Groups whose every test is marked ``timing``: a demo test runs the whole demo (four or five
 #: node processes, about one core) whose analyzer is not in the simulator's lockstep; under CPU
 #: contention it falls behind and reads late or out-of-sync samples (measured: a squeeze 15 N
@@ -80,7 +84,7 @@ TIMING_GROUPS = ('demo/',)
 
 
 def start_rank(item) -> tuple:
-    """Return where a test starts in the run: the longest first, then ``slow`` tests, the rest.
+    """Return where a test starts in the run: the longest first, ``slow`` tests, tests over DDS, the rest.
 
     :param item: a collected test.
     :return: a sort key (smaller starts earlier).
@@ -89,7 +93,11 @@ def start_rank(item) -> tuple:
     for rank, prefix in enumerate(LONGEST_FIRST):
         if test_id.startswith(prefix):
             return (0, rank)
-    return (1, 0) if item.get_closest_marker('slow') else (2, 0)
+    if item.get_closest_marker('slow'):
+        return (1, 0)
+    # the tests over DDS mostly wait (discovery, answers): they go before the CPU-bound rest,
+    # which then keeps both cores busy to the end of the run
+    return (2, 0) if item.get_closest_marker('ros') and not item.get_closest_marker('inproc') else (3, 0)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -72,6 +72,7 @@ def check_tracking(summary: dict) -> None:
     assert tr['distance_moved_mm'] == pytest.approx(tr['reference_distance_mm'], rel=0.05)
 
 
+@pytest.mark.one_distribution
 @pytest.mark.parametrize('name,offset', [('dual_arm', 0), ('three_finger_hand', 1),
                                          ('quadruped_stance', 2)])
 def test_scenario_recovers_commanded_internal_load(tmp_path, name, offset):

@@ -59,6 +59,7 @@ def test_prescription_alone_slips_and_auto_holds(tmp_path):
     assert (tmp_path / 'three_finger_hand_friction_compare.png').stat().st_size > 10_000
 
 
+@pytest.mark.one_distribution
 def test_comparison_with_friction_feedback_reads_its_own_runs(tmp_path):
     """``--friction compare --friction-feedback on`` compares the runs it just made.
 

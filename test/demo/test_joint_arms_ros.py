@@ -82,6 +82,7 @@ def check_shape(summary: dict) -> None:
     assert joints['joint_limit_violations'] == 0
 
 
+@pytest.mark.one_distribution
 def test_open_loop_runs_and_falls_short_as_the_arms_really_do(tmp_path):
     """Open loop: the shape holds, the TRUE squeeze falls short (> target, < 40 %), at rest."""
     summary = run_demo(tmp_path, 'off')

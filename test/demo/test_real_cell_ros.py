@@ -23,7 +23,7 @@ from truth_checks import check_closed_loop_on_truth, check_truth_at_rest, GRASP_
 
 # timing: the demo's tare and calibration calls must be answered at given sim times, which the
 # simulator does not wait for: under CPU contention they come late (make test runs them in its
-# timing lane, one at a time)
+# timing lane, two demos at most at once)
 pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.timing]
 
 ROOT = Path(REPO)
@@ -75,6 +75,7 @@ def expected_tare(cell: dict) -> np.ndarray:
     return np.array(out)
 
 
+@pytest.mark.one_distribution
 def test_untared_the_loop_regulates_a_wrong_estimate(tmp_path):
     """Untared: every estimate on its command, the truth newtons away, the biases named.
 
@@ -124,6 +125,7 @@ def test_tared_closed_loop_is_within_target_where_the_belief_allows(tmp_path):
 TILT_SCENARIO = ROOT / 'config' / 'demo_dual_arm_real_cell_tilt.yaml'
 
 
+@pytest.mark.one_distribution
 def test_calibration_procedure_identifies_the_cell_and_holds_the_load_through_the_tilt(tmp_path):
     """Issue 29: a user's calibration through the analyzer's services, then a 30 deg tilt.
 

@@ -75,6 +75,7 @@ def check_shape(summary: dict) -> None:
     assert hi - lo >= 1.0 and summary['samples_in_window'] >= 100
 
 
+@pytest.mark.one_distribution
 def test_open_loop_runs_and_measures_what_the_arms_really_apply(tmp_path):
     """Open loop: the summary has its shape, and the arms' real behaviour shows.
 
