@@ -24,10 +24,10 @@ export MPLBACKEND := Agg
 # Test runs. Each pytest-xdist worker gw<N> owns the ROS domain ids base + 5N .. base + 5N + 4
 # (domain_id_for in test/helpers/ros_harness.py), and so does a pytest without xdist (N = 0).
 # From TEST_DOMAIN up: the Kilted workers, the Jazzy workers, the Kilted timing workers, the
-# Jazzy timing workers: 5 * (KILTED_WORKERS + JAZZY_WORKERS + 2 * TIMING_WORKERS) ids, 57..106
-# by default (120..169 with TEST_DOMAIN=120); keep that whole range clear of other users' domains.
+# Jazzy timing workers: 5 * (KILTED_WORKERS + JAZZY_WORKERS + 2 * TIMING_WORKERS) ids, 57..101
+# by default (120..164 with TEST_DOMAIN=120); keep that whole range clear of other users' domains.
 TEST_DOMAIN    ?= $(or $(ROS_DOMAIN_ID),57)
-KILTED_WORKERS ?= 4
+KILTED_WORKERS ?= 3
 JAZZY_WORKERS  ?= 2
 TIMING_WORKERS ?= 2
 FAST_WORKERS   ?= 3
@@ -37,7 +37,7 @@ KILTED_TIMING_DOMAIN = $(call domain_after,$(KILTED_WORKERS) + $(JAZZY_WORKERS))
 JAZZY_TIMING_DOMAIN  = $(call domain_after,$(KILTED_WORKERS) + $(JAZZY_WORKERS) + $(TIMING_WORKERS))
 # The Jazzy passes run the ROS tests but the further runs of a demo scenario marked
 # one_distribution (its figures are the package's numpy code, the same on both distributions;
-# one run of each scenario family stays on Jazzy): docs/contributing.md, "Two distributions".
+# a run of every simulator node and demo step stays on Jazzy): docs/contributing.md, "Two distributions".
 JAZZY_ROS := ros and not one_distribution
 # Tests go out one by one in the order test/conftest.py gives (longest first); a module marked
 # xdist_group (a shared module fixture) keeps its tests on one worker. One BLAS thread per

@@ -69,8 +69,8 @@ settings.load_profile(os.environ.get('HYPOTHESIS_PROFILE', 'ci'))
 #: Tests that start first under pytest-xdist (node id prefixes; the longest, measured with
 #: ``--durations`` and per test CPU time: whole demo runs, the colcon workspace, the shutdown
 #: stress, the three tests of about 20 s of CPU each); then every other ``slow`` test, then the
-#: tests over DDS, then the rest, each in collection order. A worker takes the next test when
-#: it is free, so the longest runs do not end the suite alone.
+#: rest, each in collection order. A worker takes the next test when it is free, so the
+#: longest runs do not end the suite alone.
 LONGEST_FIRST = ('demo/test_real_cell_ros.py::test_calibration_procedure', 'demo/',
                  'package/test_colcon_workspace.py', 'ros/test_ros_shutdown.py',
                  'core/test_friction.py::test_agrees_with_the_independent_reference',
@@ -84,7 +84,7 @@ TIMING_GROUPS = ('demo/',)
 
 
 def start_rank(item) -> tuple:
-    """Return where a test starts in the run: the longest first, ``slow`` tests, tests over DDS, the rest.
+    """Return where a test starts in the run: the longest first, then ``slow`` tests, the rest.
 
     :param item: a collected test.
     :return: a sort key (smaller starts earlier).
@@ -93,11 +93,7 @@ def start_rank(item) -> tuple:
     for rank, prefix in enumerate(LONGEST_FIRST):
         if test_id.startswith(prefix):
             return (0, rank)
-    if item.get_closest_marker('slow'):
-        return (1, 0)
-    # the tests over DDS mostly wait (discovery, answers): they go before the CPU-bound rest,
-    # which then keeps both cores busy to the end of the run
-    return (2, 0) if item.get_closest_marker('ros') and not item.get_closest_marker('inproc') else (3, 0)
+    return (1, 0) if item.get_closest_marker('slow') else (2, 0)
 
 
 @pytest.hookimpl(tryfirst=True)

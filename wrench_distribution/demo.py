@@ -30,7 +30,7 @@ import yaml
 
 from .core.codec import ns_to_seconds
 from .sim.scenarios.models import effector_model
-from .sim.scenarios.runs import apply_feedback, load_calibration, read_calibration
+from .sim.scenarios.runs import apply_feedback, load_calibration, read_calibration, without_calibration_motions
 from .sim.scenarios.sections import load_sections, scenario_file, SCENARIOS, validate_sections
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -103,6 +103,10 @@ def _calibration_arguments(p: argparse.ArgumentParser) -> None:
                         "~/save_calibration to the run's calibration.yaml); auto (default): where the "
                         'scenario holds two or more internal loads before its move (dual_arm_admittance, '
                         'dual_arm_joints)')
+    p.add_argument('--hold-only', action='store_true',
+                   help="skip the calibration's motions (the free tilts, the held tilts before the "
+                        'last internal-load change): the grasp, the hold and its tilts come sooner; '
+                        'what --calibrate compare runs after the calibration')
     p.add_argument('--calibration', default=None, metavar='FILE',
                    help='a calibration file (~/save_calibration, identify) loaded by the analyzer '
                         'and the distributor (the object into every node; the truth kept)')
@@ -204,6 +208,10 @@ def _prepare_sections(args) -> tuple:
                          'object_sim grasp_time > 0 (e.g. dual_arm_real_cell)')
     if args.calibration is not None:
         load_calibration(sections, args.calibration)
+    if args.hold_only:
+        if args.calibrate != 'off':
+            raise ValueError('--hold-only skips the motions --calibrate captures: use one or the other')
+        without_calibration_motions(sections, validate_sections(sections))
     model.prepare(sections)
     if args.internal_load_feedback == 'on':
         apply_feedback(sections)
@@ -678,7 +686,8 @@ def compare_calibrate(argv: list, args: argparse.Namespace) -> int:
     """Run a user's calibration, then the hold with the identified parameters and with the guesses.
 
     The guesses are run as typed (no biases known) and tared with the object free (the tare
-    takes in the biases and the tools' weight in the pose it was taken in).
+    takes in the biases and the tools' weight in the pose it was taken in). The three holds
+    skip the calibration's motions (``--hold-only``): the same hold, sooner.
 
     :param argv: the command line (``--calibrate``, ``--calibration``, ``--tare``,
         ``--internal-load-feedback`` and ``--summary-json`` are set per run).
@@ -686,8 +695,9 @@ def compare_calibrate(argv: list, args: argparse.Namespace) -> int:
     :return: 0 when the four runs completed, else the first failing run's code
     """
     from .sim.reports.real_cell import compare_calibration
-    base = _without(argv, ('--calibrate', '--calibration', '--tare', '--internal-load-feedback',
-                           '--summary-json')) + ['--internal-load-feedback', 'on']
+    base = _without([a for a in argv if a != '--hold-only'],
+                    ('--calibrate', '--calibration', '--tare', '--internal-load-feedback',
+                     '--summary-json')) + ['--internal-load-feedback', 'on']
     name = scenario_file(args.scenario).stem.replace('demo_', '')
     calibrating = base + ['--calibrate', 'on']
     code = main(calibrating)
@@ -698,7 +708,7 @@ def compare_calibrate(argv: list, args: argparse.Namespace) -> int:
     runs = {}
     for label, extra in (('identified', ['--calibration', file]), ('typed guesses', []),
                          ('typed guesses, tared', ['--tare', 'on'])):
-        code = main(base + extra)
+        code = main(base + extra + ['--hold-only'])  # the motions were for the calibration
         if code != 0:
             return code
         runs[label] = Path(args.out) / _run_tag(parse_args(base + extra), name)

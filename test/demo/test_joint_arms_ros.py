@@ -96,6 +96,7 @@ def test_open_loop_runs_and_falls_short_as_the_arms_really_do(tmp_path):
                         summary['steady_window_s'])
 
 
+@pytest.mark.one_distribution
 def test_closed_loop_with_the_grasps_identified_holds_the_truth_on_target(tmp_path):
     """Issue 28's bar, as dual_arm_admittance: the grasps identified at the rests, the truth on target.
 

@@ -14,11 +14,12 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from wrench_distribution.config.schema import ConfigError
+from wrench_distribution.config.validation import parse_schedule
 from wrench_distribution.sim import scenarios
 from wrench_distribution.sim.control.object_controller import PoseController, tilt_profile
 from wrench_distribution.sim.nodes.calibration_step import CAPTURE_DEADLINE, procedure
 from wrench_distribution.sim.reports.real_cell import compare_calibration, identified_vs_truth
-from wrench_distribution.sim.scenarios.runs import load_calibration
+from wrench_distribution.sim.scenarios.runs import load_calibration, without_calibration_motions
 
 angle = st.floats(-0.6, 0.6)
 vector = st.tuples(angle, angle, angle)
@@ -212,3 +213,70 @@ def test_compare_table_marks_the_truth_outside_its_target_and_names_what_is_not_
     assert '-0.190 /' in line and '-0.230*/' in line, line
     assert summary['not_identified'] == ['grasp_position(left)', 'grasp_position(right)']
     assert summary['elements']['shear_u(left,right)']['guesses']['within_tolerance'] is False
+
+
+def _hold_only(checked: dict) -> dict:
+    sections = {name: dict(section) for name, section in checked.items()}
+    without_calibration_motions(sections, checked)
+    return scenarios.validate_sections(sections)
+
+
+def test_hold_only_cuts_the_calibration_motions_of_the_tilt_scenario():
+    """The holds of ``--calibrate compare``, times derived by hand from the scenario file.
+
+    Free turns from 1.2 s to 7.2 s (6.0 s cut), held turns from 11.2 s to 16.4 s (5.2 s cut):
+    the grasp at 8.1 - 6.0, the load change at 16.8 - 11.2, the judged tilt at 17.8 - 11.2.
+    """
+    hold = _hold_only(_tilt_cell())
+    sim, controller = hold['object_sim'], hold['object_controller']
+    assert sim['free_tilts'] == []
+    assert (sim['grasp_time'], sim['release_time'], sim['arm_move_start'], controller['move_start']) == \
+        pytest.approx((2.1, 2.6, 3.0, 3.0))
+    assert sim['duration'] == pytest.approx(10.1)
+    assert np.allclose(controller['tilts'], [6.6, 1.5, 0.5236, 0.0, 0.0])
+    assert np.allclose(sim['arm_tilts'], controller['tilts'])
+    schedule = parse_schedule(controller['internal_load_schedule'])
+    assert [when for when, _ in schedule] == pytest.approx([0.0, 5.6])
+    original = parse_schedule(_tilt_cell()['object_controller']['internal_load_schedule'])
+    assert [handles for _, handles in schedule] == [handles for _, handles in original]
+    with pytest.raises(ValueError, match='--calibrate needs the free tilts'):  # nothing left to calibrate
+        procedure(hold)
+
+
+@settings(max_examples=40, deadline=None)
+@given(free=st.lists(vector, min_size=0, max_size=3), held=st.lists(vector, min_size=0, max_size=3),
+       rest=st.floats(0.3, 2.0))
+def test_hold_only_keeps_the_hold_and_moves_it_by_the_motions_cut(free, held, rest):
+    """Any free and held turns: what follows each cut keeps its spacing, earlier by the cut.
+
+    The hold being judged (the load change, the tilt after it, the end) keeps its times
+    relative to the load change; the grasp keeps its distance to the free turns' end.
+    """
+    checked = _tilt_cell()
+    sim, controller = dict(checked['object_sim']), dict(checked['object_controller'])
+    free_rows = _sequence(free + [(0.0, 0.0, 0.0)] if free else [], start=0.5, duration=0.4, rest=rest)
+    free_end = free_rows[-5] + 0.4 if free else None
+    grasp = (free_end if free else 0.5) + 0.9
+    sim.update(free_tilts=free_rows, grasp_time=grasp, release_time=grasp + 0.5)
+    move = grasp + 0.9
+    sim['arm_move_start'] = controller['move_start'] = move
+    held_rows = _sequence(held, start=move + 2.0, duration=0.8, rest=rest)
+    held_end = held_rows[-5] + 0.8 if held else move + 2.0
+    change = held_end + 0.4
+    judged = [change + 1.0, 1.5, 0.5, 0.0, 0.0]
+    controller['tilts'] = sim['arm_tilts'] = held_rows + judged
+    controller['internal_load_schedule'] = ['0.0: squeeze(left,right)=5', f'{change!r}: squeeze(left,right)=25']
+    sim['duration'] = change + 4.0
+    checked = scenarios.validate_sections(dict(checked, object_sim=sim, object_controller=controller))
+    hold = _hold_only(checked)
+    cut_free = free_end - 0.5 if free else 0.0
+    cut_held = held_end - (move + 2.0) if held else 0.0
+    h_sim, h_controller = hold['object_sim'], hold['object_controller']
+    assert h_sim['grasp_time'] == pytest.approx(grasp - cut_free)
+    assert h_controller['move_start'] == pytest.approx(move - cut_free)
+    new_change = parse_schedule(h_controller['internal_load_schedule'])[-1][0]
+    assert new_change == pytest.approx(change - cut_free - cut_held, abs=1e-6)
+    assert np.allclose(h_controller['tilts'], [new_change + 1.0, 1.5, 0.5, 0.0, 0.0])
+    assert np.allclose(h_sim['arm_tilts'], h_controller['tilts'])
+    assert h_sim['duration'] - new_change == pytest.approx(4.0)
+    assert h_sim['free_tilts'] == []

@@ -2,7 +2,8 @@
 
 A run is a scenario's sections (node name -> parameters) with the command line's changes:
 the distributor's internal-load feedback (:func:`apply_feedback`), a calibration file given
-to the nodes with the simulator's truth kept (:func:`load_calibration`). The effector
+to the nodes with the simulator's truth kept (:func:`load_calibration`), the calibration's
+motions taken out of the timeline (:func:`without_calibration_motions`). The effector
 model's own changes are its entry's ``prepare`` (:mod:`.models`).
 """
 from __future__ import annotations
@@ -70,3 +71,66 @@ def load_calibration(sections: dict, path) -> None:
     sim = sections['object_sim']
     sim['object_mass_ratio'] = float(mass / float(sim['object_mass']))
     sim['object_com_error'] = [float(x) for x in com - np.asarray(sim['object_com'], float)]
+
+
+def _tilt_rows(tilts) -> np.ndarray:
+    return np.asarray(tilts or [], dtype=float).reshape(-1, 5)
+
+
+def calibration_spans(sim: dict, controller: dict) -> list:
+    """Return the spans of a scenario's calibration motions, ``[(start s, end s), ...]``.
+
+    The free tilts (``object_sim free_tilts``, before the grasp) and the held tilts before the
+    last internal-load change (``object_controller tilts``; the tilts after it are the hold
+    being judged): each group from its first turn's start to its last turn's end.
+
+    :param sim: the simulator's validated parameters.
+    :param controller: the controller's validated parameters.
+    :return: the spans, in time order (none for a scenario without such motions)
+    """
+    from ...config.validation import parse_schedule
+    last_change = max((when for when, _ in parse_schedule(controller['internal_load_schedule'])),
+                      default=np.inf)
+    held = _tilt_rows(controller['tilts'])
+    spans = []
+    for rows in (_tilt_rows(sim['free_tilts']), held[held[:, 0] < last_change]):
+        if len(rows):
+            spans.append((float(rows[0, 0]), float(rows[-1, 0] + rows[-1, 1])))
+    return spans
+
+
+def without_calibration_motions(sections: dict, checked: dict) -> None:
+    """Cut the calibration's motions out of a run's timeline: the hold comes sooner.
+
+    For the runs that only hold (``--calibrate compare`` after the calibration): each span of
+    :func:`calibration_spans` is removed, its tilts dropped and every later time (the grasp,
+    the fixture's release, the move, the schedule, the tilts being judged, the duration)
+    moved earlier by its length, so the hold is the same motion under the same loads. The tare
+    (before the grasp) then finds the grippers level, as after the free tilts.
+
+    :param sections: node name -> parameters (changed in place).
+    :param checked: the same sections validated (their values and defaults).
+    """
+    from ...config.validation import parse_schedule
+    sim, controller = checked['object_sim'], checked['object_controller']
+    spans = calibration_spans(sim, controller)
+    if not spans:
+        return
+
+    def moved(t: float) -> float:  # a time inside a span goes to the span's start
+        return round(t - sum(min(t, end) - start for start, end in spans if t > start), 9)
+
+    def kept(tilts) -> list:
+        rows = [row for row in _tilt_rows(tilts)
+                if not any(start <= row[0] < end for start, end in spans)]
+        return [float(moved(row[0])) if i == 0 else float(value)
+                for row in rows for i, value in enumerate(row)]
+    out_sim, out_controller = sections['object_sim'], sections['object_controller']
+    for key in ('grasp_time', 'release_time', 'arm_move_start', 'duration'):
+        out_sim[key] = float(moved(sim[key]))
+    out_sim['free_tilts'], out_sim['arm_tilts'] = [], kept(sim['arm_tilts'])
+    out_controller['move_start'] = float(moved(controller['move_start']))
+    out_controller['tilts'] = kept(controller['tilts'])
+    out_controller['internal_load_schedule'] = [
+        f'{moved(when)!r}: ' + ', '.join(f'{k}={v!r}' for k, v in handles.items())
+        for when, handles in parse_schedule(controller['internal_load_schedule'])]
