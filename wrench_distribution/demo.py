@@ -58,6 +58,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="prescribe the scenario's squeeze schedule, or zero internal load")
     p.add_argument('--domain-id', type=int, default=None,
                    help='ROS_DOMAIN_ID (default: the environment, else derived from the pid)')
+    p.add_argument('--real-time-factor', type=float, default=None, metavar='X',
+                   help="the simulator's largest sim time per wall time (default: the scenario "
+                        "file's; 0: as fast as possible); lower on a loaded machine, so that the "
+                        'analyzer and the recorder, outside the lockstep, keep up')
     p.add_argument('--rate', type=float, default=None,
                    help='publish (control) rate of the simulator in Hz (default: the scenario '
                         'file, 200); a divisor of its physics rate')
@@ -195,6 +199,10 @@ def _prepare_sections(args) -> tuple:
         if not 1.0 <= args.rate <= float(sections['object_sim']['physics_rate']):
             raise ValueError('--rate must be between 1 Hz and the physics rate')
         sections['object_sim']['publish_rate'] = float(args.rate)
+    if args.real_time_factor is not None:
+        if not args.real_time_factor >= 0.0:
+            raise ValueError('--real-time-factor must be 0 (as fast as possible) or more')
+        sections['object_sim']['real_time_factor'] = float(args.real_time_factor)
     if args.friction is not None:
         sections['wrench_distributor']['friction_mode'] = args.friction
     if args.move_duration is not None:
