@@ -23,18 +23,17 @@ export MPLBACKEND := Agg
 
 # Test runs. Each pytest-xdist worker gw<N> owns the ROS domain ids base + 5N .. base + 5N + 4
 # (domain_id_for in test/helpers/ros_harness.py), and so does a pytest without xdist (N = 0).
-# From TEST_DOMAIN up: the Kilted workers, the Jazzy workers, the Kilted timing workers, the
-# Jazzy timing workers: 5 * (KILTED_WORKERS + JAZZY_WORKERS + 2 * TIMING_WORKERS) ids, 57..101
-# by default (120..164 with TEST_DOMAIN=120); keep that whole range clear of other users' domains.
+# From TEST_DOMAIN up: the Kilted workers, the Jazzy workers, the Kilted timing lane, the Jazzy
+# timing lane: 5 * (KILTED_WORKERS + JAZZY_WORKERS + 2) ids, 57..91 by default (120..154 with
+# TEST_DOMAIN=120); keep that whole range clear of other users' domains.
 TEST_DOMAIN    ?= $(or $(ROS_DOMAIN_ID),57)
 KILTED_WORKERS ?= 3
 JAZZY_WORKERS  ?= 2
-TIMING_WORKERS ?= 2
 FAST_WORKERS   ?= 3
 domain_after    = $(shell echo $$(( $(TEST_DOMAIN) + 5 * ($(1)) )))
 JAZZY_DOMAIN        = $(call domain_after,$(KILTED_WORKERS))
 KILTED_TIMING_DOMAIN = $(call domain_after,$(KILTED_WORKERS) + $(JAZZY_WORKERS))
-JAZZY_TIMING_DOMAIN  = $(call domain_after,$(KILTED_WORKERS) + $(JAZZY_WORKERS) + $(TIMING_WORKERS))
+JAZZY_TIMING_DOMAIN  = $(call domain_after,$(KILTED_WORKERS) + $(JAZZY_WORKERS) + 1)
 # The Jazzy passes run the ROS tests but the further runs of a demo scenario marked
 # one_distribution (its figures are the package's numpy code, the same on both distributions;
 # a run of every simulator node and demo step stays on Jazzy): docs/contributing.md, "Two distributions".
@@ -43,10 +42,9 @@ JAZZY_ROS := ros and not one_distribution
 # xdist_group (a shared module fixture) keeps its tests on one worker. One BLAS thread per
 # process: the workers are the parallelism (threaded BLAS in every worker made the CPU-bound
 # tests twice as slow). The tests marked timing (the demo runs among them) run beside the
-# parallel passes in one lane (timing: Kilted's, then Jazzy's, each on TIMING_WORKERS workers,
-# so that at most two demos run at once); the parallel passes yield the CPU to them (BULK:
-# nice 5, a third of their weight; at nice 10 a pass's own wall-time bounds failed under other
-# sessions' load).
+# parallel passes, one at a time per distribution (timing-kilted, timing-jazzy: at most two
+# demos at once); the parallel passes yield the CPU to them (BULK: nice 5, a third of their
+# weight; at nice 10 a pass's own wall-time bounds failed under other sessions' load).
 XDIST     = --dist loadgroup --no-loadscope-reorder
 TEST_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 BULK     := nice -n 5
@@ -56,7 +54,7 @@ report = echo "$(1): $$(( $$(date +%s) - start )) s, exit $$status, load $$(cut 
 none_is_ok = [ $$status -ne 5 ] || status=0
 
 .PHONY: venv venv-test venv-jazzy test test-kilted test-jazzy test-fast test-core demo bench clean \
-        pass-kilted pass-jazzy timing timing-kilted timing-jazzy serial-kilted serial-jazzy test-colcon
+        pass-kilted pass-jazzy timing-kilted timing-jazzy serial-kilted serial-jazzy test-colcon
 
 venv: $(DEMO_STAMP)
 venv-test: $(TEST_STAMP)
@@ -83,13 +81,13 @@ $(JAZZY_STAMP): requirements.txt requirements-bags.txt requirements-ros-jazzy.tx
 	$(JPY) -m pip install $(PIP_QUIET) --no-deps --no-build-isolation -e .
 	touch $@
 
-# Both distributions at once: their parallel passes and the timing lane (each printed whole
+# Both distributions at once: their parallel passes and their timing lanes (each printed whole
 # when it ends), then the tests marked serial (each distribution's in its own environment,
 # both at once); everything runs even when something fails.
 test:
 	@$(MAKE) --no-print-directory -j2 $(TEST_STAMP) $(JAZZY_STAMP)
 	@start=$$(date +%s); status=0; \
-	$(MAKE) --no-print-directory -j3 --output-sync=target pass-kilted pass-jazzy timing || status=1; \
+	$(MAKE) --no-print-directory -j4 --output-sync=target pass-kilted pass-jazzy timing-kilted timing-jazzy || status=1; \
 	$(MAKE) --no-print-directory -j2 --output-sync=target serial-kilted serial-jazzy || status=1; \
 	$(call report,make test (both distributions$(,) after the environments)); exit $$status
 
@@ -115,22 +113,17 @@ pass-jazzy: $(JAZZY_STAMP)
 	status=$$?; $(call report,ROS 2 Jazzy (.venv-jazzy)$(,) ROS tests$(,) $(JAZZY_WORKERS) workers$(,) domains from $(JAZZY_DOMAIN)); \
 	exit $$status
 
-# The timing lane: Kilted's timing tests, then Jazzy's (both run even when one fails).
-timing: $(TEST_STAMP) $(JAZZY_STAMP)
-	@status=0; $(MAKE) --no-print-directory timing-kilted || status=1; \
-	$(MAKE) --no-print-directory timing-jazzy || status=1; exit $$status
-
 timing-kilted: $(TEST_STAMP)
 	@start=$$(date +%s); \
-	ROS_DOMAIN_ID=$(KILTED_TIMING_DOMAIN) $(TEST_ENV) $(PY) -m pytest -q -n $(TIMING_WORKERS) $(XDIST) \
-	    -o cache_dir=.pytest_cache/timing -m "timing and not serial" test; \
+	ROS_DOMAIN_ID=$(KILTED_TIMING_DOMAIN) $(TEST_ENV) $(PY) -m pytest -q -o cache_dir=.pytest_cache/timing \
+	    -m "timing and not serial" test; \
 	status=$$?; $(none_is_ok); $(call report,ROS 2 Kilted (.venv)$(,) timing tests$(,) domains from $(KILTED_TIMING_DOMAIN)); \
 	exit $$status
 
 timing-jazzy: $(JAZZY_STAMP)
 	@start=$$(date +%s); \
-	ROS_DOMAIN_ID=$(JAZZY_TIMING_DOMAIN) $(TEST_ENV) $(JPY) -m pytest -q -n $(TIMING_WORKERS) $(XDIST) \
-	    -o cache_dir=.pytest_cache/jazzy-timing -m "$(JAZZY_ROS) and timing and not serial" test; \
+	ROS_DOMAIN_ID=$(JAZZY_TIMING_DOMAIN) $(TEST_ENV) $(JPY) -m pytest -q -o cache_dir=.pytest_cache/jazzy-timing \
+	    -m "$(JAZZY_ROS) and timing and not serial" test; \
 	status=$$?; $(none_is_ok); $(call report,ROS 2 Jazzy (.venv-jazzy)$(,) timing ROS tests$(,) domains from $(JAZZY_TIMING_DOMAIN)); \
 	exit $$status
 

@@ -23,7 +23,7 @@ from truth_checks import check_closed_loop_on_truth, check_truth_at_rest, GRASP_
 
 # timing: the demo's tare and calibration calls must be answered at given sim times, which the
 # simulator does not wait for: under CPU contention they come late (make test runs them in its
-# timing lane, two demos at most at once)
+# timing lane, one at a time)
 pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.timing]
 
 ROOT = Path(REPO)

@@ -44,7 +44,7 @@ def last_commanded() -> dict:
 
 
 #: The simulator's pace in these runs (the scenario file's is 0.5): make test runs two demos at
-#: once beside its parallel passes; the analyzer and the demo's recorder, outside the lockstep,
+#: once (one per distribution) beside its parallel passes; the analyzer and the demo's recorder, outside the lockstep,
 #: take the rests' samples in before the captures with this slack (at 0.5 a run now and then
 #: missed a capture: "the grasp identification did not complete").
 PACE = 0.3
