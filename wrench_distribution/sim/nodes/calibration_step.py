@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-import numpy as np
+from ..scenarios.runs import calibration_motions
 
 #: Sim time (s) before the next tilt at which a rest is first captured (its samples end there).
 CAPTURE_LEAD = 0.35
@@ -35,10 +35,6 @@ IDENTIFY_DELAY = 0.1
 MIN_REST = 1.0
 
 
-def _rows(tilts) -> np.ndarray:
-    return np.asarray(tilts, dtype=float).reshape(-1, 5)
-
-
 def procedure(checked: Mapping) -> list:
     """Return the calls of the calibration procedure, from the scenario's motions.
 
@@ -47,12 +43,7 @@ def procedure(checked: Mapping) -> list:
         ...]`` in time order
     :raises ValueError: when the scenario has no free tilts or no held rests before the hold
     """
-    from ...config.validation import parse_schedule
-    free = _rows(checked['object_sim']['free_tilts'])
-    held = _rows(checked['object_controller']['tilts'])
-    last_change = max((when for when, _ in parse_schedule(
-        checked['object_controller']['internal_load_schedule'])), default=np.inf)
-    held = held[held[:, 0] < last_change]
+    free, held = calibration_motions(checked['object_sim'], checked['object_controller'])
     if not len(free) or not len(held):
         raise ValueError('--calibrate needs the free tilts (object_sim free_tilts) and held tilts '
                          'before the last internal-load change (object_controller tilts), e.g. '

@@ -8,6 +8,8 @@ model's own changes are its entry's ``prepare`` (:mod:`.models`).
 """
 from __future__ import annotations
 
+from typing import Mapping
+
 import numpy as np
 
 from .parts import true_object
@@ -77,26 +79,34 @@ def _tilt_rows(tilts) -> np.ndarray:
     return np.asarray(tilts or [], dtype=float).reshape(-1, 5)
 
 
-def calibration_spans(sim: dict, controller: dict) -> list:
-    """Return the spans of a scenario's calibration motions, ``[(start s, end s), ...]``.
+def calibration_motions(sim: Mapping, controller: Mapping) -> tuple:
+    """Return a scenario's calibration motions: the free tilts and the held tilts before the hold.
 
-    The free tilts (``object_sim free_tilts``, before the grasp) and the held tilts before the
-    last internal-load change (``object_controller tilts``; the tilts after it are the hold
-    being judged): each group from its first turn's start to its last turn's end.
+    The free tilts (``object_sim free_tilts``) turn the open grippers before the grasp; the
+    held ones (``object_controller tilts``) turn the held object before the last
+    internal-load change (the tilts after it are the hold being judged).
 
     :param sim: the simulator's validated parameters.
     :param controller: the controller's validated parameters.
-    :return: the spans, in time order (none for a scenario without such motions)
+    :return: ``(free, held)``, rows ``(start s, duration s, rotation vector)``, in time order
     """
     from ...config.validation import parse_schedule
     last_change = max((when for when, _ in parse_schedule(controller['internal_load_schedule'])),
                       default=np.inf)
     held = _tilt_rows(controller['tilts'])
-    spans = []
-    for rows in (_tilt_rows(sim['free_tilts']), held[held[:, 0] < last_change]):
-        if len(rows):
-            spans.append((float(rows[0, 0]), float(rows[-1, 0] + rows[-1, 1])))
-    return spans
+    return _tilt_rows(sim['free_tilts']), held[held[:, 0] < last_change]
+
+
+def calibration_spans(sim: Mapping, controller: Mapping) -> list:
+    """Return the spans of :func:`calibration_motions`, ``[(start s, end s), ...]``.
+
+    :param sim: the simulator's validated parameters.
+    :param controller: the controller's validated parameters.
+    :return: each group from its first turn's start to its last turn's end, in time order
+        (none for a scenario without such motions)
+    """
+    return [(float(rows[0, 0]), float(rows[-1, 0] + rows[-1, 1]))
+            for rows in calibration_motions(sim, controller) if len(rows)]
 
 
 def without_calibration_motions(sections: dict, checked: dict) -> None:
