@@ -43,21 +43,6 @@ def _call(client, name):
         client.node.destroy_client(cli)
 
 
-def _capture(client, tries: int = 30):
-    """Call ``~/calibration/capture`` on a rest the test has published whole.
-
-    Under load, readings published for the rest can still be on their way to the analyzer
-    when the call arrives (refused: "only N of tare_samples=..."): as a user holding still,
-    the test asks again (every 0.1 s, ``tries`` times) and returns the first other answer.
-    """
-    for _ in range(tries):
-        response = _call(client, 'calibration/capture')
-        if response.success or 'samples since the last capture' not in response.message:
-            return response
-        client.spin_for(0.1)
-    return response
-
-
 def _parameters(client, names):
     from rcl_interfaces.srv import GetParameters
     cli = client.node.create_client(GetParameters, '/wrench_analyzer/get_parameters')
@@ -110,11 +95,11 @@ def test_capture_identify_save_and_restart(tmp_path):
         early = _call(client, 'calibration/capture')
         assert not early.success and 'tare_samples=100' in early.message
         cell.hold(Rotation.identity(), False, 220, turning=0.5)
-        moving = _capture(client)
+        moving = _call(client, 'calibration/capture')
         assert not moving.success and 'not at rest' in moving.message, moving.message
         for j, rotation in enumerate(C.tilts(4)):
             cell.hold(rotation, False, 220)
-            response = _capture(client)
+            response = _call(client, 'calibration/capture')
             assert response.success, response.message
             assert f'{j + 1} poses' in response.message
             assert ('tools: determined' in response.message) == (j >= 2), response.message
@@ -126,12 +111,12 @@ def test_capture_identify_save_and_restart(tmp_path):
         one = _call(client, 'calibration/identify_object')
         assert not one.success and 'no pose captured' in one.message
         cell.hold(Rotation.identity(), True, 220)
-        assert _capture(client).success
+        assert _call(client, 'calibration/capture').success
         refused = _call(client, 'calibration/identify_object')
         assert not refused.success and 'share one gravity direction' in refused.message
         for rotation in C.tilts(3, 25.0)[1:]:
             cell.hold(rotation, True, 220)
-            assert _capture(client).success
+            assert _call(client, 'calibration/capture').success
         response = _call(client, 'calibration/identify_object')
         assert response.success, response.message
         cell.hold(Rotation.identity(), True, 220)

@@ -135,13 +135,13 @@ def test_identify_grasps_corrects_the_contacts_live_and_saves_them(tmp_path):
         none = services._call(client, 'calibration/identify_grasps')
         assert not none.success and 'no rest captured' in none.message, none.message
         rests.hold(RESTS[0], 150)
-        assert services._capture(client).success
+        assert services._call(client, 'calibration/capture').success
         one = services._call(client, 'calibration/identify_grasps')
         assert not one.success and '1 rest captured' in one.message and 'step the squeeze' in one.message
         for k, internal in enumerate(RESTS):
             loads.clear()
             rests.hold(internal, 150)
-            response = services._capture(client)
+            response = services._call(client, 'calibration/capture')
             assert response.success, response.message
             if k == 1:
                 before = squeeze_of(loads)
