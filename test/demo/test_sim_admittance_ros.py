@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from ros_harness import domain_id_for, NodeProcess, REPO, stamped_wrench, TestClient
-from truth_checks import check_closed_loop_on_truth, check_grasps, check_truth_at_rest, target
+from truth_checks import check_closed_loop_on_truth, check_grasps, check_truth_at_rest, DEMO_PACE, target
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -43,13 +43,6 @@ def last_commanded() -> dict:
     return values
 
 
-#: The simulator's pace in these runs (the scenario file's is 0.5): make test runs two demos at
-#: once (one per distribution) beside its parallel passes; the analyzer and the demo's recorder, outside the lockstep,
-#: take the rests' samples in before the captures with this slack (at 0.5 a run now and then
-#: missed a capture: "the grasp identification did not complete").
-PACE = 0.3
-
-
 def run_demo(tmp_path: Path, offset: int, feedback: str) -> dict:
     env = dict(os.environ)
     env.update({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1',
@@ -57,7 +50,7 @@ def run_demo(tmp_path: Path, offset: int, feedback: str) -> dict:
     path = tmp_path / 'summary' / f'feedback_{feedback}.json'
     cmd = [sys.executable, '-m', 'wrench_distribution.demo', '--scenario', 'dual_arm_admittance',
            '--internal-load-feedback', feedback, '--summary-json', str(path),
-           '--out', str(tmp_path), '--timeout', '120', '--no-plot', '--real-time-factor', str(PACE)]
+           '--out', str(tmp_path), '--timeout', '120', '--no-plot', '--real-time-factor', str(DEMO_PACE)]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads(path.read_text())
