@@ -107,3 +107,19 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if os.path.relpath(str(item.path), TEST_ROOT).replace(os.sep, '/').startswith(TIMING_GROUPS):
             item.add_marker(pytest.mark.timing)
+
+
+def pytest_runtest_setup(item) -> None:
+    """Fail a test of an ``xdist_group`` that ``--dist loadgroup`` could not keep together.
+
+    pytest-xdist marks a grouped test by renaming its node id (``...::test@group``); where the
+    installed pytest does not let it (9.2 with xdist 3.8), the tests of a module with a shared
+    fixture (a colcon workspace, a Dask cluster) went to any worker, which built the fixture
+    again, silently.
+
+    :param item: the test about to run.
+    """
+    if (getattr(item.config.option, 'loadgroup', False)  # set on the workers of --dist loadgroup
+            and item.get_closest_marker('xdist_group') and '@' not in item.nodeid):
+        pytest.fail('--dist loadgroup ignored the xdist_group of this test: install the pytest that '
+                    'requirements-test.txt names', pytrace=False)
