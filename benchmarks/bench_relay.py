@@ -524,35 +524,36 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
     :param layout: with the analyzer: ``processes`` (each node in its own) or ``one-process``.
     :return: dict of results.
     """
-    tmp = tempfile.mkdtemp(prefix='wd_bench_')
     env = ros_env(domain)
     me = [sys.executable, os.path.abspath(__file__)]
     common = ['--rate', str(rate), '--duration', str(duration), '--settle', str(settle)]
     procs: dict = {}
-    try:
-        if target == 'relay':
-            procs['relay'] = subprocess.Popen(me + ['--role', 'relay', '--relay-executor',
-                                                    executor], env=env)
-        else:
-            procs.update(start_nodes(tmp, dict(env, WRENCH_DISTRIBUTION_EXECUTOR=executor),
-                                     target, analyzer_rate, layout, common))
-        sink_out = os.path.join(tmp, 'sink.json')
-        src_out = os.path.join(tmp, 'src.json')
-        common += ['--ready', os.path.join(tmp, 'sink.ready')]
-        sink = subprocess.Popen(me + ['--role', 'sink', '--out', sink_out,
-                                      '--sink-executor', sink_executor] + common, env=env)
-        time.sleep(0.5)
-        src = subprocess.Popen(me + ['--role', 'source', '--out', src_out] + common, env=env)
-        cpu = cpu_shares(dict(procs, sink=sink, source=src), src_out, duration + settle + 30)
-        src.wait(duration + settle + 30)
-        sink.wait(duration + settle + 30)
-    finally:
-        for p in procs.values():
-            stop(p)
-    with open(src_out) as f:
-        src_data = json.load(f)
-    with open(sink_out) as f:
-        sink_data = json.load(f)
+    with tempfile.TemporaryDirectory(prefix='wd_bench_') as tmp:
+        try:
+            if target == 'relay':
+                procs['relay'] = subprocess.Popen(me + ['--role', 'relay', '--relay-executor',
+                                                        executor], env=env)
+            else:
+                procs.update(start_nodes(tmp, dict(env, WRENCH_DISTRIBUTION_EXECUTOR=executor),
+                                         target, analyzer_rate, layout, common))
+            sink_out = os.path.join(tmp, 'sink.json')
+            src_out = os.path.join(tmp, 'src.json')
+            common += ['--ready', os.path.join(tmp, 'sink.ready')]
+            procs['sink'] = subprocess.Popen(me + ['--role', 'sink', '--out', sink_out,
+                                                   '--sink-executor', sink_executor] + common, env=env)
+            time.sleep(0.5)
+            procs['source'] = subprocess.Popen(me + ['--role', 'source', '--out', src_out] + common,
+                                               env=env)
+            cpu = cpu_shares(procs, src_out, duration + settle + 30)
+            procs['source'].wait(duration + settle + 30)
+            procs['sink'].wait(duration + settle + 30)
+        finally:  # every process started here is stopped, the measuring ones too
+            for p in procs.values():
+                stop(p)
+        with open(src_out) as f:
+            src_data = json.load(f)
+        with open(sink_out) as f:
+            sink_data = json.load(f)
     label = 'distributor + feedback' if target == 'feedback' else target
     if target == 'feedback' and analyzer_rate > 0:
         label = f'distributor + feedback + analyzer ({len(FT_NAMES)} F/T at {analyzer_rate:g} Hz)'
@@ -570,31 +571,31 @@ def startup_trial(kind: str, delay: float, domain: int, durability: str) -> dict
     :param durability: QoS durability of both ends (see :func:`_startup_qos`).
     :return: ``received`` (count), ``first`` (lowest index received or None), ``matched``.
     """
-    tmp = tempfile.mkdtemp(prefix='wd_startup_')
     env = ros_env(domain)
     me = [sys.executable, os.path.abspath(__file__)]
-    probe_out = os.path.join(tmp, 'probe.json')
-    talker_out = os.path.join(tmp, 'talker.json')
-    probe = subprocess.Popen(me + ['--role', 'probe', '--out', probe_out, '--relay-executor', kind,
-                                   '--probe-delay', str(delay), '--durability', durability],
-                             env=env)
-    try:
-        talker = subprocess.Popen(me + ['--role', 'talker', '--out', talker_out,
-                                        '--durability', durability], env=env)
+    with tempfile.TemporaryDirectory(prefix='wd_startup_') as tmp:
+        probe_out = os.path.join(tmp, 'probe.json')
+        talker_out = os.path.join(tmp, 'talker.json')
+        probe = subprocess.Popen(me + ['--role', 'probe', '--out', probe_out, '--relay-executor',
+                                       kind, '--probe-delay', str(delay), '--durability',
+                                       durability], env=env)
         try:
-            talker.wait(40)
+            talker = subprocess.Popen(me + ['--role', 'talker', '--out', talker_out,
+                                            '--durability', durability], env=env)
+            try:
+                talker.wait(40)
+            finally:
+                stop(talker)
+            time.sleep(0.3)
         finally:
-            stop(talker)
-        time.sleep(0.3)
-    finally:
-        stop(probe)
-    try:
-        with open(probe_out) as f:
-            got = json.load(f)['received']
-        with open(talker_out) as f:
-            matched = json.load(f)['matched']
-    except (OSError, ValueError, KeyError):
-        return {'received': 0, 'first': None, 'matched': False}
+            stop(probe)
+        try:
+            with open(probe_out) as f:
+                got = json.load(f)['received']
+            with open(talker_out) as f:
+                matched = json.load(f)['matched']
+        except (OSError, ValueError, KeyError):
+            return {'received': 0, 'first': None, 'matched': False}
     return {'received': len(set(got)), 'first': min(got) if got else None, 'matched': matched}
 
 
