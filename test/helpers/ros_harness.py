@@ -389,3 +389,18 @@ def stamped_wrench(values, stamp_ns: int, frame: str = ''):
     m.header.stamp.sec, m.header.stamp.nanosec = divmod(int(stamp_ns), 1_000_000_000)
     fill_wrench(m.wrench, [float(v) for v in values])
     return m
+
+
+def taken_in(outputs: list, stamp_ns: int) -> bool:
+    """Tell whether a node has taken in its input stamped ``stamp_ns``.
+
+    The node's outputs keep their input's stamp: the newest collected output stamped
+    ``stamp_ns`` or later says every input up to it has been processed (a capture asked before
+    that could miss readings still on their way).
+
+    :param outputs: the node's stamped outputs, as :meth:`TestClient.collect` fills them.
+    :param stamp_ns: the stamp of the last input published.
+    :return: whether it has been taken in.
+    """
+    from wrench_distribution.core.codec import stamp_to_ns
+    return bool(outputs) and stamp_to_ns(outputs[-1].header.stamp) >= stamp_ns

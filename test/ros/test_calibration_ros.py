@@ -17,7 +17,7 @@ from scipy.spatial.transform import Rotation
 import yaml
 
 import calibration_fixtures as C
-from ros_harness import domain_id_for, ros_env, script, stamped_wrench, stop_process, TestClient
+from ros_harness import domain_id_for, ros_env, script, stamped_wrench, stop_process, taken_in, TestClient
 import test_identify_cli as two_arms
 
 pytestmark = pytest.mark.ros
@@ -81,9 +81,11 @@ class _Cell:
             for i, pub in enumerate(self.ft):
                 pub.publish(stamped_wrench(readings[j, i], now, f'{two_arms.NAMES[i]}_ft'))
             self.client.spin_for(0.004)
+        self.last_stamp = now
 
 
 def test_capture_identify_save_and_restart(tmp_path):
+    from geometry_msgs.msg import WrenchStamped
     saved = tmp_path / 'calibration.yaml'
     config = two_arms._config(tmp_path, tare_samples=100, calibration_file=str(saved),
                               orientation_timeout=0.5, max_future=0.0, sync_tolerance=0.001)
@@ -91,15 +93,20 @@ def test_capture_identify_save_and_restart(tmp_path):
     client = TestClient(domain_id_for(__name__), 'wd_calibration_client')
     try:
         cell = _Cell(client)
+        outputs = client.collect(WrenchStamped, '/object_wrench')
         assert client.wait_matched(publishers=cell.ft + [cell.pose], timeout=20.0), (tmp_path / 'first.log').read_text()
+
+        def capture():  # once the analyzer has taken in the last reading published
+            assert client.spin_until(lambda: taken_in(outputs, cell.last_stamp), 10.0)
+            return _call(client, 'calibration/capture')
         early = _call(client, 'calibration/capture')
         assert not early.success and 'tare_samples=100' in early.message
         cell.hold(Rotation.identity(), False, 220, turning=0.5)
-        moving = _call(client, 'calibration/capture')
+        moving = capture()
         assert not moving.success and 'not at rest' in moving.message, moving.message
         for j, rotation in enumerate(C.tilts(4)):
             cell.hold(rotation, False, 220)
-            response = _call(client, 'calibration/capture')
+            response = capture()
             assert response.success, response.message
             assert f'{j + 1} poses' in response.message
             assert ('tools: determined' in response.message) == (j >= 2), response.message
@@ -111,15 +118,16 @@ def test_capture_identify_save_and_restart(tmp_path):
         one = _call(client, 'calibration/identify_object')
         assert not one.success and 'no pose captured' in one.message
         cell.hold(Rotation.identity(), True, 220)
-        assert _call(client, 'calibration/capture').success
+        assert capture().success
         refused = _call(client, 'calibration/identify_object')
         assert not refused.success and 'share one gravity direction' in refused.message
         for rotation in C.tilts(3, 25.0)[1:]:
             cell.hold(rotation, True, 220)
-            assert _call(client, 'calibration/capture').success
+            assert capture().success
         response = _call(client, 'calibration/identify_object')
         assert response.success, response.message
         cell.hold(Rotation.identity(), True, 220)
+        assert client.spin_until(lambda: taken_in(outputs, cell.last_stamp), 10.0)
         signs = _call(client, 'check_signs')
         assert signs.success and signs.message.count('configured -1, measured -1') == 2, signs.message
         response = _call(client, 'save_calibration')

@@ -18,7 +18,7 @@ from scipy.spatial.transform import Rotation
 import yaml
 
 import calibration_fixtures as C
-from ros_harness import domain_id_for, ros_env, script, stamped_wrench, stop_process, TestClient
+from ros_harness import domain_id_for, ros_env, script, stamped_wrench, stop_process, taken_in, TestClient
 import test_calibration_ros as services
 
 pytestmark = pytest.mark.ros
@@ -104,6 +104,7 @@ class Rests:
             for i, pub in enumerate(self.ft):
                 pub.publish(stamped_wrench(readings[i][j], now, f'{NAMES[i]}_ft'))
             self.client.spin_for(0.004)
+        self.last_stamp = now
 
 
 def relative_pose(positions, rotations) -> tuple:
@@ -117,13 +118,15 @@ def squeeze_of(loads: list) -> float:
     return float(np.mean([m.data[labels.index('squeeze(left,right)')] for m in loads[-50:]]))
 
 
-# timing: each capture takes the analyzer's newest 100 samples as soon as the test has published
-# 150 (0.6 s): an analyzer lagging 0.2 s behind under CPU contention would mix two rests, or refuse
-# the capture (once at make test's peak load, in the timing lane): alone, after everything else
+# timing: each capture takes the analyzer's newest 100 samples once it has taken in the last of the
+# 150 published (its object wrench keeps their stamp); before that wait an analyzer lagging 0.2 s
+# behind under CPU contention refused a capture (once at make test's peak load, in the timing
+# lane): still alone, after everything else
 @pytest.mark.timing
 @pytest.mark.serial
 def test_identify_grasps_corrects_the_contacts_live_and_saves_them(tmp_path):
     from diagnostic_msgs.msg import DiagnosticArray
+    from geometry_msgs.msg import WrenchStamped
     from std_msgs.msg import Float64MultiArray
     saved = tmp_path / 'calibration.yaml'
     config = write(tmp_path, 'cell.yaml', analyzer_params(calibration_file=str(saved)))
@@ -133,17 +136,22 @@ def test_identify_grasps_corrects_the_contacts_live_and_saves_them(tmp_path):
         rests = Rests(client)
         loads = client.collect(Float64MultiArray, '/measured/internal_load')
         diagnostics = client.collect(DiagnosticArray, '/diagnostics')
+        outputs = client.collect(WrenchStamped, '/object_wrench')
+
+        def capture():
+            assert client.spin_until(lambda: taken_in(outputs, rests.last_stamp), 10.0)
+            return services._call(client, 'calibration/capture')
         assert client.wait_matched(publishers=rests.ft, timeout=20.0), (tmp_path / 'first.log').read_text()
         none = services._call(client, 'calibration/identify_grasps')
         assert not none.success and 'no rest captured' in none.message, none.message
         rests.hold(RESTS[0], 150)
-        assert services._call(client, 'calibration/capture').success
+        assert capture().success
         one = services._call(client, 'calibration/identify_grasps')
         assert not one.success and '1 rest captured' in one.message and 'step the squeeze' in one.message
         for k, internal in enumerate(RESTS):
             loads.clear()
             rests.hold(internal, 150)
-            response = services._call(client, 'calibration/capture')
+            response = capture()
             assert response.success, response.message
             if k == 1:
                 before = squeeze_of(loads)
