@@ -148,12 +148,10 @@ def run_sections(sections: dict, duration: float | None, zero_internal: bool) ->
     end = start + checked['object_controller']['move_duration']
     ctl['move_start'] = stretch(start)
     ctl['move_duration'] = stretch(end) - stretch(start)
-    from .config.validation import parse_schedule
-    schedule = []
-    for when, handles in parse_schedule(checked['object_controller']['internal_load_schedule']):
-        values = ', '.join(f'{k}={0.0 if zero_internal else v:g}' for k, v in handles.items())
-        schedule.append(f'{stretch(when):.6g}: {values}')
-    ctl['internal_load_schedule'] = schedule
+    from .config.validation import format_schedule, parse_schedule
+    ctl['internal_load_schedule'] = format_schedule(
+        (stretch(when), {k: 0.0 if zero_internal else v for k, v in handles.items()})
+        for when, handles in parse_schedule(checked['object_controller']['internal_load_schedule']))
     return out
 
 
@@ -631,10 +629,10 @@ def _calibration_record(run: dict, out: Path) -> dict:
 
 def _set_schedule(controller: dict, value: float) -> None:
     """Give every scheduled internal-load handle the same value."""
-    from .config.validation import parse_schedule
-    controller['internal_load_schedule'] = [
-        f'{when:.6g}: ' + ', '.join(f'{k}={value:g}' for k in handles)
-        for when, handles in parse_schedule(controller.get('internal_load_schedule', []))]
+    from .config.validation import format_schedule, parse_schedule
+    controller['internal_load_schedule'] = format_schedule(
+        (when, dict.fromkeys(handles, value))
+        for when, handles in parse_schedule(controller.get('internal_load_schedule', [])))
 
 
 def _without(argv: list, options: tuple) -> list:

@@ -285,3 +285,25 @@ def test_sim_nodes_refuse_a_bad_value_at_start(module, args, needle):
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert 'invalid configuration' in proc.stderr and needle in proc.stderr, proc.stderr
     assert 'accepted' in proc.stderr and 'Traceback' not in proc.stderr, proc.stderr
+
+
+_HANDLE_NAMES = st.sampled_from(['squeeze(left,right)', 'twist(left,right)', 'bend_u(a,b)',
+                                 'shear_v(f1,f2)', 'squeeze(f1,f3)'])
+_SCHEDULES = st.lists(st.tuples(st.floats(-1e6, 1e6, allow_nan=False),
+                                st.dictionaries(_HANDLE_NAMES, st.floats(-1e9, 1e9, allow_nan=False),
+                                                max_size=4)),
+                      max_size=6).map(lambda entries: sorted(entries, key=lambda entry: entry[0]))
+
+
+@given(_SCHEDULES)
+def test_schedule_entries_written_read_back_exactly(schedule):
+    """``format_schedule`` is the exact inverse of ``parse_schedule``.
+
+    Every time and value bit for bit, every handle name, an entry without handles kept (it
+    prescribes no internal load).
+    """
+    from wrench_distribution.config.validation import format_schedule, parse_schedule
+    entries = format_schedule(schedule)
+    assert len(entries) == len(schedule)
+    assert parse_schedule(entries) == [(float(when), dict(handles)) for when, handles in schedule]
+    assert format_schedule(parse_schedule(entries)) == entries

@@ -166,6 +166,18 @@ def parse_schedule(entries: Sequence[str]) -> list:
     return sorted(out, key=lambda x: x[0])
 
 
+def format_schedule(schedule: Sequence[tuple]) -> list:
+    """Write ``(time, {name: value})`` pairs as ``internal_load_schedule`` entries.
+
+    The inverse of :func:`parse_schedule`, exactly (each number as its ``repr``).
+
+    :param schedule: ``(time, {handle name: value})`` pairs.
+    :return: ``"<time>: name=value, ..."`` strings.
+    """
+    return [f'{float(when)!r}: ' + ', '.join(f'{name}={float(value)!r}' for name, value in handles.items())
+            for when, handles in schedule]
+
+
 def _per_effector(values: dict, name: str, n: int, width: int, allow_empty: bool = True,
                   spec: Optional[ParamSpec] = None) -> None:
     v = values[name]

@@ -121,7 +121,7 @@ def without_calibration_motions(sections: dict, checked: dict) -> None:
     :param sections: node name -> parameters (changed in place).
     :param checked: the same sections validated (their values and defaults).
     """
-    from ...config.validation import parse_schedule
+    from ...config.validation import format_schedule, parse_schedule
     sim, controller = checked['object_sim'], checked['object_controller']
     spans = calibration_spans(sim, controller)
     if not spans:
@@ -141,6 +141,5 @@ def without_calibration_motions(sections: dict, checked: dict) -> None:
     out_sim['free_tilts'], out_sim['arm_tilts'] = [], kept(sim['arm_tilts'])
     out_controller['move_start'] = float(moved(controller['move_start']))
     out_controller['tilts'] = kept(controller['tilts'])
-    out_controller['internal_load_schedule'] = [
-        f'{moved(when)!r}: ' + ', '.join(f'{k}={v!r}' for k, v in handles.items())
-        for when, handles in parse_schedule(controller['internal_load_schedule'])]
+    out_controller['internal_load_schedule'] = format_schedule(
+        (moved(when), handles) for when, handles in parse_schedule(controller['internal_load_schedule']))
