@@ -328,14 +328,14 @@ def test_demo_run_sections_stretch_the_timeline():
     assert out['object_sim']['duration'] == 3.25
     assert ctl['move_start'] == pytest.approx(0.75)
     assert ctl['move_duration'] == pytest.approx(1.0)
-    assert ctl['internal_load_schedule'] == [
-        '0: squeeze(left,right)=20',
-        '1: squeeze(left,right)=20, twist(left,right)=1, bend_u(left,right)=0.5',
-        '1.75: squeeze(left,right)=40, twist(left,right)=-0.5, bend_v(left,right)=0.5']
+    assert ctl['internal_load_schedule'] == [  # each number exact (format_schedule: repr)
+        '0.0: squeeze(left,right)=20.0',
+        '1.0: squeeze(left,right)=20.0, twist(left,right)=1.0, bend_u(left,right)=0.5',
+        '1.75: squeeze(left,right)=40.0, twist(left,right)=-0.5, bend_v(left,right)=0.5']
     zero = run_sections(sections, None, zero_internal=True)['object_controller']
     assert zero['internal_load_schedule'] == [
-        '0: squeeze(left,right)=0',
-        '1.5: squeeze(left,right)=0, twist(left,right)=0, bend_u(left,right)=0',
-        '3: squeeze(left,right)=0, twist(left,right)=0, bend_v(left,right)=0']
+        '0.0: squeeze(left,right)=0.0',
+        '1.5: squeeze(left,right)=0.0, twist(left,right)=0.0, bend_u(left,right)=0.0',
+        '3.0: squeeze(left,right)=0.0, twist(left,right)=0.0, bend_v(left,right)=0.0']
     with pytest.raises(ValueError):
         run_sections(sections, 0.8, zero_internal=False)
