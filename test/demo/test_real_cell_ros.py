@@ -19,7 +19,8 @@ from scipy.spatial.transform import Rotation
 import yaml
 
 from ros_harness import domain_id_for, REPO
-from truth_checks import check_closed_loop_on_truth, check_truth_at_rest, GRASP_PARAMETERS, target, truth_of
+from truth_checks import (check_closed_loop_on_truth, check_truth_at_rest, DEMO_PACE, GRASP_PARAMETERS,
+                          target, truth_of)
 
 # timing: the demo's tare and calibration calls must be answered at given sim times, which the
 # simulator does not wait for: under CPU contention they come late (make test runs them in its
@@ -143,7 +144,8 @@ def test_calibration_procedure_identifies_the_cell_and_holds_the_load_through_th
     env.update({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1',
                 'ROS_DOMAIN_ID': str(domain_id_for(offset=2)), 'MPLBACKEND': 'Agg'})
     cmd = [sys.executable, '-m', 'wrench_distribution.demo', '--scenario', 'dual_arm_real_cell_tilt',
-           '--calibrate', 'compare', '--out', str(tmp_path), '--timeout', '200', '--no-plot']
+           '--calibrate', 'compare', '--out', str(tmp_path), '--timeout', '300', '--no-plot',
+           '--real-time-factor', str(DEMO_PACE)]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=700)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     calibrating = json.loads((tmp_path / 'dual_arm_real_cell_tilt_calibrate_feedback' / 'summary.json').read_text())

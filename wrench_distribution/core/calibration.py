@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
 import numpy as np
+from scipy.optimize import least_squares
 
 from . import spatial as Q
 from .errors import WrenchDistributionError
@@ -216,7 +217,6 @@ def robust_fit(residual: Callable, x0: np.ndarray, segments: np.ndarray, noise: 
     :param noise: (c,) channel noise (the residuals are divided by it).
     :return: the fit.
     """
-    from scipy.optimize import least_squares  # here: it adds 40 ms to every analyzer's start
     every = np.arange(len(segments))
 
     def weighted(x, index):
