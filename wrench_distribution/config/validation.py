@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -166,7 +166,7 @@ def parse_schedule(entries: Sequence[str]) -> list:
     return sorted(out, key=lambda x: x[0])
 
 
-def format_schedule(schedule: Sequence[tuple]) -> list:
+def format_schedule(schedule: Iterable[tuple]) -> list:
     """Write ``(time, {name: value})`` pairs as ``internal_load_schedule`` entries.
 
     The inverse of :func:`parse_schedule`, exactly (each number as its ``repr``).
