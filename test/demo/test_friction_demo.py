@@ -16,9 +16,10 @@ from ros_harness import domain_id_for, REPO
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 ROOT = Path(REPO)
-# The runs are paced at half real time (the scenario file runs at full speed): the demo's
-# recorder, outside the lockstep, pairs each added load with its desired wrench by arrival; under
-# make test's load, at full speed, one run read a correlation of 0.87 (--real-time-factor 0.5).
+#: The runs' pace, half real time (the scenario file runs at full speed): the demo's recorder,
+#: outside the lockstep, pairs each added load with its desired wrench by arrival; under make
+#: test's load, at full speed, one run read a correlation of 0.87.
+PACE = 0.5
 
 
 def test_prescription_alone_slips_and_auto_holds(tmp_path):
@@ -27,7 +28,7 @@ def test_prescription_alone_slips_and_auto_holds(tmp_path):
                 'ROS_DOMAIN_ID': str(domain_id_for()), 'MPLBACKEND': 'Agg'})
     cmd = [sys.executable, '-m', 'wrench_distribution.demo', '--scenario', 'three_finger_hand',
            '--friction', 'compare', '--duration', '2.5', '--rate', '100', '--timeout', '100',
-           '--out', str(tmp_path), '--real-time-factor', '0.5']
+           '--out', str(tmp_path), '--real-time-factor', str(PACE)]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     check, auto = (json.loads((tmp_path / f'three_finger_hand_squeeze0.5_friction_{m}' / 'summary.json')
@@ -77,7 +78,7 @@ def test_comparison_with_friction_feedback_reads_its_own_runs(tmp_path):
                 'ROS_DOMAIN_ID': str(domain_id_for()), 'MPLBACKEND': 'Agg'})
     cmd = [sys.executable, '-m', 'wrench_distribution.demo', '--scenario', 'three_finger_hand',
            '--friction', 'compare', '--friction-feedback', 'on', '--duration', '2.5',
-           '--rate', '100', '--timeout', '100', '--out', str(tmp_path), '--real-time-factor', '0.5']
+           '--rate', '100', '--timeout', '100', '--out', str(tmp_path), '--real-time-factor', str(PACE)]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     run = tmp_path / 'three_finger_hand_squeeze0.5_friction_auto_friction_feedback'
