@@ -154,7 +154,8 @@ class DistributorNode(Node):
         outcome = self._engine.step(stamp_to_ns(msg.header.stamp),
                                     (f.x, f.y, f.z, t.x, t.y, t.z), now, time.monotonic_ns(),
                                     msg.header.frame_id,
-                                    self._contacts.problem(now, self._engine.has_solver))
+                                    self._contacts.problem(now, self._engine.has_solver),
+                                    self._marker_pub.get_subscription_count() > 0)
         if outcome.is_drop:
             self._diag.drop('desired_wrench', outcome.cause, outcome.message, outcome.level,
                             outcome.concern, outcome.key)

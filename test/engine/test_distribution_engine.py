@@ -287,3 +287,21 @@ def test_diagnostics_show_the_shipped_dual_arm_internal_load_without_residue():
     assert values['regime'] == 'extension'
     assert values['regime_message'].startswith('extension (not a fault:')
     assert 'collinear' in values['regime_message']
+
+
+def test_markers_are_made_only_while_they_have_a_reader():
+    """No reader: no marker data (nobody pays for it). The first wrench read gets them at once,
+    then one per ``markers_period``; their resultant arrow is the desired wrench as received."""
+    params = {'effectors': ['a', 'b'], 'contact_source': 'static',
+              'contact_positions': [0.3, 0.0, 0.0, -0.3, 0.0, 0.0],
+              'contact_orientations': [0.0, 0.0, 0.0, 1.0] * 2, 'object_com': [0.0, 0.0, 0.0],
+              'markers_period': 0.1}
+    engine = engine_for(params)
+    wrench = [1.0, -2.0, 3.0, 0.1, 0.0, -0.1]
+    assert engine.step(1, wrench, 0, 0, markers_read=False).markers is None
+    assert engine.step(2, wrench, 0, 200 * MS, markers_read=False).markers is None
+    first = engine.step(3, wrench, 0, 201 * MS, markers_read=True).markers
+    assert first is not None
+    assert list(first.resultant) == wrench
+    assert engine.step(4, wrench, 0, 250 * MS, markers_read=True).markers is None  # within the period
+    assert engine.step(5, wrench, 0, 302 * MS, markers_read=True).markers is not None

@@ -218,7 +218,8 @@ DISTRIBUTOR_PARAMS: tuple = tuple(COMMON_PARAMS + [
     _p('friction_load_topic', STRING, 'friction/internal_load_added',
        'Internal load added by auto mode (Float64MultiArray, layout label names the basis); '
        'empty: not published.', constraints='a topic name, or empty'),
-    _p('publish_markers', BOOL, True, 'Publish RViz markers on ~/markers.', read_only=False),
+    _p('publish_markers', BOOL, True, 'Publish RViz markers on ~/markers (built only while '
+       'it has a subscriber).', read_only=False),
     _p('marker_scale', DOUBLE, 0.01, 'Marker arrow length per newton (m/N).',
        minimum=0.0, read_only=False),
     _p('markers_period', DOUBLE, 0.1, 'Minimum period between marker messages (s).',

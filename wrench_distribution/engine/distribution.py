@@ -196,7 +196,8 @@ class DistributionEngine:
 
     # -- the per-message path -----------------------------------------------------------
     def step(self, stamp_ns: int, wrench: Sequence[float], now_ns: int, mono_ns: int,
-             frame_id: str = '', contacts_problem: Optional[str] = None) -> Outcome:
+             frame_id: str = '', contacts_problem: Optional[str] = None,
+             markers_read: bool = True) -> Outcome:
         """Commands for one desired wrench, or the reason for none, and what goes with them.
 
         :param stamp_ns: the input's stamp.
@@ -205,6 +206,8 @@ class DistributionEngine:
         :param mono_ns: steady clock (the watchdog's and the markers').
         :param frame_id: the input's frame id ('' : not checked).
         :param contacts_problem: why the contacts are not usable now, or None.
+        :param markers_read: whether the markers have a reader (False: none are made, their
+            period starts at the first one read).
         :return: the outcome: commands, drop, auto mode's load, markers when due.
         """
         w = self._w
@@ -223,7 +226,7 @@ class DistributionEngine:
         self.weight.add_to(w)  # the limits and the solver see what the effectors must apply
         outcome = self._commands(w, mono_ns)
         if outcome.commands is not None:
-            self.output.attach(self, outcome, wrench, mono_ns)
+            self.output.attach(self, outcome, wrench, mono_ns, markers_read)
         if outcome.valid:
             self.guard.valid(mono_ns, now_ns)
         return outcome

@@ -149,19 +149,21 @@ class OutputStage:
         """Adopt new output settings (runtime parameters)."""
         self.settings = settings
 
-    def attach(self, engine, outcome: Outcome, wrench: Sequence[float], mono_ns: int) -> None:
+    def attach(self, engine, outcome: Outcome, wrench: Sequence[float], mono_ns: int,
+               markers_read: bool = True) -> None:
         """Add auto mode's load and, when due, the markers to an outcome with commands.
 
         :param engine: the distribution engine (its solver, friction and internal load).
         :param outcome: the outcome, with commands.
         :param wrench: the desired wrench as received.
         :param mono_ns: steady time (``markers_period``).
+        :param markers_read: whether the markers have a reader (False: none are made).
         """
         friction = engine.friction
         if friction.added is not None and friction.options.mode == 'auto':
             outcome.friction_load = FrictionLoad(engine.basis_names, friction.added.tolist())
         s = self.settings
-        if not (s.markers and outcome.valid):
+        if not (s.markers and markers_read and outcome.valid):
             return
         if self.last_marker_ns is not None and mono_ns - self.last_marker_ns < s.markers_period_ns:
             return
