@@ -290,8 +290,11 @@ def test_diagnostics_show_the_shipped_dual_arm_internal_load_without_residue():
 
 
 def test_markers_are_made_only_while_they_have_a_reader():
-    """No reader: no marker data (nobody pays for it). The first wrench read gets them at once,
-    then one per ``markers_period``; their resultant arrow is the desired wrench as received."""
+    """No reader: no marker data, so nobody pays for it.
+
+    The first wrench read gets them at once, then one per ``markers_period``; their resultant
+    arrow is the desired wrench as received.
+    """
     params = {'effectors': ['a', 'b'], 'contact_source': 'static',
               'contact_positions': [0.3, 0.0, 0.0, -0.3, 0.0, 0.0],
               'contact_orientations': [0.0, 0.0, 0.0, 1.0] * 2, 'object_com': [0.0, 0.0, 0.0],
