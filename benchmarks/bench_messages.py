@@ -167,8 +167,14 @@ def per_message(figures: tuple, samples: int) -> tuple:
 
 
 def analyzer_loop(node, samples: int):
-    """Return a callable feeding ``samples`` synchronised samples of two sensors."""
+    """Return a callable feeding ``samples`` synchronised samples of two sensors.
+
+    The analyzer's F/T subscriptions are raw: each reading is handed over as the CDR bytes
+    rclpy gives a raw subscription (serialized in ``prepare``, outside the timing).
+    """
+    from rclpy.serialization import serialize_message
     msgs = [wrench_messages(samples, '', seed) for seed in (1, 2)]
+    payloads = [[b''] * samples, [b''] * samples]
 
     def prepare() -> None:
         # fresh stamps each loop, 1 us apart and in the past: the engine drops samples older
@@ -178,12 +184,13 @@ def analyzer_loop(node, samples: int):
         base = time.time_ns() - samples * 1000
         for k in range(samples):
             stamp = ns_to_stamp(base + k * 1000, Time)
-            msgs[0][k].header.stamp = stamp
-            msgs[1][k].header.stamp = stamp
+            for stream in (0, 1):
+                msgs[stream][k].header.stamp = stamp
+                payloads[stream][k] = serialize_message(msgs[stream][k])
 
     def loop() -> None:
         on_ft = node._on_ft
-        first, second = msgs
+        first, second = payloads
         for k in range(samples):
             on_ft(0, first[k])
             on_ft(1, second[k])

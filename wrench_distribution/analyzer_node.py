@@ -16,6 +16,7 @@ from captured poses and save them to ``calibration_file``. At start-up, the find
 """
 import math
 import sys
+from typing import Optional
 
 from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import DiagnosticArray
@@ -23,14 +24,16 @@ from geometry_msgs.msg import WrenchStamped
 import numpy as np
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.serialization import deserialize_message
 from std_msgs.msg import Float64, Float64MultiArray
 from std_srvs.srv import Trigger
 
+from wrench_distribution.bag.cdr import decode_wrench_payload
 from wrench_distribution.config import ANALYZER_PARAMS, load_analyzer_config
 from wrench_distribution.config.check import warn_findings
 from wrench_distribution.core.codec import ns_to_stamp, seconds_to_ns, stamp_to_ns
 from wrench_distribution.core.messages import fill_wrench, wrench_to_array
-from wrench_distribution.engine import AnalysisEngine
+from wrench_distribution.engine import AnalysisEngine, Drop, Step
 from wrench_distribution.engine.analysis_report import CONCERNS
 from wrench_distribution.engine.sensing import TareWindow
 from wrench_distribution.ros.calibration_services import CalibrationServices
@@ -42,6 +45,7 @@ from wrench_distribution.ros.friction import friction_message
 from wrench_distribution.ros.parameters import (add_parameter_callbacks, checked_changes,
                                                 declare_and_validate)
 from wrench_distribution.ros.qos import qos_from_name
+from wrench_distribution.ros.readers import Readers
 from wrench_distribution.ros.runner import run_node
 
 _SPECS = {s.name: s for s in ANALYZER_PARAMS}
@@ -74,6 +78,10 @@ class AnalyzerNode(Node):
                                       orientation=self._inputs.orientation, friction=True)
         self._friction_pub = self.create_publisher(Float64MultiArray, cfg['friction_topic'], 10) \
             if cfg['friction_topic'] and self._engine.checks_friction else None
+        self._readers = Readers([pub for _, pubs, _ in self._wrench_outputs for pub in pubs]
+                                + [self._obj_pub, self._il_pub]
+                                + [pub for _, pub in self._norm_outputs]
+                                + [self._friction_pub] * (self._friction_pub is not None))
         self._engine.record_tare(TareWindow(cfg['tare_samples']))
         self._tare_report = 'not tared by this node'
         self._calibration = CalibrationServices(self, self._engine, lambda name: self._cfg[name],
@@ -83,8 +91,8 @@ class AnalyzerNode(Node):
         warn_findings(self.get_logger().warning, sys.argv)  # check-config, both sections
         in_qos = qos_from_name(cfg['input_qos'], cfg['qos_depth'])
         ft_topics = typed.topics['ft']
-        for i, t in enumerate(ft_topics):
-            self.create_subscription(WrenchStamped, t, self._make_cb(i), in_qos)
+        for i, t in enumerate(ft_topics):  # raw: decoded here (decode_wrench_payload)
+            self.create_subscription(WrenchStamped, t, self._make_cb(i), in_qos, raw=True)
         start_steady_timers(self, cfg['diagnostics_period'], self._publish_diagnostics,
                             cfg['summary_period'], self._log_drop_summary)
         add_parameter_callbacks(self, _SPECS, self._check_parameters, self._apply_parameters)
@@ -118,16 +126,31 @@ class AnalyzerNode(Node):
         self._diag.count('solver_builds')
 
     def _make_cb(self, i: int):
-        def cb(msg: WrenchStamped) -> None:
-            self._on_ft(i, msg)
+        def cb(payload: bytes) -> None:
+            self._on_ft(i, payload)
         return cb
 
     # -- the per-message path -----------------------------------------------------------
-    def _on_ft(self, i: int, msg: WrenchStamped) -> None:
-        self._publish_step(self._engine.offer(i, stamp_to_ns(msg.header.stamp),
-                                              wrench_to_array(msg.wrench),
-                                              self._ros_clock.now().nanoseconds,
-                                              msg.header.frame_id))
+    def _on_ft(self, i: int, payload: bytes) -> None:
+        reading = decode_wrench_payload(payload)  # little-endian plain CDR, the common case
+        if reading is None:
+            reading = self._decode_other(i, payload)
+            if reading is None:
+                return
+        stamp_ns, frame_id, wrench = reading
+        self._publish_step(self._engine.offer(i, stamp_ns, np.array(wrench),
+                                              self._ros_clock.now().nanoseconds, frame_id))
+
+    def _decode_other(self, i: int, payload: bytes) -> Optional[tuple]:
+        """Decode a payload of another encoding with rclpy; drop one that is not a WrenchStamped."""
+        try:
+            msg = deserialize_message(payload, WrenchStamped)
+        except RuntimeError as e:  # rclpy's RMWError: not a WrenchStamped in any encoding
+            self._publish_step(Step(drops=[Drop(i, 'malformed', 'F/T reading of '
+                                                f"'{self._names[i]}' is not a WrenchStamped "
+                                                f'({len(payload)} bytes: {e}); dropped')]))
+            return None
+        return stamp_to_ns(msg.header.stamp), msg.header.frame_id, wrench_to_array(msg.wrench)
 
     def _retry(self) -> None:
         self._publish_step(self._engine.retry(self._ros_clock.now().nanoseconds))
@@ -146,13 +169,15 @@ class AnalyzerNode(Node):
         """Publish one sample on every output that has a subscriber (nothing else is computed).
 
         The outputs are volatile: a message without a matched subscription reaches nobody, so
-        an output nobody reads costs one count here, and the invariant state (an iterative
-        solve) is computed only when one of its outputs is read.
+        an output nobody reads costs nothing here (:class:`~wrench_distribution.ros.readers.Readers`),
+        and the invariant state (an iterative solve) is computed only when one of its outputs
+        is read.
         """
         values = sample.result.values
+        read = self._readers.read()
         stamp = ns_to_stamp(sample.stamp_ns, TimeMsg)
         for part, pubs, msgs in self._wrench_outputs:
-            observed = [k for k, pub in enumerate(pubs) if pub.get_subscription_count()]
+            observed = [k for k, pub in enumerate(pubs) if read[pub]]
             if not observed:
                 continue
             rows = values[part][0]
@@ -163,20 +188,20 @@ class AnalyzerNode(Node):
                 msgs[k].header.stamp = stamp
                 fill_wrench(msgs[k].wrench, rows[k])
                 pubs[k].publish(msgs[k])
-        if self._obj_pub.get_subscription_count():
+        if read[self._obj_pub]:
             self._obj_msg.header.stamp = stamp
             fill_wrench(self._obj_msg.wrench, values['resultant'][0].tolist())
             self._obj_pub.publish(self._obj_msg)
-        if self._il_pub.get_subscription_count():
+        if read[self._il_pub]:
             self._il_msg.data = values['internal_load'][0].tolist()
             self._il_pub.publish(self._il_msg)
         for attr, pub in self._norm_outputs:
-            if pub.get_subscription_count():
+            if read[pub]:
                 value = float(values[attr][0])
                 if math.isfinite(value):
                     pub.publish(Float64(data=value))
         if self._friction_pub is not None and sample.friction is not None \
-                and self._friction_pub.get_subscription_count():
+                and read[self._friction_pub]:
             self._friction_pub.publish(friction_message(sample.friction, self._names))
         self._diag.count('samples_published')
 

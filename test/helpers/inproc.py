@@ -154,7 +154,8 @@ class InProcessNode:
         """Hand a message to every subscription of the node on a topic, as the executor would.
 
         :param topic: topic name (resolved with :meth:`resolve`).
-        :param msg: the message.
+        :param msg: the message, or its serialized bytes (a raw subscription takes them as
+            they are; one that is not raw gets them deserialized).
         :return: the number of callbacks called.
         :raises KeyError: when the node has no subscription on the topic (names the ones it has).
         """
@@ -163,8 +164,12 @@ class InProcessNode:
         if not subs:
             raise KeyError(f'{name}: the node subscribes to '
                            f'{sorted(self.topic_of(s) for s in self.node.subscriptions)}')
-        for sub in subs:
-            sub.callback(msg)
+        for sub in subs:  # what rclpy hands a raw subscription: the CDR bytes
+            if sub.raw:
+                sub.callback(msg if isinstance(msg, bytes) else serialize_message(msg))
+            else:
+                sub.callback(deserialize_message(msg, sub.msg_type) if isinstance(msg, bytes)
+                             else msg)
         return len(subs)
 
     def published(self, topic: str) -> list:

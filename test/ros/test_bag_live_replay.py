@@ -254,13 +254,11 @@ class InProcessAnalyzer:
 
     def play(self, bag_path: Path) -> None:
         """Deliver every message of the bag in bag order, each after its ``/clock``."""
-        from rclpy.serialization import deserialize_message
         from rosgraph_msgs.msg import Clock
 
         import tf2_standin
         from wrench_distribution.bag.reader import BagReader, TF_MESSAGE
         from wrench_distribution.core.codec import ns_to_stamp, stamp_to_ns
-        from geometry_msgs.msg import WrenchStamped
         with BagReader(bag_path) as bag:
             for topic, recv, raw in bag.raw_messages(list(bag.topics)):
                 self.callbacks['/clock'](Clock(clock=ns_to_stamp(recv, type(Clock().clock))))
@@ -275,7 +273,7 @@ class InProcessAnalyzer:
                         else:
                             self.buffer.set_transform_static(msg, 'bag')
                 elif topic in self.callbacks:
-                    self.callbacks[topic](deserialize_message(bytes(raw), WrenchStamped))
+                    self.callbacks[topic](bytes(raw))  # the F/T subscriptions are raw
 
     def close(self) -> None:
         import rclpy

@@ -104,7 +104,7 @@ class AnalysisEngine:
         #: why the last sample without contacts had none (None after an analysed sample)
         self.contact_problem: Optional[str] = None
         self.live = LiveQueue(self)
-        self._pose: Optional[np.ndarray] = None  # the last contact poses the cache accepted
+        self._pose: Optional[bytes] = None  # the last contact poses the cache accepted, as bytes
         self.set_limits(config.sync_tolerance, config.max_age, s.max_future_ns * 1e-9,
                         config.contact_timeout)
 
@@ -186,14 +186,15 @@ class AnalysisEngine:
             (k, n, 6))``, or None when the poses are refused (the reason is in
             :attr:`contact_problem`).
         """
-        if self._pose is None or not (pose == self._pose).all():  # else: nothing to check
+        key = pose.tobytes()  # the same bits: nothing to check (a tenth of `==` on 7 n numbers)
+        if key != self._pose:
             try:
                 if self.cache.update(pose[:, :3], pose[:, 3:]):
                     self._rebuilt()
             except ValueError as err:
                 self.contact_problem = f'contact poses rejected: {err}'
                 return None
-            self._pose = np.array(pose)
+            self._pose = key
         contact = self.sensing.contact_wrenches(readings, pose, sensor_pose, gravity, stamps_ns)
         with np.errstate(all='ignore'):  # overflow ends as Inf, refused by the caller
             batch = self.cache.distributor.analyze_batch(contact)

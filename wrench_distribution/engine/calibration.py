@@ -65,6 +65,10 @@ class CalibrationRecorder:
         :param sensor_pose: (n, 7) sensor poses or None.
         :param gravity: (k, 3) or (3,) gravity in the object frame.
         """
+        if len(stamps_ns) == 1 and np.ndim(gravity) == 1:  # a live sample
+            self.rows.append((int(stamps_ns[0]), readings[0], pose, sensor_pose,
+                              np.asarray(gravity, float)))
+            return
         gravity = np.broadcast_to(np.asarray(gravity, float), (len(stamps_ns), 3))
         for j in range(len(stamps_ns)):
             self.rows.append((int(stamps_ns[j]), readings[j], pose, sensor_pose, gravity[j]))

@@ -8,6 +8,7 @@ a node only counts and publishes what it is given.
 """
 from collections import deque
 from dataclasses import dataclass, field
+import math
 from typing import Any, Optional
 
 import numpy as np
@@ -16,9 +17,12 @@ from wrench_distribution.core.codec import same_frame
 from .results import ChunkResult
 from .status import ERROR, WARN
 
+#: the quantities of a sample that must be finite for it to be published
+_CHECKED = ('manipulating', 'constraint', 'resultant', 'internal_load')
 #: cause of a drop -> (diagnostic level, concern, counter it also adds to, or None)
 DROP_KINDS = {
     'future': (ERROR, 'input', None), 'nan': (ERROR, 'input', 'rejected_nan'),
+    'malformed': (ERROR, 'input', None),
     'frame': (ERROR, 'input', None), 'unsynchronised': (WARN, 'input', None),
     'stale': (WARN, 'input', 'stale_drops'), 'out_of_order': (WARN, 'input', None),
     'no_contacts': (ERROR, 'contacts', 'no_contacts'),
@@ -31,7 +35,7 @@ DROP_KINDS = {
 class Drop:
     """One dropped reading (``effector`` >= 0) or sample (``effector`` -1).
 
-    :param cause: ``future``, ``nan``, ``frame``, ``unsynchronised``, ``stale``,
+    :param cause: ``future``, ``nan``, ``malformed``, ``frame``, ``unsynchronised``, ``stale``,
         ``out_of_order``, ``no_contacts``, ``no_orientation``, ``solver_nan``.
     :param message: what happened, user-readable.
     :param counter: the aggregate counter it adds to (None: the cause's, :data:`DROP_KINDS`).
@@ -174,8 +178,10 @@ class LiveQueue:
     def _publishable(sample: Sample, step: Step) -> None:
         """Add a sample, or its drop when the solver gave NaN or Inf (nothing NaN is published)."""
         values = sample.result.values
-        if all(np.isfinite(values[q]).all()
-               for q in ('manipulating', 'constraint', 'resultant', 'internal_load')):
+        # NaN and Inf carry into a sum, so one finite total means every value is finite
+        # (a total beyond 1.8e308 is refused as well: no wrench is that large)
+        total = sum([float(np.add.reduce(values[q], None)) for q in _CHECKED])
+        if math.isfinite(total):
             step.samples.append(sample)
         else:
             step.drops.append(Drop(-1, 'solver_nan', 'analysis returned NaN or Inf; no output'))
