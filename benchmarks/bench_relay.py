@@ -42,6 +42,8 @@ N_EFFECTORS = int(os.environ.get('BENCH_RELAY_EFFECTORS', '4'))
 NAMES = [f'e{i}' for i in range(N_EFFECTORS)]
 OUT_TOPICS = [f'{n}/wrench_command' for n in NAMES]
 IN_TOPIC = 'desired_wrench'
+#: Longest wait (s) for the target's outputs and, with feedback, a closed loop before warm-up.
+READY_WAIT_S = 20.0
 #: The contacts: the first ``N_EFFECTORS`` corners of a 0.6 m x 0.4 m rectangle.
 POSITIONS = [0.3, 0.2, 0.0, 0.3, -0.2, 0.0, -0.3, 0.2, 0.0, -0.3, -0.2, 0.0][:3 * N_EFFECTORS]
 COM = [0.0, 0.0, 0.05]
@@ -143,13 +145,24 @@ def role_sink(args) -> None:
     for t in OUT_TOPICS:
         node.create_subscription(WrenchStamped, t, cb, qos)
 
+    closed = [not args.closed_loop]
+    if args.closed_loop:  # the distributor's feedback status: measurements are coming in
+        from diagnostic_msgs.msg import DiagnosticArray
+
+        def on_diagnostics(msg):
+            closed[0] = closed[0] or any(kv.key == 'state' and kv.value.startswith('closed loop')
+                                         for status in msg.status for kv in status.values)
+        node.create_subscription(DiagnosticArray, '/diagnostics', on_diagnostics, 10)
+
     from rclpy.task import Future
     ready = Future()
 
     def announce_ready():
-        # the source starts its warm-up once the target's four outputs are discovered here:
-        # DDS discovery (up to a participant announcement period) is not the target's latency
-        if all(node.count_publishers(t) > 0 for t in OUT_TOPICS):
+        # the source starts its warm-up once the target's four outputs are discovered here
+        # and, with feedback, once the distributor takes measurements: DDS discovery (up to a
+        # participant announcement period, 3 s, between the F/T source and the analyzer) is
+        # not the loop's latency; a window that opened before it lost 100 to 500 cycles
+        if closed[0] and all(node.count_publishers(t) > 0 for t in OUT_TOPICS):
             if args.ready:
                 open(args.ready, 'w').close()
             ready_timer.cancel()
@@ -157,12 +170,12 @@ def role_sink(args) -> None:
     ready_timer = node.create_timer(0.02, announce_ready)
     ex = make_executor(args.sink_executor)
     ex.add_node(node)
-    ex.spin_until_future_complete(ready, timeout_sec=20.0)
+    ex.spin_until_future_complete(ready, timeout_sec=READY_WAIT_S)
     # then one timed spin: spin_once re-entry stalls EventsExecutor (ros/runner.py)
     ex.spin_until_future_complete(Future(), timeout_sec=args.duration + args.settle + 4.0)
     with open(args.out, 'w') as f:
         json.dump({'counts': {str(k): v for k, v in counts.items()},
-                   'last': {str(k): v for k, v in last.items()}}, f)
+                   'last': {str(k): v for k, v in last.items()}, 'loop_closed': closed[0]}, f)
     rclpy.try_shutdown()
 
 
@@ -173,7 +186,7 @@ def role_source(args) -> None:
     rclpy.init()
     node = rclpy.create_node('bench_source')
     pub = node.create_publisher(WrenchStamped, IN_TOPIC, _qos('reliable'))
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + READY_WAIT_S
     while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     while args.ready and not os.path.exists(args.ready) and time.monotonic() < deadline:
@@ -231,7 +244,7 @@ def role_measure(args) -> None:
     pub = node.create_publisher(Float64MultiArray, 'measured/internal_load', _qos('reliable'))
     period = 1.0 / args.rate
     t0 = time.perf_counter()
-    end = t0 + args.duration + args.settle + 2.0
+    end = t0 + args.duration + args.settle + READY_WAIT_S + 10.0  # stopped by the orchestrator
     k = 0
     while time.perf_counter() < end:
         d = t0 + k * period - time.perf_counter()
@@ -257,7 +270,7 @@ def role_ft(args) -> None:
     msgs = [WrenchStamped() for _ in FT_NAMES]
     period = 1.0 / args.rate
     t0 = time.perf_counter()
-    end = t0 + args.duration + args.settle + 2.0
+    end = t0 + args.duration + args.settle + READY_WAIT_S + 10.0  # stopped by the orchestrator
     k = 0
     while time.perf_counter() < end:
         d = t0 + k * period - time.perf_counter()
@@ -540,7 +553,8 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
             src_out = os.path.join(tmp, 'src.json')
             common += ['--ready', os.path.join(tmp, 'sink.ready')]
             procs['sink'] = subprocess.Popen(me + ['--role', 'sink', '--out', sink_out,
-                                                   '--sink-executor', sink_executor] + common, env=env)
+                                                   '--sink-executor', sink_executor] + common
+                                             + ['--closed-loop'] * (target == 'feedback'), env=env)
             time.sleep(0.5)
             procs['source'] = subprocess.Popen(me + ['--role', 'source', '--out', src_out] + common,
                                                env=env)
@@ -559,7 +573,11 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
         label = f'distributor + feedback + analyzer ({len(FT_NAMES)} F/T at {analyzer_rate:g} Hz)'
         if layout == 'one-process':
             label += ', one process'
-    return dict(relay_figures(src_data, sink_data, f'{label} ({executor})', rate), cpu=cpu)
+    if not sink_data.get('loop_closed', True):  # measured all the same, and said so
+        print(f'{label}: the feedback loop did not close within {READY_WAIT_S:g} s',
+              file=sys.stderr)
+    return dict(relay_figures(src_data, sink_data, f'{label} ({executor})', rate), cpu=cpu,
+                loop_closed=sink_data.get('loop_closed', True))
 
 
 def startup_trial(kind: str, delay: float, domain: int, durability: str) -> dict:
@@ -633,8 +651,9 @@ def _ratios(row: dict, ref: dict, suffix: str = '') -> None:
 def choose(rows: list, startup: list, reference: str, limit: float = 1.2) -> list:
     """Executor kinds that meet the rule, in the order measured.
 
-    Rule: at every rate the distributor on the kind lost no cycle and its p50 and p99 are
-    at most ``limit`` times the reference relay's; and no start-up trial missed a message
+    Rule: at every rate the distributor on the kind lost no cycle, its p50 and p99 are at
+    most ``limit`` times the reference relay's and, with feedback, its loop was closed when
+    the window opened; and no start-up trial missed a message
     (the ``transient_local`` trials where there are any: there only the executor can miss).
 
     :param rows: latency rows (with ``kind``, ``is_distributor`` and ratios).
@@ -650,7 +669,7 @@ def choose(rows: list, startup: list, reference: str, limit: float = 1.2) -> lis
         mine = [r for r in rows if r['is_distributor'] and r['kind'] == kind]
         if mine and all(st['missed'] == 0 and st['unmatched'] == 0 for st in trials) and all(
                 r['lost'] == 0 and r['p50_ratio'] <= limit and r['p99_ratio'] <= limit
-                for r in mine):
+                and r.get('loop_closed', True) for r in mine):
             ok.append(kind)
     return ok
 
@@ -714,6 +733,7 @@ def merge_rounds(same: tuple) -> dict:
     row['lost_pct'] = 100.0 * row['lost'] / max(row['sent'], 1)
     row['held_hz'] = float(np.mean([r['held_hz'] for r in same]))
     row['load1'] = round(float(np.mean([r['load1'] for r in same])), 2)
+    row['loop_closed'] = all(r.get('loop_closed', True) for r in same)
     cpu = [r.get('cpu') or {} for r in same]
     row['cpu'] = {name: float(np.median([c[name] for c in cpu if name in c]))
                   for name in dict.fromkeys(k for c in cpu for k in c)}
@@ -784,6 +804,7 @@ def main(argv=None) -> int:
                                        'ft'])
     ap.add_argument('--out')
     ap.add_argument('--ready', help=argparse.SUPPRESS)
+    ap.add_argument('--closed-loop', action='store_true', help=argparse.SUPPRESS)
     ap.add_argument('--rate', type=float, default=500.0)
     ap.add_argument('--rates', type=float, nargs='*', default=[500.0, 1000.0],
                     help='input rates (Hz) of the latency runs (none: start-up trials only)')
@@ -811,8 +832,11 @@ def main(argv=None) -> int:
     ap.add_argument('--markdown', action='store_true')
     args = ap.parse_args(argv)
     if args.role:
-        {'source': role_source, 'relay': role_relay, 'sink': role_sink, 'probe': role_probe,
-         'talker': role_talker, 'measure': role_measure, 'ft': role_ft}[args.role](args)
+        try:
+            {'source': role_source, 'relay': role_relay, 'sink': role_sink, 'probe': role_probe,
+             'talker': role_talker, 'measure': role_measure, 'ft': role_ft}[args.role](args)
+        except KeyboardInterrupt:  # stop(): the F/T and measure roles publish until stopped
+            pass
         return 0
     if args.analyzer_rate > 0 and (args.effectors != 2 or not args.feedback):
         ap.error('--analyzer-rate needs --feedback and --effectors 2 (the analyzer sees two '
