@@ -793,6 +793,25 @@ def _loop_arguments(ap: argparse.ArgumentParser) -> None:
                          '(python -m wrench_distribution.cell)')
 
 
+def run_role(args) -> int:
+    """Run one role process; the stop signal of :func:`stop` ends it quietly.
+
+    :param args: the parsed arguments (``--role`` set).
+    :return: exit code 0.
+    """
+    import rclpy
+    from rclpy.executors import ExternalShutdownException
+    try:
+        {'source': role_source, 'relay': role_relay, 'sink': role_sink, 'probe': role_probe,
+         'talker': role_talker, 'measure': role_measure, 'ft': role_ft}[args.role](args)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass  # stop(): the F/T and measure roles publish until they are stopped
+    except RuntimeError:  # rclpy's RCLError: a publish after SIGINT shut the context down
+        if rclpy.ok():
+            raise
+    return 0
+
+
 def main(argv=None) -> int:
     """Command line: orchestrate (default) or run one role.
 
@@ -832,12 +851,7 @@ def main(argv=None) -> int:
     ap.add_argument('--markdown', action='store_true')
     args = ap.parse_args(argv)
     if args.role:
-        try:
-            {'source': role_source, 'relay': role_relay, 'sink': role_sink, 'probe': role_probe,
-             'talker': role_talker, 'measure': role_measure, 'ft': role_ft}[args.role](args)
-        except KeyboardInterrupt:  # stop(): the F/T and measure roles publish until stopped
-            pass
-        return 0
+        return run_role(args)
     if args.analyzer_rate > 0 and (args.effectors != 2 or not args.feedback):
         ap.error('--analyzer-rate needs --feedback and --effectors 2 (the analyzer sees two '
                  "contacts; its measured internal load must be in the distributor's basis)")
