@@ -28,10 +28,10 @@ from rclpy.serialization import deserialize_message
 from std_msgs.msg import Float64, Float64MultiArray
 from std_srvs.srv import Trigger
 
-from wrench_distribution.bag.cdr import decode_wrench_payload
 from wrench_distribution.config import ANALYZER_PARAMS, load_analyzer_config
 from wrench_distribution.config.check import warn_findings
-from wrench_distribution.core.codec import ns_to_stamp, seconds_to_ns, stamp_to_ns
+from wrench_distribution.core.codec import (decode_wrench_payload, ns_to_stamp, seconds_to_ns,
+                                            stamp_to_ns)
 from wrench_distribution.core.messages import fill_wrench, wrench_to_array
 from wrench_distribution.engine import AnalysisEngine, Drop, Step
 from wrench_distribution.engine.analysis_report import CONCERNS

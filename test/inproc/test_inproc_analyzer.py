@@ -347,7 +347,7 @@ def big_endian_payload(values, stamp_ns: int, frame: str) -> bytes:
                        min_size=6, max_size=6))
 def test_a_raw_reading_decodes_to_what_rclpy_serialized(sec, nanosec, frame, values):
     from rclpy.serialization import serialize_message
-    from wrench_distribution.bag.cdr import decode_wrench_payload
+    from wrench_distribution.core.codec import decode_wrench_payload
     msg = stamped_wrench(values, 0, frame)
     msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
     stamp_ns, frame_id, wrench = decode_wrench_payload(serialize_message(msg))

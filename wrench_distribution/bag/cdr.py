@@ -1,32 +1,21 @@
-"""Decoding of ``geometry_msgs/msg/WrenchStamped`` CDR payloads, a bag's and a live one.
+"""Vectorised decoding of ``geometry_msgs/msg/WrenchStamped`` CDR payloads.
 
 Decoding four million wrenches one message at a time with a generic deserialiser
 costs tens of seconds; the layout of ``WrenchStamped`` is fixed except for the
-``frame_id`` string, so a batch of payloads is decoded with a few numpy gathers.
-The analyzer takes its F/T topics as raw payloads too (:func:`decode_wrench_payload`:
-0.3 us where rclpy's conversion into message objects costs about 12 us).
-Payloads that are not little-endian plain CDR fall back to the typestore (a bag) or to
-rclpy's deserialiser (live).
+``frame_id`` string, so a batch of payloads is decoded with a few numpy gathers (the layout
+is :mod:`wrench_distribution.core.codec`'s, which also decodes one live payload for the
+analyzer). Payloads that are not little-endian plain CDR fall back to the typestore.
 """
 from __future__ import annotations
 
-import struct
 from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from wrench_distribution.core.codec import ns_from_parts
+from wrench_distribution.core.codec import (CDR_LE, ns_from_parts, WRENCH_STAMPED_MIN_SIZE,
+                                            wrench_values_offset)
 
 from .errors import BagError
-
-#: encapsulation header of little-endian plain CDR (ROS 2 default)
-_CDR_LE = b'\x00\x01'
-#: smallest possible payload: header 4 + stamp 8 + strlen 4 + NUL 1 + pad + 6 doubles
-_MIN_SIZE = 4 + 8 + 4 + 1 + 3 + 48
-#: after the encapsulation header: stamp sec (int32), nanosec (uint32), frame_id length
-_HEADER = struct.Struct('<iII')
-#: force and torque
-_WRENCH = struct.Struct('<6d')
 
 
 def _decode_group(buf: np.ndarray, topic: str) -> tuple[np.ndarray, np.ndarray]:
@@ -35,9 +24,7 @@ def _decode_group(buf: np.ndarray, topic: str) -> tuple[np.ndarray, np.ndarray]:
     sec = buf[:, 4:8].copy().view('<i4')[:, 0].astype(np.int64)
     nsec = buf[:, 8:12].copy().view('<u4')[:, 0].astype(np.int64)
     strlen = buf[:, 12:16].copy().view('<u4')[:, 0].astype(np.int64)
-    # doubles align to 8 bytes counted from the end of the 4-byte encapsulation header;
-    # an empty frame_id is a length of 1 (its NUL) or, from some writers, of 0
-    offset = 4 + ((12 + strlen + 7) // 8) * 8
+    offset = wrench_values_offset(strlen)
     if np.any(offset + 48 != size):
         raise BagError(
             f'corrupt message on {topic}: payload size does not match a WrenchStamped')
@@ -48,28 +35,6 @@ def _decode_group(buf: np.ndarray, topic: str) -> tuple[np.ndarray, np.ndarray]:
         idx = offset[:, None] + np.arange(48)[None, :]
         wrench = np.take_along_axis(buf, idx, axis=1).copy().view('<f8')
     return ns_from_parts(sec, nsec), wrench.astype(np.float64, copy=False)
-
-
-def decode_wrench_payload(payload: bytes) -> Optional[tuple[int, str, tuple]]:
-    """Decode one little-endian plain CDR ``WrenchStamped`` payload (a raw subscription's).
-
-    The layout is :func:`_decode_group`'s for one message.
-
-    :param payload: the serialized message.
-    :return: ``(stamp_ns, frame_id, (fx, fy, fz, tx, ty, tz))``, or None when the payload is
-        not little-endian plain CDR of a ``WrenchStamped`` (decode it the generic way).
-    """
-    if payload[:2] != _CDR_LE or len(payload) < _MIN_SIZE:
-        return None
-    sec, nanosec, length = _HEADER.unpack_from(payload, 4)
-    offset = 4 + ((12 + length + 7) // 8) * 8
-    if offset + 48 != len(payload) or (length and payload[15 + length] != 0):
-        return None
-    try:
-        frame_id = payload[16:15 + length].decode() if length else ''
-    except UnicodeDecodeError:
-        return None
-    return ns_from_parts(sec, nanosec), frame_id, _WRENCH.unpack_from(payload, offset)
 
 
 def rows_at(data: np.ndarray, starts: np.ndarray, size: int) -> np.ndarray:
@@ -112,9 +77,9 @@ def decode_wrench_buffer(
         return stamps, wrenches
     fast = np.zeros(k, dtype=bool)
     enough = sizes >= 2
-    fast[enough] = ((data[starts[enough]] == _CDR_LE[0])
-                    & (data[starts[enough] + 1] == _CDR_LE[1]))
-    if np.any(sizes[fast] < _MIN_SIZE):
+    fast[enough] = ((data[starts[enough]] == CDR_LE[0])
+                    & (data[starts[enough] + 1] == CDR_LE[1]))
+    if np.any(sizes[fast] < WRENCH_STAMPED_MIN_SIZE):
         raise BagError(f'corrupt message on {topic}: payload too short for a WrenchStamped')
     size0 = int(sizes[0])
     if fast.all() and np.all(sizes == size0):  # the common case
@@ -168,7 +133,7 @@ def frame_ids(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
     out = []
     raw = data.tobytes() if len(starts) else b''
     for start, size in zip(starts.tolist(), sizes.tolist()):
-        if raw[start:start + 2] != _CDR_LE or size < _MIN_SIZE:
+        if raw[start:start + 2] != CDR_LE or size < WRENCH_STAMPED_MIN_SIZE:
             out.append(fallback(raw[start:start + size]))
             continue
         strlen = int.from_bytes(raw[start + 12:start + 16], 'little')
@@ -221,5 +186,5 @@ def _pose_group(buf: np.ndarray) -> Optional[tuple]:
         return None
     poses = buf[:, first:].copy().view('<f8').reshape(k, m, 7)
     frames = [bytes(r[16:16 + max(length - 1, 0)]).decode('utf-8', 'replace') for r in buf]
-    fallback = (buf[:, 0] != _CDR_LE[0]) | (buf[:, 1] != _CDR_LE[1])
+    fallback = (buf[:, 0] != CDR_LE[0]) | (buf[:, 1] != CDR_LE[1])
     return ns_from_parts(sec, nsec), frames, poses, fallback
