@@ -210,7 +210,7 @@ def decode_wrench_payload(payload: bytes) -> Optional[tuple]:
     if offset + 48 != len(payload) or (length and payload[15 + length] != 0):
         return None
     try:
-        frame_id = payload[16:15 + length].decode() if length else ''
+        frame_id = payload[16:15 + length].decode()  # empty for a length of 0 or 1
     except UnicodeDecodeError:
         return None
     return ns_from_parts(sec, nanosec), frame_id, _WRENCH_VALUES.unpack_from(payload, offset)
