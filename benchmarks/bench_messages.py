@@ -210,9 +210,14 @@ def relay_loop(node, samples: int):
 
 
 def distributor_loops(node, samples: int) -> tuple:
-    """Return ``(desired-wrench loop, measurement loop)`` over ``samples`` messages."""
+    """Return ``(desired-wrench loop, measurement loop)`` over ``samples`` messages.
+
+    The desired-wrench subscription is raw, as the analyzer's: each desired wrench is handed
+    over as its CDR bytes (serialized here, outside the timing).
+    """
+    from rclpy.serialization import serialize_message
     from wrench_distribution.ros.conversions import make_internal_load_msg
-    msgs = wrench_messages(samples, '', 3)
+    msgs = [serialize_message(msg) for msg in wrench_messages(samples, '', 3)]
     measured = make_internal_load_msg(node._engine.basis_names)
     values = [0.0] * len(node._engine.basis_names)
     values[0] = 9.0

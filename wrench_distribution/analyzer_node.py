@@ -16,29 +16,25 @@ from captured poses and save them to ``calibration_file``. At start-up, the find
 """
 import math
 import sys
-from typing import Optional
 
-from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.serialization import deserialize_message
 from std_msgs.msg import Float64, Float64MultiArray
 from std_srvs.srv import Trigger
 
 from wrench_distribution.config import ANALYZER_PARAMS, load_analyzer_config
 from wrench_distribution.config.check import warn_findings
-from wrench_distribution.core.codec import (decode_wrench_payload, ns_to_stamp, seconds_to_ns,
-                                            stamp_to_ns)
-from wrench_distribution.core.messages import fill_wrench, wrench_to_array
+from wrench_distribution.core.codec import encode_wrench_payload, seconds_to_ns
 from wrench_distribution.engine import AnalysisEngine, Drop, Step
 from wrench_distribution.engine.analysis_report import CONCERNS
 from wrench_distribution.engine.sensing import TareWindow
 from wrench_distribution.ros.calibration_services import CalibrationServices
 from wrench_distribution.ros.contact_input import ContactInput
-from wrench_distribution.ros.conversions import make_internal_load_msg, make_wrench_stamped
+from wrench_distribution.ros.conversions import (make_internal_load_msg, MalformedPayload,
+                                                 read_wrench_payload)
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,
                                                  start_steady_timers)
 from wrench_distribution.ros.friction import friction_message
@@ -91,7 +87,7 @@ class AnalyzerNode(Node):
         warn_findings(self.get_logger().warning, sys.argv)  # check-config, both sections
         in_qos = qos_from_name(cfg['input_qos'], cfg['qos_depth'])
         ft_topics = typed.topics['ft']
-        for i, t in enumerate(ft_topics):  # raw: decoded here (decode_wrench_payload)
+        for i, t in enumerate(ft_topics):  # raw: decoded here (read_wrench_payload)
             self.create_subscription(WrenchStamped, t, self._make_cb(i), in_qos, raw=True)
         start_steady_timers(self, cfg['diagnostics_period'], self._publish_diagnostics,
                             cfg['summary_period'], self._log_drop_summary)
@@ -108,13 +104,13 @@ class AnalyzerNode(Node):
         out_qos = qos_from_name(cfg['output_qos'], cfg['qos_depth'])
         out_frames = ([cfg['object_frame']] * len(contact_frames) if cfg['output_frame'] == 'object'
                       else contact_frames)
-        self._wrench_outputs = [  # (quantity, publishers, messages), one per effector
+        self._wrench_outputs = [  # (quantity, publishers, frame ids), one per effector
             (part, [self.create_publisher(WrenchStamped, t, out_qos) for t in topics[part]],
-             [make_wrench_stamped(f) for f in out_frames]) for part in _PARTS]
+             out_frames) for part in _PARTS]
         self._norm_outputs = [(attr, self.create_publisher(Float64, cfg[f'{attr}_topic'], out_qos))
                               for attr in ('internal_load_norm', 'invariant_norm') if cfg[f'{attr}_topic']]
         self._obj_pub = self.create_publisher(WrenchStamped, cfg['object_wrench_topic'], out_qos)
-        self._obj_msg = make_wrench_stamped(cfg['object_frame'])
+        self._obj_frame = cfg['object_frame']
         self._il_pub = self.create_publisher(Float64MultiArray, cfg['internal_load_topic'],
                                              out_qos)
         self._il_msg = make_internal_load_msg([])
@@ -132,25 +128,14 @@ class AnalyzerNode(Node):
 
     # -- the per-message path -----------------------------------------------------------
     def _on_ft(self, i: int, payload: bytes) -> None:
-        reading = decode_wrench_payload(payload)  # little-endian plain CDR, the common case
-        if reading is None:
-            reading = self._decode_other(i, payload)
-            if reading is None:
-                return
-        stamp_ns, frame_id, wrench = reading
+        try:
+            stamp_ns, frame_id, wrench = read_wrench_payload(payload)
+        except MalformedPayload as e:
+            self._publish_step(Step(drops=[Drop(i, 'malformed', "F/T reading of '"
+                                                f"{self._names[i]}' is {e}; dropped")]))
+            return
         self._publish_step(self._engine.offer(i, stamp_ns, np.array(wrench),
                                               self._ros_clock.now().nanoseconds, frame_id))
-
-    def _decode_other(self, i: int, payload: bytes) -> Optional[tuple]:
-        """Decode a payload of another encoding with rclpy; drop one that is not a WrenchStamped."""
-        try:
-            msg = deserialize_message(payload, WrenchStamped)
-        except RuntimeError as e:  # rclpy's RMWError: not a WrenchStamped in any encoding
-            self._publish_step(Step(drops=[Drop(i, 'malformed', 'F/T reading of '
-                                                f"'{self._names[i]}' is not a WrenchStamped "
-                                                f'({len(payload)} bytes: {e}); dropped')]))
-            return None
-        return stamp_to_ns(msg.header.stamp), msg.header.frame_id, wrench_to_array(msg.wrench)
 
     def _retry(self) -> None:
         self._publish_step(self._engine.retry(self._ros_clock.now().nanoseconds))
@@ -175,8 +160,8 @@ class AnalyzerNode(Node):
         """
         values = sample.result.values
         read = self._readers.read()
-        stamp = ns_to_stamp(sample.stamp_ns, TimeMsg)
-        for part, pubs, msgs in self._wrench_outputs:
+        stamp_ns = sample.stamp_ns  # the wrenches go raw (core.codec), the sample's stamp kept
+        for part, pubs, frames in self._wrench_outputs:
             observed = [k for k, pub in enumerate(pubs) if read[pub]]
             if not observed:
                 continue
@@ -185,13 +170,10 @@ class AnalyzerNode(Node):
                 continue  # the invariant may fail alone; the other outputs stand
             rows = rows.tolist()
             for k in observed:
-                msgs[k].header.stamp = stamp
-                fill_wrench(msgs[k].wrench, rows[k])
-                pubs[k].publish(msgs[k])
+                pubs[k].publish(encode_wrench_payload(stamp_ns, frames[k], rows[k]))
         if read[self._obj_pub]:
-            self._obj_msg.header.stamp = stamp
-            fill_wrench(self._obj_msg.wrench, values['resultant'][0].tolist())
-            self._obj_pub.publish(self._obj_msg)
+            self._obj_pub.publish(encode_wrench_payload(stamp_ns, self._obj_frame,
+                                                        values['resultant'][0].tolist()))
         if read[self._il_pub]:
             self._il_msg.data = values['internal_load'][0].tolist()
             self._il_pub.publish(self._il_msg)

@@ -11,6 +11,7 @@ import sys
 import time
 from typing import Dict, List, Optional, Set
 
+from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
@@ -22,11 +23,12 @@ from wrench_distribution.config import (ConfigError, DISTRIBUTOR_PARAMS, load_di
 from wrench_distribution.config.check import warn_findings
 from wrench_distribution.config.safety import (OPT_IN, RefusedChanges, unsafe_changes_allowed,
                                                UnsafeChangeError)
-from wrench_distribution.core.codec import seconds_to_ns, stamp_to_ns
-from wrench_distribution.core.messages import fill_wrench, parse_internal_load_msg
+from wrench_distribution.core.codec import encode_wrench_payload, ns_to_stamp, seconds_to_ns
+from wrench_distribution.core.messages import parse_internal_load_msg
 from wrench_distribution.engine.distribution import CONCERNS, DistributionEngine
 from wrench_distribution.ros.contact_input import ContactInput
-from wrench_distribution.ros.conversions import make_internal_load_msg, make_wrench_stamped
+from wrench_distribution.ros.conversions import (make_internal_load_msg, MalformedPayload,
+                                                 read_wrench_payload)
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, SimClockMonitor,
                                                  start_steady_timers, WARN)
 from wrench_distribution.ros.friction import parse_friction_message
@@ -91,8 +93,7 @@ class DistributorNode(Node):
         out_qos = qos_from_name(cfg['output_qos'], cfg['qos_depth'])
         self._pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in topics]
         object_axes = cfg['command_frame'] == 'object'
-        self._msgs = [make_wrench_stamped(cfg['object_frame'] if object_axes else f)
-                      for f in typed.contact_frames]
+        self._frames = [cfg['object_frame'] if object_axes else f for f in typed.contact_frames]
         self._quiet_since: Dict[str, int] = {}  # command topic -> steady ns without subscriber
         self._quiet_counted: Set[str] = set()
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
@@ -104,7 +105,7 @@ class DistributorNode(Node):
         """Subscribe the desired wrench, the prescription and the two feedback measurements."""
         in_qos = qos_from_name(cfg['input_qos'], cfg['qos_depth'])
         self.create_subscription(WrenchStamped, cfg['desired_wrench_topic'], self._on_wrench,
-                                 in_qos)
+                                 in_qos, raw=True)  # decoded here (read_wrench_payload)
         self.create_subscription(Float64MultiArray, cfg['internal_load_topic'],
                                  self._on_internal_load, reliable_qos(10))
         self.create_subscription(Float64MultiArray, cfg['feedback_topic'], self._on_measured,
@@ -147,13 +148,15 @@ class DistributorNode(Node):
                                                  self._ros_clock.now().nanoseconds))
 
     # -- the per-message path -----------------------------------------------------------
-    def _on_wrench(self, msg: WrenchStamped) -> None:
-        f = msg.wrench.force
-        t = msg.wrench.torque
+    def _on_wrench(self, payload: bytes) -> None:
+        try:
+            stamp_ns, frame_id, wrench = read_wrench_payload(payload)
+        except MalformedPayload as e:
+            self._diag.drop('desired_wrench', 'malformed', f'desired wrench is {e}; dropped',
+                            ERROR, 'input', 'rejected_malformed')
+            return
         now = self._ros_clock.now().nanoseconds
-        outcome = self._engine.step(stamp_to_ns(msg.header.stamp),
-                                    (f.x, f.y, f.z, t.x, t.y, t.z), now, time.monotonic_ns(),
-                                    msg.header.frame_id,
+        outcome = self._engine.step(stamp_ns, wrench, now, time.monotonic_ns(), frame_id,
                                     self._contacts.problem(now, self._engine.has_solver),
                                     self._marker_pub.get_subscription_count() > 0)
         if outcome.is_drop:
@@ -163,7 +166,7 @@ class DistributorNode(Node):
             self._diag.problem(outcome.key, outcome.message, outcome.level, outcome.concern)
         if outcome.commands is None:
             return
-        self._publish(outcome.commands, msg.header.stamp)
+        self._publish(outcome.commands, stamp_ns)
         self._diag.count('commands_published')
         if self._friction_pub is not None and outcome.friction_load is not None:
             load = outcome.friction_load
@@ -173,14 +176,13 @@ class DistributorNode(Node):
         if outcome.markers is not None:
             m = outcome.markers
             self._marker_pub.publish(wrench_markers(
-                self._cfg['object_frame'], msg.header.stamp, m.positions, m.wrenches,
-                m.resultant, m.com, m.scale, m.names, colors=m.colors))
+                self._cfg['object_frame'], ns_to_stamp(stamp_ns, TimeMsg), m.positions,
+                m.wrenches, m.resultant, m.com, m.scale, m.names, colors=m.colors))
 
-    def _publish(self, out, stamp) -> None:
-        for m, row, pub in zip(self._msgs, out.tolist(), self._pubs):
-            m.header.stamp = stamp
-            fill_wrench(m.wrench, row)
-            pub.publish(m)
+    def _publish(self, out, stamp_ns: int) -> None:
+        # raw CDR: the input's stamp kept, no message to fill or convert (core.codec)
+        for frame, row, pub in zip(self._frames, out.tolist(), self._pubs):
+            pub.publish(encode_wrench_payload(stamp_ns, frame, row))
 
     # -- watchdog (steady clock) ---------------------------------------------------------
     def _on_watchdog(self) -> None:
@@ -191,7 +193,7 @@ class DistributorNode(Node):
             self._diag.count(tick.key)
             self.get_logger().warning(tick.message)
         if tick.commands is not None:
-            self._publish(tick.commands, self._ros_clock.now().to_msg())
+            self._publish(tick.commands, self._ros_clock.now().nanoseconds)
 
     def _use_sim_time(self) -> bool:
         return bool(self.get_parameter('use_sim_time').value)

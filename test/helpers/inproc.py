@@ -132,9 +132,12 @@ class InProcessNode:
         msg_type = pub.msg_type
 
         def recorded(msg) -> None:
-            if not isinstance(msg, msg_type):  # what rclpy's publish would refuse
-                raise TypeError(f'{topic}: expected {msg_type}, got {type(msg)}')
-            record.append(deserialize_message(serialize_message(msg), msg_type))
+            if isinstance(msg, bytes):  # a raw publish: recorded as rclpy's deserializer reads it
+                record.append(deserialize_message(msg, msg_type))
+            elif not isinstance(msg, msg_type):  # what rclpy's publish would refuse
+                raise TypeError(f'{topic}: expected {msg_type} or bytes, got {type(msg)}')
+            else:
+                record.append(deserialize_message(serialize_message(msg), msg_type))
             if send:
                 publish(msg)
         return recorded

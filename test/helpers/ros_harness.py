@@ -391,6 +391,24 @@ def stamped_wrench(values, stamp_ns: int, frame: str = ''):
     return m
 
 
+def big_endian_wrench_payload(values, stamp_ns: int, frame: str) -> bytes:
+    """Lay out a ``WrenchStamped`` in big-endian plain CDR by hand (an independent writer).
+
+    XCDR1: the doubles are aligned to 8 bytes from the end of the 4-byte encapsulation header.
+
+    :param values: ``[fx, fy, fz, tx, ty, tz]``.
+    :param stamp_ns: header stamp in nanoseconds.
+    :param frame: header frame id.
+    :return: the payload, encapsulation header (``CDR_BE``) included.
+    """
+    import struct
+    sec, nanosec = divmod(int(stamp_ns), 1_000_000_000)
+    name = frame.encode() + b'\x00'
+    body = struct.pack('>iII', sec, nanosec, len(name)) + name
+    body += b'\x00' * (-len(body) % 8)
+    return b'\x00\x00\x00\x00' + body + struct.pack('>6d', *[float(v) for v in values])
+
+
 def taken_in(outputs: list, stamp_ns: int) -> bool:
     """Tell whether a node has taken in its input stamped ``stamp_ns``.
 

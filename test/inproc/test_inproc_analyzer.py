@@ -17,7 +17,7 @@ from rosgraph_msgs.msg import Clock
 from scipy.spatial.transform import Rotation
 
 from inproc import InProcessNode, ros_context
-from ros_harness import stamped_wrench
+from ros_harness import big_endian_wrench_payload, stamped_wrench
 from wrench_distribution.analyzer_node import AnalyzerNode
 from wrench_distribution.config import ANALYZER_PARAMS
 from wrench_distribution.core.codec import stamp_to_ns
@@ -327,18 +327,6 @@ def test_object_frame_outputs_are_the_contact_ones_in_object_axes(ctx):
     np.testing.assert_allclose(b['lambda'], a['lambda'], atol=1e-9)
 
 
-def big_endian_payload(values, stamp_ns: int, frame: str) -> bytes:
-    """Lay out a ``WrenchStamped`` in big-endian plain CDR by hand.
-
-    XCDR1: the doubles are aligned to 8 bytes from the end of the 4-byte encapsulation header.
-    """
-    sec, nanosec = divmod(int(stamp_ns), 1_000_000_000)
-    name = frame.encode() + b'\x00'
-    body = struct.pack('>iII', sec, nanosec, len(name)) + name
-    body += b'\x00' * (-len(body) % 8)
-    return b'\x00\x00\x00\x00' + body + struct.pack('>6d', *[float(v) for v in values])
-
-
 @settings(max_examples=200, deadline=None)
 @given(sec=st.integers(-2**31, 2**31 - 1), nanosec=st.integers(0, 999_999_999),
        frame=st.text(st.characters(blacklist_characters='\x00', blacklist_categories=('Cs',)),
@@ -355,7 +343,29 @@ def test_a_raw_reading_decodes_to_what_rclpy_serialized(sec, nanosec, frame, val
     assert frame_id == frame
     # bit for bit, component by component (NaN payloads and signed zeros included)
     assert struct.pack('<6d', *wrench) == struct.pack('<6d', *values)
-    assert decode_wrench_payload(big_endian_payload(values, 0, frame)) is None  # rclpy's then
+    assert decode_wrench_payload(big_endian_wrench_payload(values, 0, frame)) is None  # rclpy's then
+
+
+@settings(max_examples=200, deadline=None)
+@given(sec=st.integers(-2**31, 2**31 - 1), nanosec=st.integers(0, 999_999_999),
+       frame=st.text(st.characters(blacklist_characters='\x00', blacklist_categories=('Cs',)),
+                     max_size=40),
+       values=st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64),
+                       min_size=6, max_size=6))
+def test_an_encoded_wrench_is_what_rclpy_reads(sec, nanosec, frame, values):
+    """What the nodes publish raw (commands, the analyzer's wrenches) read by rclpy's own decoder."""
+    from geometry_msgs.msg import WrenchStamped
+    from rclpy.serialization import deserialize_message, serialize_message
+    from wrench_distribution.core.codec import decode_wrench_payload, encode_wrench_payload
+    payload = encode_wrench_payload(sec * 1_000_000_000 + nanosec, frame, values)
+    msg = deserialize_message(payload, WrenchStamped)
+    assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (sec, nanosec)
+    assert msg.header.frame_id == frame
+    assert struct.pack('<6d', *wrench_to_array(msg.wrench)) == struct.pack('<6d', *values)
+    assert len(payload) == len(serialize_message(msg))  # the same layout, padding included
+    stamp_ns, frame_id, wrench = decode_wrench_payload(payload)
+    assert (stamp_ns, frame_id) == (sec * 1_000_000_000 + nanosec, frame)
+    assert struct.pack('<6d', *wrench) == struct.pack('<6d', *values)
 
 
 def test_readings_in_either_byte_order_are_analysed_alike_and_garbage_is_dropped(ctx):
@@ -364,7 +374,7 @@ def test_readings_in_either_byte_order_are_analysed_alike_and_garbage_is_dropped
     names = ARMS['names']
     h = np.array([[0.5, 5.0, 2.0, 0.1, 0.0, -0.2], [0.0, -5.0, 2.5, 0.0, 0.3, 0.0]])
     stamp = next_stamp()
-    payload = big_endian_payload(h[1], stamp, 'right_ft')
+    payload = big_endian_wrench_payload(h[1], stamp, 'right_ft')
     checked = deserialize_message(payload, WrenchStamped)  # the layout above is what rclpy reads
     assert wrench_to_array(checked.wrench).tolist() == h[1].tolist()
     with node(ctx) as n:

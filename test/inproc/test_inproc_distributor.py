@@ -16,7 +16,7 @@ from scipy.spatial.transform import Rotation
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 from inproc import InProcessNode, ros_context
-from ros_harness import stamped_wrench
+from ros_harness import big_endian_wrench_payload, stamped_wrench
 from wrench_distribution.config import DISTRIBUTOR_PARAMS
 from wrench_distribution.core.codec import stamp_to_ns
 from wrench_distribution.core.messages import wrench_to_array
@@ -235,6 +235,29 @@ def test_bad_input_gives_no_command_and_a_status_naming_the_cause(ctx, values, f
         assert all(not n.published(f'{e}/wrench_command') for e in NAMES)
         # the next good input is served
         assert send(n, [0, 0, 10, 0, 0, 0]) is not None
+
+
+def test_a_desired_wrench_in_either_byte_order_is_served_alike_and_garbage_is_dropped(ctx):
+    desired = [3.0, -2.0, 12.0, 0.4, -0.1, 0.2]
+    with node(ctx) as n:
+        expected = send(n, desired)
+        stamp = _STAMP[0] + 1_000_000
+        n.clear()
+        n.deliver('desired_wrench', big_endian_wrench_payload(desired, stamp, 'object'))
+        got = [n.published(f'{e}/wrench_command') for e in NAMES]
+        assert all(len(g) == 1 and stamp_to_ns(g[0].header.stamp) == stamp for g in got)
+        np.testing.assert_array_equal([wrench_to_array(g[0].wrench) for g in got], expected)
+        n.clear()
+        for garbage in (b'', b'\x00\x01\x00\x00abc', b'\x00\x01\x00\x00' + bytes(range(60))):
+            n.deliver('desired_wrench', garbage)
+        assert all(not n.published(f'{e}/wrench_command') for e in NAMES)
+        st_ = diagnose(n)
+        assert level_of(st_['input']) == ERROR
+        assert 'desired wrench is not a WrenchStamped' in st_['input'].message
+        values = counters(n)
+        assert values['dropped.desired_wrench.malformed'] == '3'
+        assert values['rejected_malformed'] == '3'
+        assert send(n, desired) is not None  # the next good input is served
 
 
 @settings(max_examples=25, deadline=None)

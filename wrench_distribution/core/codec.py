@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Any, Iterable, List, Optional
+from typing import Any, Iterable, List, Optional, Sequence
 
 NS_PER_S = 1_000_000_000
 
@@ -192,6 +192,25 @@ def wrench_values_offset(frame_id_length) -> Any:
     :return: byte offset from the start of the payload.
     """
     return 4 + ((12 + frame_id_length + 7) // 8) * 8
+
+
+def encode_wrench_payload(stamp_ns: int, frame_id: str, values: Sequence[float]) -> bytes:
+    """Encode one ``WrenchStamped`` as little-endian plain CDR (what rclpy publishes raw).
+
+    The inverse of :func:`decode_wrench_payload`, byte for byte what rclpy's serializer writes;
+    about 1 us, where filling a message and rclpy's conversion of it cost about 10 us.
+
+    :param stamp_ns: ``header.stamp`` in nanoseconds (its ``sec`` must fit an int32).
+    :param frame_id: ``header.frame_id``.
+    :param values: ``[fx, fy, fz, tx, ty, tz]``.
+    :return: the payload, encapsulation header included.
+    """
+    sec, nanosec = divmod(stamp_ns, NS_PER_S)
+    name = frame_id.encode()
+    length = len(name) + 1  # the NUL
+    padding = wrench_values_offset(length) - 16 - len(name)  # the NUL and the alignment
+    return b''.join((CDR_LE, b'\x00\x00', _WRENCH_HEADER.pack(sec, nanosec, length), name,
+                     bytes(padding), _WRENCH_VALUES.pack(*values)))
 
 
 def decode_wrench_payload(payload: bytes) -> Optional[tuple]:
