@@ -649,28 +649,37 @@ def _ratios(row: dict, ref: dict, suffix: str = '') -> None:
 
 
 def choose(rows: list, startup: list, reference: str, limit: float = 1.2) -> list:
-    """Executor kinds that meet the rule, in the order measured.
+    """Executor kinds and loop layouts that meet the rule, in the order measured.
 
     Rule: at every rate the distributor on the kind lost no cycle, its p50 and p99 are at
     most ``limit`` times the reference relay's and, with feedback, its loop was closed when
     the window opened; and no start-up trial missed a message
-    (the ``transient_local`` trials where there are any: there only the executor can miss).
+    (the ``transient_local`` trials where there are any: there only the executor can miss;
+    none run with ``--startup-trials 0``). Each layout of the loop (``processes``,
+    ``one-process``) is judged on its own rows, with the rows of the distributor alone.
 
-    :param rows: latency rows (with ``kind``, ``is_distributor`` and ratios).
+    :param rows: latency rows (with ``kind``, ``is_distributor``, ``layout`` and ratios).
     :param startup: start-up rows.
     :param reference: the reference relay's kind.
     :param limit: ratio limit.
-    :return: the kinds meeting the rule.
+    :return: the kinds meeting the rule, each with its layout when the loop ran in several,
+        e.g. ``events (processes)``.
     """
     ok = []
-    for kind in dict.fromkeys(st['kind'] for st in startup):
+    for kind in dict.fromkeys([r['kind'] for r in rows if r['is_distributor']]
+                              + [st['kind'] for st in startup]):
         trials = [st for st in startup if st['kind'] == kind]
         trials = [st for st in trials if st['durability'] == 'transient_local'] or trials
+        if not all(st['missed'] == 0 and st['unmatched'] == 0 for st in trials):
+            continue
         mine = [r for r in rows if r['is_distributor'] and r['kind'] == kind]
-        if mine and all(st['missed'] == 0 and st['unmatched'] == 0 for st in trials) and all(
-                r['lost'] == 0 and r['p50_ratio'] <= limit and r['p99_ratio'] <= limit
-                and r.get('loop_closed', True) for r in mine):
-            ok.append(kind)
+        layouts = list(dict.fromkeys(r.get('layout') for r in mine if r.get('layout')))
+        for layout in layouts or [None]:
+            judged = [r for r in mine if r.get('layout') in (None, layout)]
+            if judged and all(r['lost'] == 0 and r['p50_ratio'] <= limit
+                              and r['p99_ratio'] <= limit and r.get('loop_closed', True)
+                              for r in judged):
+                ok.append(kind if len(layouts) < 2 else f'{kind} ({layout})')
     return ok
 
 
@@ -767,7 +776,8 @@ def _latency_round(args, domain: int) -> list:
             for target, layout in targets:
                 r = run_one(target, rate, args.duration, args.settle, domain, kind,
                             args.sink_executor, args.analyzer_rate, layout)
-                r.update(kind=kind, is_distributor=True)
+                r.update(kind=kind, is_distributor=True,
+                         layout=None if target == 'distributor' else layout)
                 rows.append(r)
         for r in rows[-len(relays) - len(args.executors) * len(targets):]:
             _ratios(r, relays[args.reference])
