@@ -327,12 +327,17 @@ def test_object_frame_outputs_are_the_contact_ones_in_object_axes(ctx):
     np.testing.assert_allclose(b['lambda'], a['lambda'], atol=1e-9)
 
 
+#: Every int32 stamp, any frame id (unicode, empty), any six doubles (NaN and Inf included).
+raw_wrench_cases = given(
+    sec=st.integers(-2**31, 2**31 - 1), nanosec=st.integers(0, 999_999_999),
+    frame=st.text(st.characters(blacklist_characters='\x00', blacklist_categories=('Cs',)),
+                  max_size=40),
+    values=st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=6,
+                    max_size=6))
+
+
 @settings(max_examples=200, deadline=None)
-@given(sec=st.integers(-2**31, 2**31 - 1), nanosec=st.integers(0, 999_999_999),
-       frame=st.text(st.characters(blacklist_characters='\x00', blacklist_categories=('Cs',)),
-                     max_size=40),
-       values=st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64),
-                       min_size=6, max_size=6))
+@raw_wrench_cases
 def test_a_raw_reading_decodes_to_what_rclpy_serialized(sec, nanosec, frame, values):
     from rclpy.serialization import serialize_message
     from wrench_distribution.core.codec import decode_wrench_payload
@@ -347,11 +352,7 @@ def test_a_raw_reading_decodes_to_what_rclpy_serialized(sec, nanosec, frame, val
 
 
 @settings(max_examples=200, deadline=None)
-@given(sec=st.integers(-2**31, 2**31 - 1), nanosec=st.integers(0, 999_999_999),
-       frame=st.text(st.characters(blacklist_characters='\x00', blacklist_categories=('Cs',)),
-                     max_size=40),
-       values=st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64),
-                       min_size=6, max_size=6))
+@raw_wrench_cases
 def test_an_encoded_wrench_is_what_rclpy_reads(sec, nanosec, frame, values):
     """What the nodes publish raw (commands, the analyzer's wrenches) read by rclpy's own decoder."""
     from geometry_msgs.msg import WrenchStamped
