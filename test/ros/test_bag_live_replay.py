@@ -243,13 +243,17 @@ class InProcessAnalyzer:
         self.callbacks = {s.topic_name: s.callback for s in self.node.subscriptions}
         self.published: dict = {}
         for pub in self.node.publishers:
-            pub.publish = self._recorder(pub.topic_name)
+            pub.publish = self._recorder(pub.topic_name, pub.msg_type)
             pub.get_subscription_count = lambda: 1  # the recorder reads every topic
 
-    def _recorder(self, topic: str):
+    def _recorder(self, topic: str, msg_type):
         def publish(msg) -> None:
             import copy
-            self.published.setdefault(topic, []).append(copy.deepcopy(msg))
+            from rclpy.serialization import deserialize_message
+            # a raw publish (the wrenches) is kept as rclpy's deserialiser reads it
+            kept = (deserialize_message(msg, msg_type) if isinstance(msg, bytes)
+                    else copy.deepcopy(msg))
+            self.published.setdefault(topic, []).append(kept)
         return publish
 
     def play(self, bag_path: Path) -> None:
