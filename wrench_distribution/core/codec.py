@@ -197,8 +197,9 @@ def wrench_values_offset(frame_id_length) -> Any:
 def encode_wrench_payload(stamp_ns: int, frame_id: str, values: Sequence[float]) -> bytes:
     """Encode one ``WrenchStamped`` as little-endian plain CDR (what rclpy publishes raw).
 
-    The inverse of :func:`decode_wrench_payload`, byte for byte what rclpy's serializer writes;
-    about 1 us, where filling a message and rclpy's conversion of it cost about 10 us.
+    The inverse of :func:`decode_wrench_payload`, in the layout rclpy's serializer writes (its
+    alignment padding, which Fast CDR leaves unset, is zeros here); about 0.5 us, where filling
+    a message and rclpy's conversion of it cost about 10 us.
 
     :param stamp_ns: ``header.stamp`` in nanoseconds (its ``sec`` must fit an int32).
     :param frame_id: ``header.frame_id``.
