@@ -35,6 +35,7 @@ setup(
             'wrench-distribution = wrench_distribution.cli:main',
             'distributor = wrench_distribution.distributor_node:main',
             'analyzer = wrench_distribution.analyzer_node:main',
+            'cell = wrench_distribution.cell:main',
             'object-sim = wrench_distribution.sim.nodes.object_sim_node:main',
             'object-controller = wrench_distribution.sim.nodes.object_controller_node:main',
             'baseline-distributor = wrench_distribution.sim.nodes.baseline_distributor_node:main',

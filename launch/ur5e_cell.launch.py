@@ -3,7 +3,8 @@
 Usage: ``ros2 launch wrench_distribution ur5e_cell.launch.py controllers:=admittance``
 (Jazzy and later: ros2_controllers ``admittance_controller``) or ``controllers:=fzi`` (Humble:
 FZI ``cartesian_force_controller``); ``config:=`` another nodes' file, ``namespace:=``,
-``use_sim_time:=``; ``calibration:=FILE`` (default
+``use_sim_time:=``, ``layout:=processes`` (each node in its own process; default
+``one-process``, the ``cell`` executable, docs/performance.md); ``calibration:=FILE`` (default
 ``~/.ros/wrench_distribution_calibration.yaml``): loaded after the config by both nodes when
 it exists, and where the analyzer's ``~/save_calibration`` writes (docs/calibration.md). The
 controllers themselves run in the controller manager, with
@@ -22,6 +23,8 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+from wrench_distribution.cell import launch_actions, LAYOUTS
+
 NODES_FILE = 'ur5e_cell/wrench_distribution.yaml'
 SIDES = ('left', 'right')
 #: controllers argument -> command topic of each arm's controller ({side}: left, right)
@@ -32,11 +35,12 @@ DEFAULT_CALIBRATION = '~/.ros/wrench_distribution_calibration.yaml'  # a user fi
 
 
 def _nodes(context) -> list:
-    """Both nodes, with the remappings of the chosen controllers.
+    """Both nodes, in the chosen layout, with the remappings of the chosen controllers.
 
     :param context: the launch context (arguments resolved).
     :return: the node actions.
-    :raises ValueError: on an unknown ``controllers`` value (names the accepted ones).
+    :raises ValueError: on an unknown ``controllers`` or ``layout`` value (names the accepted
+        ones).
     """
     controllers = LaunchConfiguration('controllers').perform(context)
     if controllers not in COMMAND_TOPICS:
@@ -50,15 +54,11 @@ def _nodes(context) -> list:
     commands = [(f'{side}/wrench_command', COMMAND_TOPICS[controllers].format(side=side))
                 for side in SIDES]
     sensors = [(f'{side}/ft_sensor', SENSOR_TOPIC.format(side=side)) for side in SIDES]
-    return [
-        Node(package='wrench_distribution', executable='distributor',
-             name='wrench_distributor', namespace=namespace, output='screen',
-             emulate_tty=True, parameters=[config, *saved, sim], remappings=commands),
-        Node(package='wrench_distribution', executable='analyzer',
-             name='wrench_analyzer', namespace=namespace, output='screen',
-             emulate_tty=True, parameters=[config, *saved, {'calibration_file': calibration}, sim],
-             remappings=sensors),
-    ]
+    return launch_actions(Node, LaunchConfiguration('layout').perform(context), namespace,
+                          [config, *saved, sim],
+                          {'distributor': {}, 'analyzer': {'calibration_file': calibration}},
+                          {'distributor': commands, 'analyzer': sensors},
+                          output='screen', emulate_tty=True)
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -78,6 +78,9 @@ def generate_launch_description() -> LaunchDescription:
                               description='namespace of both nodes'),
         DeclareLaunchArgument('use_sim_time', default_value='false',
                               description='use /clock (bag replay, simulation)'),
+        DeclareLaunchArgument('layout', default_value=LAYOUTS[0], choices=list(LAYOUTS),
+                              description='one-process: both nodes in one process (the cell '
+                                          'executable); processes: each in its own'),
         DeclareLaunchArgument('calibration', default_value=DEFAULT_CALIBRATION,
                               description='calibration file: loaded when it exists, written by '
                                           "the analyzer's ~/save_calibration"),

@@ -4,6 +4,8 @@ Usage: ``ros2 launch wrench_distribution wrench_distribution.launch.py
 config:=/path/to.yaml`` (default: ``config/dual_arm.yaml``; also
 ``three_finger_hand.yaml`` and ``quadruped_stance.yaml``); ``namespace:=``,
 ``use_sim_time:=``, ``distributor:=false`` / ``analyzer:=false`` to leave one out;
+``layout:=one-process`` (default: both nodes in one process, the ``cell`` executable) or
+``layout:=processes`` (each in its own; docs/performance.md);
 ``calibration:=FILE`` (default ``~/.ros/wrench_distribution_calibration.yaml``): loaded after
 the config by both nodes when it exists, and where the analyzer's ``~/save_calibration`` writes
 (docs/calibration.md).
@@ -13,32 +15,36 @@ import os
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
+
+from wrench_distribution.cell import launch_actions, LAYOUTS
 
 DEFAULT_CONFIG = 'dual_arm.yaml'
 DEFAULT_CALIBRATION = '~/.ros/wrench_distribution_calibration.yaml'  # a user file, not shipped
 
 
 def _nodes(context) -> list:
-    """Build both nodes, with the calibration file appended when it exists."""
+    """Build the nodes started, in the chosen layout, the calibration file appended when it exists.
+
+    :raises ValueError: on a ``distributor``/``analyzer`` value that is no boolean, or an
+        unknown ``layout`` (the message names the accepted values).
+    """
     calibration = os.path.expanduser(LaunchConfiguration('calibration').perform(context))
     saved = [calibration] if calibration and os.path.isfile(calibration) else []
-    config = LaunchConfiguration('config')
-    namespace = LaunchConfiguration('namespace')
     sim = {'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool)}
-    return [
-        Node(package='wrench_distribution', executable='distributor',
-             name='wrench_distributor', namespace=namespace, output='screen',
-             emulate_tty=True, parameters=[config, *saved, sim],
-             condition=IfCondition(LaunchConfiguration('distributor'))),
-        Node(package='wrench_distribution', executable='analyzer',
-             name='wrench_analyzer', namespace=namespace, output='screen',
-             emulate_tty=True, parameters=[config, *saved, {'calibration_file': calibration}, sim],
-             condition=IfCondition(LaunchConfiguration('analyzer'))),
-    ]
+    own = {'distributor': {}, 'analyzer': {'calibration_file': calibration}}
+    for exe in list(own):
+        value = LaunchConfiguration(exe).perform(context)
+        if value.lower() not in ('true', 'false', '1', '0'):
+            raise ValueError(f"{exe}:='{value}': accepted: true, false")
+        if value.lower() in ('false', '0'):
+            del own[exe]
+    return launch_actions(Node, LaunchConfiguration('layout').perform(context),
+                          LaunchConfiguration('namespace'),
+                          [LaunchConfiguration('config'), *saved, sim], own, {},
+                          output='screen', emulate_tty=True)
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -60,6 +66,9 @@ def generate_launch_description() -> LaunchDescription:
                               description='start the distributor'),
         DeclareLaunchArgument('analyzer', default_value='true',
                               description='start the analyzer'),
+        DeclareLaunchArgument('layout', default_value=LAYOUTS[0], choices=list(LAYOUTS),
+                              description='one-process: both nodes in one process (the cell '
+                                          'executable); processes: each in its own'),
         DeclareLaunchArgument('calibration', default_value=DEFAULT_CALIBRATION,
                               description='calibration file: loaded when it exists, written by '
                                           "the analyzer's ~/save_calibration"),

@@ -4,11 +4,21 @@ The same two nodes as the ``distributor`` and ``analyzer`` executables, with the
 parameters and topics; what differs is the process layout: one Python process and one
 executor (:func:`~wrench_distribution.ros.runner.make_executor`) instead of two. Parameter
 files are read per node name (``wrench_distributor:`` and ``wrench_analyzer:`` sections; a
-``/**:`` section would reach both nodes). docs/performance.md compares the layouts.
+``/**:`` section would reach both nodes). It is the launch files' default layout
+(``layout:=one-process``, :func:`launch_actions`); docs/performance.md compares the layouts.
 """
+import hashlib
+import os
 import sys
+import tempfile
+from typing import Dict, List, Sequence, Tuple
 
-from wrench_distribution.ros.runner import run_node
+import yaml
+
+#: The launch files' ``layout:=`` values: both nodes in one process (default) or each in its own.
+LAYOUTS = ('one-process', 'processes')
+#: Executable -> node name.
+NODE_NAMES = {'distributor': 'wrench_distributor', 'analyzer': 'wrench_analyzer'}
 
 
 def both_nodes() -> tuple:
@@ -27,12 +37,62 @@ def both_nodes() -> tuple:
         raise
 
 
+def launch_actions(node_class, layout: str, namespace, shared: Sequence,
+                   own: Dict[str, dict], remappings: Dict[str, List[Tuple[str, str]]],
+                   **options) -> list:
+    """Build the launch files' node actions for a process layout.
+
+    In one process, what belongs to one node only is scoped to it: its own parameters go to a
+    parameter file section ``/**/<node name>`` (any namespace), its remappings are prefixed
+    ``<node name>:``.
+
+    :param node_class: ``launch_ros.actions.Node``.
+    :param layout: ``one-process`` or ``processes``; one node alone always runs on its own.
+    :param namespace: both nodes' namespace.
+    :param shared: parameter files and dicts both nodes read, in order.
+    :param own: executable (``distributor``, ``analyzer``) -> its own parameters, read after
+        the shared ones, for each node started.
+    :param remappings: executable -> its ``(from, to)`` topic remappings.
+    :param options: further keywords of every action (``output``, ``emulate_tty``).
+    :return: the node actions.
+    :raises ValueError: on an unknown layout (names the accepted ones).
+    """
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout:='{layout}': accepted: {', '.join(LAYOUTS)}")
+    if layout == 'processes' or len(own) < 2:
+        return [node_class(package='wrench_distribution', executable=exe, name=NODE_NAMES[exe],
+                           namespace=namespace, parameters=[*shared, own[exe]] if own[exe] else list(shared),
+                           remappings=list(remappings.get(exe, [])), **options) for exe in own]
+    scoped = [_scoped_parameters(NODE_NAMES[exe], own[exe]) for exe in own if own[exe]]
+    return [node_class(package='wrench_distribution', executable='cell', namespace=namespace,
+                       parameters=[*shared, *scoped],
+                       remappings=[(f'{NODE_NAMES[exe]}:{source}', target) for exe in own
+                                   for source, target in remappings.get(exe, [])], **options)]
+
+
+def _scoped_parameters(node_name: str, values: dict) -> str:
+    """Write a parameter file whose one section reaches ``node_name`` in any namespace.
+
+    :return: its path, in the temporary directory and named after its content (launching
+        again with the same values rewrites the same file; written whole, then renamed).
+    """
+    text = yaml.safe_dump({f'/**/{node_name}': {'ros__parameters': values}})
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = os.path.join(tempfile.gettempdir(), f'{node_name}_{digest}.yaml')
+    descriptor, partial = tempfile.mkstemp(prefix=f'{node_name}_', suffix='.partial')
+    with os.fdopen(descriptor, 'w') as stream:
+        stream.write(text)
+    os.replace(partial, path)
+    return path
+
+
 def main(args=None) -> int:
     """Run both nodes in this process (console script ``cell``).
 
     :param args: ROS command-line arguments (None: ``sys.argv``).
     :return: process exit code (2 on invalid configuration).
     """
+    from wrench_distribution.ros.runner import run_node
     return run_node(both_nodes, 'cell', args)
 
 

@@ -3,9 +3,10 @@
 ``launch`` and ``launch_ros`` cannot be installed from the Python registry. This module runs
 a launch file's ``generate_launch_description()`` against small classes with the same names
 and arguments (``LaunchDescription``, ``DeclareLaunchArgument``, ``OpaqueFunction``,
-``LaunchConfiguration``, ``launch_ros.actions.Node``), resolves the launch arguments as
+``LaunchConfiguration``, ``launch_ros.actions.Node``, ``ParameterValue``), resolves the launch arguments as
 ``ros2 launch file.py name:=value`` does (given value, else the declared default; a missing
-one is an error), executes the opaque functions with the resolved context, and returns each
+one is an error), executes the opaque functions with the resolved context, performs the substitutions of
+each node action (namespace, parameters), and returns each
 node action with the command line launch_ros would build for it: the executable, then
 ``--ros-args``, the node name and namespace remaps, one ``--params-file`` per parameter
 file, a temporary parameter file for each dict (``/**: ros__parameters:``, as launch_ros
@@ -115,6 +116,31 @@ class Node:
         return out
 
 
+class ParameterValue:
+    """launch_ros's typed parameter value: a substitution performed, then converted."""
+
+    def __init__(self, value, *, value_type=None) -> None:
+        self.value, self.value_type = value, value_type
+
+    def perform(self, context: LaunchContext):
+        """Perform the substitution and convert (``bool``: ``true``/``false`` as YAML reads them)."""
+        text = _resolve(self.value, context)
+        if self.value_type is bool:
+            return {'true': True, 'false': False}[str(text).lower()]
+        return self.value_type(text) if self.value_type else text
+
+
+def _resolve(value, context: LaunchContext):
+    """Perform the substitutions in a node action's argument (strings, lists, dicts)."""
+    if isinstance(value, (LaunchConfiguration, ParameterValue)):
+        return value.perform(context)
+    if isinstance(value, dict):
+        return {k: _resolve(v, context) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_resolve(v, context) for v in value)
+    return value
+
+
 def _modules() -> Dict[str, types.ModuleType]:
     def module(name: str, **attrs) -> types.ModuleType:
         m = types.ModuleType(name)
@@ -126,6 +152,8 @@ def _modules() -> Dict[str, types.ModuleType]:
     launch.substitutions = module('launch.substitutions', LaunchConfiguration=LaunchConfiguration)
     launch_ros = module('launch_ros')
     launch_ros.actions = module('launch_ros.actions', Node=Node)
+    launch_ros.parameter_descriptions = module('launch_ros.parameter_descriptions',
+                                               ParameterValue=ParameterValue)
 
     def share(package: str) -> str:
         if package != 'wrench_distribution':
@@ -135,7 +163,9 @@ def _modules() -> Dict[str, types.ModuleType]:
     ament.packages = module('ament_index_python.packages', get_package_share_directory=share)
     return {'launch': launch, 'launch.actions': launch.actions,
             'launch.substitutions': launch.substitutions, 'launch_ros': launch_ros,
-            'launch_ros.actions': launch_ros.actions, 'ament_index_python': ament,
+            'launch_ros.actions': launch_ros.actions,
+            'launch_ros.parameter_descriptions': launch_ros.parameter_descriptions,
+            'ament_index_python': ament,
             'ament_index_python.packages': ament.packages}
 
 
@@ -171,6 +201,8 @@ def nodes_of(path: str, arguments: Optional[Dict[str, str]] = None) -> List[Node
                 context.launch_configurations[action.name] = action.default_value
         elif isinstance(action, OpaqueFunction):
             pending[:0] = action.execute(context)
-        elif isinstance(action, Node):
+        elif isinstance(action, Node):  # substitutions performed, as launch_ros does
+            action.namespace = _resolve(action.namespace, context)
+            action.parameters = _resolve(action.parameters, context)
             nodes.append(action)
     return nodes

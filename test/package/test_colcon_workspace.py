@@ -26,7 +26,7 @@ from ros_harness import domain_id_for, stop_process, TestClient
 pytestmark = [pytest.mark.slow, pytest.mark.ros, pytest.mark.xdist_group('colcon_workspace')]
 
 # What ament_python puts where (setup.py data_files and setup.cfg install_scripts).
-EXECUTABLES = ('distributor', 'analyzer', 'wrench-distribution')
+EXECUTABLES = ('distributor', 'analyzer', 'cell', 'wrench-distribution')
 SHARE_FILES = ('package.xml', 'config/dual_arm.yaml', 'config/three_finger_hand.yaml',
                'config/quadruped_stance.yaml', 'launch/wrench_distribution.launch.py',
                'launch/distributor.launch.py', 'launch/analyzer.launch.py',

@@ -11,8 +11,10 @@ import time
 
 import pytest
 
+import launch_standin
 from ros_harness import domain_id_for, REPO
 from wrench_distribution import config as P
+from wrench_distribution.cell import LAYOUTS
 
 CONFIGS = sorted(glob.glob(os.path.join(REPO, 'config', '*.yaml')))
 LAUNCHES = sorted(glob.glob(os.path.join(REPO, 'launch', '*.launch.py')))
@@ -28,26 +30,39 @@ def test_expected_files_exist():
 
 
 @pytest.mark.parametrize('path', LAUNCHES, ids=os.path.basename)
-def test_launch_file_compiles_and_references_real_things(path, tmp_path):
+@pytest.mark.parametrize('layout', LAYOUTS)
+def test_launch_file_compiles_and_references_real_things(path, layout, tmp_path):
+    """Every node action, in either layout, runs a console script of setup.py on files that exist."""
     py_compile.compile(path, cfile=str(tmp_path / 'x.pyc'), doraise=True)
     tree = ast.parse(open(path).read())
-    funcs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-    assert 'generate_launch_description' in funcs
-    strings = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
-               and isinstance(n.value, str)]
-    for s in strings:
-        if s.endswith('.yaml') and not s.startswith('~'):  # '~/...': the user's calibration file
-            assert os.path.exists(os.path.join(REPO, 'config', s)), s
+    assert 'generate_launch_description' in {n.name for n in tree.body
+                                             if isinstance(n, ast.FunctionDef)}
     setup = open(os.path.join(REPO, 'setup.py')).read()
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
-             and getattr(n.func, 'id', None) == 'Node']
-    assert calls
-    for call in calls:
-        kw = {k.arg: k.value for k in call.keywords}
-        assert kw['package'].value == 'wrench_distribution'
-        exe = kw['executable'].value
-        assert re.search(rf"'{exe} = wrench_distribution\.", setup), exe
-        assert kw['name'].value == NODES[exe][0]
+    nodes = launch_standin.nodes_of(path, {'layout': layout})
+    assert nodes
+    for node in nodes:
+        assert node.package == 'wrench_distribution'
+        assert re.search(rf"'{node.executable} = wrench_distribution\.", setup), node.executable
+        # the cell keeps both nodes' own names: a name given to the process would rename both
+        assert node.name == (None if node.executable == 'cell' else NODES[node.executable][0])
+        files = [p for p in node.parameters if isinstance(p, str)]
+        assert files and all(os.path.isfile(f) for f in files), files
+
+
+def test_both_nodes_run_in_one_process_by_default_and_in_two_on_request():
+    """layout:= of wrench_distribution.launch.py; one node left out runs alone in either layout."""
+    path = os.path.join(REPO, 'launch', 'wrench_distribution.launch.py')
+    assert [n.executable for n in launch_standin.nodes_of(path)] == ['cell']
+    assert [n.executable for n in launch_standin.nodes_of(path, {'layout': 'processes'})] == [
+        'distributor', 'analyzer']
+    for layout in LAYOUTS:
+        for left_out, alone in (('analyzer', 'distributor'), ('distributor', 'analyzer')):
+            nodes = launch_standin.nodes_of(path, {'layout': layout, left_out: 'false'})
+            assert [n.executable for n in nodes] == [alone]
+    with pytest.raises(ValueError, match="layout:='one_process': accepted: one-process, processes"):
+        launch_standin.nodes_of(path, {'layout': 'one_process'})
+    with pytest.raises(ValueError, match="analyzer:='no': accepted: true, false"):
+        launch_standin.nodes_of(path, {'analyzer': 'no'})
 
 
 @pytest.mark.parametrize('path', CONFIGS, ids=os.path.basename)

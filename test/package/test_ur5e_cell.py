@@ -33,6 +33,7 @@ from ros_harness import (diag_values, domain_id_for, REPO, ros_env, script, stam
                          stop_process, TestClient)
 import tf2_standin
 from wrench_distribution import config as P
+from wrench_distribution.cell import LAYOUTS, NODE_NAMES
 from wrench_distribution.core.codec import stamp_to_ns
 from wrench_distribution.core.messages import wrench_to_array
 
@@ -216,8 +217,40 @@ def _by_frame(controllers: dict, plugin: str, frame_key: str) -> dict:
             if p == plugin}
 
 
+def _per_node(arguments: dict) -> dict:
+    """Split the launch file's actions into what each node is given, in either layout.
+
+    In one process (the ``cell`` executable) a remapping ``<node name>:from`` and a parameter
+    file section ``/**/<node name>`` reach that node only; the rest reaches both.
+
+    :return: executable (``distributor``, ``analyzer``) -> ``(remappings dict, parameters)``,
+        a node-scoped file given as the dict of its values.
+    """
+    nodes = launch_standin.nodes_of(LAUNCH, arguments)
+    if [n.executable for n in nodes] != ['cell']:
+        assert [n.executable for n in nodes] == ['distributor', 'analyzer']
+        return {n.executable: (dict(n.remappings), n.parameters) for n in nodes}
+    (cell,) = nodes
+    out = {}
+    for exe, name in NODE_NAMES.items():
+        remaps = {source.split(':', 1)[1]: target for source, target in cell.remappings
+                  if source.split(':', 1)[0] == name}
+        params = []
+        for entry in cell.parameters:
+            scoped = (yaml.safe_load(open(entry)) if isinstance(entry, str)
+                      and os.path.basename(entry).startswith(tuple(NODE_NAMES.values())) else None)
+            if scoped is None:
+                params.append(entry)
+            elif f'/**/{name}' in scoped:
+                params.append(scoped[f'/**/{name}']['ros__parameters'])
+        out[exe] = (remaps, params)
+    assert len(cell.remappings) == sum(len(r) for r, _ in out.values())  # every one scoped
+    return out
+
+
+@pytest.mark.parametrize('layout', LAYOUTS)
 @pytest.mark.parametrize('name', sorted(CONTROLLER_FILES))
-def test_launch_remaps_each_arm_onto_the_controller_of_its_sensor_frame(name):
+def test_launch_remaps_each_arm_onto_the_controller_of_its_sensor_frame(name, layout):
     """The launch file's remappings, the controllers' frames and the nodes' frames agree.
 
     The command of effector i goes to the controller whose sensor frame is contact_frames[i]
@@ -227,9 +260,8 @@ def test_launch_remaps_each_arm_onto_the_controller_of_its_sensor_frame(name):
     dist, ana = _nodes_sections()
     controllers = _controllers(os.path.join(CELL, name))
     kind = CONTROLLER_FILES[name]
-    nodes = {n.executable: n for n in launch_standin.nodes_of(LAUNCH, {'controllers': kind})}
-    assert set(nodes) == {'distributor', 'analyzer'}
-    commands, sensors = dict(nodes['distributor'].remappings), dict(nodes['analyzer'].remappings)
+    nodes = _per_node({'controllers': kind, 'layout': layout})
+    (commands, _), (sensors, _) = nodes['distributor'], nodes['analyzer']
     broadcasters = _by_frame(controllers, 'force_torque_sensor_broadcaster/'
                              'ForceTorqueSensorBroadcaster', 'frame_id')
     if kind == 'admittance':
@@ -253,34 +285,34 @@ def test_launch_remaps_each_arm_onto_the_controller_of_its_sensor_frame(name):
             assert params['gravity_compensation.CoG.pos'] == ana['tool_coms'][3 * i:3 * i + 3]
         else:
             assert params['ft_sensor_ref_link'] == frame and params['hand_frame_control']
-    for node in nodes.values():
-        assert node.parameters[0] == os.path.join(REPO, 'config', 'ur5e_cell',
-                                                  'wrench_distribution.yaml')
+    for _, parameters in nodes.values():
+        assert parameters[0] == os.path.join(REPO, 'config', 'ur5e_cell', 'wrench_distribution.yaml')
     with pytest.raises(ValueError, match='accepted: admittance, fzi'):
         launch_standin.nodes_of(LAUNCH, {'controllers': 'admitance'})
 
 
-def test_launch_loads_the_saved_calibration_after_the_cell_file(tmp_path):
+@pytest.mark.parametrize('layout', LAYOUTS)
+def test_launch_loads_the_saved_calibration_after_the_cell_file(tmp_path, layout):
     """calibration:=FILE: both nodes read it after the cell's file; the analyzer saves to it.
 
     A file that does not exist is not passed (first start of a cell), but stays the analyzer's
-    calibration_file, where ~/save_calibration writes.
+    calibration_file, where ~/save_calibration writes; the distributor is not given that
+    parameter (it would refuse it as unknown).
     """
     saved = tmp_path / 'calibration.yaml'
     missing = tmp_path / 'none.yaml'
-    nodes = {n.executable: n for n in launch_standin.nodes_of(
-        LAUNCH, {'controllers': 'admittance', 'calibration': str(missing)})}
-    for node in nodes.values():
-        assert str(missing) not in node.parameters
-    assert {'calibration_file': str(missing)} in nodes['analyzer'].parameters
+    nodes = _per_node({'controllers': 'admittance', 'calibration': str(missing), 'layout': layout})
+    for _, parameters in nodes.values():
+        assert str(missing) not in parameters
+    assert {'calibration_file': str(missing)} in nodes['analyzer'][1]
+    assert not any('calibration_file' in p for p in nodes['distributor'][1] if isinstance(p, dict))
     saved.write_text('/**/wrench_analyzer:\n  ros__parameters:\n    tool_masses: [0.9, 0.9]\n')
-    nodes = {n.executable: n for n in launch_standin.nodes_of(
-        LAUNCH, {'controllers': 'admittance', 'calibration': str(saved)})}
-    for node in nodes.values():
-        files = [p for p in node.parameters if isinstance(p, str)]
+    nodes = _per_node({'controllers': 'admittance', 'calibration': str(saved), 'layout': layout})
+    for _, parameters in nodes.values():
+        files = [p for p in parameters if isinstance(p, str)]
         assert files == [os.path.join(REPO, 'config', 'ur5e_cell', 'wrench_distribution.yaml'),
                          str(saved)]
-    assert {'calibration_file': str(saved)} in nodes['analyzer'].parameters
+    assert {'calibration_file': str(saved)} in nodes['analyzer'][1]
 
 
 # -- the cell over DDS --------------------------------------------------------------------------
@@ -359,10 +391,10 @@ def _reading(command: np.ndarray, side: str, t: float, tool_mass: float, tool_co
     return list(-command + np.concatenate([weight, np.cross(tool_com, weight)]))
 
 
-def _launch_processes(tmp_path, domain: int) -> list:
+def _launch_processes(tmp_path, domain: int, layout: str) -> list:
     """Start the launch file's nodes as launch_ros would, each on the tf2 stand-in."""
     procs = []
-    for node in launch_standin.nodes_of(LAUNCH, {'controllers': 'admittance'}):
+    for node in launch_standin.nodes_of(LAUNCH, {'controllers': 'admittance', 'layout': layout}):
         cmd = ([sys.executable, os.path.join(REPO, 'test', 'helpers', 'standin_node.py'), node.executable]
                + node.ros_arguments(str(tmp_path)))
         log = open(tmp_path / f'{node.executable}.log', 'w')
@@ -372,7 +404,8 @@ def _launch_processes(tmp_path, domain: int) -> list:
 
 
 @pytest.mark.ros
-def test_launch_starts_both_nodes_against_a_tf_tree_and_ft_streams(tmp_path):
+@pytest.mark.parametrize('layout', LAYOUTS)
+def test_launch_starts_both_nodes_against_a_tf_tree_and_ft_streams(tmp_path, layout):
     """Commands on the controllers' topics in the sensor frames; the box held; the squeeze read back.
 
     The desired wrench is zero: with ``hold_object_weight`` the commands' resultant, moved by
@@ -382,7 +415,7 @@ def test_launch_starts_both_nodes_against_a_tf_tree_and_ft_streams(tmp_path):
     domain = domain_id_for(__name__)
     dist, ana = _nodes_sections()
     client = TestClient(domain, 'wd_cell_client')
-    procs = _launch_processes(tmp_path, domain)
+    procs = _launch_processes(tmp_path, domain, layout)
     try:
         static_tf = tf2_standin.StaticTransformBroadcaster(client.node)
         tf = tf2_standin.TransformBroadcaster(client.node)
@@ -416,7 +449,7 @@ def test_launch_starts_both_nodes_against_a_tf_tree_and_ft_streams(tmp_path):
                         _reading(cmd, side, t, ana['tool_masses'][k], ana['tool_coms'][3 * k:3 * k + 3]),
                         stamp, f'{side}_ft_frame'))
             client.spin_for(0.02)
-        logs = ''.join(open(tmp_path / f'{n}.log').read() for n in ('distributor', 'analyzer'))
+        logs = ''.join(log.read_text() for log in sorted(tmp_path.glob('*.log')))
         assert all(commands.values()), logs
         for side in SIDES:
             assert {m.header.frame_id for m in commands[side]} == {f'{side}_ft_frame'}
