@@ -513,9 +513,9 @@ def start_nodes(tmp: str, env: dict, target: str, analyzer_rate: float, layout: 
         pf = os.path.join(tmp, 'p.yaml')
         write_params(pf, {'wrench_distributor': dist, 'wrench_analyzer': analyzer_params()})
         if layout == 'one-process':
+            cell = node_command('cell', 'wrench_distribution.cell')
             return {'ft': ft, 'cell': subprocess.Popen(
-                node_command('cell', 'wrench_distribution.cell') + ['--ros-args', '--params-file',
-                                                                   pf] + quiet, env=env)}
+                cell + ['--ros-args', '--params-file', pf] + quiet, env=env)}
         return dict({'ft': ft}, **{exe: subprocess.Popen(
             node_command(exe, f'wrench_distribution.{exe}_node') + ['--ros-args', '--params-file', pf]
             + quiet, env=env) for exe in ('analyzer', 'distributor')})

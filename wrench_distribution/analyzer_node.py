@@ -16,6 +16,7 @@ from captured poses and save them to ``calibration_file``. At start-up, the find
 """
 import math
 import sys
+from typing import Callable, List
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
@@ -114,9 +115,25 @@ class AnalyzerNode(Node):
         self._il_pub = self.create_publisher(Float64MultiArray, cfg['internal_load_topic'],
                                              out_qos)
         self._il_msg = make_internal_load_msg([])
+        self._basis_names: List[str] = []
+        self._internal_load_listeners: List[Callable] = []
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
 
+    @property
+    def internal_load_topic(self) -> str:
+        """The measured internal load's topic, resolved (namespace and remappings applied)."""
+        return self._il_pub.topic_name
+
+    def add_internal_load_listener(self, listener: Callable) -> None:
+        """Call ``listener(basis_names, values)`` with each sample's measured internal load.
+
+        For a node of the same process (``cell``): it runs within this node's callback, in
+        addition to the message on ``internal_load_topic``.
+        """
+        self._internal_load_listeners.append(listener)
+
     def _on_rebuild(self, basis_names: list) -> None:
+        self._basis_names = list(basis_names)
         self._il_msg = make_internal_load_msg(basis_names)
         self._diag.basis(basis_names)
         self._diag.count('solver_builds')
@@ -177,6 +194,8 @@ class AnalyzerNode(Node):
         if read[self._il_pub]:
             self._il_msg.data = values['internal_load'][0].tolist()
             self._il_pub.publish(self._il_msg)
+        for listener in self._internal_load_listeners:
+            listener(self._basis_names, values['internal_load'][0].copy())
         for attr, pub in self._norm_outputs:
             if read[pub]:
                 value = float(values[attr][0])

@@ -24,6 +24,9 @@ NODE_NAMES = {'distributor': 'wrench_distributor', 'analyzer': 'wrench_analyzer'
 def both_nodes() -> tuple:
     """Create the distributor, then the analyzer (the first is destroyed if the second fails).
 
+    When the analyzer's internal-load topic is the distributor's ``feedback_topic``, the
+    distributor takes the measurements from it directly (``take_measurements_from``).
+
     :return: ``(DistributorNode, AnalyzerNode)``.
     :raises ConfigError: on invalid parameters of either (the message names the parameter).
     """
@@ -31,10 +34,14 @@ def both_nodes() -> tuple:
     from wrench_distribution.distributor_node import DistributorNode
     distributor = DistributorNode()
     try:
-        return distributor, AnalyzerNode()
+        analyzer = AnalyzerNode()
     except Exception:
         distributor.destroy_node()
         raise
+    if distributor.take_measurements_from(analyzer):
+        distributor.get_logger().info(f'measured internal load taken from {analyzer.get_name()} '
+                                      f'in this process ({analyzer.internal_load_topic})')
+    return distributor, analyzer
 
 
 def launch_actions(node_class, layout: str, namespace, shared: Sequence,

@@ -9,7 +9,7 @@ between a message and its commands is the ROS-free
 """
 import sys
 import time
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Sequence, Set
 
 from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import DiagnosticArray
@@ -108,8 +108,8 @@ class DistributorNode(Node):
                                  in_qos, raw=True)  # decoded here (read_wrench_payload)
         self.create_subscription(Float64MultiArray, cfg['internal_load_topic'],
                                  self._on_internal_load, reliable_qos(10))
-        self.create_subscription(Float64MultiArray, cfg['feedback_topic'], self._on_measured,
-                                 in_qos)
+        self._feedback_subscription = self.create_subscription(
+            Float64MultiArray, cfg['feedback_topic'], self._on_measured, in_qos)
         if cfg['friction_mode'] == 'auto':  # the friction feedback's input (docs/force_control.md)
             self.create_subscription(Float64MultiArray, cfg['friction_feedback_topic'],
                                      self._on_friction, in_qos)
@@ -137,10 +137,36 @@ class DistributorNode(Node):
         self._report(self._engine.offer_internal_load(*parse_internal_load_msg(msg)))
 
     def _on_measured(self, msg: Float64MultiArray) -> None:
-        # taken also while the loop is open: the feedback status shows it (tuning step 1)
-        names, values = parse_internal_load_msg(msg)
+        self.take_measurement(*parse_internal_load_msg(msg))
+
+    def take_measurement(self, names: Optional[Sequence[str]], values) -> None:
+        """Take a measured internal load for the feedback, as from ``feedback_topic``.
+
+        Taken also while the loop is open: the feedback status shows it (tuning step 1).
+
+        :param names: the basis labels of the values (None: unlabelled, refused).
+        :param values: the coordinates.
+        """
         self._report(self._engine.offer_measurement(names, values, time.monotonic_ns(),
                                                     self._ros_clock.now().nanoseconds))
+
+    def take_measurements_from(self, analyzer) -> bool:
+        """Take the measured internal load from an analyzer node of this process directly.
+
+        Only when the analyzer publishes it where this node listens (its internal-load topic
+        is this node's ``feedback_topic``, both resolved): the subscription is then dropped,
+        and each of the analyzer's samples reaches :meth:`take_measurement` within the
+        analyzer's callback, with no message in between. Other subscribers still get the
+        analyzer's messages.
+
+        :param analyzer: an ``AnalyzerNode`` in this process.
+        :return: True when connected, False when the topics differ (the subscription stays).
+        """
+        if analyzer.internal_load_topic != self._feedback_subscription.topic_name:
+            return False
+        self.destroy_subscription(self._feedback_subscription)
+        analyzer.add_internal_load_listener(self.take_measurement)
+        return True
 
     def _on_friction(self, msg: Float64MultiArray) -> None:
         self._report(self._engine.offer_friction(*parse_friction_message(msg),

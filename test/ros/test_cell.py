@@ -13,12 +13,15 @@ import sys
 import tempfile
 import time
 
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
 import pytest
+from std_msgs.msg import Float64MultiArray
 import yaml
 
-from ros_harness import domain_id_for, ros_env, stamped_wrench, stop_process, TestClient
+from ros_harness import (diag_values, domain_id_for, ros_env, stamped_wrench, stop_process,
+                         TestClient)
 
 pytestmark = [pytest.mark.ros]
 
@@ -41,18 +44,28 @@ def values(msg: WrenchStamped) -> list:
     return [f.x, f.y, f.z, t.x, t.y, t.z]
 
 
-def test_distributor_and_analyzer_share_one_process():
+def start_cell(distributor: dict) -> tuple:
+    """Start the cell on one parameter file (the distributor's extra parameters given).
+
+    :return: ``(process, log path)``.
+    """
     tmp = tempfile.mkdtemp(prefix='wd_cell_')
     params = os.path.join(tmp, 'params.yaml')
     with open(params, 'w') as f:
         yaml.safe_dump(json.loads(json.dumps({  # no shared list: rcl refuses YAML aliases
-            'wrench_distributor': {'ros__parameters': dict(COMMON, input_timeout=0.0)},
+            'wrench_distributor': {'ros__parameters': dict(COMMON, input_timeout=0.0,
+                                                           **distributor)},
             'wrench_analyzer': {'ros__parameters': dict(COMMON, max_age=0.0)}})), f)
     log_path = os.path.join(tmp, 'log.txt')
     with open(log_path, 'w') as log:
         proc = subprocess.Popen([sys.executable, '-m', 'wrench_distribution.cell', '--ros-args',
                                  '--params-file', params], stdout=log, stderr=subprocess.STDOUT,
                                 env=ros_env(DOMAIN))
+    return proc, log_path
+
+
+def test_distributor_and_analyzer_share_one_process():
+    proc, log_path = start_cell({})
     client = TestClient(DOMAIN)
     try:
         commands = {e: client.collect(WrenchStamped, f'{e}/wrench_command') for e in ('left', 'right')}
@@ -80,3 +93,66 @@ def test_distributor_and_analyzer_share_one_process():
         code = stop_process(proc)
     output = open(log_path).read()
     assert code == 0 and 'Traceback' not in output, output
+
+
+def _subscribers(client: TestClient, topic: str) -> set:
+    return {info.node_name for info in client.node.get_subscriptions_info_by_topic(topic)}
+
+
+@pytest.mark.parametrize('feedback_topic', ['measured/internal_load', 'elsewhere/internal_load'])
+def test_the_distributor_takes_the_analyzers_measurement_in_the_process(feedback_topic):
+    """On the analyzer's own topic the measurement goes straight across, as the message would.
+
+    The distributor's feedback status shows, per basis element, the measurement it took;
+    with the hand-off it is the analyzer's read-out of the same F/T readings, equal to the
+    ``measured/internal_load`` message a subscriber of the graph receives, and the
+    distributor holds no subscription of that topic. On another topic nothing is handed over:
+    the subscription stays and no measurement comes.
+    """
+    direct = feedback_topic == 'measured/internal_load'
+    proc, log_path = start_cell({'internal_load_feedback': True, 'feedback_topic': feedback_topic,
+                                 'internal_load': [10.0, 0.0, 0.0, 0.0, 0.0, 0.0]})
+    client = TestClient(DOMAIN)
+    try:
+        diags = client.collect(DiagnosticArray, '/diagnostics')
+        messages = client.collect(Float64MultiArray, 'measured/internal_load')
+        desired_pub = client.publisher(WrenchStamped, 'desired_wrench')
+        ft_pubs = [client.publisher(WrenchStamped, f'{e}/ft_sensor') for e in ('left', 'right')]
+        assert client.wait_matched(publishers=[desired_pub] + ft_pubs,
+                                   topics=['measured/internal_load'], timeout=30.0), \
+            open(log_path).read()
+        readings = ([1.0, 12.0, 4.0, 0.1, 0.0, 0.2], [-0.5, -11.0, 5.0, 0.0, 0.3, -0.1])
+
+        def status() -> dict:
+            return diag_values(diags, 'wrench_distributor: feedback')
+
+        def seen() -> bool:  # without the hand-off the loop never closes: its status is enough
+            return bool(messages) and (status().get('state', '').startswith('closed loop') if direct
+                                       else bool(status()))
+        end = time.monotonic() + 10.0
+        while time.monotonic() < end and not seen():
+            now = time.time_ns()
+            desired_pub.publish(stamped_wrench([0.0, 0.0, 15.0, 0.0, 0.0, 0.0], now, 'object'))
+            for pub, reading in zip(ft_pubs, readings):
+                pub.publish(stamped_wrench(reading, now))
+            client.spin_for(0.05)
+        output = open(log_path).read()
+        assert messages, output
+        names = messages[-1].layout.dim[0].label.split(';')
+        shown = status()
+        assert ('taken from wrench_analyzer in this process' in output) == direct, output
+        if not direct:  # the graph shows the subscription once discovery has carried it here
+            client.spin_until(lambda: 'wrench_distributor' in _subscribers(
+                client, '/' + feedback_topic), 5.0)
+        assert ('wrench_distributor' in _subscribers(client, '/' + feedback_topic)) != direct
+        if direct:
+            assert shown['state'].startswith('closed loop'), shown
+            measured = [float(shown[name].split('measured ')[1].split(',')[0]) for name in names]
+            np.testing.assert_allclose(measured, messages[-1].data, rtol=1e-5, atol=1e-9)
+            assert abs(messages[-1].data[0]) > 1.0  # the readings squeeze: a real figure
+        else:
+            assert not shown.get('state', '').startswith('closed loop'), shown
+    finally:
+        client.close()
+        code = stop_process(proc)
+    assert code == 0 and 'Traceback' not in open(log_path).read()
