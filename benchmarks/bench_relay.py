@@ -19,7 +19,7 @@ matched its readers) and ``--settle`` seconds more, and closes when the source s
 done. Before that,
 ``--startup-trials`` start-up trials per kind and durability count the runs in which a
 freshly started subscriber missed some of the first messages (:func:`startup_figures`).
-The last line applies the rule of docs/benchmarks.md, "Executor".
+The last line applies the rule of issue 32 (:func:`choose`).
 
 Usage::
 
@@ -858,11 +858,11 @@ def _loop_arguments(ap: argparse.ArgumentParser) -> None:
                     help='with --feedback: the measurement comes from the analyzer on two F/T '
                          'streams at this rate (needs --effectors 2: the analyzer and the '
                          'distributor must name the same basis)')
-    ap.add_argument('--layouts', nargs='+', default=['one-process'],
+    ap.add_argument('--layouts', nargs='+', default=['processes'],
                     choices=['processes', 'one-process'],
-                    help='with --analyzer-rate: both nodes in one process (the cell executable, '
-                         "the launch files' default), or the distributor and the analyzer each "
-                         'in its own process')
+                    help='with --analyzer-rate: the distributor and the analyzer each in its '
+                         "own process (the launch files' default), or both in one process (the "
+                         'cell executable)')
     ap.add_argument('--ft-sweeps', type=float, default=2.0,
                     help='with --analyzer-rate: F/T periods by which the F/T phase against the '
                          'desired wrench drifts over one window, as a sensor on its own clock '

@@ -3,8 +3,8 @@
 Usage: ``ros2 launch wrench_distribution ur5e_cell.launch.py controllers:=admittance``
 (Jazzy and later: ros2_controllers ``admittance_controller``) or ``controllers:=fzi`` (Humble:
 FZI ``cartesian_force_controller``); ``config:=`` another nodes' file, ``namespace:=``,
-``use_sim_time:=``, ``layout:=processes`` (each node in its own process; default
-``one-process``, the ``cell`` executable, docs/performance.md); ``calibration:=FILE`` (default
+``use_sim_time:=``, ``layout:=one-process`` (both nodes in one process, the ``cell``
+executable; default ``processes``, docs/performance.md); ``calibration:=FILE`` (default
 ``~/.ros/wrench_distribution_calibration.yaml``): loaded after the config by both nodes when
 it exists, and where the analyzer's ``~/save_calibration`` writes (docs/calibration.md). The
 controllers themselves run in the controller manager, with
@@ -23,7 +23,7 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from wrench_distribution.cell import launch_actions, LAYOUTS
+from wrench_distribution.cell import DEFAULT_LAYOUT, launch_actions, LAYOUTS
 
 NODES_FILE = 'ur5e_cell/wrench_distribution.yaml'
 SIDES = ('left', 'right')
@@ -78,9 +78,9 @@ def generate_launch_description() -> LaunchDescription:
                               description='namespace of both nodes'),
         DeclareLaunchArgument('use_sim_time', default_value='false',
                               description='use /clock (bag replay, simulation)'),
-        DeclareLaunchArgument('layout', default_value=LAYOUTS[0], choices=list(LAYOUTS),
-                              description='one-process: both nodes in one process (the cell '
-                                          'executable); processes: each in its own'),
+        DeclareLaunchArgument('layout', default_value=DEFAULT_LAYOUT, choices=list(LAYOUTS),
+                              description='processes: each node in its own process; '
+                                          'one-process: both in one (the cell executable)'),
         DeclareLaunchArgument('calibration', default_value=DEFAULT_CALIBRATION,
                               description='calibration file: loaded when it exists, written by '
                                           "the analyzer's ~/save_calibration"),

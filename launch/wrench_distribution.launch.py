@@ -4,8 +4,8 @@ Usage: ``ros2 launch wrench_distribution wrench_distribution.launch.py
 config:=/path/to.yaml`` (default: ``config/dual_arm.yaml``; also
 ``three_finger_hand.yaml`` and ``quadruped_stance.yaml``); ``namespace:=``,
 ``use_sim_time:=``, ``distributor:=false`` / ``analyzer:=false`` to leave one out;
-``layout:=one-process`` (default: both nodes in one process, the ``cell`` executable) or
-``layout:=processes`` (each in its own; docs/performance.md);
+``layout:=processes`` (default: each node in its own process) or ``layout:=one-process``
+(both in one, the ``cell`` executable; docs/performance.md);
 ``calibration:=FILE`` (default ``~/.ros/wrench_distribution_calibration.yaml``): loaded after
 the config by both nodes when it exists, and where the analyzer's ``~/save_calibration`` writes
 (docs/calibration.md).
@@ -19,7 +19,7 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
-from wrench_distribution.cell import launch_actions, LAYOUTS
+from wrench_distribution.cell import DEFAULT_LAYOUT, launch_actions, LAYOUTS
 
 DEFAULT_CONFIG = 'dual_arm.yaml'
 DEFAULT_CALIBRATION = '~/.ros/wrench_distribution_calibration.yaml'  # a user file, not shipped
@@ -66,9 +66,9 @@ def generate_launch_description() -> LaunchDescription:
                               description='start the distributor'),
         DeclareLaunchArgument('analyzer', default_value='true',
                               description='start the analyzer'),
-        DeclareLaunchArgument('layout', default_value=LAYOUTS[0], choices=list(LAYOUTS),
-                              description='one-process: both nodes in one process (the cell '
-                                          'executable); processes: each in its own'),
+        DeclareLaunchArgument('layout', default_value=DEFAULT_LAYOUT, choices=list(LAYOUTS),
+                              description='processes: each node in its own process; '
+                                          'one-process: both in one (the cell executable)'),
         DeclareLaunchArgument('calibration', default_value=DEFAULT_CALIBRATION,
                               description='calibration file: loaded when it exists, written by '
                                           "the analyzer's ~/save_calibration"),

@@ -121,7 +121,7 @@ class AnalyzerNode(Node):
 
     @property
     def internal_load_topic(self) -> str:
-        """The measured internal load's topic, resolved (namespace and remappings applied)."""
+        """Return the measured internal load's topic, resolved (namespace and remappings applied)."""
         return self._il_pub.topic_name
 
     def add_internal_load_listener(self, listener: Callable) -> None:

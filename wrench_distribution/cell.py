@@ -4,8 +4,8 @@ The same two nodes as the ``distributor`` and ``analyzer`` executables, with the
 parameters and topics; what differs is the process layout: one Python process and one
 executor (:func:`~wrench_distribution.ros.runner.make_executor`) instead of two. Parameter
 files are read per node name (``wrench_distributor:`` and ``wrench_analyzer:`` sections; a
-``/**:`` section would reach both nodes). It is the launch files' default layout
-(``layout:=one-process``, :func:`launch_actions`); docs/performance.md compares the layouts.
+``/**:`` section would reach both nodes). The launch files start it with
+``layout:=one-process`` (:func:`launch_actions`); docs/performance.md compares the layouts.
 """
 import hashlib
 import os
@@ -15,8 +15,10 @@ from typing import Dict, List, Sequence, Tuple
 
 import yaml
 
-#: The launch files' ``layout:=`` values: both nodes in one process (default) or each in its own.
+#: The launch files' ``layout:=`` values: both nodes in one process, or each in its own.
 LAYOUTS = ('one-process', 'processes')
+#: The launch files' default: each node in its own process (docs/performance.md says why).
+DEFAULT_LAYOUT = 'processes'
 #: Executable -> node name.
 NODE_NAMES = {'distributor': 'wrench_distributor', 'analyzer': 'wrench_analyzer'}
 
@@ -24,21 +26,25 @@ NODE_NAMES = {'distributor': 'wrench_distributor', 'analyzer': 'wrench_analyzer'
 def both_nodes() -> tuple:
     """Create the distributor, then the analyzer (the first is destroyed if the second fails).
 
-    When the analyzer's internal-load topic is the distributor's ``feedback_topic``, the
-    distributor takes the measurements from it directly (``take_measurements_from``).
+    When the analyzer's internal-load topic is the distributor's ``feedback_topic`` and the
+    executor runs one callback at a time (not ``multi``), the distributor takes the
+    measurements from it directly (``take_measurements_from``).
 
     :return: ``(DistributorNode, AnalyzerNode)``.
     :raises ConfigError: on invalid parameters of either (the message names the parameter).
     """
     from wrench_distribution.analyzer_node import AnalyzerNode
     from wrench_distribution.distributor_node import DistributorNode
+    from wrench_distribution.ros.runner import executor_kind
     distributor = DistributorNode()
     try:
         analyzer = AnalyzerNode()
     except Exception:
         distributor.destroy_node()
         raise
-    if distributor.take_measurements_from(analyzer):
+    # on one thread only: the multi-threaded executor may run the two nodes' callbacks at
+    # once, and the subscription keeps the distributor's own callbacks one at a time
+    if executor_kind() != 'multi' and distributor.take_measurements_from(analyzer):
         distributor.get_logger().info(f'measured internal load taken from {analyzer.get_name()} '
                                       f'in this process ({analyzer.internal_load_topic})')
     return distributor, analyzer

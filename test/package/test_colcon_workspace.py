@@ -114,8 +114,10 @@ def _stop(proc, log) -> None:
     log.close()
 
 
-def test_installed_nodes_come_up_with_shipped_config(workspace, tmp_path):
-    """Start the installed distributor and analyzer on the installed dual_arm.yaml.
+@pytest.mark.parametrize('executables', [('cell',), ('distributor', 'analyzer')],
+                         ids=['one-process', 'processes'])
+def test_installed_nodes_come_up_with_shipped_config(workspace, tmp_path, executables):
+    """Start the installed distributor and analyzer, in one process or two, on the installed dual_arm.yaml.
 
     Both publish /diagnostics under their node names, and the distributor answers a desired
     wrench on the admittance controllers' topics.
@@ -126,7 +128,7 @@ def test_installed_nodes_come_up_with_shipped_config(workspace, tmp_path):
     _, prefix = workspace
     domain = domain_id_for(offset=1)
     env = installed_env(prefix, domain)
-    procs = [_start(prefix, name, env, tmp_path) for name in ('distributor', 'analyzer')]
+    procs = [_start(prefix, name, env, tmp_path) for name in executables]
     client = TestClient(domain, 'wd_colcon_client')
     try:
         diags = client.collect(DiagnosticArray, '/diagnostics')
@@ -138,7 +140,7 @@ def test_installed_nodes_come_up_with_shipped_config(workspace, tmp_path):
             return all(any(n in g for g in got) for n in names)
         assert client.spin_until(seen, 30.0), (
             'no /diagnostics from both nodes; logs:\n'
-            + '\n'.join((tmp_path / f'{n}.log').read_text() for n in ('distributor', 'analyzer')))
+            + '\n'.join((tmp_path / f'{n}.log').read_text() for n in executables))
         pub = client.publisher(WrenchStamped, 'desired_wrench')
         end = time.monotonic() + 20.0
         while not cmds and time.monotonic() < end:

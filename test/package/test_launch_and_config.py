@@ -49,12 +49,12 @@ def test_launch_file_compiles_and_references_real_things(path, layout, tmp_path)
         assert files and all(os.path.isfile(f) for f in files), files
 
 
-def test_both_nodes_run_in_one_process_by_default_and_in_two_on_request():
+def test_each_node_runs_in_its_own_process_by_default_and_both_in_one_on_request():
     """layout:= of wrench_distribution.launch.py; one node left out runs alone in either layout."""
     path = os.path.join(REPO, 'launch', 'wrench_distribution.launch.py')
-    assert [n.executable for n in launch_standin.nodes_of(path)] == ['cell']
-    assert [n.executable for n in launch_standin.nodes_of(path, {'layout': 'processes'})] == [
-        'distributor', 'analyzer']
+    assert [n.executable for n in launch_standin.nodes_of(path)] == ['distributor', 'analyzer']
+    assert [n.executable for n in launch_standin.nodes_of(path, {'layout': 'one-process'})] == [
+        'cell']
     for layout in LAYOUTS:
         for left_out, alone in (('analyzer', 'distributor'), ('distributor', 'analyzer')):
             nodes = launch_standin.nodes_of(path, {'layout': layout, left_out: 'false'})

@@ -44,7 +44,7 @@ def values(msg: WrenchStamped) -> list:
     return [f.x, f.y, f.z, t.x, t.y, t.z]
 
 
-def start_cell(distributor: dict) -> tuple:
+def start_cell(distributor: dict, executor: str = 'events') -> tuple:
     """Start the cell on one parameter file (the distributor's extra parameters given).
 
     :return: ``(process, log path)``.
@@ -60,7 +60,7 @@ def start_cell(distributor: dict) -> tuple:
     with open(log_path, 'w') as log:
         proc = subprocess.Popen([sys.executable, '-m', 'wrench_distribution.cell', '--ros-args',
                                  '--params-file', params], stdout=log, stderr=subprocess.STDOUT,
-                                env=ros_env(DOMAIN))
+                                env=dict(ros_env(DOMAIN), WRENCH_DISTRIBUTION_EXECUTOR=executor))
     return proc, log_path
 
 
@@ -99,19 +99,23 @@ def _subscribers(client: TestClient, topic: str) -> set:
     return {info.node_name for info in client.node.get_subscriptions_info_by_topic(topic)}
 
 
-@pytest.mark.parametrize('feedback_topic', ['measured/internal_load', 'elsewhere/internal_load'])
-def test_the_distributor_takes_the_analyzers_measurement_in_the_process(feedback_topic):
+@pytest.mark.parametrize('feedback_topic, executor', [
+    ('measured/internal_load', 'events'), ('elsewhere/internal_load', 'events'),
+    ('measured/internal_load', 'multi')])
+def test_the_distributor_takes_the_analyzers_measurement_in_the_process(feedback_topic, executor):
     """On the analyzer's own topic the measurement goes straight across, as the message would.
 
-    The distributor's feedback status shows, per basis element, the measurement it took;
-    with the hand-off it is the analyzer's read-out of the same F/T readings, equal to the
-    ``measured/internal_load`` message a subscriber of the graph receives, and the
-    distributor holds no subscription of that topic. On another topic nothing is handed over:
-    the subscription stays and no measurement comes.
+    The distributor's feedback status shows, per basis element, the measurement it took; it
+    is the analyzer's read-out of the same F/T readings, equal to the ``measured/internal_load``
+    message a subscriber of the graph receives. Handed over, the distributor holds no
+    subscription of that topic. On another topic nothing is handed over (the subscription
+    stays, no measurement comes), nor on the multi-threaded executor, where the message keeps
+    the distributor's callbacks one at a time (the loop then closes over the subscription).
     """
-    direct = feedback_topic == 'measured/internal_load'
+    closes = feedback_topic == 'measured/internal_load'
+    direct = closes and executor != 'multi'
     proc, log_path = start_cell({'internal_load_feedback': True, 'feedback_topic': feedback_topic,
-                                 'internal_load': [10.0, 0.0, 0.0, 0.0, 0.0, 0.0]})
+                                 'internal_load': [10.0, 0.0, 0.0, 0.0, 0.0, 0.0]}, executor)
     client = TestClient(DOMAIN)
     try:
         diags = client.collect(DiagnosticArray, '/diagnostics')
@@ -126,8 +130,8 @@ def test_the_distributor_takes_the_analyzers_measurement_in_the_process(feedback
         def status() -> dict:
             return diag_values(diags, 'wrench_distributor: feedback')
 
-        def seen() -> bool:  # without the hand-off the loop never closes: its status is enough
-            return bool(messages) and (status().get('state', '').startswith('closed loop') if direct
+        def seen() -> bool:  # on another topic the loop never closes: its status is enough
+            return bool(messages) and (status().get('state', '').startswith('closed loop') if closes
                                        else bool(status()))
         end = time.monotonic() + 10.0
         while time.monotonic() < end and not seen():
@@ -145,7 +149,7 @@ def test_the_distributor_takes_the_analyzers_measurement_in_the_process(feedback
             client.spin_until(lambda: 'wrench_distributor' in _subscribers(
                 client, '/' + feedback_topic), 5.0)
         assert ('wrench_distributor' in _subscribers(client, '/' + feedback_topic)) != direct
-        if direct:
+        if closes:
             assert shown['state'].startswith('closed loop'), shown
             measured = [float(shown[name].split('measured ')[1].split(',')[0]) for name in names]
             np.testing.assert_allclose(measured, messages[-1].data, rtol=1e-5, atol=1e-9)

@@ -18,19 +18,30 @@ EXECUTOR_KINDS = ('single', 'multi', 'events')
 DEFAULT_EXECUTOR = 'events'
 
 
-def make_executor(kind: Optional[str] = None, context=None):
-    """Return a new executor of the given kind.
+def executor_kind(kind: Optional[str] = None) -> str:
+    """Return the executor kind in force.
 
     :param kind: one of :data:`EXECUTOR_KINDS`; None reads :data:`EXECUTOR_ENV`, then
         falls back to :data:`DEFAULT_EXECUTOR`.
-    :param context: rclpy context (None: the default one).
-    :return: the executor instance.
+    :return: the kind.
     :raises ConfigError: for an unknown kind (the message names the variable).
     """
     from wrench_distribution.config.schema import ConfigError
     kind = kind or os.environ.get(EXECUTOR_ENV) or DEFAULT_EXECUTOR
     if kind not in EXECUTOR_KINDS:
         raise ConfigError(f'{EXECUTOR_ENV}={kind!r}: expected one of {", ".join(EXECUTOR_KINDS)}')
+    return kind
+
+
+def make_executor(kind: Optional[str] = None, context=None):
+    """Return a new executor of the given kind.
+
+    :param kind: one of :data:`EXECUTOR_KINDS`; None: :func:`executor_kind`.
+    :param context: rclpy context (None: the default one).
+    :return: the executor instance.
+    :raises ConfigError: for an unknown kind (the message names the variable).
+    """
+    kind = executor_kind(kind)
     if kind == 'events':
         try:  # rclpy >= Jazzy; Humble has no EventsExecutor
             from rclpy.experimental import EventsExecutor
