@@ -3,14 +3,14 @@
 ``launch`` and ``launch_ros`` cannot be installed from the Python registry. This module runs
 a launch file's ``generate_launch_description()`` against small classes with the same names
 and arguments (``LaunchDescription``, ``DeclareLaunchArgument``, ``OpaqueFunction``,
-``LaunchConfiguration``, ``launch_ros.actions.Node``, ``ParameterValue``), resolves the launch arguments as
-``ros2 launch file.py name:=value`` does (given value, else the declared default; a missing
-one is an error), executes the opaque functions with the resolved context, performs the substitutions of
-each node action (namespace, parameters), and returns each
-node action with the command line launch_ros would build for it: the executable, then
-``--ros-args``, the node name and namespace remaps, one ``--params-file`` per parameter
-file, a temporary parameter file for each dict (``/**: ros__parameters:``, as launch_ros
-writes one), and one ``-r from:=to`` per remapping.
+``LaunchConfiguration``, ``launch_ros.actions.Node``, ``ParameterValue``), resolves the launch
+arguments as ``ros2 launch file.py name:=value`` does (given value, else the declared default;
+a missing one is an error), executes the opaque functions with the resolved context, performs
+the substitutions of each node action (namespace, parameters), and returns each node action
+with the command line launch_ros would build for it: the executable, then ``--ros-args``, the
+node name and namespace remaps, one ``--params-file`` per parameter file, a temporary
+parameter file for each dict (``/**: ros__parameters:``, as launch_ros writes one), and one
+``-r from:=to`` per remapping.
 
 ``ament_index_python.packages.get_package_share_directory('wrench_distribution')`` answers
 the repository root, whose ``config/`` and ``launch/`` are laid out as the installed share.

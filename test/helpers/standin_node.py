@@ -1,8 +1,8 @@
 """Run one of the package's nodes on the tf2 stand-in (tests only; tf2_ros is not installable).
 
-``python test/helpers/standin_node.py <distributor|analyzer|cell> [--ros-args ...]``: the same entry point
-as the console script, with ``wrench_distribution.ros.tf.use_tf2_implementation`` pointing at
-``test/helpers/tf2_standin.py``, whose listener subscribes to /tf and /tf_static.
+``python test/helpers/standin_node.py <distributor|analyzer|cell> [--ros-args ...]``: the same
+entry point as the console script, with ``wrench_distribution.ros.tf.use_tf2_implementation``
+pointing at ``test/helpers/tf2_standin.py``, whose listener subscribes to /tf and /tf_static.
 """
 import os
 import sys
