@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Optional
 
 import numpy as np
 
@@ -54,6 +55,8 @@ POSITIONS = [0.3, 0.2, 0.0, 0.3, -0.2, 0.0, -0.3, 0.2, 0.0, -0.3, -0.2, 0.0][:3 
 COM = [0.0, 0.0, 0.05]
 #: The analyzer's F/T streams (``--analyzer-rate``): the first two effectors.
 FT_NAMES = NAMES[:2]
+#: Parts of the F/T period by which the whole loop's median is also given (``phase_medians``).
+PHASE_BINS = 4
 
 
 def stop(proc: subprocess.Popen, timeout: float = 5.0) -> None:
@@ -292,6 +295,10 @@ def role_measure(args) -> None:
     pub = node.create_publisher(Float64MultiArray, 'measured/internal_load', _qos('reliable'))
     period = 1.0 / args.rate
     t0 = time.perf_counter()
+    if args.out:  # the clock's ticks on the system clock: the orchestrator's phase figures
+        with open(args.out, 'w') as f:
+            json.dump({'t0_ns': time.time_ns() - round((time.perf_counter() - t0) * 1e9),
+                       'rate': args.rate}, f)
     end = t0 + args.duration + args.settle + READY_WAIT_S + 10.0  # stopped by the orchestrator
     k = 0
     while time.perf_counter() < end:
@@ -318,6 +325,10 @@ def role_ft(args) -> None:
     msgs = [WrenchStamped() for _ in FT_NAMES]
     period = 1.0 / args.rate
     t0 = time.perf_counter()
+    if args.out:  # the clock's ticks on the system clock: the orchestrator's phase figures
+        with open(args.out, 'w') as f:
+            json.dump({'t0_ns': time.time_ns() - round((time.perf_counter() - t0) * 1e9),
+                       'rate': args.rate}, f)
     end = t0 + args.duration + args.settle + READY_WAIT_S + 10.0  # stopped by the orchestrator
     k = 0
     while time.perf_counter() < end:
@@ -455,30 +466,56 @@ def distributor_params(feedback: bool = False) -> dict:
             'internal_load_feedback': feedback, 'feedback_timeout': 1.0}
 
 
-def relay_figures(src_data: dict, sink_data: dict, label: str, rate: float) -> dict:
+def phase_medians(stamps, latencies, ft_clock: dict, bins: int = PHASE_BINS) -> list:
+    """Median latency by the phase of each desired wrench against the F/T clock.
+
+    The phase of a desired wrench stamped ``s`` is how far into its F/T period it was sent:
+    ``((s - t0_ns) * rate / 1e9) mod 1``, the F/T process ticking at ``t0_ns + k / rate``.
+
+    :param stamps: stamps (ns, system clock) of the cycles that completed.
+    :param latencies: their latencies (ms).
+    :param ft_clock: the ``ft`` process's ``{'t0_ns', 'rate'}``.
+    :param bins: equal parts of the F/T period.
+    :return: per part, in order from the tick, the median latency (ms), NaN where no cycle fell.
+    """
+    elapsed = np.asarray(stamps, dtype=np.int64) - int(ft_clock['t0_ns'])
+    phase = np.mod(elapsed * (ft_clock['rate'] / 1e9), 1.0)
+    part = np.minimum((phase * bins).astype(int), bins - 1)
+    latencies = np.asarray(latencies, dtype=float)
+    return [float(np.median(latencies[part == k])) if np.any(part == k) else float('nan')
+            for k in range(bins)]
+
+
+def relay_figures(src_data: dict, sink_data: dict, label: str, rate: float,
+                  ft_clock: Optional[dict] = None) -> dict:
     """Loss and latency figures of one run from the source's and the sink's records.
 
     :param src_data: the source's JSON (stamps sent, elapsed time).
     :param sink_data: the sink's JSON (counts and last arrival per stamp).
     :param label: the ``target`` entry of the figures.
     :param rate: input rate (Hz).
+    :param ft_clock: the F/T streams' clock when they ran (adds ``p50_by_phase_ms``,
+        :func:`phase_medians`).
     :return: dict of results.
     """
     stamps = src_data['stamps']
     counts = sink_data['counts']
     last = sink_data['last']
     lat = []
+    done = []
     lost = 0
     lost_idx = []
     for i, s in enumerate(stamps):
         if counts.get(str(s), 0) >= N_EFFECTORS:
             lat.append((last[str(s)] - s) * 1e-6)
+            done.append(s)
         else:
             lost += 1
             lost_idx.append(i)
+    by_phase = {'p50_by_phase_ms': phase_medians(done, lat, ft_clock)} if ft_clock and lat else {}
     lat = np.asarray(lat) if lat else np.asarray([np.nan])
     complete = len(stamps) - lost
-    return {'target': label,
+    return {**by_phase, 'target': label,
             'load1': round(os.getloadavg()[0], 2),
             'rate': rate, 'sent': len(stamps), 'lost': lost,
             'lost_pct': 100.0 * lost / max(len(stamps), 1),
@@ -508,7 +545,8 @@ def start_nodes(tmp: str, env: dict, target: str, analyzer_rate: float, layout: 
     dist = distributor_params(feedback=target == 'feedback')
     quiet = ['--log-level', 'warn']
     if target == 'feedback' and analyzer_rate > 0:
-        ft = subprocess.Popen(me + ['--role', 'ft'] + common[2:] + ['--rate', str(analyzer_rate)],
+        ft = subprocess.Popen(me + ['--role', 'ft'] + common[2:] + ['--rate', str(analyzer_rate),
+                                                                    '--out', ft_clock_file(tmp)],
                               env=env)
         pf = os.path.join(tmp, 'p.yaml')
         write_params(pf, {'wrench_distributor': dist, 'wrench_analyzer': analyzer_params()})
@@ -528,6 +566,11 @@ def start_nodes(tmp: str, env: dict, target: str, analyzer_rate: float, layout: 
         node_command('distributor', 'wrench_distribution.distributor_node')
         + ['--ros-args', '--params-file', pf] + quiet, env=env)
     return procs
+
+
+def ft_clock_file(tmp: str) -> str:
+    """Return where the ``ft`` process writes its clock (first tick, rate) in a run's ``tmp``."""
+    return os.path.join(tmp, 'ft.json')
 
 
 def _cpu_seconds(proc: subprocess.Popen) -> float:
@@ -621,12 +664,16 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
             src_data = json.load(f)
         with open(sink_out) as f:
             sink_data = json.load(f)
+        ft_clock = None
+        if os.path.exists(ft_clock_file(tmp)):
+            with open(ft_clock_file(tmp)) as f:
+                ft_clock = json.load(f)
     label = _label(target, analyzer_rate, layout)
     if not sink_data.get('loop_closed', True):  # measured all the same, and said so
         print(f'{label}: the feedback loop did not close within {READY_WAIT_S:g} s',
               file=sys.stderr)
-    return dict(relay_figures(src_data, sink_data, f'{label} ({executor})', rate), cpu=cpu,
-                loop_closed=sink_data.get('loop_closed', True))
+    return dict(relay_figures(src_data, sink_data, f'{label} ({executor})', rate, ft_clock),
+                cpu=cpu, loop_closed=sink_data.get('loop_closed', True))
 
 
 def _label(target: str, analyzer_rate: float, layout: str) -> str:
@@ -757,6 +804,25 @@ def _span(row: dict) -> str:
     return f"{row['lost_first_index']}..{row['lost_last_index']}"
 
 
+def _print_phase_table(rows: list, reference: str) -> None:
+    """Print the whole loop's median by the desired wrench's phase against the F/T clock."""
+    phased = [r for r in rows if 'p50_by_phase_ms' in r]
+    if not phased:
+        return
+    relay_p50 = {r['rate']: r['p50_ms'] for r in rows
+                 if not r['is_distributor'] and r['kind'] == reference}
+    parts = [f'{100 * k // PHASE_BINS}-{100 * (k + 1) // PHASE_BINS} %' for k in range(PHASE_BINS)]
+    print("\nThe whole loop's p50 (ms, and / relay) by how far into the F/T period the desired "
+          'wrench was sent:')
+    print(f'\n| target | rate (Hz) | relay ({reference}) p50 (ms) | ' + ' | '.join(parts) + ' |')
+    print('|---|---|---|' + '---|' * PHASE_BINS)
+    for r in phased:
+        ref = relay_p50.get(r['rate'], float('nan'))
+        cells = ' | '.join('-' if not np.isfinite(v) else f'{v:.2f} ({v / ref:.2f})'
+                           for v in r['p50_by_phase_ms'])
+        print(f"| {r['target']} | {r['rate']:.0f} | {ref:.2f} | {cells} |")
+
+
 def _print_tables(rows: list, startup: list, reference: str) -> None:
     print('\n| target | rate (Hz) | held (Hz) | lost cycles | p50 (ms) | p99 (ms) | '
           f'p50 / relay ({reference}) | p99 / relay ({reference}) | p50 / relay (same) | '
@@ -773,6 +839,7 @@ def _print_tables(rows: list, startup: list, reference: str) -> None:
               f"{r['lost']} / {r['sent']} ({r['lost_pct']:.1f} %) | {r['p50_ms']:.2f} | "
               f"{r['p99_ms']:.2f} | {r['p50_ratio']:.2f} | {r['p99_ratio']:.2f} | {same} | "
               f"{_span(r)} | {r['load1']} | {_cpu_text(r.get('cpu') or {})} |")
+    _print_phase_table(rows, reference)
     if startup:
         print(f'\n| executor | durability | trials | missed (any of {STARTUP_MESSAGES}) | '
               'missed the first | received none | never matched |')
@@ -811,6 +878,10 @@ def merge_rounds(same: tuple) -> dict:
     lossy = [r for r in same if r['lost_first_index'] is not None]
     for key in ('lost_first_index', 'lost_last_index'):
         row[key] = lossy[0][key] if lossy else None
+    if all('p50_by_phase_ms' in r for r in same):  # per part of the F/T period
+        row['p50_by_phase_ms'] = [float(np.nanmedian(part)) if np.isfinite(part).any()
+                                  else float('nan') for part in
+                                  zip(*(r['p50_by_phase_ms'] for r in same))]
     for key in ('p50_ms', 'p99_ms', 'p50_ratio', 'p99_ratio', 'p50_ratio_same',
                 'p99_ratio_same'):
         if key in row:

@@ -1,10 +1,13 @@
 """The rule ``bench_relay.py`` applies to its rows (docs/benchmarks.md, issue 32 item 1)."""
+import math
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'benchmarks'))
 
 import bench_relay  # noqa: E402 (the benchmark scripts are no package)
+from hypothesis import given, settings, strategies as st  # noqa: E402
+import pytest  # noqa: E402
 
 
 def row(layout, p50=1.0, p99=1.0, lost=0, closed=True, kind='events', rate=1000.0):
@@ -63,3 +66,44 @@ def test_a_lost_cycle_an_open_loop_or_a_start_up_miss_fails_the_rule():
     assert bench_relay.choose(good, [missed, dict(kept, missed=3)], 'single') == []
     assert bench_relay.choose(good, [dict(missed, missed=0), dict(kept, missed=3)],
                               'single') == ['events']  # transient_local trials decide
+
+
+@settings(max_examples=60, deadline=None)
+@given(rate=st.floats(100.0, 2000.0), t0_ns=st.integers(10**18, 2 * 10**18),
+       first_tick=st.integers(0, 50_000),
+       parts=st.lists(st.integers(0, 3), min_size=1, max_size=40))
+def test_each_cycle_counts_in_the_part_of_the_ft_period_it_was_sent_in(
+        rate, t0_ns, first_tick, parts):
+    # a cycle sent in the middle of part k of tick j's period: t0 + (j + (k + 0.5) / 4) / rate;
+    # its latency names its part, so each part's median is that part's number
+    stamps = [t0_ns + round((first_tick + j + (k + 0.5) / 4) * 1e9 / rate)
+              for j, k in enumerate(parts)]
+    medians = bench_relay.phase_medians(stamps, [float(k) for k in parts],
+                                        {'t0_ns': t0_ns, 'rate': rate}, bins=4)
+    for k in range(4):
+        if k in parts:
+            assert medians[k] == k
+        else:
+            assert math.isnan(medians[k])
+
+
+def test_the_ft_clock_adds_the_phase_medians_and_rounds_merge_them_part_by_part():
+    t0 = 1_700_000_000_000_000_000
+    stamps = [t0 + 1000 * j * 1000 + offset for j, offset in enumerate([100_000, 900_000] * 3)]
+    src = {'stamps': stamps, 'elapsed': 0.006}
+    sink = {'counts': {str(s): bench_relay.N_EFFECTORS for s in stamps},
+            'last': {str(s): s + (200_000 if i % 2 == 0 else 500_000)
+                     for i, s in enumerate(stamps)}}
+    plain = bench_relay.relay_figures(src, sink, 'loop', 1000.0)
+    assert 'p50_by_phase_ms' not in plain
+    row = bench_relay.relay_figures(src, sink, 'loop', 1000.0, {'t0_ns': t0, 'rate': 1000.0})
+    assert row['p50_by_phase_ms'][0] == pytest.approx(0.2)
+    assert row['p50_by_phase_ms'][3] == pytest.approx(0.5)
+    assert all(math.isnan(v) for v in row['p50_by_phase_ms'][1:3])
+    other = dict(row, p50_by_phase_ms=[0.4, 0.3, float('nan'), 0.7])
+    third = dict(row, p50_by_phase_ms=[0.3, float('nan'), float('nan'), 0.6])
+    merged = bench_relay.merge_rounds((dict(row, p50_ratio=1.0, p99_ratio=1.0),
+                                       dict(other, p50_ratio=1.0, p99_ratio=1.0),
+                                       dict(third, p50_ratio=1.0, p99_ratio=1.0)))
+    assert merged['p50_by_phase_ms'][0] == 0.3 and merged['p50_by_phase_ms'][3] == 0.6
+    assert merged['p50_by_phase_ms'][1] == 0.3 and math.isnan(merged['p50_by_phase_ms'][2])
