@@ -573,6 +573,12 @@ def ft_clock_file(tmp: str) -> str:
     return os.path.join(tmp, 'ft.json')
 
 
+def read_json(path: str) -> dict:
+    """Return what a role process wrote to ``path``."""
+    with open(path) as f:
+        return json.load(f)
+
+
 def _cpu_seconds(proc: subprocess.Popen) -> float:
     """CPU time (user + system, every thread) a running process has used, or NaN."""
     try:
@@ -660,14 +666,8 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
         finally:  # every process started here is stopped, the measuring ones too
             for p in procs.values():
                 stop(p)
-        with open(src_out) as f:
-            src_data = json.load(f)
-        with open(sink_out) as f:
-            sink_data = json.load(f)
-        ft_clock = None
-        if os.path.exists(ft_clock_file(tmp)):
-            with open(ft_clock_file(tmp)) as f:
-                ft_clock = json.load(f)
+        src_data, sink_data = (read_json(path) for path in (src_out, sink_out))
+        ft_clock = read_json(ft_clock_file(tmp)) if os.path.exists(ft_clock_file(tmp)) else None
     label = _label(target, analyzer_rate, layout)
     if not sink_data.get('loop_closed', True):  # measured all the same, and said so
         print(f'{label}: the feedback loop did not close within {READY_WAIT_S:g} s',
@@ -714,10 +714,8 @@ def startup_trial(kind: str, delay: float, domain: int, durability: str) -> dict
         finally:
             stop(probe)
         try:
-            with open(probe_out) as f:
-                got = json.load(f)['received']
-            with open(talker_out) as f:
-                matched = json.load(f)['matched']
+            got = read_json(probe_out)['received']
+            matched = read_json(talker_out)['matched']
         except (OSError, ValueError, KeyError):
             return {'received': 0, 'first': None, 'matched': False}
     return {'received': len(set(got)), 'first': min(got) if got else None, 'matched': matched}
