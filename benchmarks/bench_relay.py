@@ -295,10 +295,6 @@ def role_measure(args) -> None:
     pub = node.create_publisher(Float64MultiArray, 'measured/internal_load', _qos('reliable'))
     period = 1.0 / args.rate
     t0 = time.perf_counter()
-    if args.out:  # the clock's ticks on the system clock: the orchestrator's phase figures
-        with open(args.out, 'w') as f:
-            json.dump({'t0_ns': time.time_ns() - round((time.perf_counter() - t0) * 1e9),
-                       'rate': args.rate}, f)
     end = t0 + args.duration + args.settle + READY_WAIT_S + 10.0  # stopped by the orchestrator
     k = 0
     while time.perf_counter() < end:
