@@ -16,7 +16,11 @@ F/T periods per window faster than nominal, so that each window sees every phase
 a sensor reading and a desired wrench, as a sensor's crystal drifts against the controller's.
 The measured window opens once the sink has taken a whole cycle (the target's writers
 matched its readers) and ``--settle`` seconds more, and closes when the source says it is
-done. Before that,
+done. With ``--windows K``, each run's ``--duration`` is split into K windows, the runs
+alternating window by window, and each run's cycles are pooled into one row: a process
+start's own luck (where its threads land, the F/T phase it starts at) and the machine's
+drift fall on the relay and the loop alike (the bare relay's median moved by 12 % from one
+start to the next on these cores). Before that,
 ``--startup-trials`` start-up trials per kind and durability count the runs in which a
 freshly started subscriber missed some of the first messages (:func:`startup_figures`).
 The last line applies the rule of issue 32 (:func:`choose`).
@@ -39,7 +43,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Optional
 
 import numpy as np
 
@@ -462,11 +465,24 @@ def distributor_params(feedback: bool = False) -> dict:
             'internal_load_feedback': feedback, 'feedback_timeout': 1.0}
 
 
-def phase_medians(stamps, latencies, ft_clock: dict, bins: int = PHASE_BINS) -> list:
-    """Median latency by the phase of each desired wrench against the F/T clock.
+def phase_parts(stamps, ft_clock: dict, bins: int = PHASE_BINS) -> np.ndarray:
+    """Part of the F/T period in which each desired wrench was sent.
 
     The phase of a desired wrench stamped ``s`` is how far into its F/T period it was sent:
     ``((s - t0_ns) * rate / 1e9) mod 1``, the F/T process ticking at ``t0_ns + k / rate``.
+
+    :param stamps: stamps (ns, system clock).
+    :param ft_clock: the ``ft`` process's ``{'t0_ns', 'rate'}``.
+    :param bins: equal parts of the F/T period.
+    :return: per stamp, its part, 0 (just after the tick) to ``bins - 1``.
+    """
+    elapsed = np.asarray(stamps, dtype=np.int64) - int(ft_clock['t0_ns'])
+    phase = np.mod(elapsed * (ft_clock['rate'] / 1e9), 1.0)
+    return np.minimum((phase * bins).astype(int), bins - 1)
+
+
+def phase_medians(stamps, latencies, ft_clock: dict, bins: int = PHASE_BINS) -> list:
+    """Median latency by the phase of each desired wrench against the F/T clock (:func:`phase_parts`).
 
     :param stamps: stamps (ns, system clock) of the cycles that completed.
     :param latencies: their latencies (ms).
@@ -474,48 +490,51 @@ def phase_medians(stamps, latencies, ft_clock: dict, bins: int = PHASE_BINS) -> 
     :param bins: equal parts of the F/T period.
     :return: per part, in order from the tick, the median latency (ms), NaN where no cycle fell.
     """
-    elapsed = np.asarray(stamps, dtype=np.int64) - int(ft_clock['t0_ns'])
-    phase = np.mod(elapsed * (ft_clock['rate'] / 1e9), 1.0)
-    part = np.minimum((phase * bins).astype(int), bins - 1)
+    return medians_by_part(phase_parts(stamps, ft_clock, bins), latencies, bins)
+
+
+def medians_by_part(part: np.ndarray, latencies, bins: int = PHASE_BINS) -> list:
+    """Return the median of ``latencies`` in each part ``0 .. bins - 1``, NaN where none fell."""
     latencies = np.asarray(latencies, dtype=float)
     return [float(np.median(latencies[part == k])) if np.any(part == k) else float('nan')
             for k in range(bins)]
 
 
-def relay_figures(src_data: dict, sink_data: dict, label: str, rate: float,
-                  ft_clock: Optional[dict] = None) -> dict:
-    """Loss and latency figures of one run from the source's and the sink's records.
+def relay_figures(windows: list, label: str, rate: float) -> dict:
+    """Loss and latency figures of one target from its windows, their cycles pooled.
 
-    :param src_data: the source's JSON (stamps sent, elapsed time).
-    :param sink_data: the sink's JSON (counts and last arrival per stamp).
+    :param windows: per window, ``(source's JSON, sink's JSON, F/T clock or None)``: the
+        stamps sent and the time they took; the outputs' counts and last arrival per stamp;
+        the F/T streams' ``{'t0_ns', 'rate'}`` when they ran (adds ``p50_by_phase_ms``,
+        :func:`phase_medians`, when every window has one).
     :param label: the ``target`` entry of the figures.
     :param rate: input rate (Hz).
-    :param ft_clock: the F/T streams' clock when they ran (adds ``p50_by_phase_ms``,
-        :func:`phase_medians`).
-    :return: dict of results.
+    :return: dict of results (``lost_*_index``: counted over the windows in order).
     """
-    stamps = src_data['stamps']
-    counts = sink_data['counts']
-    last = sink_data['last']
-    lat = []
-    done = []
-    lost = 0
-    lost_idx = []
-    for i, s in enumerate(stamps):
-        if counts.get(str(s), 0) >= N_EFFECTORS:
-            lat.append((last[str(s)] - s) * 1e-6)
-            done.append(s)
-        else:
-            lost += 1
-            lost_idx.append(i)
-    by_phase = {'p50_by_phase_ms': phase_medians(done, lat, ft_clock)} if ft_clock and lat else {}
+    lat, parts, lost_idx = [], [], []
+    sent, elapsed = 0, 0.0
+    for src_data, sink_data, ft_clock in windows:
+        counts, last = sink_data['counts'], sink_data['last']
+        done = []
+        for i, s in enumerate(src_data['stamps']):
+            if counts.get(str(s), 0) >= N_EFFECTORS:
+                lat.append((last[str(s)] - s) * 1e-6)
+                done.append(s)
+            else:
+                lost_idx.append(sent + i)
+        if ft_clock:
+            parts.append(phase_parts(done, ft_clock))
+        sent += len(src_data['stamps'])
+        elapsed += src_data['elapsed']
+    by_phase = ({'p50_by_phase_ms': medians_by_part(np.concatenate(parts), lat)}
+                if lat and len(parts) == len(windows) else {})
     lat = np.asarray(lat) if lat else np.asarray([np.nan])
-    complete = len(stamps) - lost
+    lost = len(lost_idx)
     return {**by_phase, 'target': label,
             'load1': round(os.getloadavg()[0], 2),
-            'rate': rate, 'sent': len(stamps), 'lost': lost,
-            'lost_pct': 100.0 * lost / max(len(stamps), 1),
-            'held_hz': complete / src_data['elapsed'],
+            'rate': rate, 'sent': sent, 'lost': lost,
+            'lost_pct': 100.0 * lost / max(sent, 1),
+            'held_hz': (sent - lost) / elapsed if elapsed > 0 else 0.0,
             'p50_ms': float(np.percentile(lat, 50)), 'p99_ms': float(np.percentile(lat, 99)),
             'lost_first_index': lost_idx[0] if lost_idx else None,
             'lost_last_index': lost_idx[-1] if lost_idx else None}
@@ -615,7 +634,7 @@ def cpu_shares(procs: dict, src_out: str, timeout: float) -> dict:
 def run_one(target: str, rate: float, duration: float, settle: float, domain: int,
             executor: str, sink_executor: str = 'events', analyzer_rate: float = 0.0,
             layout: str = 'processes', ft_sweeps: float = 0.0) -> dict:
-    """Run source, target (relay or distributor) and sink once; return the figures.
+    """Run source, target (relay or distributor) and sink once; return its window's record.
 
     :param target: ``relay``, ``distributor`` or ``feedback`` (the distributor with
         internal-load feedback on and a ``measure`` process).
@@ -631,7 +650,8 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
     :param ft_sweeps: with the analyzer: the F/T streams run ``ft_sweeps / duration`` Hz
         faster than ``analyzer_rate``, so that their phase against the desired wrench sweeps
         that many F/T periods in the window (a sensor's own clock); 0: a phase fixed by chance.
-    :return: dict of results.
+    :return: ``window`` (for :func:`relay_figures`), ``cpu`` (:func:`cpu_shares`) and
+        ``loop_closed``.
     """
     env = ros_env(domain)
     me = [sys.executable, os.path.abspath(__file__)]
@@ -664,12 +684,11 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
                 stop(p)
         src_data, sink_data = (read_json(path) for path in (src_out, sink_out))
         ft_clock = read_json(ft_clock_file(tmp)) if os.path.exists(ft_clock_file(tmp)) else None
-    label = _label(target, analyzer_rate, layout)
     if not sink_data.get('loop_closed', True):  # measured all the same, and said so
-        print(f'{label}: the feedback loop did not close within {READY_WAIT_S:g} s',
-              file=sys.stderr)
-    return dict(relay_figures(src_data, sink_data, f'{label} ({executor})', rate, ft_clock),
-                cpu=cpu, loop_closed=sink_data.get('loop_closed', True))
+        print(f'{_label(target, analyzer_rate, layout)}: the feedback loop did not close '
+              f'within {READY_WAIT_S:g} s', file=sys.stderr)
+    return {'window': (src_data, sink_data, ft_clock), 'cpu': cpu,
+            'loop_closed': sink_data.get('loop_closed', True)}
 
 
 def _label(target: str, analyzer_rate: float, layout: str) -> str:
@@ -887,31 +906,54 @@ def merge_rounds(same: tuple) -> dict:
 
 
 def _latency_round(args, domain: int) -> list:
+    """Run one round: at each rate, every run's ``--windows`` windows, the runs alternating.
+
+    :return: the round's rows, each run's windows pooled (:func:`relay_figures`).
+    """
     rows = []
     for rate in args.rates:
-        relays = {}
-        for kind in [args.reference] + [k for k in args.executors if k != args.reference]:
-            r = run_one('relay', rate, args.duration, args.settle, domain, kind,
-                        args.sink_executor)
-            relays[kind] = r
-            r.update(kind=kind, is_distributor=False)
-            rows.append(r)
+        relays = [('relay', kind, None) for kind in dict.fromkeys([args.reference] + args.executors)]
         targets = [('distributor', 'processes')] + (
             [('feedback', layout) for layout in (args.layouts if args.analyzer_rate > 0
                                                  else ['processes'])] if args.feedback else [])
-        for kind in args.executors:
-            for target, layout in targets:
-                r = run_one(target, rate, args.duration, args.settle, domain, kind,
-                            args.sink_executor, args.analyzer_rate, layout, args.ft_sweeps)
-                r.update(kind=kind, is_distributor=True,
-                         layout=None if target == 'distributor' else layout)
-                rows.append(r)
-        for r in rows[-len(relays) - len(args.executors) * len(targets):]:
-            _ratios(r, relays[args.reference])
-            if r['is_distributor'] and r['kind'] in relays:
-                _ratios(r, relays[r['kind']], '_same')
+        runs = relays + [(target, kind, layout) for kind in args.executors
+                         for target, layout in targets]
+        records = {run: [] for run in runs}
+        for _ in range(args.windows):  # the runs alternate: the machine's drift falls on each
+            for run in runs:
+                target, kind, layout = run
+                records[run].append(run_one(
+                    target, rate, args.duration / args.windows, args.settle, domain, kind,
+                    args.sink_executor, args.analyzer_rate, layout or 'processes',
+                    args.ft_sweeps))
+        for target, kind, layout in runs:
+            rows.append(_pooled_row(records[target, kind, layout], target, kind, layout, rate,
+                                    args.analyzer_rate))
+        relay_rows = {r['kind']: r for r in rows[-len(runs):] if not r['is_distributor']}
+        for r in rows[-len(runs):]:
+            _ratios(r, relay_rows[args.reference])
+            if r['is_distributor'] and r['kind'] in relay_rows:
+                _ratios(r, relay_rows[r['kind']], '_same')
             print(json.dumps(r), flush=True)
     return rows
+
+
+def _pooled_row(records: list, target: str, kind: str, layout, rate: float,
+                analyzer_rate: float) -> dict:
+    """One run's row from its windows' records (:func:`run_one`), the cycles pooled.
+
+    :return: the row: figures, CPU shares (medians over the windows), ``kind``,
+        ``is_distributor``, ``layout`` (the loop's only) and ``windows``.
+    """
+    label = _label(target, analyzer_rate, layout or 'processes')
+    row = relay_figures([rec['window'] for rec in records], f'{label} ({kind})', rate)
+    cpu = [rec['cpu'] or {} for rec in records]
+    row.update(cpu={name: float(np.median([c[name] for c in cpu if name in c]))
+                    for name in dict.fromkeys(k for c in cpu for k in c)},
+               loop_closed=all(rec['loop_closed'] for rec in records), kind=kind,
+               is_distributor=target != 'relay', windows=len(records),
+               layout=layout if target == 'feedback' else None)
+    return row
 
 
 def _loop_arguments(ap: argparse.ArgumentParser) -> None:
@@ -933,6 +975,15 @@ def _loop_arguments(ap: argparse.ArgumentParser) -> None:
                          'desired wrench drifts over one window, as a sensor on its own clock '
                          '(the F/T rate is raised by FT_SWEEPS / duration Hz); 0: the phase '
                          'stays where the processes happened to start')
+
+
+def _repeat_arguments(ap: argparse.ArgumentParser) -> None:
+    """Add the options that repeat the latency runs: rounds, and windows within a round."""
+    ap.add_argument('--rounds', type=int, default=1,
+                    help='rounds of the latency runs; with more than one, medians over rounds')
+    ap.add_argument('--windows', type=int, default=1,
+                    help='windows per run and round, each --duration / WINDOWS seconds, the '
+                         'runs alternating window by window; their cycles pooled into one row')
 
 
 def run_role(args) -> int:
@@ -988,8 +1039,7 @@ def main(argv=None) -> int:
     ap.add_argument('--feedback', action='store_true',
                     help='also run the distributor with internal_load_feedback on')
     _loop_arguments(ap)
-    ap.add_argument('--rounds', type=int, default=1,
-                    help='rounds of the latency runs; with more than one, medians over rounds')
+    _repeat_arguments(ap)
     ap.add_argument('--markdown', action='store_true')
     args = ap.parse_args(argv)
     if args.role:

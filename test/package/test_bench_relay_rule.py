@@ -94,9 +94,9 @@ def test_the_ft_clock_adds_the_phase_medians_and_rounds_merge_them_part_by_part(
     sink = {'counts': {str(s): bench_relay.N_EFFECTORS for s in stamps},
             'last': {str(s): s + (200_000 if i % 2 == 0 else 500_000)
                      for i, s in enumerate(stamps)}}
-    plain = bench_relay.relay_figures(src, sink, 'loop', 1000.0)
+    plain = bench_relay.relay_figures([(src, sink, None)], 'loop', 1000.0)
     assert 'p50_by_phase_ms' not in plain
-    row = bench_relay.relay_figures(src, sink, 'loop', 1000.0, {'t0_ns': t0, 'rate': 1000.0})
+    row = bench_relay.relay_figures([(src, sink, {'t0_ns': t0, 'rate': 1000.0})], 'loop', 1000.0)
     assert row['p50_by_phase_ms'][0] == pytest.approx(0.2)
     assert row['p50_by_phase_ms'][3] == pytest.approx(0.5)
     assert all(math.isnan(v) for v in row['p50_by_phase_ms'][1:3])
@@ -107,3 +107,28 @@ def test_the_ft_clock_adds_the_phase_medians_and_rounds_merge_them_part_by_part(
                                        dict(third, p50_ratio=1.0, p99_ratio=1.0)))
     assert merged['p50_by_phase_ms'][0] == 0.3 and merged['p50_by_phase_ms'][3] == 0.6
     assert merged['p50_by_phase_ms'][1] == 0.3 and math.isnan(merged['p50_by_phase_ms'][2])
+
+
+def test_windows_pool_their_cycles_each_phase_on_its_own_clock():
+    """Two windows of one run: one row, losses counted in order, phases from each F/T clock."""
+    def window(t0, first, latencies_us, lost_at, clock_offset_us):
+        stamps = [first + 1_000_000 * j for j in range(len(latencies_us))]
+        sink = {'counts': {str(s): bench_relay.N_EFFECTORS for j, s in enumerate(stamps)
+                           if j not in lost_at},
+                'last': {str(s): s + 1000 * lat for s, lat in zip(stamps, latencies_us)}}
+        # the F/T ticks fall clock_offset_us before each stamp: every cycle in that quarter
+        return ({'stamps': stamps, 'elapsed': 0.004}, sink,
+                {'t0_ns': t0 + first - 1000 * clock_offset_us, 'rate': 1000.0})
+    t0 = 1_700_000_000_000_000_000
+    first = window(t0, 0, [100, 200, 300, 400], {3}, 100)  # quarter 0
+    second = window(t0, 10_000_000_000, [500, 600, 700, 800], {0}, 600)  # quarter 2
+    row = bench_relay.relay_figures([first, second], 'loop', 1000.0)
+    assert row['sent'] == 8 and row['lost'] == 2
+    assert (row['lost_first_index'], row['lost_last_index']) == (3, 4)
+    assert row['held_hz'] == pytest.approx(6 / 0.008)
+    assert row['p50_ms'] == pytest.approx(0.45)  # the median of 0.1 .. 0.3 and 0.6 .. 0.8
+    assert row['p50_by_phase_ms'][0] == pytest.approx(0.2)
+    assert row['p50_by_phase_ms'][2] == pytest.approx(0.7)
+    assert math.isnan(row['p50_by_phase_ms'][1]) and math.isnan(row['p50_by_phase_ms'][3])
+    without_clock = bench_relay.relay_figures([first, second[:2] + (None,)], 'loop', 1000.0)
+    assert 'p50_by_phase_ms' not in without_clock  # a phase table only when every window has one
