@@ -53,9 +53,9 @@ OUT_TOPICS = [f'{n}/wrench_command' for n in NAMES]
 IN_TOPIC = 'desired_wrench'
 #: Longest wait (s) for the target's outputs and, with feedback, a closed loop before warm-up.
 READY_WAIT_S = 20.0
-#: Earliest opening of the measured window (s after the source started): once in about seven
-#: runs, 3.8 to 4.1 s after the processes started, DDS held every output bound for the sink
-#: for 150 to 335 ms (the relay's own records show it published on time), in the bare relay's
+#: Earliest opening of the measured window (s after the source started): in about one run in
+#: ten, 3.8 to 4.1 s after the processes started, DDS held the outputs bound for the sink for
+#: 150 to 341 ms (the relay's own records show it published on time), in the bare relay's
 #: runs as in the distributor's, with either executor in the sink and over UDP alone as over
 #: shared memory; no run showed it later (docs/benchmarks.md)
 EARLIEST_WINDOW_S = 6.0
