@@ -15,12 +15,13 @@ an ``ft`` process: the whole loop. The F/T streams run on their own clock, ``--f
 F/T periods per window faster than nominal, so that each window sees every phase between
 a sensor reading and a desired wrench, as a sensor's crystal drifts against the controller's.
 The measured window opens once the sink has taken a whole cycle (the target's writers
-matched its readers) and ``--settle`` seconds more, and closes when the source says it is
-done. With ``--windows K``, each run's ``--duration`` is split into K windows, the runs
-alternating window by window, and each run's cycles are pooled into one row: a process
-start's own luck (where its threads land, the F/T phase it starts at) and the machine's
-drift fall on the relay and the loop alike (the bare relay's median moved by 12 % from one
-start to the next on these cores). Before that,
+matched its readers) and ``--settle`` seconds more, never before ``EARLIEST_WINDOW_S`` after
+the source started, and closes when the source says it is done. With ``--windows K``, each
+run's ``--duration`` is split into K windows, the runs alternating window by window, and
+each run's cycles are pooled into one row: a process start's own luck (where its threads
+land, the F/T phase it starts at) and the machine's drift fall on the relay and the loop
+alike (the bare relay's median moved by up to 27 % from one start to the next on these
+cores). Before that,
 ``--startup-trials`` start-up trials per kind and durability count the runs in which a
 freshly started subscriber missed some of the first messages (:func:`startup_figures`).
 The last line applies the rule of issue 32 (:func:`choose`).

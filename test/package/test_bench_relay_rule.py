@@ -112,7 +112,7 @@ def test_the_ft_clock_adds_the_phase_medians_and_rounds_merge_them_part_by_part(
 def test_windows_pool_their_cycles_each_phase_on_its_own_clock():
     """Two windows of one run: one row, losses counted in order, phases from each F/T clock."""
     def window(t0, first, latencies_us, lost_at, clock_offset_us):
-        stamps = [first + 1_000_000 * j for j in range(len(latencies_us))]
+        stamps = [t0 + first + 1_000_000 * j for j in range(len(latencies_us))]
         sink = {'counts': {str(s): bench_relay.N_EFFECTORS for j, s in enumerate(stamps)
                            if j not in lost_at},
                 'last': {str(s): s + 1000 * lat for s, lat in zip(stamps, latencies_us)}}
