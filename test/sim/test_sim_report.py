@@ -73,3 +73,29 @@ def test_worst_utilisation_is_the_worst_touching_contact_per_sample():
     assert stats == {'mean': pytest.approx(0.7), 'p95': pytest.approx(0.88),
                      'max': 0.9, 'samples': 2}
     assert worst_utilisation(np.full((3, 2), nan)) is None
+
+
+def test_the_added_squeeze_is_matched_to_the_desired_force_by_reception_when_unpaired():
+    """Recorded late in bursts, one desired wrench without its added load: aligned on reception.
+
+    The distributor answers each desired wrench with an added load proportional to its force
+    (here 0.1 N per N); the recorder takes both topics late, by the same burst delays. Matched
+    by stamp, the added loads would fall up to 0.4 s away from their desired wrenches.
+    """
+    stamps = np.arange(0.0, 2.5, 0.01)
+    force = 10.0 + 5.0 * np.sin(2 * np.pi * stamps / 0.8)  # what the motion needs, N
+    received = stamps + 0.002
+    for stall_from, stall_to in ((0.3, 0.7), (1.4, 1.8)):  # the recorder stalls, then takes the burst
+        burst = (stamps >= stall_from) & (stamps < stall_to)
+        received[burst] = stall_to + 1e-5 * np.arange(burst.sum())
+    desired = Series(stamps, np.column_stack([np.zeros_like(force), np.zeros_like(force), force,
+                                              np.zeros((len(force), 3))]), received=received)
+    answered = slice(1, None)  # the first desired wrench came before the contacts: no answer
+    added = Series(received[answered] + 1e-6, np.column_stack([0.1 * force[answered]] * 3),
+                   ['a;b;c'])
+    summary = friction_summary({'desired_wrench': desired, 'friction/internal_load_added': added,
+                                'contact_slip': _slip(stamps, [None] * 3)}, start=0.0)
+    squeeze = summary['added_squeeze']
+    assert not squeeze['paired_with_desired']
+    assert squeeze['correlation_with_desired_force'] > 0.99
+    assert squeeze['min_sum'] == pytest.approx(0.3 * force[answered].min())

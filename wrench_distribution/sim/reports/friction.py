@@ -103,9 +103,11 @@ def friction_summary(series: Mapping, start: float, end: float = np.inf) -> Opti
         desired = series.get('desired_wrench')
         if desired is not None and len(desired.t) > 2:
             magnitude = np.linalg.norm(desired.v[:, :3], axis=1)
-            # one added load per desired wrench, in order (it has no header to match stamps)
+            # one added load per desired wrench, in order (it has no header to match stamps);
+            # else by reception, both on the recorder's clock (not the desired wrench's stamps:
+            # under load the recorder receives late, and a stamp is then no time of reception)
             paired = len(desired.t) == len(added.t)
-            force = magnitude if paired else np.interp(added.t, desired.t, magnitude)
+            force = magnitude if paired else _at_reception(added.t, desired, magnitude)
             out['added_squeeze']['paired_with_desired'] = paired
             keep = (added.t >= start) & (added.t < end)
             if keep.sum() > 2 and np.std(total[keep]) > 0 and np.std(force[keep]) > 0:
@@ -114,6 +116,16 @@ def friction_summary(series: Mapping, start: float, end: float = np.inf) -> Opti
         out['_added'] = (desired.t if desired is not None and len(desired.t) == len(added.t)
                          else added.t, total)
     return out
+
+
+def _at_reception(times: np.ndarray, series, values: np.ndarray) -> np.ndarray:
+    """Interpolate ``values`` of a stamped ``series`` at reception ``times`` (the recorder's clock).
+
+    :return: the values at ``times`` (by the series' stamps when it has no reception times).
+    """
+    received = series.t if series.received is None else series.received
+    order = np.argsort(received, kind='stable')
+    return np.interp(times, received[order], values[order])
 
 
 def worst_utilisation(utilisation: np.ndarray) -> Optional[dict]:

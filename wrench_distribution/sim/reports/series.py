@@ -18,11 +18,16 @@ from wrench_distribution.core.messages import pose_to_list, wrench_to_array
 
 @dataclass
 class Series:
-    """Time series of one topic: times (s, header stamps) and values (k, d)."""
+    """Time series of one topic: times (s, header stamps) and values (k, d).
+
+    ``received``: for a topic with headers, each message's reception time in the bag (s, the
+    recorder's clock), in the order of ``t``; None for the others (their ``t`` is that time).
+    """
 
     t: np.ndarray
     v: np.ndarray
     labels: list = field(default_factory=list)
+    received: Optional[np.ndarray] = None
 
 
 def _stamp(h) -> float:
@@ -62,12 +67,13 @@ def _series(items: list) -> Series:
     items.sort(key=lambda item: _stamp(item[1].header) if hasattr(item[1], 'header')
                else item[0])
     first = items[0][1]
+    received = np.array([ts for ts, _ in items])
     if hasattr(first, 'wrench'):
         return Series(np.array([_stamp(m.header) for _, m in items]),
-                      np.array([wrench_to_array(m.wrench) for _, m in items]))
+                      np.array([wrench_to_array(m.wrench) for _, m in items]), received=received)
     if hasattr(first, 'pose') and hasattr(first, 'header'):
         return Series(np.array([_stamp(m.header) for _, m in items]),
-                      np.array([pose_to_list(m.pose) for _, m in items]))
+                      np.array([pose_to_list(m.pose) for _, m in items]), received=received)
     if hasattr(first, 'layout'):
         labels = [m.layout.dim[0].label if len(m.layout.dim) else '' for _, m in items]
         width = max(len(m.data) for _, m in items)
