@@ -79,8 +79,8 @@ def test_the_added_squeeze_is_matched_to_the_desired_force_by_reception_when_unp
     """Recorded late in bursts, one desired wrench without its added load: aligned on reception.
 
     The distributor answers each desired wrench with an added load proportional to its force
-    (here 0.1 N per N); the recorder takes both topics late, by the same burst delays. Matched
-    by stamp, the added loads would fall up to 0.4 s away from their desired wrenches.
+    (here 0.1 N per N); the recorder stalls twice for 0.4 s and then takes each topic's burst.
+    Matched by stamp, a burst's added loads would fall up to 0.4 s after their desired wrenches.
     """
     stamps = np.arange(0.0, 2.5, 0.01)
     force = 10.0 + 5.0 * np.sin(2 * np.pi * stamps / 0.8)  # what the motion needs, N
