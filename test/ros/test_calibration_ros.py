@@ -48,8 +48,14 @@ def _parameters(client, names):
     cli = client.node.create_client(GetParameters, '/wrench_analyzer/get_parameters')
     try:
         assert cli.wait_for_service(timeout_sec=15.0)
-        future = cli.call_async(GetParameters.Request(names=names))
-        client.executor.spin_until_future_complete(future, timeout_sec=10.0)
+        # a request sent as the service is discovered may go unanswered (its server has not
+        # matched the client's response reader yet): asked again, as reading is idempotent
+        for _ in range(3):
+            future = cli.call_async(GetParameters.Request(names=names))
+            client.executor.spin_until_future_complete(future, timeout_sec=5.0)
+            if future.done() and future.result() is not None:
+                break
+        assert future.done() and future.result() is not None, f'no answer to get_parameters {names}'
         values = future.result().values
         return [list(v.double_array_value) if v.type == 8 else v.double_value for v in values]
     finally:
