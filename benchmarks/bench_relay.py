@@ -65,7 +65,7 @@ POSITIONS = [0.3, 0.2, 0.0, 0.3, -0.2, 0.0, -0.3, 0.2, 0.0, -0.3, -0.2, 0.0][:3 
 COM = [0.0, 0.0, 0.05]
 #: The analyzer's F/T streams (``--analyzer-rate``): the first two effectors.
 FT_NAMES = NAMES[:2]
-#: Parts of the F/T period by which the whole loop's median is also given (``phase_medians``).
+#: Parts of the F/T period by which the whole loop's median is also given (``medians_by_part``).
 PHASE_BINS = 4
 
 
@@ -491,18 +491,6 @@ def phase_parts(stamps, ft_clock: dict, bins: int = PHASE_BINS) -> np.ndarray:
     return np.minimum((phase * bins).astype(int), bins - 1)
 
 
-def phase_medians(stamps, latencies, ft_clock: dict, bins: int = PHASE_BINS) -> list:
-    """Median latency by the phase of each desired wrench against the F/T clock (:func:`phase_parts`).
-
-    :param stamps: stamps (ns, system clock) of the cycles that completed.
-    :param latencies: their latencies (ms).
-    :param ft_clock: the ``ft`` process's ``{'t0_ns', 'rate'}``.
-    :param bins: equal parts of the F/T period.
-    :return: per part, in order from the tick, the median latency (ms), NaN where no cycle fell.
-    """
-    return medians_by_part(phase_parts(stamps, ft_clock, bins), latencies, bins)
-
-
 def medians_by_part(part: np.ndarray, latencies, bins: int = PHASE_BINS) -> list:
     """Return the median of ``latencies`` in each part ``0 .. bins - 1``, NaN where none fell."""
     latencies = np.asarray(latencies, dtype=float)
@@ -516,7 +504,7 @@ def relay_figures(windows: list, label: str, rate: float) -> dict:
     :param windows: per window, ``(source's JSON, sink's JSON, F/T clock or None)``: the
         stamps sent and the time they took; the outputs' counts and last arrival per stamp;
         the F/T streams' ``{'t0_ns', 'rate'}`` when they ran (adds ``p50_by_phase_ms``,
-        :func:`phase_medians`, when every window has one).
+        :func:`medians_by_part` of :func:`phase_parts`, when every window has one).
     :param label: the ``target`` entry of the figures.
     :param rate: input rate (Hz).
     :return: dict of results (``lost_*_index``: counted over the windows in order).

@@ -78,8 +78,8 @@ def test_each_cycle_counts_in_the_part_of_the_ft_period_it_was_sent_in(
     # its latency names its part, so each part's median is that part's number
     stamps = [t0_ns + round((first_tick + j + (k + 0.5) / 4) * 1e9 / rate)
               for j, k in enumerate(parts)]
-    medians = bench_relay.phase_medians(stamps, [float(k) for k in parts],
-                                        {'t0_ns': t0_ns, 'rate': rate}, bins=4)
+    part = bench_relay.phase_parts(stamps, {'t0_ns': t0_ns, 'rate': rate}, bins=4)
+    medians = bench_relay.medians_by_part(part, [float(k) for k in parts], bins=4)
     for k in range(4):
         if k in parts:
             assert medians[k] == k
