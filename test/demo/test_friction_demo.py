@@ -12,16 +12,11 @@ import sys
 import pytest
 
 from ros_harness import domain_id_for, REPO
+from truth_checks import DEMO_PACE
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 ROOT = Path(REPO)
-#: The runs' pace, half real time (the scenario file runs at full speed): the demo's recorder,
-#: outside the lockstep, pairs each added load with its desired wrench by arrival; under make
-#: test's load, at full speed, one run read a correlation of 0.87, and at this pace, at load 11,
-#: one read 0.81 while the report still set the desired wrench's stamps against the added
-#: loads' reception (both by reception since: test/sim/test_sim_report.py).
-PACE = 0.5
 
 
 def test_prescription_alone_slips_and_auto_holds(tmp_path):
@@ -30,7 +25,7 @@ def test_prescription_alone_slips_and_auto_holds(tmp_path):
                 'ROS_DOMAIN_ID': str(domain_id_for()), 'MPLBACKEND': 'Agg'})
     cmd = [sys.executable, '-m', 'wrench_distribution.demo', '--scenario', 'three_finger_hand',
            '--friction', 'compare', '--duration', '2.5', '--rate', '100', '--timeout', '100',
-           '--out', str(tmp_path), '--real-time-factor', str(PACE)]
+           '--out', str(tmp_path), '--real-time-factor', str(DEMO_PACE)]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     check, auto = (json.loads((tmp_path / f'three_finger_hand_squeeze0.5_friction_{m}' / 'summary.json')
@@ -80,7 +75,7 @@ def test_comparison_with_friction_feedback_reads_its_own_runs(tmp_path):
                 'ROS_DOMAIN_ID': str(domain_id_for()), 'MPLBACKEND': 'Agg'})
     cmd = [sys.executable, '-m', 'wrench_distribution.demo', '--scenario', 'three_finger_hand',
            '--friction', 'compare', '--friction-feedback', 'on', '--duration', '2.5',
-           '--rate', '100', '--timeout', '100', '--out', str(tmp_path), '--real-time-factor', str(PACE)]
+           '--rate', '100', '--timeout', '100', '--out', str(tmp_path), '--real-time-factor', str(DEMO_PACE)]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     run = tmp_path / 'three_finger_hand_squeeze0.5_friction_auto_friction_feedback'

@@ -10,11 +10,14 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-#: The simulator's pace in the demo tests that identify the grasps or the cell (the scenario
-#: files' is 0.5): make test runs two demos at once beside its parallel passes; the analyzer and
-#: the demo's recorder, outside the lockstep, take each rest's samples in before its capture with
-#: this slack (at 0.5 a run now and then missed a capture: "the grasp identification did not
-#: complete"; the calibration procedure's tools answered 0.08 s of sim time after the grasp).
+#: The simulator's pace in the demo tests that identify the grasps or the cell, and in the
+#: friction comparison (the scenario files' own: 0.5, the three-finger hand's 1): make test runs
+#: two demos at once beside its parallel passes; the analyzer and the demo's recorder, outside
+#: the lockstep, take each rest's samples in before its capture with this slack (at 0.5 a run
+#: now and then missed a capture: "the grasp identification did not complete"; the calibration
+#: procedure's tools answered 0.08 s of sim time after the grasp), and friction auto mode's
+#: added squeeze reaches the distributor outside the lockstep too (at 0.5, one run at load 9
+#: let the held grasp slip).
 DEMO_PACE = 0.3
 #: Belief parameters a tare cannot teach: where the grasps and their pads really are.
 GRASP_PARAMETERS = ('grasp_position', 'grasp_orientation', 'pad_deflection')
