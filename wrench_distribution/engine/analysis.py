@@ -104,6 +104,8 @@ class AnalysisEngine:
         #: why the last sample without contacts had none (None after an analysed sample)
         self.contact_problem: Optional[str] = None
         self.live = LiveQueue(self)
+        #: sensor health (:class:`.health.HealthMonitor`) given every analysed run, or None
+        self.health = None
         self._pose: Optional[bytes] = None  # the last contact poses the cache accepted, as bytes
         self.set_limits(config.sync_tolerance, config.max_age, s.max_future_ns * 1e-9,
                         config.contact_timeout)
@@ -196,6 +198,9 @@ class AnalysisEngine:
                 return None
             self._pose = key
         contact = self.sensing.contact_wrenches(readings, pose, sensor_pose, gravity, stamps_ns)
+        if self.health is not None:
+            self.health.observe(stamps_ns, readings, contact, pose, sensor_pose,
+                                self.gravity if gravity is None else gravity)
         with np.errstate(all='ignore'):  # overflow ends as Inf, refused by the caller
             batch = self.cache.distributor.analyze_batch(contact)
         self.contact_problem = None

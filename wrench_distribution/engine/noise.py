@@ -1,0 +1,84 @@
+"""Each sensor's noise and resolution, learned from its healthy readings (no ROS).
+
+Second differences of readings not in doubt fill a block of :data:`~.NOISE_BLOCK` per
+sensor; a full block gives a noise estimate per axis (:func:`~.core.health.block_noise`) and
+the smallest non-zero second difference (the readings' quantisation step, or less); the noise
+in use is the median of the last :data:`~.NOISE_BLOCKS` estimates (a block hit by a burst
+does not move it), the resolution the smallest seen.
+"""
+from collections import deque
+
+import numpy as np
+
+from wrench_distribution.core.health import block_noise, NOISE_BLOCK, NOISE_BLOCKS, SPIKE_Z
+
+
+class NoiseLearner:
+    """The noise of n sensors.
+
+    :param n: number of sensors.
+    """
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        #: noise standard deviation per axis (sensor frame), NaN until a block is complete
+        self.noise = np.full((n, 6), np.nan)
+        #: smallest non-zero second difference per axis, inf until a block is complete
+        self.resolution = np.full((n, 6), np.inf)
+        #: blocks completed per sensor
+        self.blocks = np.zeros(n, np.int64)
+        self._block = np.zeros((n, NOISE_BLOCK, 6))
+        #: second differences in each sensor's current block
+        self.filled = [0] * n
+        self._estimates = [deque(maxlen=NOISE_BLOCKS) for _ in range(n)]
+        self._scale = np.full((n, 6), np.inf)
+        #: (6 n) list: a jump from one reading to the next beyond which a spike may begin
+        self.jump = [float('inf')] * (6 * n)
+
+    @property
+    def learned(self) -> np.ndarray:
+        """(n,) whether each sensor's noise is known."""
+        return self.blocks > 0
+
+    @property
+    def scale(self) -> np.ndarray:
+        """(n, 6) a reading's spread about its neighbours' mean, ``sqrt(1.5) sigma``, at least the resolution; inf until learned."""
+        return self._scale
+
+    def add(self, second: np.ndarray, healthy: np.ndarray) -> None:
+        """Add second differences (c, n, 6) where ``healthy`` (c, n)."""
+        for i in range(self.n):
+            values = second[healthy[:, i], i]
+            while len(values):
+                filled = self.filled[i]
+                take = values[:NOISE_BLOCK - filled]
+                self._block[i, filled:filled + len(take)] = take
+                self.filled[i] = filled + len(take)
+                values = values[len(take):]
+                if self.filled[i] == NOISE_BLOCK:
+                    self._close(i)
+
+    def add_row(self, second: list) -> None:
+        """Add one second difference of every sensor (a flat list of 6 n values)."""
+        for i in range(self.n):
+            filled = self.filled[i]
+            self._block[i, filled] = second[6 * i:6 * i + 6]
+            self.filled[i] = filled + 1
+            if filled + 1 == NOISE_BLOCK:
+                self._close(i)
+
+    def _close(self, i: int) -> None:
+        """A full block of sensor ``i``: its estimates, and the thresholds that follow."""
+        block = self._block[i]
+        self._estimates[i].append(block_noise(block))
+        self.noise[i] = np.median(np.stack(self._estimates[i]), axis=0)
+        step = np.where(block != 0, np.abs(block), np.inf).min(axis=0)
+        self.resolution[i] = np.minimum(self.resolution[i], step)
+        self.filled[i] = 0
+        self.blocks[i] += 1
+        floor = np.where(np.isfinite(self.resolution[i]), self.resolution[i], 0.0)
+        scale = np.maximum(np.sqrt(1.5) * self.noise[i], floor)
+        self._scale[i] = np.where(scale > 0, scale, np.inf)  # an axis that never moved tells nothing
+        # a spike's first reading jumps by more than 3/4 of the threshold (it returns within
+        # half its height): readings that jump less need no closer look
+        self.jump[6 * i:6 * i + 6] = (0.75 * SPIKE_Z * self._scale[i]).tolist()

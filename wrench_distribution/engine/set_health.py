@@ -1,0 +1,219 @@
+"""Consistency of the set of sensors against the object's wrench, block by block (no ROS).
+
+Where the object's wrench is known (:mod:`wrench_distribution.core.object_motion`), the
+parity residual of the corrected readings (:mod:`wrench_distribution.core.consistency`) is
+averaged over blocks of :data:`~.CONSISTENCY_BLOCK` samples; a block is **inconsistent** when
+a group (the resultant's force or torque, a point contact's torque) lies beyond its tolerance
+(``consistency_tolerance``: the model's errors) plus :data:`~.SET_Z` standard deviations of
+the block's noise. Where the wrench is only known to be constant (at rest, mass unknown), the
+residual is taken from its own baseline (the mean of the first :data:`~.BASELINE_BLOCKS`
+consistent blocks).
+
+An inconsistent block is explained when it can be (docs/theory.md, section 15.4): by the one
+sensor in doubt from its own checks, if its faults can produce the residual; else by the one
+sensor whose single-axis (or, where its faults do not reach every direction, whole) fault
+fits: a **drift** of that sensor. Otherwise the set is inconsistent and the sensors that
+could explain it are listed. The onset is the end of the last **quiet** block (its departure
+from the baseline within noise) before it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+from wrench_distribution.core import consistency as C
+from wrench_distribution.core.health import (BASELINE_BLOCKS, CONSISTENCY_BLOCK, QUIET_FLOOR,
+                                             quiet_limit, RECOVERY_BLOCKS, SET_Z)
+from .episodes import Episodes
+
+AXES = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
+
+
+@dataclass
+class Finding:
+    """What one inconsistent block says.
+
+    :param stamp_ns: stamp of the block's last sample.
+    :param onset_ns: end of the last quiet block before it (its first sample's stamp when none).
+    :param excess: (groups,) how far each group lies beyond tolerance and noise (N, N m).
+    :param named: the sensor that explains it, or None.
+    :param cause: why that sensor: its own check (``frozen``, ``out_of_range``, ``spike``) or
+        ``drift``; empty when none is named.
+    :param axes: the named sensor's axes that fit (``fz``, ...).
+    :param candidates: the sensors that could explain it (indices).
+    """
+
+    stamp_ns: int
+    onset_ns: int
+    excess: np.ndarray
+    named: Optional[int] = None
+    cause: str = ''
+    axes: tuple = ()
+    candidates: List[int] = field(default_factory=list)
+
+
+class SetConsistency:
+    """The set check of n sensors (module docstring).
+
+    :param n: number of sensors.
+    :param tolerance: ``(force N, torque N m)`` the model's errors may account for.
+    """
+
+    def __init__(self, n: int, tolerance: Sequence[float] = (1.0, 0.2)) -> None:
+        self.n = n
+        self.tolerance = tuple(float(t) for t in tolerance)
+        self.model: Optional[C.ParityModel] = None
+        self._key: Optional[bytes] = None
+        #: the set's state: the inconsistent episodes (one "sensor"), and the drift per sensor
+        self.inconsistent = Episodes(1, RECOVERY_BLOCKS)
+        self.drift = Episodes(n, RECOVERY_BLOCKS)
+        self.blocks = 0  # blocks evaluated
+        self.latest: Optional[Finding] = None
+        self.baseline: Optional[np.ndarray] = None
+        self._reset()
+
+    def _reset(self) -> None:
+        rows = 0 if self.model is None else self.model.rows
+        self._sum, self._count = np.zeros(rows), 0
+        self._doubt = np.zeros(self.n, bool)
+        self._first_ns = 0
+        self._quiet_ns: Optional[int] = None
+        self._baseline_sum, self._baseline_blocks = np.zeros(rows), 0
+        self.baseline = None
+        self._noise_key: Optional[bytes] = None
+        self._baseline_mode = False
+
+    def set_geometry(self, positions: np.ndarray, quaternions: np.ndarray, com: Sequence[float],
+                     rigid: Sequence[bool], gains: np.ndarray, resultant: bool = True,
+                     point_torques: bool = False) -> None:
+        """Use a contact configuration (:func:`~.core.consistency.parity_model`); a new one restarts."""
+        key = b''.join(np.asarray(a, float).tobytes() for a in (positions, quaternions, com,
+                                                                  rigid, gains)) + bytes(
+            [resultant, point_torques])
+        if key == self._key:
+            return
+        self._key = key
+        self.model = C.parity_model(positions, quaternions, com, rigid, gains, resultant,
+                                    point_torques)
+        self._reset()
+
+    @property
+    def consistent(self) -> bool:
+        """Whether the set is trusted (no inconsistent block within the recovery)."""
+        return not self.inconsistent.in_doubt(self.blocks - 1)[0]
+
+    def suspects(self) -> np.ndarray:
+        """(n,) the sensors named by the set (a drift) and still in doubt."""
+        return self.drift.in_doubt(self.blocks - 1)
+
+    def update(self, stamps_ns: np.ndarray, contact: np.ndarray, expected: Optional[np.ndarray],
+               noise: np.ndarray, doubt: np.ndarray) -> tuple:
+        """Take k samples of one contact configuration.
+
+        :param stamps_ns: (k,) sample stamps.
+        :param contact: (k, n, 6) corrected contact wrenches, contact frames.
+        :param expected: (k, 6) the object's wrench, or None: constant, unknown (at rest).
+        :param noise: (n, 6) each sensor's noise per axis (NaN: not learned, taken as 0).
+        :param doubt: (k, n) each sensor in doubt from its own checks.
+        :return: ``(episodes begun, consistent (k,), suspects (k, n))``: each episode as
+            ``(kind, Episode, Finding)`` (kind ``inconsistent``, or ``drift`` with the sensor
+            in the episode), then the set's state after the last block completed at or
+            before each sample.
+        """
+        residual = C.residuals(self.model, contact, expected)
+        self._baseline_mode = expected is None
+        found, done, k = [], 0, len(stamps_ns)
+        consistent = np.full(k, self.consistent)
+        suspects = np.tile(self.suspects(), (k, 1))
+        while done < k:
+            take = min(CONSISTENCY_BLOCK - self._count, k - done)
+            if not self._count:
+                self._first_ns = int(stamps_ns[done])
+            self._sum += residual[done:done + take].sum(axis=0)
+            self._doubt |= doubt[done:done + take].any(axis=0)
+            self._count += take
+            done += take
+            if self._count == CONSISTENCY_BLOCK:
+                found += self._evaluate(int(stamps_ns[done - 1]), noise)
+                consistent[done - 1:] = self.consistent
+                suspects[done - 1:] = self.suspects()
+        return found, consistent, suspects
+
+    def _covariance(self, noise: np.ndarray) -> np.ndarray:
+        """The noise covariance of a block mean (cached per noise estimate)."""
+        noise = np.nan_to_num(np.asarray(noise, float))
+        key = noise.tobytes()
+        if key != self._noise_key:
+            self._noise_key = key
+            self._block_covariance = C.residual_covariance(self.model, noise) / CONSISTENCY_BLOCK
+            floor = QUIET_FLOOR * C.tolerance_rows(self.model, self.tolerance)
+            self._quiet_metric = np.linalg.pinv(self._block_covariance + np.diag(floor ** 2))
+        return self._block_covariance
+
+    def _evaluate(self, stamp_ns: int, noise: np.ndarray) -> list:
+        """Test one block; return the episodes it begins (:meth:`update`)."""
+        mean = self._sum / CONSISTENCY_BLOCK
+        doubted = np.flatnonzero(self._doubt)
+        covariance = self._covariance(noise)
+        first_ns = self._first_ns
+        self._sum, self._count, self._doubt = np.zeros_like(self._sum), 0, np.zeros(self.n, bool)
+        index = self.blocks
+        self.blocks += 1
+        if self._baseline_mode and self.baseline is None:
+            self._learn_baseline(mean, doubted)
+            return []
+        value = mean - self.baseline if self._baseline_mode else mean
+        excess = C.group_excess(value, covariance, self.model.groups, self.tolerance, SET_Z)
+        bad = bool((excess > 0).any())
+        if not bad:
+            self._learn_baseline(mean, doubted)
+        if self._is_quiet(mean, bad):
+            self._quiet_ns = stamp_ns
+        onset = first_ns if self._quiet_ns is None else self._quiet_ns
+        if not bad:
+            return []
+        finding = self._explain(Finding(stamp_ns, onset, excess), value, covariance, doubted)
+        self.latest = finding
+        _, begun = self.inconsistent.update(index, np.ones((1, 1), bool), np.array([[onset]]),
+                                            [stamp_ns])
+        events = [('inconsistent', e, finding) for e in begun]
+        if finding.cause == 'drift':
+            drift = np.zeros((1, self.n), bool)
+            drift[0, finding.named] = True
+            _, begun = self.drift.update(index, drift, np.full((1, self.n), onset), [stamp_ns])
+            events += [('drift', e, finding) for e in begun]
+        return events
+
+    def _learn_baseline(self, mean: np.ndarray, doubted: np.ndarray) -> None:
+        """Add a consistent block with no sensor in doubt to the baseline until it is formed."""
+        if self.baseline is not None or len(doubted):
+            return
+        self._baseline_sum += mean
+        self._baseline_blocks += 1
+        if self._baseline_blocks == BASELINE_BLOCKS:
+            self.baseline = self._baseline_sum / BASELINE_BLOCKS
+
+    def _is_quiet(self, mean: np.ndarray, bad: bool) -> bool:
+        """Whether a block's departure from the baseline is within noise (consistent before one)."""
+        if self.baseline is None:
+            return not bad
+        departure = mean - self.baseline
+        return float(departure @ self._quiet_metric @ departure) <= quiet_limit(self.model.rows)
+
+    def _explain(self, finding: Finding, value: np.ndarray, covariance: np.ndarray,
+                 doubted: np.ndarray) -> Finding:
+        """Name the sensor that explains an inconsistent block, or list the candidates."""
+        fits = C.explain(self.model, value, covariance, self.tolerance, SET_Z)
+        able = sorted({h.sensor for h in fits})
+        telling = sorted({h.sensor for h in fits if h.informative})
+        if len(doubted) == 1 and int(doubted[0]) in able:
+            finding.named, finding.cause = int(doubted[0]), 'doubted'
+        elif not len(doubted) and len(telling) == 1:
+            finding.named, finding.cause = telling[0], 'drift'
+            finding.axes = tuple(sorted({AXES[a] for h in fits if h.sensor == telling[0]
+                                         and h.informative and len(h.axes) == 1
+                                         for a in h.axes}))
+        finding.candidates = telling or able
+        return finding
