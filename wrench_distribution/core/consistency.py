@@ -12,6 +12,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 from scipy.spatial.transform import Rotation
+from scipy.stats import chi2
 
 from .spatial import skew
 
@@ -156,8 +157,8 @@ class Hypothesis:
 
     :param sensor: the sensor's index.
     :param axes: the sensor axes of the fault (0-5: fx..tz); all six for a whole-sensor fault.
-    :param informative: False when the sensor's faults reach every residual direction (any
-        residual fits: the fit names nothing).
+    :param informative: False when the hypothesis reaches every residual direction the
+        sensors' faults reach (any residual fits: the fit names nothing).
     :param fault: (6,) the fitted fault, sensor frame (N, N m).
     """
 
@@ -167,35 +168,36 @@ class Hypothesis:
     fault: np.ndarray
 
 
-def explain(model: ParityModel, residual: np.ndarray, covariance: np.ndarray,
-            tolerance: Sequence[float], z: float) -> List[Hypothesis]:
-    """Every single-sensor hypothesis (one axis, or the whole sensor) that fits a residual.
+def explain(model: ParityModel, residual: np.ndarray, metric: np.ndarray,
+            probability: float) -> List[Hypothesis]:
+    """Every single-sensor hypothesis (one axis, or the whole sensor) that explains a residual.
 
-    Each is fitted by least squares in the metric ``(S + T^2)^-1`` (noise ``S`` and model
-    tolerance ``T`` per row: unit-consistent) and fits when what it leaves passes
-    :func:`group_excess`.
+    Each is fitted by least squares in ``metric`` (the inverse of the residual's noise
+    covariance: unit-consistent) and explains the residual when what it leaves is noise:
+    ``q = e^T M e <= chi2(1 - probability, d - rank)``, ``d - rank`` the directions the
+    hypothesis cannot reach (none for a rigid sensor's whole fault: it explains anything).
 
     :param model: the parity equations.
-    :param residual: (d,) the residual (a block mean).
-    :param covariance: (d, d) its noise covariance.
-    :param tolerance: ``(force, torque)``.
-    :param z: the noise allowance.
+    :param residual: (d,) the residual's departure from what the model explains.
+    :param metric: (d, d) positive definite ``M``.
+    :param probability: chance of refusing the true hypothesis.
     :return: the hypotheses that fit, per sensor: its single axes, then the whole sensor.
     """
-    metric = covariance + np.diag(tolerance_rows(model, tolerance) ** 2)
-    root = np.linalg.cholesky(np.linalg.inv(metric + 1e-300 * np.eye(model.rows)))
+    root = np.linalg.cholesky(metric)
     out = []
     for i in range(model.fault_map.shape[1]):
         columns = model.fault_map[:, i]
         for axes in [(a,) for a in range(6)] + [tuple(range(6))]:
             design = columns[:, list(axes)]
-            if not np.any(design):
+            rank = _rank(design)
+            if not rank:
                 continue
             coefficients = np.linalg.lstsq(root.T @ design, root.T @ residual, rcond=None)[0]
-            left = residual - design @ coefficients
-            if (group_excess(left, covariance, model.groups, tolerance, z) <= 0).all():
+            left = root.T @ (residual - design @ coefficients)
+            free = model.rows - rank
+            if free == 0 or float(left @ left) <= chi2.isf(probability, free):
                 fault = np.zeros(6)
                 fault[list(axes)] = coefficients
-                informative = len(axes) == 1 or model.sensor_ranks[i] < model.rank
+                informative = rank < model.rank
                 out.append(Hypothesis(i, axes, bool(informative), fault))
     return out

@@ -106,4 +106,4 @@ def motion_from_poses(stamps_ns: np.ndarray, positions: np.ndarray, quaternions:
                 * Rotation.from_quat(rotation.as_quat()[index.ravel()]))
     turn = _fit(tau, relative.as_rotvec().reshape(k, width, 3), through_zero=True)
     return Motion(rotation.inv().apply(acceleration), turn[:, 0], turn[:, 1],
-                  rotation.inv().apply(np.broadcast_to(np.asarray(gravity, float), (k, 3))))
+                  rotation.inv().apply(np.tile(np.asarray(gravity, float), (k, 1))))

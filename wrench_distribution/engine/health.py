@@ -115,9 +115,13 @@ class HealthMonitor:
         self.mass = float(mass or 0.0)
         self.settings = settings
         self.checks = SensorChecks(self.n, np.asarray(settings.ratings, float))
-        self.set = SetConsistency(self.n, settings.tolerance)
+        self.set = SetConsistency(self.n, settings.tolerance, CHECKS)
         #: the episodes so far, oldest first
         self.events: List[HealthEvent] = []
+        #: where the object's wrench comes from when it moves: a callable ``stamps_ns (k,) ->
+        #: (k, 6) or None`` (e.g. :func:`~.core.object_motion.motion_from_poses` on the object's
+        #: poses, then :func:`~.core.object_motion.object_wrench`); None: consistency ``rest``
+        self.wrench_source = None
         #: keep each sample's health for :meth:`take` (offline; live nodes read the state)
         self.keep_samples = False
         self._kept: list = []
@@ -152,13 +156,16 @@ class HealthMonitor:
         :param pose: (n, 7) contact poses in the object frame (with ``contact``).
         :param sensor_pose: (n, 7) looked-up sensor poses, or None (configured).
         :param gravity: (k, 3) or (3,) gravity in the object frame (consistency ``rest``).
-        :param expected: (k, 6) the object's wrench from its motion (overrides ``rest``).
+        :param expected: (k, 6) the object's wrench from its motion (overrides
+            :attr:`wrench_source` and ``rest``).
         :return: the samples' health.
         """
         step = self.checks.update(stamps_ns, readings)
         events = [HealthEvent(check, self.names[e.sensor], e.onset_ns, e.detected_ns)
                   for check, e in step.events]
         doubt, consistent = step.doubt, np.ones(len(stamps_ns), bool)
+        if expected is None and self.wrench_source is not None:
+            expected = self.wrench_source(np.asarray(stamps_ns, np.int64))
         checked = contact is not None and pose is not None and (
             expected is not None or self.settings.consistency == 'rest')
         if checked:
@@ -167,9 +174,10 @@ class HealthMonitor:
                     gravity, (len(stamps_ns), 3))))
             self._geometry(pose, sensor_pose)
             begun, consistent, suspects = self.set.update(
-                stamps_ns, contact, expected, self.checks.learner.noise, step.doubt)
+                stamps_ns, contact, expected, self.checks.learner.noise, step.by_check)
             doubt = doubt | suspects
             events += self._set_events(begun)
+        events.sort(key=lambda e: e.detected_ns)  # in time, as reading by reading (stable)
         self.events += events
         if self.keep_samples:
             self._kept.append((np.asarray(stamps_ns, np.int64), doubt, consistent))
@@ -204,9 +212,7 @@ class HealthMonitor:
             if finding.cause == 'drift':
                 axes = f" ({'/'.join(finding.axes)})" if finding.axes else ''
                 return f'{name} drifts{axes}: it alone explains the resultant (excess {figures})'
-            checks = [c for c in CHECKS if self.checks.episodes[c].in_doubt(
-                self.checks.count - 1)[finding.named]]
-            return f"{name} ({', '.join(checks) or 'in doubt'}) explains the resultant (excess {figures})"
+            return f'{name} ({finding.cause}) explains the resultant (excess {figures})'
         who = ', '.join(self.names[i] for i in finding.candidates) or 'no single sensor'
         return f'inconsistent set, not isolated (could be: {who}; excess {figures})'
 

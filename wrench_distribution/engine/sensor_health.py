@@ -38,12 +38,18 @@ _LATEST = np.iinfo(np.int64).max
 class SensorStep:
     """What the checks found in k readings.
 
-    :param doubt: (k, n) the sensor is in doubt at that reading (any check).
+    :param by_check: (k, n, checks) the sensor is in doubt at that reading, per check
+        (:data:`CHECKS` order).
     :param events: ``(check, Episode)`` of each episode that began.
     """
 
-    doubt: np.ndarray
+    by_check: np.ndarray
     events: list
+
+    @property
+    def doubt(self) -> np.ndarray:
+        """(k, n) the sensor is in doubt at that reading (any check)."""
+        return self.by_check.any(axis=-1)
 
 
 def run_lengths(same: np.ndarray, seed: np.ndarray) -> np.ndarray:
@@ -97,7 +103,7 @@ class SensorChecks:
         self._axis_start = [0] * (6 * n)
         self._axis_ns = [0] * (6 * n)
         self._peak = [0.0] * (6 * n)  # largest magnitude read per axis
-        self._until = [NEVER] * n  # last reading index at which each sensor is in doubt
+        self._until = [[NEVER] * n for _ in CHECKS]  # last reading index in doubt, per check
 
     def update(self, stamps_ns: np.ndarray, readings: np.ndarray) -> SensorStep:
         """Take k synchronised readings.
@@ -109,16 +115,16 @@ class SensorChecks:
         k = len(stamps_ns)
         if k == 1 and len(self._rows) == SPIKE_WIDTH + 1:
             return self._live(int(stamps_ns[0]), readings[0])
-        doubt, events = np.zeros((k, self.n), bool), []
+        by_check, events = np.zeros((k, self.n, len(CHECKS)), bool), []
         done = 0
         while done < k:  # no noise block closes inside a piece: the scale is that of each reading
             size = min(k - done, NOISE_BLOCK - max(self.learner.filled))
             step = self._chunk(np.asarray(stamps_ns[done:done + size], np.int64),
                                np.asarray(readings[done:done + size], float))
-            doubt[done:done + size] = step.doubt
+            by_check[done:done + size] = step.by_check
             events += step.events
             done += size
-        return SensorStep(doubt, events)
+        return SensorStep(by_check, events)
 
     # -- offline: a chunk, vectorised ---------------------------------------------------------
     def _chunk(self, stamps_ns: np.ndarray, readings: np.ndarray) -> SensorStep:
@@ -207,14 +213,14 @@ class SensorChecks:
         return raw, onset
 
     def _episodes(self, stamps_ns: np.ndarray, raws: tuple, onsets: tuple) -> SensorStep:
-        """Feed each check's flags (k, n) to its episodes; the union of their doubts."""
-        events, doubt = [], np.zeros(raws[0].shape, bool)
+        """Feed each check's flags (k, n) to its episodes; their doubts."""
+        events, doubts = [], []
         for check, raw, onset in zip(CHECKS, raws, onsets):
             check_doubt, found = self.episodes[check].update(self.count, raw, onset, stamps_ns)
-            doubt |= check_doubt
+            doubts.append(check_doubt)
             events += [(check, episode) for episode in found]
-        self._until = np.max([e.doubt_until() for e in self.episodes.values()], axis=0).tolist()
-        return SensorStep(doubt, events)
+        self._until = [e.doubt_until().tolist() for e in self.episodes.values()]
+        return SensorStep(np.stack(doubts, axis=-1), events)
 
     # -- live: one reading, pure Python --------------------------------------------------------
     def _live(self, stamp: int, reading: np.ndarray) -> SensorStep:
@@ -245,8 +251,9 @@ class SensorChecks:
                                    np.full((1, n), self._rows_ns[1], np.int64)))
             healthy = ~step.doubt[0]
         else:
-            healthy = [index > until for until in self._until]
-            step = SensorStep(np.array([[not h for h in healthy]]), [])
+            doubt = [[index <= until for until in check] for check in self._until]
+            healthy = [not any(d) for d in zip(*doubt)]
+            step = SensorStep(np.array(doubt).T[None], [])
         second = [a - 2.0 * b + c for a, b, c in zip(rows[-2], previous, values)]
         if all(healthy):
             self.learner.add_row(second)
@@ -283,4 +290,4 @@ class SensorChecks:
 
     def in_doubt(self) -> np.ndarray:
         """(n,) whether each sensor is in doubt after the latest reading."""
-        return self.count - 1 <= np.asarray(self._until)
+        return (self.count - 1 <= np.asarray(self._until)).any(axis=0)

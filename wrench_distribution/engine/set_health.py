@@ -25,7 +25,8 @@ import numpy as np
 
 from wrench_distribution.core import consistency as C
 from wrench_distribution.core.health import (BASELINE_BLOCKS, CONSISTENCY_BLOCK, QUIET_FLOOR,
-                                             quiet_limit, RECOVERY_BLOCKS, SET_Z)
+                                             QUIET_PROBABILITY, quiet_limit, RECOVERY_BLOCKS,
+                                             SET_Z)
 from .episodes import Episodes
 
 AXES = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
@@ -39,8 +40,8 @@ class Finding:
     :param onset_ns: end of the last quiet block before it (its first sample's stamp when none).
     :param excess: (groups,) how far each group lies beyond tolerance and noise (N, N m).
     :param named: the sensor that explains it, or None.
-    :param cause: why that sensor: its own check (``frozen``, ``out_of_range``, ``spike``) or
-        ``drift``; empty when none is named.
+    :param cause: why that sensor: its own checks in doubt during the block (``frozen``,
+        ``out_of_range``, ``spike``, joined by ``+``) or ``drift``; empty when none is named.
     :param axes: the named sensor's axes that fit (``fz``, ...).
     :param candidates: the sensors that could explain it (indices).
     """
@@ -59,10 +60,13 @@ class SetConsistency:
 
     :param n: number of sensors.
     :param tolerance: ``(force N, torque N m)`` the model's errors may account for.
+    :param checks: the names of the per-sensor checks whose doubts :meth:`update` is given.
     """
 
-    def __init__(self, n: int, tolerance: Sequence[float] = (1.0, 0.2)) -> None:
+    def __init__(self, n: int, tolerance: Sequence[float] = (1.0, 0.2),
+                 checks: Sequence[str] = ()) -> None:
         self.n = n
+        self.checks = tuple(checks)
         self.tolerance = tuple(float(t) for t in tolerance)
         self.model: Optional[C.ParityModel] = None
         self._key: Optional[bytes] = None
@@ -77,7 +81,7 @@ class SetConsistency:
     def _reset(self) -> None:
         rows = 0 if self.model is None else self.model.rows
         self._sum, self._count = np.zeros(rows), 0
-        self._doubt = np.zeros(self.n, bool)
+        self._doubt = np.zeros((self.n, len(self.checks)), bool)
         self._first_ns = 0
         self._quiet_ns: Optional[int] = None
         self._baseline_sum, self._baseline_blocks = np.zeros(rows), 0
@@ -116,7 +120,7 @@ class SetConsistency:
         :param contact: (k, n, 6) corrected contact wrenches, contact frames.
         :param expected: (k, 6) the object's wrench, or None: constant, unknown (at rest).
         :param noise: (n, 6) each sensor's noise per axis (NaN: not learned, taken as 0).
-        :param doubt: (k, n) each sensor in doubt from its own checks.
+        :param doubt: (k, n, checks) each sensor in doubt from each of its own checks.
         :return: ``(episodes begun, consistent (k,), suspects (k, n))``: each episode as
             ``(kind, Episode, Finding)`` (kind ``inconsistent``, or ``drift`` with the sensor
             in the episode), then the set's state after the last block completed at or
@@ -149,16 +153,18 @@ class SetConsistency:
             self._noise_key = key
             self._block_covariance = C.residual_covariance(self.model, noise) / CONSISTENCY_BLOCK
             floor = QUIET_FLOOR * C.tolerance_rows(self.model, self.tolerance)
-            self._quiet_metric = np.linalg.pinv(self._block_covariance + np.diag(floor ** 2))
+            self._quiet_metric = np.linalg.inv(self._block_covariance + np.diag(floor ** 2))
         return self._block_covariance
 
     def _evaluate(self, stamp_ns: int, noise: np.ndarray) -> list:
         """Test one block; return the episodes it begins (:meth:`update`)."""
         mean = self._sum / CONSISTENCY_BLOCK
-        doubted = np.flatnonzero(self._doubt)
+        causes = self._doubt
+        doubted = np.flatnonzero(causes.any(axis=1))
         covariance = self._covariance(noise)
         first_ns = self._first_ns
-        self._sum, self._count, self._doubt = np.zeros_like(self._sum), 0, np.zeros(self.n, bool)
+        self._sum, self._count = np.zeros_like(self._sum), 0
+        self._doubt = np.zeros_like(causes)
         index = self.blocks
         self.blocks += 1
         if self._baseline_mode and self.baseline is None:
@@ -174,7 +180,14 @@ class SetConsistency:
         onset = first_ns if self._quiet_ns is None else self._quiet_ns
         if not bad:
             return []
-        finding = self._explain(Finding(stamp_ns, onset, excess), value, covariance, doubted)
+        if self.baseline is not None:  # the fault's signature: constant model errors removed
+            value, metric = mean - self.baseline, self._quiet_metric
+        else:
+            metric = np.linalg.inv(covariance + np.diag(C.tolerance_rows(self.model,
+                                                                          self.tolerance) ** 2))
+        finding = self._explain(Finding(stamp_ns, onset, excess), value, metric, doubted)
+        if finding.cause == 'doubted':
+            finding.cause = '+'.join(c for c, hit in zip(self.checks, causes[finding.named]) if hit)
         self.latest = finding
         _, begun = self.inconsistent.update(index, np.ones((1, 1), bool), np.array([[onset]]),
                                             [stamp_ns])
@@ -202,10 +215,10 @@ class SetConsistency:
         departure = mean - self.baseline
         return float(departure @ self._quiet_metric @ departure) <= quiet_limit(self.model.rows)
 
-    def _explain(self, finding: Finding, value: np.ndarray, covariance: np.ndarray,
+    def _explain(self, finding: Finding, value: np.ndarray, metric: np.ndarray,
                  doubted: np.ndarray) -> Finding:
         """Name the sensor that explains an inconsistent block, or list the candidates."""
-        fits = C.explain(self.model, value, covariance, self.tolerance, SET_Z)
+        fits = C.explain(self.model, value, metric, QUIET_PROBABILITY)
         able = sorted({h.sensor for h in fits})
         telling = sorted({h.sensor for h in fits if h.informative})
         if len(doubted) == 1 and int(doubted[0]) in able:
