@@ -4,9 +4,9 @@ Faults and internal loads are moved to the object by hand (``f' = R f``, ``t' = 
 (R f)``, about the centre of mass), never with the code under test; the sensors' maps are
 written here from their definition (``A = s [[R, 0], [S(p) R, R]]``).
 """
+from hypothesis import assume, given, settings, strategies as st
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
 from scipy.spatial.transform import Rotation
 from scipy.stats import chi2
 
@@ -21,7 +21,7 @@ def skew(v):
 
 
 def sensor_map(sign, position, rotation):
-    """A signed reading in the sensor frame -> the wrench at the contact, contact frame."""
+    """Return the map of a signed reading (sensor frame) to the wrench at the contact, contact frame."""
     out = np.zeros((6, 6))
     out[:3, :3] = out[3:, 3:] = rotation
     out[3:, :3] = skew(position) @ rotation
@@ -29,7 +29,7 @@ def sensor_map(sign, position, rotation):
 
 
 def to_object(contact_wrench, position, rotation, com, rigid=True):
-    """A contact wrench (contact frame, about the contact) -> object frame about the centre of mass."""
+    """Move a contact wrench (contact frame, about the contact) to the object frame, about the CoM."""
     f = rotation @ contact_wrench[:3]
     t = rotation @ contact_wrench[3:] if rigid else np.zeros(3)
     return np.concatenate([f, t + np.cross(position - com, f)])
@@ -37,7 +37,7 @@ def to_object(contact_wrench, position, rotation, com, rigid=True):
 
 @st.composite
 def cells(draw, sizes=(2, 3, 4), kinds=('rigid',)):
-    """A random cell: contacts, their frames, sensors (offset, turned, signed), a centre of mass."""
+    """Draw a random cell: contacts, their frames, sensors (offset, turned, signed), a centre of mass."""
     n = draw(st.sampled_from(sizes))
     seed = draw(st.integers(0, 2 ** 31))
     length = draw(st.sampled_from([1.0, 1e-3, 1e3]))  # the unit of length
@@ -52,8 +52,8 @@ def cells(draw, sizes=(2, 3, 4), kinds=('rigid',)):
     rigid = np.array([draw(st.sampled_from(kinds)) == 'rigid' for _ in range(n)])
     com = rng.uniform(-0.1, 0.1, 3) * length
     quats = Rotation.from_matrix(rotations).as_quat()
-    return dict(positions=positions, rotations=rotations, quats=quats, gains=gains, rigid=rigid,
-                com=com, length=length, rng=rng)
+    return {'positions': positions, 'rotations': rotations, 'quats': quats, 'gains': gains,
+            'rigid': rigid, 'com': com, 'length': length, 'rng': rng}
 
 
 def model_of(cell, point_torques=False):
@@ -62,13 +62,13 @@ def model_of(cell, point_torques=False):
 
 
 def metric_of(model, cell, force_noise=0.05):
-    """The inverse covariance of a block mean's residual, noise per axis (torques scale with length)."""
+    """Return the inverse covariance of a block mean's residual (torque noise scales with length)."""
     noise = np.tile(np.r_[[force_noise] * 3, [force_noise * 0.05 * cell['length']] * 3], (len(cell['rigid']), 1))
     return np.linalg.inv(C.residual_covariance(model, noise) / 32)
 
 
 def fault_residual(cell, sensor, fault):
-    """The resultant's change (object frame about the CoM) when sensor ``sensor`` reads ``fault`` more."""
+    """Return the resultant's change (object frame, about the CoM) when ``sensor`` reads ``fault`` more."""
     contact = cell['gains'][sensor] @ fault
     return to_object(contact, cell['positions'][sensor], cell['rotations'][sensor], cell['com'],
                      cell['rigid'][sensor])
@@ -136,16 +136,14 @@ def test_a_force_error_along_the_line_of_two_contacts_fits_both():
     positions = np.array([[0.0, -0.2, 0.0], [0.0, 0.2, 0.0]])
     model = C.parity_model(positions, np.tile([0, 0, 0, 1.0], (2, 1)), [0, 0, 0.0], [True, True],
                            np.stack([np.eye(6)] * 2))
-    residual = fault_residual(dict(gains=np.stack([np.eye(6)] * 2), positions=positions,
-                                   rotations=np.stack([np.eye(3)] * 2), com=np.zeros(3),
-                                   rigid=[True, True]), 0, np.r_[0, 2.0, 0, 0, 0, 0])
+    aligned = {'gains': np.stack([np.eye(6)] * 2), 'positions': positions,
+               'rotations': np.stack([np.eye(3)] * 2), 'com': np.zeros(3), 'rigid': [True, True]}
+    residual = fault_residual(aligned, 0, np.r_[0, 2.0, 0, 0, 0, 0])
     noise = np.tile(np.r_[[0.05] * 3, [0.005] * 3], (2, 1))
     metric = np.linalg.inv(C.residual_covariance(model, noise) / 32)
     named = {(h.sensor, h.axes) for h in C.explain(model, residual, metric, PROBABILITY) if h.informative}
     assert named == {(0, (1,)), (1, (1,))}
-    across = fault_residual(dict(gains=np.stack([np.eye(6)] * 2), positions=positions,
-                                 rotations=np.stack([np.eye(3)] * 2), com=np.zeros(3),
-                                 rigid=[True, True]), 0, np.r_[0, 0, 2.0, 0, 0, 0])
+    across = fault_residual(aligned, 0, np.r_[0, 0, 2.0, 0, 0, 0])
     named = {(h.sensor, h.axes) for h in C.explain(model, across, metric, PROBABILITY) if h.informative}
     assert named == {(0, (2,))}
 

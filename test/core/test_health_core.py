@@ -4,9 +4,9 @@ Each false-alarm rate is derived in ``core/health.py``; here it is measured on s
 healthy sensors at a lower threshold (where alarms are frequent enough to count) and compared
 with the same formula, which then sets the threshold at the design point.
 """
+from hypothesis import given, settings, strategies as st
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
 from scipy.stats import norm, poisson
 
 from wrench_distribution.core import health as H
@@ -14,7 +14,7 @@ from wrench_distribution.engine.sensor_health import excursions, run_lengths
 
 
 def _poisson_ok(count: int, mean: float, slack: float = 1e-4) -> bool:
-    """Whether ``count`` is a plausible draw of a Poisson law of mean ``mean``."""
+    """Tell whether ``count`` is a plausible draw of a Poisson law of mean ``mean``."""
     return poisson.ppf(slack, mean) <= count <= poisson.isf(slack, mean)
 
 

@@ -4,9 +4,9 @@ Each fault is written as a broken sensor writes it and must be found, named, wit
 within the bound stated in docs/theory.md (section 15.5); clean readings with noise as low as
 0.05 N must raise nothing over ten minutes, at 500 Hz and at 1 kHz, quantised or not.
 """
+from hypothesis import given, settings, strategies as st
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
 
 import health_fixtures as H
 from wrench_distribution.core.health import (CLIPPED_REPEATS, CONSISTENCY_BLOCK, FROZEN_REPEATS,
@@ -16,7 +16,7 @@ from wrench_distribution.engine.health import HealthSettings
 
 
 def events(monitor, check=None):
-    """The monitor's episodes as ``(check, sensor, onset index, detected index)`` of the recording."""
+    """Return the monitor's episodes as ``(check, sensor, onset, detected, detail)``."""
     return [(e.check, e.sensor, e.onset_ns, e.detected_ns, e.detail) for e in monitor.events
             if check is None or e.check == check]
 
@@ -218,6 +218,7 @@ def test_live_and_chunks_give_the_same_health(cuts, seed):
             part = H.Recording(rec.stamps_ns[last:edge], rec.readings[last:edge], rec.period_ns)
             parts.append(H.feed(engine, part))
             last = edge
+
     def said(monitor):  # the figures of the excess are sums in another order: their last bits differ
         return [(c, s, o, d, detail.split(' (excess')[0]) for c, s, o, d, detail in events(monitor)]
     assert said(live) == said(chunked) and said(live)

@@ -39,7 +39,7 @@ START_NS = 1_800_000_000_000_000_000
 
 
 def params(tools: bool = True, **overrides) -> dict:
-    """The analyzer's parameters for the rig (static contacts)."""
+    """Return the analyzer's parameters for the rig (static contacts)."""
     p = {'effectors': NAMES, 'contact_types': ['rigid', 'rigid'], 'contact_source': 'static',
          'contact_positions': POSITIONS.ravel().tolist(),
          'contact_orientations': ORIENTATIONS.ravel().tolist(),
@@ -54,7 +54,7 @@ def params(tools: bool = True, **overrides) -> dict:
 
 
 def config(tools: bool = True, **overrides):
-    """The rig's ``AnalyzerConfig``."""
+    """Return the rig's ``AnalyzerConfig``."""
     return load_analyzer_config({'wrench_analyzer': {'ros__parameters': params(tools, **overrides)}})
 
 
@@ -68,18 +68,18 @@ class Recording:
 
 
 def stamps(seconds: float, rate: float) -> tuple:
-    """Sample stamps (k,) at ``rate`` Hz and the period (ns)."""
+    """Return the samples' stamps, (k,) at ``rate`` Hz, and the period (ns)."""
     period = int(round(1e9 / rate))
     return START_NS + period * np.arange(int(round(seconds * rate)), dtype=np.int64), period
 
 
 def object_wrench_at_rest(k: int) -> np.ndarray:
-    """What the arms apply to the box at rest, about its centre of mass: ``[-m g; 0]``."""
+    """Return what the arms apply to the box at rest, about its centre of mass: ``[-m g; 0]``."""
     return np.tile(np.concatenate([-MASS * GRAVITY, np.zeros(3)]), (k, 1))
 
 
 def contact_wrenches(wrench: np.ndarray, squeeze: np.ndarray) -> np.ndarray:
-    """Each arm's wrench (k, 2, 6) in its contact frame about the contact, by hand.
+    """Return each arm's wrench (k, 2, 6) in its contact frame about the contact, by hand.
 
     Half the force each, plus the squeeze (left pushes towards right and right towards left);
     equal torques make the rest of the resultant's torque about the centre of mass.
@@ -99,7 +99,7 @@ def contact_wrenches(wrench: np.ndarray, squeeze: np.ndarray) -> np.ndarray:
 
 
 def sensor_readings(contact: np.ndarray, gravity_object: np.ndarray, tools: bool = True) -> np.ndarray:
-    """What each sensor reads (k, 2, 6) when its arm applies ``contact`` (no noise), by hand."""
+    """Return what each sensor reads (k, 2, 6) when its arm applies ``contact`` (no noise), by hand."""
     out = np.empty_like(contact)
     for i in range(2):
         rs = Rotation.from_quat(SENSOR_ORIENTATIONS[i]).as_matrix()
@@ -115,13 +115,13 @@ def sensor_readings(contact: np.ndarray, gravity_object: np.ndarray, tools: bool
 
 
 def squeeze_wave(t_s: np.ndarray) -> np.ndarray:
-    """A 15 +- 10 N squeeze at 0.5 Hz."""
+    """Return a 15 +- 10 N squeeze at 0.5 Hz."""
     return 15.0 + 10.0 * np.sin(np.pi * t_s)
 
 
 def noisy(truth: np.ndarray, rng: np.random.Generator, noise: float, quantum: float,
           torque_noise: Optional[float]) -> np.ndarray:
-    """Readings: the truth with Gaussian noise, quantised if asked (torques at a tenth)."""
+    """Return readings: the truth with Gaussian noise, quantised if asked (torques at a tenth)."""
     sigma = np.r_[[noise] * 3, [noise / 10 if torque_noise is None else torque_noise] * 3]
     readings = truth + rng.normal(size=truth.shape) * sigma
     if quantum:
@@ -132,7 +132,7 @@ def noisy(truth: np.ndarray, rng: np.random.Generator, noise: float, quantum: fl
 
 def at_rest(seconds: float, rate: float, noise: float = 0.05, quantum: float = 0.0,
             seed: int = 0, torque_noise: Optional[float] = None) -> Recording:
-    """The box held at rest with a varying squeeze, read with Gaussian noise (and quantised).
+    """Return the box held at rest with a varying squeeze, read with Gaussian noise (and quantised).
 
     :param noise: force noise (N); torque noise ``torque_noise`` (N m), by default noise / 10.
     :param quantum: quantisation step of forces (N), and of torques over 10 (0: none).
@@ -153,7 +153,7 @@ AXIS = np.array([1.0, 2.0, 2.0]) / 3.0  # the moving box turns about this axis (
 
 
 def box_pose(t: np.ndarray) -> tuple:
-    """The moving box in the world: ``(origin (k, 3), rotation)``, a swing about AXIS and a sway."""
+    """Return the moving box in the world: ``(origin (k, 3), rotation)``, a swing about AXIS and a sway."""
     angle = 0.4 * np.sin(2.0 * t)
     rotation = Rotation.from_rotvec(angle[:, None] * AXIS) * Rotation.from_euler('x', 20, degrees=True)
     origin = np.column_stack([0.3 * np.sin(3 * t), 0.2 * np.cos(3 * t), 0.5 + 0.05 * np.sin(t)])
@@ -161,7 +161,7 @@ def box_pose(t: np.ndarray) -> tuple:
 
 
 def box_wrench(t: np.ndarray) -> np.ndarray:
-    """Newton-Euler, by hand: what the arms apply to the moving box (object frame, about the CoM)."""
+    """Return, by Newton-Euler by hand, what the arms apply to the moving box (object frame, about the CoM)."""
     _, rotation = box_pose(t)
     rate, accel = 0.8 * np.cos(2.0 * t), -1.6 * np.sin(2.0 * t)
     omega, alpha = rate[:, None] * AXIS, accel[:, None] * AXIS  # world; the axis is fixed
@@ -176,7 +176,7 @@ def box_wrench(t: np.ndarray) -> np.ndarray:
 
 
 def moving(seconds: float, rate: float, noise: float = 0.05, seed: int = 0) -> tuple:
-    """The box swung and swayed with a constant 10 N squeeze; tools massless (the model is quasi-static).
+    """Return the box swung and swayed with a 10 N squeeze; tools massless (the model is quasi-static).
 
     :return: ``(recording, world poses (k, 7) of the object frame)``.
     """
@@ -190,7 +190,7 @@ def moving(seconds: float, rate: float, noise: float = 0.05, seed: int = 0) -> t
 
 
 def monitor(settings: Optional[HealthSettings] = None, consistency: str = 'rest', **overrides):
-    """An analysis engine on the rig with a health monitor: ``(engine, monitor)``."""
+    """Return an analysis engine on the rig with a health monitor: ``(engine, monitor)``."""
     cfg = config(**overrides)
     settings = settings or HealthSettings.from_params(cfg.params, consistency)
     engine = AnalysisEngine(cfg, StaticPoses(np.concatenate([POSITIONS, ORIENTATIONS], axis=1)))
@@ -213,5 +213,5 @@ def feed(engine: AnalysisEngine, rec: Recording, chunk: int = 50_000) -> tuple:
 
 
 def seconds_of(rec: Recording, index: int) -> float:
-    """Seconds from the recording's start to sample ``index``."""
+    """Return the seconds from the recording's start to sample ``index``."""
     return (int(rec.stamps_ns[index]) - START_NS) * 1e-9

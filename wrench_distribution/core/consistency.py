@@ -8,6 +8,7 @@ contact read by a six-axis sensor. A sensor fault ``phi_i`` (sensor frame) moves
 that can and cannot single out is derived in docs/theory.md, section 15.4. No ROS, no state.
 """
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import List, Optional, Sequence
 
 import numpy as np
@@ -40,7 +41,7 @@ class ParityModel:
 
     @property
     def rows(self) -> int:
-        """Number of residual components ``d``."""
+        """Return the number of residual components ``d``."""
         return self.contact_map.shape[0]
 
 
@@ -93,7 +94,7 @@ def _rank(matrix: np.ndarray) -> int:
 
 
 def residuals(model: ParityModel, contact: np.ndarray, expected: Optional[np.ndarray]) -> np.ndarray:
-    """Parity residuals (k, d) of contact wrenches.
+    """Return the parity residual of each samples contact wrenches, (k, d).
 
     :param model: the parity equations.
     :param contact: (k, n, 6) contact wrenches, contact frames.
@@ -120,15 +121,26 @@ def residual_covariance(model: ParityModel, noise: np.ndarray) -> np.ndarray:
     return flat @ flat.T
 
 
-def group_excess(values: np.ndarray, covariance: np.ndarray, groups: Sequence[tuple],
+def group_spreads(covariance: np.ndarray, groups: Sequence[tuple]) -> np.ndarray:
+    """Largest standard deviation of each group of a residual, ``sqrt(lambda_max(S_gg))``.
+
+    :param covariance: (d, d) the residual's noise covariance.
+    :param groups: ``(start, stop, kind)`` per group.
+    :return: (groups,) the spreads.
+    """
+    return np.array([np.sqrt(max(np.linalg.eigvalsh(covariance[a:b, a:b])[-1], 0.0))
+                     for a, b, _ in groups])
+
+
+def group_excess(values: np.ndarray, spreads: np.ndarray, groups: Sequence[tuple],
                  tolerance: Sequence[float], z: float) -> np.ndarray:
     """How far each group of a residual lies beyond its tolerance and noise allowance.
 
     ``|r_g| - tol_g - z sqrt(lambda_max(S_gg))``: positive means inconsistent (the model error
-    allowed, ``tol``, and the noise of the block, ``S``, do not explain it).
+    allowed, ``tol``, and the noise, ``S``, do not explain it).
 
     :param values: (m, d) or (d,) residuals.
-    :param covariance: (d, d) their noise covariance.
+    :param spreads: (groups,) :func:`group_spreads` of their noise covariance.
     :param groups: ``(start, stop, kind)`` per group.
     :param tolerance: ``(force, torque)`` model tolerance (N, N m).
     :param z: the noise allowance (:func:`~.health.block_threshold`).
@@ -137,9 +149,8 @@ def group_excess(values: np.ndarray, covariance: np.ndarray, groups: Sequence[tu
     values = np.asarray(values, float)
     out = np.empty(values.shape[:-1] + (len(groups),))
     for g, (start, stop, kind) in enumerate(groups):
-        spread = np.sqrt(max(np.linalg.eigvalsh(covariance[start:stop, start:stop])[-1], 0.0))
         out[..., g] = (np.linalg.norm(values[..., start:stop], axis=-1) - tolerance[kind]
-                       - z * spread)
+                       - z * spreads[g])
     return out
 
 
@@ -168,6 +179,12 @@ class Hypothesis:
     fault: np.ndarray
 
 
+@lru_cache(maxsize=64)
+def chi2_limit(probability: float, free: int) -> float:
+    """``chi2(1 - probability, free)``, the bound of a whitened squared remainder (cached)."""
+    return float(chi2.isf(probability, free))
+
+
 def explain(model: ParityModel, residual: np.ndarray, metric: np.ndarray,
             probability: float) -> List[Hypothesis]:
     """Every single-sensor hypothesis (one axis, or the whole sensor) that explains a residual.
@@ -176,6 +193,7 @@ def explain(model: ParityModel, residual: np.ndarray, metric: np.ndarray,
     covariance: unit-consistent) and explains the residual when what it leaves is noise:
     ``q = e^T M e <= chi2(1 - probability, d - rank)``, ``d - rank`` the directions the
     hypothesis cannot reach (none for a rigid sensor's whole fault: it explains anything).
+    A single axis has the closed form ``q = |v|^2 - (w . v)^2 / |w|^2`` (whitened ``v``, ``w``).
 
     :param model: the parity equations.
     :param residual: (d,) the residual's departure from what the model explains.
@@ -184,20 +202,26 @@ def explain(model: ParityModel, residual: np.ndarray, metric: np.ndarray,
     :return: the hypotheses that fit, per sensor: its single axes, then the whole sensor.
     """
     root = np.linalg.cholesky(metric)
+    value = root.T @ residual
+    columns = np.einsum('dk,dnj->knj', root, model.fault_map)  # whitened, (d, n, 6)
+    power = np.einsum('knj,knj->nj', columns, columns)
+    dot = np.einsum('knj,k->nj', columns, value)
+    seen = power > 0
+    share = np.where(seen, dot / np.where(seen, power, 1.0), 0.0)
+    left = float(value @ value) - share * dot
+    single = seen & (left <= chi2_limit(probability, model.rows - 1) if model.rows > 1 else seen)
     out = []
     for i in range(model.fault_map.shape[1]):
-        columns = model.fault_map[:, i]
-        for axes in [(a,) for a in range(6)] + [tuple(range(6))]:
-            design = columns[:, list(axes)]
-            rank = _rank(design)
-            if not rank:
-                continue
-            coefficients = np.linalg.lstsq(root.T @ design, root.T @ residual, rcond=None)[0]
-            left = root.T @ (residual - design @ coefficients)
-            free = model.rows - rank
-            if free == 0 or float(left @ left) <= chi2.isf(probability, free):
-                fault = np.zeros(6)
-                fault[list(axes)] = coefficients
-                informative = rank < model.rank
-                out.append(Hypothesis(i, axes, bool(informative), fault))
+        for axis in np.flatnonzero(single[i]):
+            fault = np.zeros(6)
+            fault[axis] = share[i, axis]
+            out.append(Hypothesis(i, (int(axis),), model.rank > 1, fault))
+        free = model.rows - int(model.sensor_ranks[i])
+        if not model.sensor_ranks[i]:
+            continue
+        coefficients = np.linalg.lstsq(columns[:, i], value, rcond=None)[0]
+        remainder = value - columns[:, i] @ coefficients
+        if free == 0 or float(remainder @ remainder) <= chi2_limit(probability, free):
+            out.append(Hypothesis(i, tuple(range(6)), bool(model.sensor_ranks[i] < model.rank),
+                                  coefficients))
     return out

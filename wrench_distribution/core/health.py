@@ -6,6 +6,7 @@ must give at most :data:`FALSE_ALARMS` expected false alarms per check over
 0.05 N and readings quantised up to twice their noise on three axes (the others silent).
 The functions below are the derivations; the constants are their values at that point.
 """
+from functools import lru_cache
 from math import ceil, log
 
 import numpy as np
@@ -62,7 +63,7 @@ def repeats_needed(probability: float, false_alarms: float = FALSE_ALARMS,
 
 
 def run_false_alarms(probability: float, repeats: int, samples: int = DESIGN_SAMPLES) -> float:
-    """Expected false alarms of a run of ``repeats`` repeats over ``samples`` readings.
+    """Return the expected false alarms of a run of ``repeats`` repeats over ``samples`` readings.
 
     :param probability: chance that one reading repeats the previous one.
     :param repeats: the run that raises the alarm.
@@ -91,7 +92,7 @@ def spike_threshold(false_alarms: float = FALSE_ALARMS, samples: int = DESIGN_SA
 
 
 def spike_false_alarms(z: float, samples: int = DESIGN_SAMPLES, noise_error: float = 0.0) -> float:
-    """Expected false spikes over ``samples`` healthy readings (six axes, scale ``1 - err`` of the truth).
+    """Return the expected false spikes over ``samples`` healthy readings (six axes).
 
     :param z: the threshold in noise scales.
     :param samples: healthy readings.
@@ -173,6 +174,7 @@ QUIET_PROBABILITY = 1e-3
 QUIET_FLOOR = 1e-3
 
 
+@lru_cache(maxsize=64)
 def quiet_limit(rows: int) -> float:
     """Whitened squared departure from the baseline below which a block is quiet (chi2 quantile).
 

@@ -28,14 +28,14 @@ class Motion:
 
 
 def at_rest(gravity: np.ndarray) -> Motion:
-    """The motion of an object at rest under ``gravity`` ((k, 3) or (3,), object frame)."""
+    """Return the motion of an object at rest under ``gravity`` ((k, 3) or (3,), object frame)."""
     gravity = np.atleast_2d(np.asarray(gravity, float))
     zero = np.zeros_like(gravity)
     return Motion(zero, zero, zero, gravity)
 
 
 def object_wrench(mass: float, motion: Motion, inertia: Optional[np.ndarray] = None) -> np.ndarray:
-    """The wrench the effectors apply to the object (object frame, about the centre of mass).
+    """Return the wrench the effectors apply to the object (object frame, about its centre of mass).
 
     Newton-Euler with gravity: ``f = m (a - g)``, ``t = I alpha + omega x I omega`` (body
     axes); at rest ``[-m g; 0]``.
@@ -57,7 +57,7 @@ def object_wrench(mass: float, motion: Motion, inertia: Optional[np.ndarray] = N
 
 
 def _windows(stamps_ns: np.ndarray, half: int) -> tuple:
-    """Indices (k, 2 h + 1) of each sample's window (shifted inward at the ends) and its times."""
+    """Return the indices (k, 2 h + 1) of each sample's window (shifted inward at the ends), its times."""
     k = len(stamps_ns)
     width = 2 * half + 1
     if k < width:
@@ -71,7 +71,7 @@ def _windows(stamps_ns: np.ndarray, half: int) -> tuple:
 
 
 def _fit(tau: np.ndarray, values: np.ndarray, through_zero: bool) -> np.ndarray:
-    """Per-sample least squares of ``values`` (k, w, 3) on ``[1,] tau, tau^2 / 2``; (k, p, 3)."""
+    """Fit ``values`` (k, w, 3) on ``[1,] tau, tau^2 / 2`` per sample; return (k, p, 3)."""
     columns = [tau, 0.5 * tau ** 2] if through_zero else [np.ones_like(tau), tau, 0.5 * tau ** 2]
     design = np.stack(columns, axis=-1)
     normal = np.einsum('kwp,kwq->kpq', design, design)
@@ -80,7 +80,7 @@ def _fit(tau: np.ndarray, values: np.ndarray, through_zero: bool) -> np.ndarray:
 
 def motion_from_poses(stamps_ns: np.ndarray, positions: np.ndarray, quaternions: np.ndarray,
                       com: Sequence[float], gravity: Sequence[float], half_window: int = 5) -> Motion:
-    """The object's motion from samples of its pose in an inertial frame.
+    """Return the object's motion from samples of its pose in an inertial frame.
 
     Local quadratic fits over ``2 half_window + 1`` poses centred on each sample (shifted
     inward at the ends): the centre of mass's position gives its acceleration; the rotation

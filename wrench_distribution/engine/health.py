@@ -125,10 +125,14 @@ class HealthMonitor:
         #: keep each sample's health for :meth:`take` (offline; live nodes read the state)
         self.keep_samples = False
         self._kept: list = []
+        self._geometry_key: Optional[bytes] = None  # the contacts the set check was built for
+        self._weight_key: Optional[bytes] = None
+        self._weight_row = np.zeros((1, 6))
+        self._all_consistent = np.ones(1, bool)  # one sample's answer when the set is not checked
 
     @classmethod
     def for_config(cls, config, settings: Optional[HealthSettings] = None) -> 'HealthMonitor':
-        """The monitor of an ``AnalyzerConfig`` (settings from its parameters by default)."""
+        """Build the monitor of an ``AnalyzerConfig`` (settings from its parameters by default)."""
         settings = settings or HealthSettings.from_params(config.params)
         model = config.object_model
         return cls(config.effectors, config.sensors, [t == 'rigid' for t in config.contact_types],
@@ -163,28 +167,30 @@ class HealthMonitor:
         step = self.checks.update(stamps_ns, readings)
         events = [HealthEvent(check, self.names[e.sensor], e.onset_ns, e.detected_ns)
                   for check, e in step.events]
-        doubt, consistent = step.doubt, np.ones(len(stamps_ns), bool)
+        doubt, consistent = step.doubt, self._all_consistent
         if expected is None and self.wrench_source is not None:
             expected = self.wrench_source(np.asarray(stamps_ns, np.int64))
-        checked = contact is not None and pose is not None and (
-            expected is not None or self.settings.consistency == 'rest')
-        if checked:
+        if contact is not None and pose is not None and (
+                expected is not None or self.settings.consistency == 'rest'):
             if expected is None and self.mass > 0 and gravity is not None:
-                expected = object_wrench(self.mass, at_rest(np.broadcast_to(
-                    gravity, (len(stamps_ns), 3))))
+                expected = self._weight(gravity, len(stamps_ns))
             self._geometry(pose, sensor_pose)
             begun, consistent, suspects = self.set.update(
                 stamps_ns, contact, expected, self.checks.learner.noise, step.by_check)
-            doubt = doubt | suspects
+            if suspects.any():
+                doubt = doubt | suspects
             events += self._set_events(begun)
-        events.sort(key=lambda e: e.detected_ns)  # in time, as reading by reading (stable)
-        self.events += events
+        elif len(stamps_ns) != 1:
+            consistent = np.ones(len(stamps_ns), bool)
+        if events:
+            events.sort(key=lambda e: e.detected_ns)  # in time, as reading by reading (stable)
+            self.events += events
         if self.keep_samples:
             self._kept.append((np.asarray(stamps_ns, np.int64), doubt, consistent))
         return HealthStep(doubt, consistent, events)
 
     def take(self) -> tuple:
-        """The samples' health kept since the last call (:attr:`keep_samples`).
+        """Return the samples' health kept since the last call (:attr:`keep_samples`).
 
         :return: ``(stamps (k,), doubt (k, n), consistent (k,))``.
         """
@@ -193,14 +199,29 @@ class HealthMonitor:
             return np.zeros(0, np.int64), np.zeros((0, self.n), bool), np.zeros(0, bool)
         return tuple(np.concatenate(part) for part in zip(*kept))
 
+    def _weight(self, gravity: np.ndarray, k: int) -> np.ndarray:
+        """Return the object at rest: ``[-m g; 0]`` per sample (one row when gravity is constant)."""
+        gravity = np.asarray(gravity, float)
+        if gravity.ndim == 1:
+            key = gravity.tobytes()
+            if key != self._weight_key:
+                self._weight_key = key
+                self._weight_row = object_wrench(self.mass, at_rest(gravity))
+            return self._weight_row
+        return object_wrench(self.mass, at_rest(gravity))
+
     def _geometry(self, pose: np.ndarray, sensor_pose: Optional[np.ndarray]) -> None:
         """Give the set check this contact configuration (rebuilt only when it changes)."""
+        key = pose.tobytes() + (b'' if sensor_pose is None else sensor_pose.tobytes())
+        if key == self._geometry_key:
+            return
+        self._geometry_key = key
         gains = np.stack([s.affine(np.zeros(3))[0] for s in sensor_models_at(self.sensors, sensor_pose)])
         self.set.set_geometry(pose[:, :3], pose[:, 3:], self.com, self.rigid, gains,
                               point_torques=self.settings.point_torques)
 
     def _set_events(self, begun: list) -> List[HealthEvent]:
-        """The set's episodes as events (the set inconsistent, a drift named)."""
+        """Return the set's episodes as events (the set inconsistent, a drift named)."""
         return [HealthEvent(kind, self.names[e.sensor] if kind == 'drift' else '', e.onset_ns,
                             e.detected_ns, self.describe(finding)) for kind, e, finding in begun]
 
@@ -217,8 +238,11 @@ class HealthMonitor:
         return f'inconsistent set, not isolated (could be: {who}; excess {figures})'
 
     def levels(self) -> np.ndarray:
-        """(n,) diagnostic level of each sensor now: ERROR while frozen, out of range or
-        drifting, WARN within the recovery after a spike, else OK."""
+        """Return each sensor's diagnostic level now (n,).
+
+        :return: ERROR while frozen, out of range or drifting, WARN within the recovery after a
+            spike, else OK.
+        """
         latest = self.checks.count - 1
         out = np.full(self.n, OK)
         for check in CHECKS:
@@ -227,7 +251,7 @@ class HealthMonitor:
         return np.where(self.set.suspects(), ERROR, out)
 
     def report(self) -> dict:
-        """The state of every check, JSON-ready (times in seconds of the stamps, None: never).
+        """Return the state of every check, JSON-ready (times in seconds of the stamps, None: never).
 
         :return: ``{'sensors': {name: {check: {...}, 'level', 'noise'}}, 'set': {...},
             'events': [...]}``.

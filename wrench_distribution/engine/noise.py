@@ -42,7 +42,11 @@ class NoiseLearner:
 
     @property
     def scale(self) -> np.ndarray:
-        """(n, 6) a reading's spread about its neighbours' mean, ``sqrt(1.5) sigma``, at least the resolution; inf until learned."""
+        """Return each axis's spread about its neighbours: ``sqrt(1.5) sigma``, at least the resolution.
+
+        (n, 6), the spread of a reading about its neighbours' mean; inf until learned, or where an
+        axis never moved.
+        """
         return self._scale
 
     def add(self, second: np.ndarray, healthy: np.ndarray) -> None:
@@ -68,7 +72,7 @@ class NoiseLearner:
                 self._close(i)
 
     def _close(self, i: int) -> None:
-        """A full block of sensor ``i``: its estimates, and the thresholds that follow."""
+        """Close a full block of sensor ``i``: its estimates, and the thresholds that follow."""
         block = self._block[i]
         self._estimates[i].append(block_noise(block))
         self.noise[i] = np.median(np.stack(self._estimates[i]), axis=0)

@@ -104,6 +104,8 @@ class SensorChecks:
         self._axis_ns = [0] * (6 * n)
         self._peak = [0.0] * (6 * n)  # largest magnitude read per axis
         self._until = [[NEVER] * n for _ in CHECKS]  # last reading index in doubt, per check
+        self._until_any = NEVER  # ... of any check and sensor
+        self._clear = SensorStep(np.zeros((1, n, len(CHECKS)), bool), [])  # nothing in doubt
 
     def update(self, stamps_ns: np.ndarray, readings: np.ndarray) -> SensorStep:
         """Take k synchronised readings.
@@ -220,6 +222,7 @@ class SensorChecks:
             doubts.append(check_doubt)
             events += [(check, episode) for episode in found]
         self._until = [e.doubt_until().tolist() for e in self.episodes.values()]
+        self._until_any = max(max(check) for check in self._until)
         return SensorStep(np.stack(doubts, axis=-1), events)
 
     # -- live: one reading, pure Python --------------------------------------------------------
@@ -237,9 +240,9 @@ class SensorChecks:
                 frozen[i] = self._run[i] >= FROZEN_REPEATS
             else:
                 self._run[i] = 0
-        out_of_range = self._live_range(values, previous, stamp, index)
+        out_of_range, second, jumped = self._live_axes(values, previous, stamp, index)
         spike = None
-        if any(abs(a - b) > t for a, b, t in zip(rows[1], rows[0], self.learner.jump)):
+        if jumped:
             spike = excursions(np.reshape(rows + [values], (-1, n, 6)), 1, self.learner.scale)
         if any(frozen) or out_of_range or (spike is not None and spike.any()):
             in_range = np.array([i in out_of_range for i in range(n)])
@@ -249,13 +252,14 @@ class SensorChecks:
                                    if spike is None else spike[None]),
                                   (np.array([self._run_ns]), np.array([onset]),
                                    np.full((1, n), self._rows_ns[1], np.int64)))
-            healthy = ~step.doubt[0]
+            healthy = (~step.doubt[0]).tolist()
+        elif index > self._until_any:  # the common case: no sensor in doubt
+            step, healthy = self._clear, None
         else:
             doubt = [[index <= until for until in check] for check in self._until]
             healthy = [not any(d) for d in zip(*doubt)]
             step = SensorStep(np.array(doubt).T[None], [])
-        second = [a - 2.0 * b + c for a, b, c in zip(rows[-2], previous, values)]
-        if all(healthy):
+        if healthy is None or all(healthy):
             self.learner.add_row(second)
         else:
             self.learner.add(np.reshape(second, (1, n, 6)), np.array([healthy], bool))
@@ -266,15 +270,25 @@ class SensorChecks:
         self.count += 1
         return step
 
-    def _live_range(self, values: list, previous: list, stamp: int, index: int) -> dict:
-        """Sensors out of range at this reading -> onset (:meth:`_range`'s rules, one reading)."""
+    def _live_axes(self, values: list, previous: list, stamp: int, index: int) -> tuple:
+        """Per axis, one reading: :meth:`_range`'s rules, the second difference, the spike pre-check.
+
+        :return: ``(sensors out of range -> onset, second differences (6 n list), whether a
+            reading SPIKE_WIDTH back jumped enough to start a spike)``.
+        """
         found, rated = {}, set()
         peak, axis_run, ratings = self._peak, self._axis_run, self._ratings
-        for j, value in enumerate(values):
+        rows = self._rows
+        second = [0.0] * len(values)
+        jumped = False
+        for j, (value, before, older, start, ahead, jump) in enumerate(zip(
+                values, previous, rows[-2], rows[1], rows[0], self.learner.jump)):
+            second[j] = older - 2.0 * before + value
+            jumped = jumped or abs(start - ahead) > jump
             magnitude = abs(value)
             if magnitude > peak[j]:
                 peak[j] = magnitude
-            if value == previous[j]:
+            if value == before:
                 axis_run[j] += 1
                 if axis_run[j] == 1:
                     self._axis_start[j], self._axis_ns[j] = index, self._rows_ns[-1]
@@ -286,7 +300,7 @@ class SensorChecks:
             if self._rated and 0 < ratings[j] <= magnitude:
                 rated.add(j // 6)
         found.update({i: stamp for i in rated})
-        return found
+        return found, second, jumped
 
     def in_doubt(self) -> np.ndarray:
         """(n,) whether each sensor is in doubt after the latest reading."""

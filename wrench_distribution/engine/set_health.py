@@ -25,7 +25,7 @@ import numpy as np
 
 from wrench_distribution.core import consistency as C
 from wrench_distribution.core.health import (BASELINE_BLOCKS, CONSISTENCY_BLOCK, QUIET_FLOOR,
-                                             QUIET_PROBABILITY, quiet_limit, RECOVERY_BLOCKS,
+                                             quiet_limit, QUIET_PROBABILITY, RECOVERY_BLOCKS,
                                              SET_Z)
 from .episodes import Episodes
 
@@ -80,7 +80,9 @@ class SetConsistency:
 
     def _reset(self) -> None:
         rows = 0 if self.model is None else self.model.rows
-        self._sum, self._count = np.zeros(rows), 0
+        self._contact_sum, self._expected_sum, self._count = np.zeros((self.n, 6)), np.zeros(6), 0
+        self._consistent_row = np.ones(1, bool)  # the state now: consistent, suspects (1, n)
+        self._suspects_row = np.zeros((1, self.n), bool)
         self._doubt = np.zeros((self.n, len(self.checks)), bool)
         self._first_ns = 0
         self._quiet_ns: Optional[int] = None
@@ -93,9 +95,8 @@ class SetConsistency:
                      rigid: Sequence[bool], gains: np.ndarray, resultant: bool = True,
                      point_torques: bool = False) -> None:
         """Use a contact configuration (:func:`~.core.consistency.parity_model`); a new one restarts."""
-        key = b''.join(np.asarray(a, float).tobytes() for a in (positions, quaternions, com,
-                                                                  rigid, gains)) + bytes(
-            [resultant, point_torques])
+        parts = (positions, quaternions, com, rigid, gains, [resultant, point_torques])
+        key = b''.join(np.asarray(a, float).tobytes() for a in parts)
         if key == self._key:
             return
         self._key = key
@@ -106,64 +107,93 @@ class SetConsistency:
     @property
     def consistent(self) -> bool:
         """Whether the set is trusted (no inconsistent block within the recovery)."""
-        return not self.inconsistent.in_doubt(self.blocks - 1)[0]
+        return bool(self._consistent_row[0])
 
     def suspects(self) -> np.ndarray:
         """(n,) the sensors named by the set (a drift) and still in doubt."""
-        return self.drift.in_doubt(self.blocks - 1)
+        return self._suspects_row[0]
 
     def update(self, stamps_ns: np.ndarray, contact: np.ndarray, expected: Optional[np.ndarray],
                noise: np.ndarray, doubt: np.ndarray) -> tuple:
         """Take k samples of one contact configuration.
 
+        The residual is linear in the contact wrenches and the object's wrench: a block's
+        mean residual is that of their sums, formed once per block.
+
         :param stamps_ns: (k,) sample stamps.
         :param contact: (k, n, 6) corrected contact wrenches, contact frames.
-        :param expected: (k, 6) the object's wrench, or None: constant, unknown (at rest).
+        :param expected: (k, 6) or (1, 6) the object's wrench, or None: constant, unknown (at
+            rest).
         :param noise: (n, 6) each sensor's noise per axis (NaN: not learned, taken as 0).
         :param doubt: (k, n, checks) each sensor in doubt from each of its own checks.
         :return: ``(episodes begun, consistent (k,), suspects (k, n))``: each episode as
             ``(kind, Episode, Finding)`` (kind ``inconsistent``, or ``drift`` with the sensor
             in the episode), then the set's state after the last block completed at or
-            before each sample.
+            before each sample (read only: the arrays may be the set's own).
         """
-        residual = C.residuals(self.model, contact, expected)
         self._baseline_mode = expected is None
-        found, done, k = [], 0, len(stamps_ns)
-        consistent = np.full(k, self.consistent)
-        suspects = np.tile(self.suspects(), (k, 1))
+        k = len(stamps_ns)
+        if k == 1 and 0 < self._count < CONSISTENCY_BLOCK - 1:  # live, inside a block: add it up
+            self._contact_sum += contact[0]
+            if expected is not None:
+                self._expected_sum += expected[0]
+            self._doubt |= doubt[0]
+            self._count += 1
+            return [], self._consistent_row, self._suspects_row
+        if expected is not None:
+            expected = np.broadcast_to(expected, (k, 6))
+        found, done = [], 0
+        consistent = np.repeat(self._consistent_row, k)
+        suspects = np.repeat(self._suspects_row, k, axis=0)
         while done < k:
             take = min(CONSISTENCY_BLOCK - self._count, k - done)
-            if not self._count:
-                self._first_ns = int(stamps_ns[done])
-            self._sum += residual[done:done + take].sum(axis=0)
-            self._doubt |= doubt[done:done + take].any(axis=0)
-            self._count += take
+            self._add(stamps_ns, contact, expected, doubt, done, done + take)
             done += take
             if self._count == CONSISTENCY_BLOCK:
                 found += self._evaluate(int(stamps_ns[done - 1]), noise)
-                consistent[done - 1:] = self.consistent
-                suspects[done - 1:] = self.suspects()
+                consistent[done - 1:] = self._consistent_row[0]
+                suspects[done - 1:] = self._suspects_row[0]
         return found, consistent, suspects
 
+    def _add(self, stamps_ns, contact, expected, doubt, start: int, stop: int) -> None:
+        """Add samples ``start:stop`` to the block."""
+        if not self._count:
+            self._first_ns = int(stamps_ns[start])
+        self._contact_sum += contact[start:stop].sum(axis=0)
+        if expected is not None:
+            self._expected_sum += expected[start:stop].sum(axis=0)
+        self._doubt |= doubt[start:stop].any(axis=0)
+        self._count += stop - start
+
     def _covariance(self, noise: np.ndarray) -> np.ndarray:
-        """The noise covariance of a block mean (cached per noise estimate)."""
+        """Return the noise covariance of a block mean (cached per noise estimate)."""
         noise = np.nan_to_num(np.asarray(noise, float))
         key = noise.tobytes()
         if key != self._noise_key:
             self._noise_key = key
             self._block_covariance = C.residual_covariance(self.model, noise) / CONSISTENCY_BLOCK
+            self._spreads = C.group_spreads(self._block_covariance, self.model.groups)
             floor = QUIET_FLOOR * C.tolerance_rows(self.model, self.tolerance)
             self._quiet_metric = np.linalg.inv(self._block_covariance + np.diag(floor ** 2))
         return self._block_covariance
 
     def _evaluate(self, stamp_ns: int, noise: np.ndarray) -> list:
-        """Test one block; return the episodes it begins (:meth:`update`)."""
-        mean = self._sum / CONSISTENCY_BLOCK
+        """Test one block; return the episodes it begins (:meth:`update`); update the state."""
+        begun = self._test(stamp_ns, noise)
+        latest = self.blocks - 1
+        self._consistent_row = ~self.inconsistent.in_doubt(latest)
+        self._suspects_row = self.drift.in_doubt(latest)[None]
+        return begun
+
+    def _test(self, stamp_ns: int, noise: np.ndarray) -> list:
+        """Test one block; return the episodes it begins."""
+        expected = None if self._baseline_mode else self._expected_sum[None] / CONSISTENCY_BLOCK
+        mean = C.residuals(self.model, self._contact_sum[None] / CONSISTENCY_BLOCK, expected)[0]
         causes = self._doubt
         doubted = np.flatnonzero(causes.any(axis=1))
         covariance = self._covariance(noise)
         first_ns = self._first_ns
-        self._sum, self._count = np.zeros_like(self._sum), 0
+        self._contact_sum, self._expected_sum, self._count = np.zeros((self.n, 6)), np.zeros(6), 0
         self._doubt = np.zeros_like(causes)
         index = self.blocks
         self.blocks += 1
@@ -171,7 +201,7 @@ class SetConsistency:
             self._learn_baseline(mean, doubted)
             return []
         value = mean - self.baseline if self._baseline_mode else mean
-        excess = C.group_excess(value, covariance, self.model.groups, self.tolerance, SET_Z)
+        excess = C.group_excess(value, self._spreads, self.model.groups, self.tolerance, SET_Z)
         bad = bool((excess > 0).any())
         if not bad:
             self._learn_baseline(mean, doubted)
@@ -183,8 +213,8 @@ class SetConsistency:
         if self.baseline is not None:  # the fault's signature: constant model errors removed
             value, metric = mean - self.baseline, self._quiet_metric
         else:
-            metric = np.linalg.inv(covariance + np.diag(C.tolerance_rows(self.model,
-                                                                          self.tolerance) ** 2))
+            model_error = C.tolerance_rows(self.model, self.tolerance)
+            metric = np.linalg.inv(covariance + np.diag(model_error ** 2))
         finding = self._explain(Finding(stamp_ns, onset, excess), value, metric, doubted)
         if finding.cause == 'doubted':
             finding.cause = '+'.join(c for c, hit in zip(self.checks, causes[finding.named]) if hit)
