@@ -129,6 +129,7 @@ RECOVERY = FROZEN_REPEATS + 1
 SPIKE_Z = spike_threshold()
 
 
+@lru_cache(maxsize=16)
 def trim_factor(kept: float) -> float:
     """``E[Z^2 | |Z| <= z]`` for the central share ``kept`` of a standard normal.
 

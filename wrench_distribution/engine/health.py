@@ -175,13 +175,16 @@ class HealthMonitor:
             if expected is None and self.mass > 0 and gravity is not None:
                 expected = self._weight(gravity, len(stamps_ns))
             self._geometry(pose, sensor_pose)
+            learner, first = self.checks.learner, self.checks.count - len(stamps_ns)
             begun, consistent, suspects = self.set.update(
-                stamps_ns, contact, expected, self.checks.learner.noise, step.by_check)
-            if suspects.any():
+                stamps_ns, contact, expected, lambda row: learner.noise_at(first + row),
+                step.by_check if step.any_doubt else None)
+            if self.set.any_suspect or len(stamps_ns) > 1:
                 doubt = doubt | suspects
             events += self._set_events(begun)
         elif len(stamps_ns) != 1:
             consistent = np.ones(len(stamps_ns), bool)
+        self.checks.learner.forget_before(self.checks.count - 1)
         if events:
             events.sort(key=lambda e: e.detected_ns)  # in time, as reading by reading (stable)
             self.events += events

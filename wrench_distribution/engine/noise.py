@@ -34,6 +34,9 @@ class NoiseLearner:
         self._scale = np.full((n, 6), np.inf)
         #: (6 n) list: a jump from one reading to the next beyond which a spike may begin
         self.jump = [float('inf')] * (6 * n)
+        #: ``(reading index, noise)`` of each estimate since :meth:`forget_before`, oldest first
+        self.changes: list = []
+        self._before = self.noise.copy()  # the noise before the first change kept
 
     @property
     def learned(self) -> np.ndarray:
@@ -49,10 +52,14 @@ class NoiseLearner:
         """
         return self._scale
 
-    def add(self, second: np.ndarray, healthy: np.ndarray) -> None:
-        """Add second differences (c, n, 6) where ``healthy`` (c, n)."""
+    def add(self, second: np.ndarray, healthy: np.ndarray, readings: np.ndarray) -> None:
+        """Add second differences (c, n, 6) where ``healthy`` (c, n).
+
+        :param readings: (c,) index of the reading each came with (the estimate's time).
+        """
         for i in range(self.n):
-            values = second[healthy[:, i], i]
+            rows = np.flatnonzero(healthy[:, i])
+            values = second[rows, i]
             while len(values):
                 filled = self.filled[i]
                 take = values[:NOISE_BLOCK - filled]
@@ -60,22 +67,41 @@ class NoiseLearner:
                 self.filled[i] = filled + len(take)
                 values = values[len(take):]
                 if self.filled[i] == NOISE_BLOCK:
-                    self._close(i)
+                    self._close(i, int(readings[rows[len(rows) - len(values) - 1]]))
 
-    def add_row(self, second: list) -> None:
-        """Add one second difference of every sensor (a flat list of 6 n values)."""
+    def add_row(self, second: list, reading: int) -> None:
+        """Add one second difference of every sensor (a flat list of 6 n values).
+
+        :param reading: index of the reading it came with.
+        """
         for i in range(self.n):
             filled = self.filled[i]
             self._block[i, filled] = second[6 * i:6 * i + 6]
             self.filled[i] = filled + 1
             if filled + 1 == NOISE_BLOCK:
-                self._close(i)
+                self._close(i, reading)
 
-    def _close(self, i: int) -> None:
+    def noise_at(self, reading: int) -> np.ndarray:
+        """Return the noise (n, 6) in use after ``reading`` (NaN where not learned yet)."""
+        for index, noise in reversed(self.changes):
+            if index <= reading:
+                return noise
+        return self._before
+
+    def forget_before(self, reading: int) -> None:
+        """Drop the estimates no reading from ``reading`` on will ask for."""
+        while len(self.changes) > 1 and self.changes[1][0] <= reading:
+            self._before = self.changes.pop(0)[1]
+
+    def _close(self, i: int, reading: int) -> None:
         """Close a full block of sensor ``i``: its estimates, and the thresholds that follow."""
         block = self._block[i]
         self._estimates[i].append(block_noise(block))
         self.noise[i] = np.median(np.stack(self._estimates[i]), axis=0)
+        if self.changes and self.changes[-1][0] == reading:
+            self.changes[-1] = (reading, self.noise.copy())
+        else:
+            self.changes.append((reading, self.noise.copy()))
         step = np.where(block != 0, np.abs(block), np.inf).min(axis=0)
         self.resolution[i] = np.minimum(self.resolution[i], step)
         self.filled[i] = 0

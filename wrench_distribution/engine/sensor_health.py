@@ -46,10 +46,11 @@ class SensorStep:
     by_check: np.ndarray
     events: list
 
-    @property
-    def doubt(self) -> np.ndarray:
-        """(k, n) the sensor is in doubt at that reading (any check)."""
-        return self.by_check.any(axis=-1)
+    def __post_init__(self) -> None:
+        #: (k, n) the sensor is in doubt at that reading (any check)
+        self.doubt = self.by_check.any(axis=-1)
+        #: whether any sensor is in doubt at any of the readings
+        self.any_doubt = bool(self.doubt.any())
 
 
 def run_lengths(same: np.ndarray, seed: np.ndarray) -> np.ndarray:
@@ -149,7 +150,8 @@ class SensorChecks:
         centres = np.arange(max(1, first - 1), len(rows) - 1)  # once each, with the reading after
         if len(centres):
             second = rows[centres - 1] - 2.0 * rows[centres] + rows[centres + 1]
-            self.learner.add(second, ~step.doubt[centres + 1 - first])
+            readings_at = self.count - first + centres + 1  # the reading each came with
+            self.learner.add(second, ~step.doubt[centres + 1 - first], readings_at)
         keep = min(len(rows), SPIKE_WIDTH + 1)
         self._rows = rows[-keep:].reshape(keep, -1).tolist()
         self._rows_ns = rows_ns[-keep:].tolist()
@@ -260,9 +262,9 @@ class SensorChecks:
             healthy = [not any(d) for d in zip(*doubt)]
             step = SensorStep(np.array(doubt).T[None], [])
         if healthy is None or all(healthy):
-            self.learner.add_row(second)
+            self.learner.add_row(second, index)
         else:
-            self.learner.add(np.reshape(second, (1, n, 6)), np.array([healthy], bool))
+            self.learner.add(np.reshape(second, (1, n, 6)), np.array([healthy], bool), [index])
         rows.append(values)
         del rows[0]
         self._rows_ns.append(stamp)

@@ -83,6 +83,8 @@ class SetConsistency:
         self._contact_sum, self._expected_sum, self._count = np.zeros((self.n, 6)), np.zeros(6), 0
         self._consistent_row = np.ones(1, bool)  # the state now: consistent, suspects (1, n)
         self._suspects_row = np.zeros((1, self.n), bool)
+        #: whether the set names a sensor now
+        self.any_suspect = False
         self._doubt = np.zeros((self.n, len(self.checks)), bool)
         self._first_ns = 0
         self._quiet_ns: Optional[int] = None
@@ -124,8 +126,10 @@ class SetConsistency:
         :param contact: (k, n, 6) corrected contact wrenches, contact frames.
         :param expected: (k, 6) or (1, 6) the object's wrench, or None: constant, unknown (at
             rest).
-        :param noise: (n, 6) each sensor's noise per axis (NaN: not learned, taken as 0).
-        :param doubt: (k, n, checks) each sensor in doubt from each of its own checks.
+        :param noise: ``row -> (n, 6)``: each sensor's noise per axis after the sample at that
+            row (NaN: not learned, taken as 0).
+        :param doubt: (k, n, checks) each sensor in doubt from each of its own checks, or
+            None: none is.
         :return: ``(episodes begun, consistent (k,), suspects (k, n))``: each episode as
             ``(kind, Episode, Finding)`` (kind ``inconsistent``, or ``drift`` with the sensor
             in the episode), then the set's state after the last block completed at or
@@ -137,22 +141,25 @@ class SetConsistency:
             self._contact_sum += contact[0]
             if expected is not None:
                 self._expected_sum += expected[0]
-            self._doubt |= doubt[0]
+            if doubt is not None:
+                self._doubt |= doubt[0]
             self._count += 1
             return [], self._consistent_row, self._suspects_row
         if expected is not None:
             expected = np.broadcast_to(expected, (k, 6))
         found, done = [], 0
-        consistent = np.repeat(self._consistent_row, k)
-        suspects = np.repeat(self._suspects_row, k, axis=0)
+        ends, states = [0], [(self._consistent_row[0], self._suspects_row[0])]
         while done < k:
             take = min(CONSISTENCY_BLOCK - self._count, k - done)
             self._add(stamps_ns, contact, expected, doubt, done, done + take)
             done += take
             if self._count == CONSISTENCY_BLOCK:
-                found += self._evaluate(int(stamps_ns[done - 1]), noise)
-                consistent[done - 1:] = self._consistent_row[0]
-                suspects[done - 1:] = self._suspects_row[0]
+                found += self._evaluate(int(stamps_ns[done - 1]), noise(done - 1))
+                ends.append(done - 1)
+                states.append((self._consistent_row[0], self._suspects_row[0]))
+        spans = np.diff(ends + [k])  # each state holds from its block's last sample on
+        consistent = np.repeat([c for c, _ in states], spans)
+        suspects = np.repeat(np.array([x for _, x in states]).reshape(-1, self.n), spans, axis=0)
         return found, consistent, suspects
 
     def _add(self, stamps_ns, contact, expected, doubt, start: int, stop: int) -> None:
@@ -162,15 +169,16 @@ class SetConsistency:
         self._contact_sum += contact[start:stop].sum(axis=0)
         if expected is not None:
             self._expected_sum += expected[start:stop].sum(axis=0)
-        self._doubt |= doubt[start:stop].any(axis=0)
+        if doubt is not None:
+            self._doubt |= doubt[start:stop].any(axis=0)
         self._count += stop - start
 
     def _covariance(self, noise: np.ndarray) -> np.ndarray:
         """Return the noise covariance of a block mean (cached per noise estimate)."""
-        noise = np.nan_to_num(np.asarray(noise, float))
         key = noise.tobytes()
         if key != self._noise_key:
             self._noise_key = key
+            noise = np.nan_to_num(np.asarray(noise, float))
             self._block_covariance = C.residual_covariance(self.model, noise) / CONSISTENCY_BLOCK
             self._spreads = C.group_spreads(self._block_covariance, self.model.groups)
             floor = QUIET_FLOOR * C.tolerance_rows(self.model, self.tolerance)
@@ -183,6 +191,7 @@ class SetConsistency:
         latest = self.blocks - 1
         self._consistent_row = ~self.inconsistent.in_doubt(latest)
         self._suspects_row = self.drift.in_doubt(latest)[None]
+        self.any_suspect = bool(self._suspects_row.any())
         return begun
 
     def _test(self, stamp_ns: int, noise: np.ndarray) -> list:
