@@ -11,6 +11,7 @@ what the set can tell: docs/theory.md, section 15.
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import List, Mapping, Optional, Sequence
 
@@ -26,6 +27,8 @@ from .status import ERROR, OK, WARN
 #: what the set is checked against: nothing, or the object at rest (its weight when
 #: object_mass is known, else a constant)
 CONSISTENCY_MODES = ('off', 'rest')
+#: episodes a monitor keeps (a sensor that clips at every cycle of a load begins many)
+EVENTS_KEPT = 1000
 #: the level of each finding while it lasts
 LEVELS = {'frozen': ERROR, 'out_of_range': ERROR, 'spike': WARN, 'drift': ERROR}
 
@@ -44,6 +47,11 @@ class HealthSettings:
     tolerance: tuple = (1.0, 0.2)
     consistency: str = 'off'
     point_torques: bool = False
+
+    def __post_init__(self) -> None:
+        if self.consistency not in CONSISTENCY_MODES:
+            raise ValueError(f'consistency {self.consistency!r}: accepted: '
+                             f"{', '.join(CONSISTENCY_MODES)}")
 
     @classmethod
     def from_params(cls, params: Mapping, consistency: str = 'off',
@@ -116,8 +124,8 @@ class HealthMonitor:
         self.settings = settings
         self.checks = SensorChecks(self.n, np.asarray(settings.ratings, float))
         self.set = SetConsistency(self.n, settings.tolerance, CHECKS)
-        #: the episodes so far, oldest first
-        self.events: List[HealthEvent] = []
+        #: the latest :data:`EVENTS_KEPT` episodes, oldest first (the counts are in the report)
+        self.events: deque = deque(maxlen=EVENTS_KEPT)
         #: where the object's wrench comes from when it moves: a callable ``stamps_ns (k,) ->
         #: (k, 6) or None`` (e.g. :func:`~.core.object_motion.motion_from_poses` on the object's
         #: poses, then :func:`~.core.object_motion.object_wrench`); None: consistency ``rest``
@@ -184,7 +192,6 @@ class HealthMonitor:
             events += self._set_events(begun)
         elif len(stamps_ns) != 1:
             consistent = np.ones(len(stamps_ns), bool)
-        self.checks.learner.forget_before(self.checks.count - 1)
         if events:
             events.sort(key=lambda e: e.detected_ns)  # in time, as reading by reading (stable)
             self.events += events

@@ -1,11 +1,13 @@
 """Each sensor's noise and resolution, learned from its healthy readings (no ROS).
 
-Second differences of readings not in doubt fill a block of :data:`~.NOISE_BLOCK` per
+Second differences of readings not frozen or out of range fill a block of :data:`~.NOISE_BLOCK` per
 sensor; a full block gives a noise estimate per axis (:func:`~.core.health.block_noise`) and
 the smallest non-zero second difference (the readings' quantisation step, or less); the noise
 in use is the median of the last :data:`~.NOISE_BLOCKS` estimates (a block hit by a burst
-does not move it), the resolution the smallest seen.
+does not move it), the resolution the smallest seen. Each estimate is kept with the reading
+it came with, so that a chunk of readings can ask what the noise was at any of them.
 """
+from bisect import bisect_right
 from collections import deque
 
 import numpy as np
@@ -27,16 +29,17 @@ class NoiseLearner:
         self.resolution = np.full((n, 6), np.inf)
         #: blocks completed per sensor
         self.blocks = np.zeros(n, np.int64)
+        self._scale = np.full((n, 6), np.inf)
         self._block = np.zeros((n, NOISE_BLOCK, 6))
         #: second differences in each sensor's current block
         self.filled = [0] * n
         self._estimates = [deque(maxlen=NOISE_BLOCKS) for _ in range(n)]
-        self._scale = np.full((n, 6), np.inf)
         #: (6 n) list: a jump from one reading to the next beyond which a spike may begin
         self.jump = [float('inf')] * (6 * n)
-        #: ``(reading index, noise)`` of each estimate since :meth:`forget_before`, oldest first
+        #: ``(reading index, noise, scale)`` of each estimate since :meth:`forget_before`
         self.changes: list = []
-        self._before = self.noise.copy()  # the noise before the first change kept
+        self._before = (self.noise.copy(), self._scale.copy())  # before the first change kept
+        self._indices: list = []  # the changes' reading indices
 
     @property
     def learned(self) -> np.ndarray:
@@ -83,25 +86,28 @@ class NoiseLearner:
 
     def noise_at(self, reading: int) -> np.ndarray:
         """Return the noise (n, 6) in use after ``reading`` (NaN where not learned yet)."""
-        for index, noise in reversed(self.changes):
-            if index <= reading:
-                return noise
-        return self._before
+        return self._at(reading)[0]
+
+    def scale_at(self, reading: int) -> np.ndarray:
+        """Return the spread (n, 6) in use after ``reading`` (:attr:`scale`)."""
+        return self._at(reading)[1]
+
+    def _at(self, reading: int) -> tuple:
+        at = bisect_right(self._indices, reading)
+        return self.changes[at - 1][1:] if at else self._before
 
     def forget_before(self, reading: int) -> None:
         """Drop the estimates no reading from ``reading`` on will ask for."""
-        while len(self.changes) > 1 and self.changes[1][0] <= reading:
-            self._before = self.changes.pop(0)[1]
+        drop = max(0, bisect_right(self._indices, reading) - 1)
+        if drop:
+            self._before = self.changes[drop - 1][1:]
+            del self.changes[:drop], self._indices[:drop]
 
     def _close(self, i: int, reading: int) -> None:
         """Close a full block of sensor ``i``: its estimates, and the thresholds that follow."""
         block = self._block[i]
         self._estimates[i].append(block_noise(block))
         self.noise[i] = np.median(np.stack(self._estimates[i]), axis=0)
-        if self.changes and self.changes[-1][0] == reading:
-            self.changes[-1] = (reading, self.noise.copy())
-        else:
-            self.changes.append((reading, self.noise.copy()))
         step = np.where(block != 0, np.abs(block), np.inf).min(axis=0)
         self.resolution[i] = np.minimum(self.resolution[i], step)
         self.filled[i] = 0
@@ -112,3 +118,9 @@ class NoiseLearner:
         # a spike's first reading jumps by more than 3/4 of the threshold (it returns within
         # half its height): readings that jump less need no closer look
         self.jump[6 * i:6 * i + 6] = (0.75 * SPIKE_Z * self._scale[i]).tolist()
+        change = (reading, self.noise.copy(), self._scale.copy())
+        if self.changes and self._indices[-1] == reading:
+            self.changes[-1] = change
+        else:
+            self.changes.append(change)
+            self._indices.append(reading)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from wrench_distribution.core.health import (CLIPPED_REPEATS, CORROBORATION_Z, FROZEN_REPEATS,
-                                             NOISE_BLOCK, SPIKE_WIDTH, SPIKE_Z)
+                                             SPIKE_WIDTH, SPIKE_Z)
 from .episodes import Episodes, NEVER
 from .noise import NoiseLearner
 
@@ -116,22 +116,18 @@ class SensorChecks:
         :return: the doubt per reading and the episodes that began.
         """
         k = len(stamps_ns)
+        self.learner.forget_before(self.count - 1)
         if k == 1 and len(self._rows) == SPIKE_WIDTH + 1:
             return self._live(int(stamps_ns[0]), readings[0])
-        by_check, events = np.zeros((k, self.n, len(CHECKS)), bool), []
-        done = 0
-        while done < k:  # no noise block closes inside a piece: the scale is that of each reading
-            size = min(k - done, NOISE_BLOCK - max(self.learner.filled))
-            step = self._chunk(np.asarray(stamps_ns[done:done + size], np.int64),
-                               np.asarray(readings[done:done + size], float))
-            by_check[done:done + size] = step.by_check
-            events += step.events
-            done += size
-        return SensorStep(by_check, events)
+        return self._chunk(np.asarray(stamps_ns, np.int64), np.asarray(readings, float))
 
     # -- offline: a chunk, vectorised ---------------------------------------------------------
     def _chunk(self, stamps_ns: np.ndarray, readings: np.ndarray) -> SensorStep:
-        """:meth:`update` on k readings with numpy."""
+        """:meth:`update` on k readings with numpy.
+
+        In the order of the live path: the frozen and out-of-range checks; the noise learned
+        from the readings neither flags; the spikes, each judged with the noise of its time.
+        """
         n = self.n
         tail = np.asarray(self._rows, float).reshape(-1, n, 6)
         rows = np.concatenate([tail, readings])
@@ -144,19 +140,21 @@ class SensorChecks:
         frozen_onset = self._run_onsets(run, stamps_ns)
         previous_ns = rows_ns[first - 1:-1] if first else np.concatenate([[-1], stamps_ns[:-1]])
         range_raw, range_onset = self._range(stamps_ns, previous_ns, np.abs(new), repeats, run)
-        spike_raw, spike_onset = self._spikes(rows, rows_ns, first)
-        step = self._episodes(stamps_ns, (run >= FROZEN_REPEATS, range_raw, spike_raw),
-                              (frozen_onset, range_onset, spike_onset))
+        doubts, events = [], []
+        for check, raw, onset in (('frozen', run >= FROZEN_REPEATS, frozen_onset),
+                                  ('out_of_range', range_raw, range_onset)):
+            doubts.append(self._flag(check, raw, onset, stamps_ns, events))
         centres = np.arange(max(1, first - 1), len(rows) - 1)  # once each, with the reading after
         if len(centres):
             second = rows[centres - 1] - 2.0 * rows[centres] + rows[centres + 1]
-            readings_at = self.count - first + centres + 1  # the reading each came with
-            self.learner.add(second, ~step.doubt[centres + 1 - first], readings_at)
+            healthy = ~(doubts[0] | doubts[1])[centres + 1 - first]
+            self.learner.add(second, healthy, self.count - first + centres + 1)
+        doubts.append(self._flag('spike', *self._spikes(rows, rows_ns, first), stamps_ns, events))
         keep = min(len(rows), SPIKE_WIDTH + 1)
         self._rows = rows[-keep:].reshape(keep, -1).tolist()
         self._rows_ns = rows_ns[-keep:].tolist()
         self.count += len(new)
-        return step
+        return SensorStep(np.stack(doubts, axis=-1), events)
 
     def _run_onsets(self, run: np.ndarray, stamps_ns: np.ndarray) -> np.ndarray:
         """Stamp of each run's first repeat (k, n); keeps the runs for the next call."""
@@ -201,31 +199,38 @@ class SensorChecks:
         return at_rating | clipped.any(axis=-1), onset
 
     def _spikes(self, rows: np.ndarray, rows_ns: np.ndarray, first: int) -> tuple:
-        """Spike flags and onsets (k, n), raised :data:`SPIKE_WIDTH` readings after the onset."""
+        """Spike flags and onsets (k, n), raised :data:`SPIKE_WIDTH` readings after the onset.
+
+        The excursion starting at a row is looked at once, with the reading SPIKE_WIDTH after
+        it, and judged with the noise learned up to the reading before that one (as live).
+        """
         k = len(rows) - first
         raw = np.zeros((k, self.n), bool)
         onset = np.zeros((k, self.n), np.int64)
-        # each excursion start is looked at once, when the reading SPIKE_WIDTH after it is in
         starts = np.arange(max(1, first - SPIKE_WIDTH), len(rows) - SPIKE_WIDTH)
-        threshold = np.reshape(self.learner.jump, (self.n, 6))
-        if len(starts):
-            jumps = (np.abs(rows[starts] - rows[starts - 1]) > threshold).any(axis=(1, 2))
-            for start in starts[jumps]:
-                found = excursions(rows, int(start), self.learner.scale)
-                raw[start + SPIKE_WIDTH - first] |= found
-                onset[start + SPIKE_WIDTH - first][found] = rows_ns[start]
+        if not len(starts):
+            return raw, onset
+        # a spike's first reading jumps by more than 3/4 of its threshold: the smallest
+        # threshold of the chunk picks the starts to look at closely
+        scales = [self.learner.scale_at(self.count - 1)] + [c[2] for c in self.learner.changes]
+        threshold = 0.75 * SPIKE_Z * np.min(scales, axis=0)
+        jumps = (np.abs(rows[starts] - rows[starts - 1]) > threshold).any(axis=(1, 2))
+        for start in starts[jumps]:
+            row = start + SPIKE_WIDTH - first  # the new reading that completes it
+            found = excursions(rows, int(start), self.learner.scale_at(self.count + row - 1))
+            raw[row] |= found
+            onset[row][found] = rows_ns[start]
         return raw, onset
 
-    def _episodes(self, stamps_ns: np.ndarray, raws: tuple, onsets: tuple) -> SensorStep:
-        """Feed each check's flags (k, n) to its episodes; their doubts."""
-        events, doubts = [], []
-        for check, raw, onset in zip(CHECKS, raws, onsets):
-            check_doubt, found = self.episodes[check].update(self.count, raw, onset, stamps_ns)
-            doubts.append(check_doubt)
-            events += [(check, episode) for episode in found]
-        self._until = [e.doubt_until().tolist() for e in self.episodes.values()]
-        self._until_any = max(max(check) for check in self._until)
-        return SensorStep(np.stack(doubts, axis=-1), events)
+    def _flag(self, check: str, raw: np.ndarray, onset: np.ndarray, stamps_ns: np.ndarray,
+              events: list) -> np.ndarray:
+        """Feed one check's flags (k, n) to its episodes; return its doubt (k, n)."""
+        doubt, found = self.episodes[check].update(self.count, raw, onset, stamps_ns)
+        events += [(check, episode) for episode in found]
+        until = self.episodes[check].doubt_until().tolist()
+        self._until[CHECKS.index(check)] = until
+        self._until_any = max(max(u) for u in self._until)
+        return doubt
 
     # -- live: one reading, pure Python --------------------------------------------------------
     def _live(self, stamp: int, reading: np.ndarray) -> SensorStep:
@@ -246,31 +251,38 @@ class SensorChecks:
         spike = None
         if jumped:
             spike = excursions(np.reshape(rows + [values], (-1, n, 6)), 1, self.learner.scale)
+        stamps = np.array([stamp], np.int64)
         if any(frozen) or out_of_range or (spike is not None and spike.any()):
-            in_range = np.array([i in out_of_range for i in range(n)])
-            onset = [out_of_range.get(i, stamp) for i in range(n)]
-            step = self._episodes(np.array([stamp], np.int64),
-                                  (np.array([frozen]), in_range[None], np.zeros((1, n), bool)
-                                   if spike is None else spike[None]),
-                                  (np.array([self._run_ns]), np.array([onset]),
-                                   np.full((1, n), self._rows_ns[1], np.int64)))
-            healthy = (~step.doubt[0]).tolist()
+            events = []
+            self._flag('frozen', np.array([frozen]), np.array([self._run_ns]), stamps, events)
+            self._flag('out_of_range', np.array([[i in out_of_range for i in range(n)]]),
+                       np.array([[out_of_range.get(i, stamp) for i in range(n)]]), stamps, events)
+            self._flag('spike', np.zeros((1, n), bool) if spike is None else spike[None],
+                       np.full((1, n), self._rows_ns[1], np.int64), stamps, events)
         elif index > self._until_any:  # the common case: no sensor in doubt
-            step, healthy = self._clear, None
+            self.learner.add_row(second, index)
+            self._advance(values, stamp)
+            return self._clear
         else:
-            doubt = [[index <= until for until in check] for check in self._until]
-            healthy = [not any(d) for d in zip(*doubt)]
-            step = SensorStep(np.array(doubt).T[None], [])
-        if healthy is None or all(healthy):
+            events = []
+        doubt = [[index <= until for until in check] for check in self._until]
+        healthy = [not (frozen_doubt or range_doubt) for frozen_doubt, range_doubt in
+                   zip(doubt[0], doubt[1])]
+        if all(healthy):
             self.learner.add_row(second, index)
         else:
             self.learner.add(np.reshape(second, (1, n, 6)), np.array([healthy], bool), [index])
+        self._advance(values, stamp)
+        return SensorStep(np.array(doubt).T[None], events)
+
+    def _advance(self, values: list, stamp: int) -> None:
+        """Keep the reading in the tail and count it."""
+        rows = self._rows
         rows.append(values)
         del rows[0]
         self._rows_ns.append(stamp)
         del self._rows_ns[0]
         self.count += 1
-        return step
 
     def _live_axes(self, values: list, previous: list, stamp: int, index: int) -> tuple:
         """Per axis, one reading: :meth:`_range`'s rules, the second difference, the spike pre-check.

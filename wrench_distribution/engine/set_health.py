@@ -150,6 +150,12 @@ class SetConsistency:
         found, done = [], 0
         ends, states = [0], [(self._consistent_row[0], self._suspects_row[0])]
         while done < k:
+            whole = (k - done) // CONSISTENCY_BLOCK
+            if not self._count and self.baseline is not None and whole > 1:
+                found += self._blocks(stamps_ns, contact, expected, doubt, noise, done, whole,
+                                      (ends, states))
+                done += whole * CONSISTENCY_BLOCK
+                continue
             take = min(CONSISTENCY_BLOCK - self._count, k - done)
             self._add(stamps_ns, contact, expected, doubt, done, done + take)
             done += take
@@ -161,6 +167,57 @@ class SetConsistency:
         consistent = np.repeat([c for c, _ in states], spans)
         suspects = np.repeat(np.array([x for _, x in states]).reshape(-1, self.n), spans, axis=0)
         return found, consistent, suspects
+
+    def _blocks(self, stamps_ns, contact, expected, doubt, noise, start: int, count: int,
+                states: tuple) -> list:
+        """Test ``count`` whole blocks from row ``start`` at once (the baseline formed).
+
+        The same tests as :meth:`_test`, vectorised; only the inconsistent blocks are
+        explained one by one. Appends each block's last row and state to ``states``.
+        """
+        n, size = self.n, CONSISTENCY_BLOCK
+        stop = start + count * size
+        ends = start + size * np.arange(1, count + 1) - 1
+        contact_mean = contact[start:stop].reshape(count, size, n, 6).mean(axis=1)
+        expected_mean = None if expected is None else expected[start:stop].reshape(
+            count, size, 6).mean(axis=1)
+        means = C.residuals(self.model, contact_mean, expected_mean)
+        causes = (np.zeros((count, n, len(self.checks)), bool) if doubt is None else
+                  doubt[start:stop].reshape(count, size, n, -1).any(axis=1))
+        value = means - self.baseline if self._baseline_mode else means
+        excess, quiet = np.empty((count, len(self.model.groups))), np.empty(count, bool)
+        for a, b, level in _segments([noise(int(row)) for row in ends]):
+            self._covariance(level)
+            excess[a:b] = C.group_excess(value[a:b], self._spreads, self.model.groups,
+                                         self.tolerance, SET_Z)
+            departure = means[a:b] - self.baseline
+            quiet[a:b] = (np.einsum('bi,ij,bj->b', departure, self._quiet_metric, departure)
+                          <= quiet_limit(self.model.rows))
+        stamps = np.asarray(stamps_ns)[ends]
+        quiet_ns = np.maximum.accumulate(np.where(quiet, stamps, -1))
+        if self._quiet_ns is not None:
+            quiet_ns = np.maximum(quiet_ns, self._quiet_ns)
+        onsets = np.where(quiet_ns >= 0, quiet_ns, np.asarray(stamps_ns)[ends - size + 1])
+        bad = (excess > 0).any(axis=1)
+        first, self.blocks = self.blocks, self.blocks + count
+        self._quiet_ns = int(quiet_ns[-1]) if quiet_ns[-1] >= 0 else self._quiet_ns
+        drift, findings = np.zeros((count, n), bool), {}
+        for b in np.flatnonzero(bad):
+            findings[b] = self._finding(int(stamps[b]), int(onsets[b]), excess[b], value[b],
+                                        means[b], causes[b])
+            if findings[b].cause == 'drift':
+                drift[b, findings[b].named] = True
+        doubt_set, begun = self.inconsistent.update(first, bad[:, None], onsets[:, None], stamps)
+        doubt_drift, begun_drift = self.drift.update(first, drift, np.repeat(onsets[:, None], n, 1),
+                                                     stamps)
+        self._consistent_row, self._suspects_row = ~doubt_set[-1], doubt_drift[-1][None]
+        self.any_suspect = bool(self._suspects_row.any())
+        states[0].extend(ends.tolist())
+        states[1].extend(zip(~doubt_set[:, 0], doubt_drift))
+        block = {int(s): f for s, f in zip(stamps[list(findings)], findings.values())}
+        return sorted([('inconsistent', e, block[e.detected_ns]) for e in begun]
+                      + [('drift', e, block[e.detected_ns]) for e in begun_drift],
+                      key=lambda event: event[1].detected_ns)
 
     def _add(self, stamps_ns, contact, expected, doubt, start: int, stop: int) -> None:
         """Add samples ``start:stop`` to the block."""
@@ -174,7 +231,7 @@ class SetConsistency:
         self._count += stop - start
 
     def _covariance(self, noise: np.ndarray) -> np.ndarray:
-        """Return the noise covariance of a block mean (cached per noise estimate)."""
+        """Return the noise covariance of a block mean, its spreads and quiet metric (cached)."""
         key = noise.tobytes()
         if key != self._noise_key:
             self._noise_key = key
@@ -200,7 +257,7 @@ class SetConsistency:
         mean = C.residuals(self.model, self._contact_sum[None] / CONSISTENCY_BLOCK, expected)[0]
         causes = self._doubt
         doubted = np.flatnonzero(causes.any(axis=1))
-        covariance = self._covariance(noise)
+        self._covariance(noise)
         first_ns = self._first_ns
         self._contact_sum, self._expected_sum, self._count = np.zeros((self.n, 6)), np.zeros(6), 0
         self._doubt = np.zeros_like(causes)
@@ -219,15 +276,7 @@ class SetConsistency:
         onset = first_ns if self._quiet_ns is None else self._quiet_ns
         if not bad:
             return []
-        if self.baseline is not None:  # the fault's signature: constant model errors removed
-            value, metric = mean - self.baseline, self._quiet_metric
-        else:
-            model_error = C.tolerance_rows(self.model, self.tolerance)
-            metric = np.linalg.inv(covariance + np.diag(model_error ** 2))
-        finding = self._explain(Finding(stamp_ns, onset, excess), value, metric, doubted)
-        if finding.cause == 'doubted':
-            finding.cause = '+'.join(c for c, hit in zip(self.checks, causes[finding.named]) if hit)
-        self.latest = finding
+        finding = self._finding(stamp_ns, onset, excess, value, mean, causes)
         _, begun = self.inconsistent.update(index, np.ones((1, 1), bool), np.array([[onset]]),
                                             [stamp_ns])
         events = [('inconsistent', e, finding) for e in begun]
@@ -237,6 +286,25 @@ class SetConsistency:
             _, begun = self.drift.update(index, drift, np.full((1, self.n), onset), [stamp_ns])
             events += [('drift', e, finding) for e in begun]
         return events
+
+    def _finding(self, stamp_ns: int, onset: int, excess: np.ndarray, value: np.ndarray,
+                 mean: np.ndarray, causes: np.ndarray) -> Finding:
+        """Explain an inconsistent block (:meth:`_explain`), on the fault's signature.
+
+        :param value: the block's residual as tested; ``mean`` its residual.
+        :param causes: (n, checks) the sensors' own checks in doubt during the block.
+        """
+        if self.baseline is not None:  # the fault's signature: constant model errors removed
+            value, metric = mean - self.baseline, self._quiet_metric
+        else:
+            model_error = C.tolerance_rows(self.model, self.tolerance)
+            metric = np.linalg.inv(self._block_covariance + np.diag(model_error ** 2))
+        finding = self._explain(Finding(stamp_ns, onset, excess), value, metric,
+                                np.flatnonzero(causes.any(axis=1)))
+        if finding.cause == 'doubted':
+            finding.cause = '+'.join(c for c, hit in zip(self.checks, causes[finding.named]) if hit)
+        self.latest = finding
+        return finding
 
     def _learn_baseline(self, mean: np.ndarray, doubted: np.ndarray) -> None:
         """Add a consistent block with no sensor in doubt to the baseline until it is formed."""
@@ -269,3 +337,13 @@ class SetConsistency:
                                          for a in h.axes}))
         finding.candidates = telling or able
         return finding
+
+
+def _segments(levels: list) -> list:
+    """``(start, stop, level)`` of the runs of one noise estimate (the same array) in ``levels``."""
+    out, start = [], 0
+    for i in range(1, len(levels) + 1):
+        if i == len(levels) or levels[i] is not levels[start]:
+            out.append((start, i, levels[start]))
+            start = i
+    return out
