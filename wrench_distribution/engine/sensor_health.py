@@ -21,6 +21,7 @@ the same episodes, doubts and noise whatever the cut; the state between calls is
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import eq, gt, sub
 
 import numpy as np
 
@@ -93,6 +94,7 @@ class SensorChecks:
         ratings = np.zeros((n, 6)) if ratings is None else np.asarray(ratings, float)
         self._ratings = ratings.ravel().tolist()
         self._rated = bool((ratings > 0).any())
+        self._rating_or_inf = np.where(ratings > 0, ratings, np.inf).ravel()
         self.episodes = {check: Episodes(n) for check in CHECKS}
         self.learner = NoiseLearner(n)
         self.count = 0  # readings taken
@@ -104,6 +106,7 @@ class SensorChecks:
         self._axis_start = [0] * (6 * n)
         self._axis_ns = [0] * (6 * n)
         self._peak = [0.0] * (6 * n)  # largest magnitude read per axis
+        self._repeating = False  # whether an axis repeats its last reading (its run counts)
         self._until = [[NEVER] * n for _ in CHECKS]  # last reading index in doubt, per check
         self._until_any = NEVER  # ... of any check and sensor
         self._clear = SensorStep(np.zeros((1, n, len(CHECKS)), bool), [])  # nothing in doubt
@@ -116,7 +119,8 @@ class SensorChecks:
         :return: the doubt per reading and the episodes that began.
         """
         k = len(stamps_ns)
-        self.learner.forget_before(self.count - 1)
+        if len(self.learner.changes) > 1:
+            self.learner.forget_before(self.count - 1)
         if k == 1 and len(self._rows) == SPIKE_WIDTH + 1:
             return self._live(int(stamps_ns[0]), readings[0])
         return self._chunk(np.asarray(stamps_ns, np.int64), np.asarray(readings, float))
@@ -195,6 +199,7 @@ class SensorChecks:
         onset = np.where(at_rating, stamps[:, None],
                          np.where(clipped, start_ns, _LATEST).min(axis=-1))
         self._axis_run, self._axis_start = axis_run[-1].ravel().tolist(), start[-1].ravel().tolist()
+        self._repeating = any(self._axis_run)
         self._axis_ns, self._peak = start_ns[-1].ravel().tolist(), peak[-1].ravel().tolist()
         return at_rating | clipped.any(axis=-1), onset
 
@@ -290,31 +295,34 @@ class SensorChecks:
         :return: ``(sensors out of range -> onset, second differences (6 n list), whether a
             reading SPIKE_WIDTH back jumped enough to start a spike)``.
         """
-        found, rated = {}, set()
-        peak, axis_run, ratings = self._peak, self._axis_run, self._ratings
         rows = self._rows
-        second = [0.0] * len(values)
-        jumped = False
-        for j, (value, before, older, start, ahead, jump) in enumerate(zip(
-                values, previous, rows[-2], rows[1], rows[0], self.learner.jump)):
-            second[j] = older - 2.0 * before + value
-            jumped = jumped or abs(start - ahead) > jump
-            magnitude = abs(value)
-            if magnitude > peak[j]:
-                peak[j] = magnitude
-            if value == before:
-                axis_run[j] += 1
-                if axis_run[j] == 1:
-                    self._axis_start[j], self._axis_ns[j] = index, self._rows_ns[-1]
-                elif (axis_run[j] >= CLIPPED_REPEATS and ratings[j] <= 0 and magnitude >= peak[j]
-                      and self._axis_start[j] >= 2 and self._run[j // 6] < axis_run[j]):
-                    found[j // 6] = min(found.get(j // 6, _LATEST), self._axis_ns[j])
-            else:
-                axis_run[j] = 0
-            if self._rated and 0 < ratings[j] <= magnitude:
-                rated.add(j // 6)
-        found.update({i: stamp for i in rated})
+        second = [a - 2.0 * b + c for a, b, c in zip(rows[-2], previous, values)]
+        jumped = any(map(gt, map(abs, map(sub, rows[1], rows[0])), self.learner.jump))
+        magnitudes = list(map(abs, values))
+        self._peak = list(map(max, self._peak, magnitudes))
+        found: dict = {}
+        if self._repeating or any(map(eq, values, previous)):
+            self._live_repeats(values, previous, magnitudes, index, found)
+        if self._rated:
+            for j in np.flatnonzero(np.asarray(magnitudes) >= self._rating_or_inf):
+                found[int(j) // 6] = stamp
         return found, second, jumped
+
+    def _live_repeats(self, values: list, previous: list, magnitudes: list, index: int,
+                      found: dict) -> None:
+        """Axis runs and clips of one reading (:meth:`_range`'s rules); clips into ``found``."""
+        peak, axis_run, ratings = self._peak, self._axis_run, self._ratings
+        for j, (value, before) in enumerate(zip(values, previous)):
+            if value != before:
+                axis_run[j] = 0
+                continue
+            axis_run[j] += 1
+            if axis_run[j] == 1:
+                self._axis_start[j], self._axis_ns[j] = index, self._rows_ns[-1]
+            elif (axis_run[j] >= CLIPPED_REPEATS and ratings[j] <= 0 and magnitudes[j] >= peak[j]
+                  and self._axis_start[j] >= 2 and self._run[j // 6] < axis_run[j]):
+                found[j // 6] = min(found.get(j // 6, _LATEST), self._axis_ns[j])
+        self._repeating = any(axis_run)
 
     def in_doubt(self) -> np.ndarray:
         """(n,) whether each sensor is in doubt after the latest reading."""
