@@ -33,6 +33,7 @@ class NoiseLearner:
         self._block = np.zeros((n, NOISE_BLOCK, 6))
         #: second differences in each sensor's current block
         self.filled = [0] * n
+        self._pending: list = [[] for _ in range(n)]  # rows added live, not yet in the block
         self._estimates = [deque(maxlen=NOISE_BLOCKS) for _ in range(n)]
         #: (6 n) list: a jump from one reading to the next beyond which a spike may begin
         self.jump = [float('inf')] * (6 * n)
@@ -61,6 +62,7 @@ class NoiseLearner:
         :param readings: (c,) index of the reading each came with (the estimate's time).
         """
         for i in range(self.n):
+            self._flush(i)
             rows = np.flatnonzero(healthy[:, i])
             values = second[rows, i]
             while len(values):
@@ -78,11 +80,19 @@ class NoiseLearner:
         :param reading: index of the reading it came with.
         """
         for i in range(self.n):
-            filled = self.filled[i]
-            self._block[i, filled] = second[6 * i:6 * i + 6]
-            self.filled[i] = filled + 1
-            if filled + 1 == NOISE_BLOCK:
+            self._pending[i].append(second[6 * i:6 * i + 6])
+            self.filled[i] += 1
+            if self.filled[i] == NOISE_BLOCK:
+                self._flush(i)
                 self._close(i, reading)
+
+    def _flush(self, i: int) -> None:
+        """Write sensor ``i``'s rows added one by one into its block."""
+        pending = self._pending[i]
+        if pending:
+            filled = self.filled[i]
+            self._block[i, filled - len(pending):filled] = pending
+            pending.clear()
 
     def noise_at(self, reading: int) -> np.ndarray:
         """Return the noise (n, 6) in use after ``reading`` (NaN where not learned yet)."""
