@@ -63,7 +63,7 @@ class ObjectSimNode(Node):
 
     def __init__(self) -> None:
         super().__init__('object_sim')
-        self.p = declare_and_validate(self, SIM_PARAMS, 'object_sim')
+        self.p, _ = declare_and_validate(self, SIM_PARAMS, 'object_sim')
         self.extra = {k: self.p[k] for k in EXTRA}
         self.effectors = list(self.p['effectors'])
         self.n = len(self.effectors)
