@@ -208,7 +208,8 @@ def test_synthesize_hold_over_a_limit_is_an_error_and_bad_limits_are_named(tmp_p
                             ({'force': [1, 2, 3]}, 'limits.force'),
                             ({'force': -1}, 'limits.force'),
                             ({'on_limit': 'clip'}, 'limits.on_limit'),
-                            ({'speed': 1}, '"limits" must be a mapping with keys')):
+                            ({'speed': 1}, '"limits": unknown key(s) \'speed\''),
+                            ({'torqe': 1}, "did you mean 'torque'")):
         path.write_text(json.dumps({**problem, 'limits': limits}))
         text = io.StringIO()
         with contextlib.redirect_stdout(text):

@@ -319,7 +319,6 @@ def _analyse_chunks(chunks, engine: AnalysisEngine, samples, sinks, progress, cl
         for sink in sinks:
             sink.add(result)
         clock.stop('summary')
-    sinks[0].no_pose = engine.no_pose
     engine.finish()
 
 

@@ -66,7 +66,6 @@ def _sections(data: Mapping, out: Judgement) -> tuple:
             (wildcard if str(key) in WILDCARDS else own.setdefault(name, {})).update(params)
         else:
             out.ignored.append(str(key))
-            out.controllers[name] = _section_params(key, section)[0]
     return wildcard, own
 
 
@@ -80,6 +79,8 @@ def judge_document(data: Mapping, required: Sequence[str] = ()) -> Judgement:
     out = Judgement(problems=[Problem('error', 'file', path, message, fix)
                               for path, message, fix in refused_lists(data)])
     wildcard, own = _sections(data, out)
+    out.controllers.update({node_of(k): _section_params(k, s)[0] for k, s in data.items()
+                            if str(k) in out.ignored})
     for name in required:
         if name in own:
             continue

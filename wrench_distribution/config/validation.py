@@ -7,8 +7,9 @@ cross-checks (:mod:`.cross_checks`).
 """
 from __future__ import annotations
 
-import difflib
 from typing import Any, Mapping, Sequence
+
+from wrench_distribution.core.validation import did_you_mean as close_names
 
 from .cross_checks import cross_check_errors
 from .index import INDEX
@@ -66,17 +67,14 @@ def unknown_names(kind: str, names: Sequence[str]) -> list:
 
 
 def did_you_mean(known: Sequence[str], name: str, where: str = 'docs/parameters.md') -> str:
-    """Return the known names closest to a misspelt one, as text (difflib).
+    """Return the known names closest to a misspelt one, as text (the core's rule).
 
     :param known: the accepted names.
     :param name: the unknown name.
     :param where: where every accepted name is listed (for the message without a close one).
     :return: ``did you mean 'tool_masses'?`` or a pointer to the list of names.
     """
-    close = difflib.get_close_matches(str(name), list(known), n=3, cutoff=0.6)
-    if close:
-        return 'did you mean ' + ' or '.join(f"'{c}'" for c in close) + '?'
-    return f'no accepted name is close (every name: {where})'
+    return close_names(name, known) or f'no accepted name is close (every name: {where})'
 
 
 def unknown_message(kind: str, unknown: Sequence[str]) -> str:

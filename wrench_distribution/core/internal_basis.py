@@ -35,6 +35,7 @@ import scipy.linalg
 
 from .options import BASIS_TOLERANCE
 from .spatial import cross
+from .validation import did_you_mean
 
 COMPONENTS = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
 #: Elements whose sign flips when the two contacts in the name are swapped.
@@ -357,7 +358,6 @@ def handle_problem(key: str, names: Sequence[str], types: Sequence[str] = ()) ->
     :param types: ``rigid`` / ``point`` per effector (empty: not judged).
     :return: the reason with the accepted forms, or None.
     """
-    import difflib
     example = f'squeeze({names[0]},{names[-1]})' if len(names) else 'squeeze(left,right)'
     match = _HANDLE.match(str(key))
     if not match:
@@ -365,8 +365,8 @@ def handle_problem(key: str, names: Sequence[str], types: Sequence[str] = ()) ->
     kind, members = match.group(1), [m.strip() for m in match.group(2).split(',')]
     kinds = PAIR_KINDS + ('warp',) + tuple(f'balanced_{c}' for c in COMPONENTS)
     if kind not in kinds:
-        close = difflib.get_close_matches(kind, kinds, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ''
+        hint = did_you_mean(kind, kinds)
+        hint = f' ({hint})' if hint else ''
         return f"unknown kind '{kind}'{hint}; kinds: {', '.join(PAIR_KINDS)}, warp, e.g. {example}"
     if kind.startswith('balanced_'):
         ok = len(members) == 1 and members[0].isdigit() and int(members[0]) < len(names)
@@ -374,8 +374,8 @@ def handle_problem(key: str, names: Sequence[str], types: Sequence[str] = ()) ->
     count = 4 if kind == 'warp' else 2
     unknown = [m for m in members if m not in names]
     if unknown:
-        close = difflib.get_close_matches(unknown[0], list(names), n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else ''
+        hint = did_you_mean(unknown[0], names)
+        hint = f' ({hint})' if hint else ''
         return f"{key!r}: unknown effector '{unknown[0]}'{hint}; effectors: {', '.join(names)}"
     if len(members) != count or len(set(members)) != count:
         return f'{key!r}: {kind} names {count} different effectors'

@@ -288,11 +288,12 @@ class AnalysisEngine:
         """Return what was dropped so far.
 
         :return: the synchroniser's counters, plus ``future`` and ``frame`` (per effector),
-            ``out_of_order`` and ``no_orientation`` (samples).
+            ``out_of_order``, ``no_pose`` and ``no_orientation`` (samples).
         """
         d = self.drops
         return SimpleNamespace(**vars(self.sync.counters), future=d.future, frame=d.wrong_frame,
-                               out_of_order=d.out_of_order, no_orientation=self.no_orientation)
+                               out_of_order=d.out_of_order, no_pose=self.no_pose,
+                               no_orientation=self.no_orientation)
 
     def finish(self) -> None:
         """End of the input: readings left waiting are counted as unsynchronised."""

@@ -23,7 +23,7 @@ from wrench_distribution.core.errors import InvalidInputError, WrenchDistributio
 from wrench_distribution.core.friction import FrictionOptions
 from wrench_distribution.core.load_distributor import LoadDistributor
 from wrench_distribution.core.prescription import InternalLoadPrescription
-from wrench_distribution.core.validation import finite_array
+from wrench_distribution.core.validation import check_keys, finite_array
 from .distribution import DistributionEngine, Outcome
 
 
@@ -44,8 +44,9 @@ def problem_limits(limits: Any, n: int) -> dict:
     """
     if limits is None:
         return {}
-    if not isinstance(limits, Mapping) or set(map(str, limits)) - set(LIMIT_KEYS):
+    if not isinstance(limits, Mapping):
         raise InvalidInputError('"limits" must be a mapping with keys ' + ', '.join(LIMIT_KEYS))
+    check_keys(limits, tuple(LIMIT_KEYS), '"limits"')
     out = {}
     for key, value in limits.items():
         name = LIMIT_KEYS[str(key)]

@@ -189,7 +189,7 @@ class ObjectSimNode(Node):
                 self.sim.step(commands, self.dt, fixed=fixed)
         if self.started:
             self.ticks += 1
-            self.sim.time = self.ticks * self.period
+            self.sim.set_clock(self.ticks * self.period)
         if self.p['free_tilts'] and not self.grasped():  # the open grippers turn with the fixture
             self.sim.turn_rig(tilt_profile(self.p['free_tilts'], self.sim.time)[0])
         self.publish()
