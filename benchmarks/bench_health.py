@@ -23,7 +23,7 @@ import numpy as np
 
 from wrench_distribution.config.loading import load_analyzer_config
 from wrench_distribution.engine import AnalysisEngine, StaticPoses
-from wrench_distribution.engine.health import HealthMonitor, HealthSettings
+from wrench_distribution.engine.health import HealthMonitor
 
 LAYOUTS = {2: [[0.0, -0.2, 0.0], [0.0, 0.2, 0.0]],
            4: [[0.2, 0.0, 0.0], [-0.2, 0.0, 0.0], [0.0, 0.2, 0.05], [0.0, -0.2, -0.05]]}
@@ -40,7 +40,7 @@ def engine(n: int, health: bool) -> AnalysisEngine:
         'object_com': [0.0, 0.0, 0.02], 'object_mass': 3.0, 'max_age': 0.0}}})
     out = AnalysisEngine(config, StaticPoses(np.array([p + [0.0, 0.0, 0.0, 1.0] for p in positions])))
     if health:
-        out.health = HealthMonitor.for_config(config, HealthSettings.from_params(config.params, 'rest'))
+        out.health = HealthMonitor.for_config(config, 'rest')
     return out
 
 
@@ -53,8 +53,8 @@ def readings(n: int, k: int, seed: int = 0, drift: float = 0.0) -> tuple:
     inconsistent (isolation runs every block).
     """
     eng = engine(n, False)
-    eng.prepare(np.array([p + [0.0, 0.0, 0.0, 1.0] for p in LAYOUTS[n]]))
-    gravity = np.asarray(eng.gravity)
+    eng.check_static(np.array(LAYOUTS[n]), np.tile([0.0, 0.0, 0.0, 1.0], (n, 1)))
+    gravity = np.asarray(eng.gravity_model.gravity)
     weight = np.concatenate([-eng.config.object_model.mass * gravity, np.zeros(3)])
     contact = eng.cache.distributor.synthesize_batch(weight[None]).wrench_contact[0]
     held = np.stack([s.reading(h, gravity) for s, h in zip(eng.config.sensors, contact)])
@@ -99,7 +99,7 @@ def monitor_us(n: int, stamps: np.ndarray, values: np.ndarray, chunked: bool) ->
                    values[:2].reshape(-1, 6))  # builds the solver (the pose, the sensors' maps)
     pose = np.array([p + [0.0, 0.0, 0.0, 1.0] for p in LAYOUTS[n]])
     contact = eng.sensing.contact_wrenches(values, pose, None, None, stamps)
-    gravity = np.asarray(eng.gravity)
+    gravity = np.asarray(eng.gravity_model.gravity)
     if chunked:
         start = time.perf_counter()
         monitor.observe(stamps, values, contact, pose, None, gravity)

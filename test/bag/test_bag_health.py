@@ -7,7 +7,6 @@ import health_fixtures as H
 from wrench_distribution.bag.errors import BagError
 from wrench_distribution.bag.health import bag_health
 from wrench_distribution.core.health import FROZEN_REPEATS, SPIKE_WIDTH
-from wrench_distribution.engine.health import HealthSettings
 
 
 def write_bag(path, rec, storage):
@@ -20,16 +19,12 @@ def write_bag(path, rec, storage):
     return writer.close()
 
 
-def rest_settings(config):
-    return HealthSettings.from_params(config.params, consistency='rest')
-
-
 @pytest.mark.parametrize('storage', ['sqlite3', 'mcap'])
 def test_a_clean_bag_raises_nothing(tmp_path, storage):
     rec = H.at_rest(30, 500.0, seed=21)
     bag = write_bag(tmp_path / 'clean', rec, storage)
     config = H.config()
-    health = bag_health(bag, config, rest_settings(config))
+    health = bag_health(bag, config, 'rest')
     np.testing.assert_array_equal(health.stamps_ns, rec.stamps_ns)
     assert not health.doubt.any() and health.consistent.all()
     assert health.report['events'] == []
@@ -44,7 +39,7 @@ def test_a_bag_with_a_frozen_and_a_spiking_sensor_names_both(tmp_path):
     rec.readings[spike, 1, 1] += 2.5
     bag = write_bag(tmp_path / 'faulty', rec, 'mcap')
     config = H.config()
-    health = bag_health(bag, config, rest_settings(config))
+    health = bag_health(bag, config, 'rest')
     found = [(e['check'], e['sensor'], e['onset_s'], e['detected_s'])
              for e in health.report['events'] if e['check'] != 'inconsistent']
     t = (rec.stamps_ns - H.START_NS) * 1e-9 + H.START_NS * 1e-9

@@ -4,15 +4,17 @@ Each fault is written as a broken sensor writes it and must be found, named, wit
 within the bound stated in docs/theory.md (section 15.5); clean readings with noise as low as
 0.05 N must raise nothing over ten minutes, at 500 Hz and at 1 kHz, quantised or not.
 """
+from dataclasses import replace
+
 from hypothesis import given, settings, strategies as st
 import numpy as np
 import pytest
 
 import health_fixtures as H
+from wrench_distribution.config import ConfigError
 from wrench_distribution.core.health import (CLIPPED_REPEATS, CONSISTENCY_BLOCK, FROZEN_REPEATS,
                                              quiet_limit, RECOVERY, SPIKE_WIDTH)
 from wrench_distribution.core.object_motion import motion_from_poses, object_wrench
-from wrench_distribution.engine.health import HealthSettings
 
 
 def events(monitor, check=None):
@@ -231,9 +233,22 @@ def test_live_and_chunks_give_the_same_health(cuts, seed):
 
 
 def test_settings_from_parameters():
-    settings = HealthSettings.from_params(H.params(sensor_ratings=[1, 2, 3, 4, 5, 6]), 'rest')
-    assert np.array(settings.ratings).tolist() == [[1, 2, 3, 4, 5, 6]] * 2
-    assert settings.tolerance == (1.0, 0.2) and settings.consistency == 'rest'
-    per = HealthSettings.from_params(H.params(sensor_ratings=list(range(12))))
-    assert np.array(per.ratings).tolist() == [list(range(6)), list(range(6, 12))]
-    assert np.array(HealthSettings.from_params(H.params()).ratings).tolist() == [[0.0] * 6] * 2
+    """``sensor_ratings`` for every sensor or per effector, and the tolerance, in the typed settings."""
+    health = H.config(sensor_ratings=[1, 2, 3, 4, 5, 6]).settings.health
+    assert health.ratings == ((1, 2, 3, 4, 5, 6),) * 2
+    assert health.tolerance == (1.0, 0.2) and health.consistency == 'off'
+    per = H.config(sensor_ratings=list(range(12)), consistency_tolerance=[0.5, 0.05]).settings.health
+    assert per.ratings == (tuple(range(6)), tuple(range(6, 12))) and per.tolerance == (0.5, 0.05)
+    assert H.config().settings.health.ratings == ((0.0,) * 6,) * 2
+    with pytest.raises(ValueError, match='consistency'):
+        replace(health, consistency='moving')
+
+
+@pytest.mark.parametrize('values, name', [
+    ({'sensor_ratings': [1.0] * 7}, 'sensor_ratings'),
+    ({'sensor_ratings': [-1.0] * 6}, 'sensor_ratings'),
+    ({'consistency_tolerance': [1.0]}, 'consistency_tolerance'),
+    ({'consistency_tolerance': [1.0, 0.0]}, 'consistency_tolerance')])
+def test_bad_health_parameters_are_refused_by_name(values, name):
+    with pytest.raises(ConfigError, match=f"parameter '{name}'"):
+        H.config(**values)

@@ -19,7 +19,7 @@ from scipy.spatial.transform import Rotation
 
 from wrench_distribution.config.loading import load_analyzer_config
 from wrench_distribution.engine import AnalysisEngine, StaticPoses
-from wrench_distribution.engine.health import HealthMonitor, HealthSettings
+from wrench_distribution.engine.health import HealthMonitor
 
 NAMES = ['left', 'right']
 POSITIONS = np.array([[0.0, -0.2, 0.0], [0.02, 0.2, 0.01]])
@@ -189,12 +189,11 @@ def moving(seconds: float, rate: float, noise: float = 0.05, seed: int = 0) -> t
     return Recording(stamps_ns, readings, period), np.column_stack([origin, rotation.as_quat()])
 
 
-def monitor(settings: Optional[HealthSettings] = None, consistency: str = 'rest', **overrides):
+def monitor(consistency: str = 'rest', **overrides):
     """Return an analysis engine on the rig with a health monitor: ``(engine, monitor)``."""
     cfg = config(**overrides)
-    settings = settings or HealthSettings.from_params(cfg.params, consistency)
     engine = AnalysisEngine(cfg, StaticPoses(np.concatenate([POSITIONS, ORIENTATIONS], axis=1)))
-    engine.health = HealthMonitor.for_config(cfg, settings)
+    engine.health = HealthMonitor.for_config(cfg, consistency)
     engine.health.keep_samples = True
     return engine, engine.health
 

@@ -15,7 +15,7 @@ from typing import Any, Optional
 import numpy as np
 
 from wrench_distribution.engine import AnalysisEngine
-from wrench_distribution.engine.health import HealthMonitor, HealthSettings
+from wrench_distribution.engine.health import HealthMonitor
 from .pipeline import Options, orientation_source, pose_sources, resolve_topic
 from .reader import BagReader, WRENCH_STAMPED
 
@@ -36,21 +36,21 @@ class BagHealth:
     consistent: np.ndarray
 
 
-def bag_health(bag_path: Path, config: Any, settings: Optional[HealthSettings] = None,
+def bag_health(bag_path: Path, config: Any, consistency: Optional[str] = None,
                options: Options = Options()) -> BagHealth:
     """Run the sensor health checks over the synchronised samples of one bag.
 
     :param bag_path: the bag (directory or storage file).
-    :param config: the ``AnalyzerConfig``.
-    :param settings: the checks' settings (None: from the configuration's parameters, the
-        set unchecked).
+    :param config: the ``AnalyzerConfig`` (its ``settings.health``).
+    :param consistency: what the set is checked against (``off``, or ``rest``: the object
+        held at rest throughout); None: as configured.
     :param options: namespace, node name, contact source and chunk size as for ``analyze-bag``.
     :return: the report and each sample's health.
     :raises BagError: on anything the user has to fix (as ``analyze-bag``).
     """
     with BagReader(Path(bag_path)) as bag:
         topics = [resolve_topic(t, options.namespace, options.node_name)
-                  for t in config.topics['ft']]
+                  for t in config.topics.ft]
         for effector, topic in zip(config.effectors, topics):
             bag.require(topic, WRENCH_STAMPED, f'F/T sensor of {effector}')
         source = options.contact_source or config.contact_source
@@ -58,9 +58,9 @@ def bag_health(bag_path: Path, config: Any, settings: Optional[HealthSettings] =
                                            options.node_name)
         orientation = orientation_source(bag, config, options.namespace, options.node_name)
         engine = AnalysisEngine(config, poses, sensor_poses, orientation=orientation)
-        monitor = engine.health = HealthMonitor.for_config(config, settings)
+        monitor = engine.health = HealthMonitor.for_config(config, consistency)
         monitor.keep_samples = True
-        frames = engine.ft_frames if any(engine.ft_frames) else None
+        frames = config.settings.ft_frames if any(config.settings.ft_frames) else None
         parts = []
         for chunk in bag.wrench_chunks(topics, options.chunk, frames):
             engine.push_chunk(*chunk)

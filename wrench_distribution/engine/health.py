@@ -12,11 +12,12 @@ what the set can tell: docs/theory.md, section 15.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
-from typing import List, Mapping, Optional, Sequence
+from dataclasses import dataclass, field, replace
+from typing import List, Optional, Sequence
 
 import numpy as np
 
+from wrench_distribution.config.settings import HealthSettings
 from wrench_distribution.core.codec import ns_to_seconds
 from wrench_distribution.core.object_motion import at_rest, object_wrench
 from .poses import sensor_models_at
@@ -24,50 +25,10 @@ from .sensor_health import CHECKS, SensorChecks
 from .set_health import SetConsistency
 from .status import ERROR, OK, WARN
 
-#: what the set is checked against: nothing, or the object at rest (its weight when
-#: object_mass is known, else a constant)
-CONSISTENCY_MODES = ('off', 'rest')
 #: episodes a monitor keeps (a sensor that clips at every cycle of a load begins many)
 EVENTS_KEPT = 1000
 #: the level of each finding while it lasts
 LEVELS = {'frozen': ERROR, 'out_of_range': ERROR, 'spike': WARN, 'drift': ERROR}
-
-
-@dataclass(frozen=True)
-class HealthSettings:
-    """What the health checks are told (built once from validated analyzer parameters).
-
-    :param ratings: (n, 6) rated range per sensor axis (N, N m); 0 where unknown.
-    :param tolerance: ``(force N, torque N m)`` of the set's consistency.
-    :param consistency: one of :data:`CONSISTENCY_MODES`.
-    :param point_torques: check each point contact's torque (six-axis sensors on point contacts).
-    """
-
-    ratings: tuple
-    tolerance: tuple = (1.0, 0.2)
-    consistency: str = 'off'
-    point_torques: bool = False
-
-    def __post_init__(self) -> None:
-        if self.consistency not in CONSISTENCY_MODES:
-            raise ValueError(f'consistency {self.consistency!r}: accepted: '
-                             f"{', '.join(CONSISTENCY_MODES)}")
-
-    @classmethod
-    def from_params(cls, params: Mapping, consistency: str = 'off',
-                    point_torques: bool = False) -> 'HealthSettings':
-        """Build from validated analyzer parameters (``sensor_ratings``, ``consistency_tolerance``).
-
-        :param params: the parameters.
-        :param consistency: what the set is checked against.
-        :param point_torques: check each point contact's torque.
-        :return: the settings.
-        """
-        n = len(params['effectors'])
-        ratings = list(params.get('sensor_ratings') or [])
-        table = np.zeros((n, 6)) if not ratings else np.resize(np.asarray(ratings, float), (n, 6))
-        return cls(tuple(map(tuple, table)), tuple(params.get('consistency_tolerance', (1.0, 0.2))),
-                   consistency, point_torques)
 
 
 @dataclass
@@ -139,9 +100,17 @@ class HealthMonitor:
         self._all_consistent = np.ones(1, bool)  # one sample's answer when the set is not checked
 
     @classmethod
-    def for_config(cls, config, settings: Optional[HealthSettings] = None) -> 'HealthMonitor':
-        """Build the monitor of an ``AnalyzerConfig`` (settings from its parameters by default)."""
-        settings = settings or HealthSettings.from_params(config.params)
+    def for_config(cls, config, consistency: Optional[str] = None) -> 'HealthMonitor':
+        """Build the monitor of an ``AnalyzerConfig`` (its ``settings.health``).
+
+        :param config: the configuration.
+        :param consistency: what the set is checked against (one of
+            :data:`~wrench_distribution.config.settings.CONSISTENCY_MODES`), None: as configured.
+        :return: the monitor.
+        """
+        settings = config.settings.health
+        if consistency is not None:
+            settings = replace(settings, consistency=consistency)
         model = config.object_model
         return cls(config.effectors, config.sensors, [t == 'rigid' for t in config.contact_types],
                    model.com, model.mass or 0.0, settings)
