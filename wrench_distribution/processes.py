@@ -6,8 +6,8 @@ distributions before Jazzy) and the caller's ``ROS_DOMAIN_ID`` (:func:`loopback_
 It leads its own process group, reads nothing from the terminal and writes its output, stderr
 included, to a log file (:class:`ChildProcess`). Stopping it sends SIGINT to its group (the
 nodes' runner turns that into a clean shutdown, exit status 0), waits a bounded time, then
-sends SIGKILL, and always reaps it (:func:`stop_all`, which stops several at once so that their
-waits overlap). :class:`Children` keeps the children of one run by name, and
+sends SIGKILL to what is left of its group, and reaps it (:func:`stop_all`, which stops several
+at once so that their waits overlap). :class:`Children` keeps the children of one run by name, and
 :func:`run_to_end` runs one command to its end within a time limit.
 
 No ROS import: the module serves the command line's tests and the benchmarks' orchestrators
@@ -129,18 +129,27 @@ class ChildProcess:
         except subprocess.TimeoutExpired:
             return None
 
-    def send(self, signum: int, ended_too: bool = False) -> None:
-        """Send a signal to the child's process group.
+    def send(self, signum: int) -> None:
+        """Send a signal to the child's process group, unless the child has been reaped.
 
-        :param signum: the signal.
-        :param ended_too: also when the child itself has ended (to what is left of its group);
-            else only while it runs.
+        Until it is reaped, even when it has ended, its process id holds the group's id, so the
+        signal reaches only what this child and its own children left in the group.
         """
-        if ended_too or self.popen.poll() is None:
+        if self.popen.returncode is None:
             try:
                 os.killpg(self.popen.pid, signum)
             except ProcessLookupError:  # the group is empty
                 pass
+
+    def running(self) -> bool:
+        """Return whether the child still runs, without reaping it when it has ended."""
+        if self.popen.returncode is not None:
+            return False
+        try:
+            ended = os.waitid(os.P_PID, self.popen.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # reaped by someone else
+            return False
+        return ended is None
 
     def stop(self, grace: float = STOP_GRACE_S) -> Optional[int]:
         """SIGINT, SIGKILL after ``grace`` seconds; reap (:func:`stop_all`).
@@ -195,30 +204,29 @@ class ChildProcess:
 
 def stop_all(children: Iterable[ChildProcess], grace: float = STOP_GRACE_S,
              kill_wait: float = KILL_WAIT_S) -> None:
-    """Stop children at once: SIGINT to each, one shared wait of ``grace``, then SIGKILL.
+    """Stop children at once: SIGINT to each group, one shared wait of ``grace``, SIGKILL, reap.
 
-    SIGKILL goes to every child's process group, that of a child already ended included:
-    what it started and left behind in its group goes too (a group id is not reused while
-    a member lives, so the signal reaches nothing else).
+    SIGKILL goes to the group of every child not yet reaped, those that ended on SIGINT
+    included: what a child started and left behind in its group goes too. The children are
+    reaped only after it, so that a group id cannot have passed to another process meanwhile;
+    the group of a child reaped earlier (by :meth:`ChildProcess.poll`) is left alone for the
+    same reason.
 
-    :param children: the children (those already ended are reaped, their groups cleared).
+    :param children: the children.
     :param grace: seconds the children have, together, to end after SIGINT.
     :param kill_wait: seconds to wait for the killed ones to be reaped.
     """
-    children = list(children)
-    _signal_and_wait([child for child in children if child.poll() is None], signal.SIGINT, grace)
-    for child in children:
-        child.send(signal.SIGKILL, ended_too=True)
-    _signal_and_wait([child for child in children if child.poll() is None], None, kill_wait)
-
-
-def _signal_and_wait(children: List[ChildProcess], signum: Optional[int], wait: float) -> None:
-    """Send ``signum`` (None: none) to each child's group, then wait for all, ``wait`` s in all."""
-    if signum is not None:
-        for child in children:
-            child.send(signum)
-    deadline = time.monotonic() + wait
-    for child in children:
+    unreaped = [child for child in children if child.returncode is None]
+    running = [child for child in unreaped if child.running()]
+    for child in running:
+        child.send(signal.SIGINT)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(child.running() for child in running):
+        time.sleep(0.02)
+    for child in unreaped:
+        child.send(signal.SIGKILL)
+    deadline = time.monotonic() + kill_wait
+    for child in unreaped:
         child.wait(max(0.05, deadline - time.monotonic()))
 
 

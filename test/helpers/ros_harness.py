@@ -358,10 +358,11 @@ def stamped_wrench(values, stamp_ns: int, frame: str = ''):
     :param frame: header frame id.
     :return: the message.
     """
+    from wrench_distribution.core.codec import ns_to_stamp
     from wrench_distribution.core.messages import fill_wrench
     from wrench_distribution.ros.conversions import make_wrench_stamped
     m = make_wrench_stamped(frame)
-    m.header.stamp.sec, m.header.stamp.nanosec = divmod(int(stamp_ns), 1_000_000_000)
+    m.header.stamp = ns_to_stamp(stamp_ns, type(m.header.stamp))
     fill_wrench(m.wrench, [float(v) for v in values])
     return m
 
