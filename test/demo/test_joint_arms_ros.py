@@ -6,7 +6,6 @@ localhost, the run's ROS_DOMAIN_ID from ``ros_harness``) at the scenario's durat
 the file written by ``--summary-json``. Commanded values are parsed here from the scenario
 file's schedule; the closed-loop target is max(2 %, 0.2 N or 0.02 N*m) per element, on the truth.
 """
-import json
 from pathlib import Path
 import re
 
@@ -14,7 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
-from ros_harness import domain_id_for, REPO, run_demo_command
+from ros_harness import demo_summary, domain_id_for, REPO
 from truth_checks import check_closed_loop_on_truth, check_grasps, check_truth_at_rest, DEMO_PACE, target
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -38,13 +37,9 @@ def last_commanded() -> dict:
 
 
 def run_demo(tmp_path: Path, feedback: str) -> dict:
-    path = tmp_path / 'summary' / f'joints_feedback_{feedback}.json'
-    done = run_demo_command(
-        ['--scenario', 'dual_arm_joints', '--internal-load-feedback', feedback, '--summary-json', str(path),
-         '--out', str(tmp_path), '--timeout', '240', '--no-plot', '--real-time-factor', str(DEMO_PACE)],
-        domain_id_for(), timeout=300)
-    assert done.returncode == 0, done.output[-6000:]
-    return json.loads(path.read_text())
+    return demo_summary(['--scenario', 'dual_arm_joints', '--internal-load-feedback', feedback, '--out', str(tmp_path),
+                         '--timeout', '240', '--no-plot', '--real-time-factor', str(DEMO_PACE)],
+                        tmp_path / 'summary' / f'joints_feedback_{feedback}.json', domain_id_for(), timeout=300)
 
 
 def check_shape(summary: dict) -> None:

@@ -15,7 +15,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 import yaml
 
-from ros_harness import domain_id_for, REPO, run_demo_command
+from ros_harness import demo_summary, domain_id_for, REPO, run_demo_command
 from truth_checks import (check_closed_loop_on_truth, check_truth_at_rest, DEMO_PACE, GRASP_PARAMETERS,
                           target, truth_of)
 
@@ -34,13 +34,9 @@ def sections() -> dict:
 
 
 def run_demo(tmp_path: Path, offset: int, tare: str) -> dict:
-    path = tmp_path / 'summary' / f'tare_{tare}.json'
-    done = run_demo_command(
-        ['--scenario', 'dual_arm_real_cell', '--tare', tare, '--internal-load-feedback', 'on',
-         '--summary-json', str(path), '--out', str(tmp_path), '--timeout', '150', '--no-plot'],
-        domain_id_for(offset=offset), timeout=200)
-    assert done.returncode == 0, done.output[-6000:]
-    return json.loads(path.read_text())
+    return demo_summary(['--scenario', 'dual_arm_real_cell', '--tare', tare, '--internal-load-feedback', 'on',
+                         '--out', str(tmp_path), '--timeout', '150', '--no-plot'],
+                        tmp_path / 'summary' / f'tare_{tare}.json', domain_id_for(offset=offset), timeout=200)
 
 
 def tool_wrench(mass: float, com, gravity_sensor) -> np.ndarray:

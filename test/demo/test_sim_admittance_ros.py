@@ -5,7 +5,6 @@ subprocess (its own ROS_DOMAIN_ID, DDS on localhost) and check the file written 
 ``--summary-json``, judged on the simulator's truth. Commanded values come from the
 scenario file's schedule; the closed-loop target is max(2 %, 0.2 N or 0.02 N*m) per element.
 """
-import json
 from pathlib import Path
 import re
 
@@ -13,7 +12,7 @@ import numpy as np
 import pytest
 import yaml
 
-from ros_harness import domain_id_for, NodeProcess, REPO, run_demo_command, stamped_wrench, TestClient
+from ros_harness import demo_summary, domain_id_for, NodeProcess, REPO, stamped_wrench, TestClient
 from truth_checks import check_closed_loop_on_truth, check_grasps, check_truth_at_rest, DEMO_PACE, target
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -41,14 +40,9 @@ def last_commanded() -> dict:
 
 
 def run_demo(tmp_path: Path, offset: int, feedback: str) -> dict:
-    path = tmp_path / 'summary' / f'feedback_{feedback}.json'
-    done = run_demo_command(
-        ['--scenario', 'dual_arm_admittance', '--internal-load-feedback', feedback, '--summary-json',
-         str(path), '--out', str(tmp_path), '--timeout', '120', '--no-plot', '--real-time-factor',
-         str(DEMO_PACE)],
-        domain_id_for(offset=offset), timeout=180)
-    assert done.returncode == 0, done.output[-6000:]
-    return json.loads(path.read_text())
+    return demo_summary(['--scenario', 'dual_arm_admittance', '--internal-load-feedback', feedback,
+                         '--out', str(tmp_path), '--timeout', '120', '--no-plot', '--real-time-factor', str(DEMO_PACE)],
+                        tmp_path / 'summary' / f'feedback_{feedback}.json', domain_id_for(offset=offset), timeout=180)
 
 
 def check_shape(summary: dict) -> None:

@@ -7,6 +7,7 @@ Subprocesses are started and stopped by the package's one recipe,
 :mod:`wrench_distribution.processes` (a node with its parameter file: :class:`NodeProcess`;
 the demo: :func:`run_demo`).
 """
+import json
 import os
 import shutil
 import sys
@@ -192,6 +193,22 @@ class NodeProcess(ChildProcess):
         code = super().close()
         shutil.rmtree(self.dir, ignore_errors=True)
         return code
+
+
+def demo_summary(args: List[str], summary_json, domain_id: int, timeout: float) -> dict:
+    """Run the demo with ``--summary-json summary_json`` to its end and return that summary.
+
+    :param args: its other options.
+    :param summary_json: where it writes the per-element summary.
+    :param domain_id: its ROS domain id.
+    :param timeout: seconds it may run.
+    :return: the summary.
+    :raises AssertionError: when the demo failed or timed out (with the end of its output).
+    """
+    done = run_demo_command([*args, '--summary-json', str(summary_json)], domain_id, timeout)
+    assert done.returncode == 0 and not done.timed_out, done.output[-6000:]
+    with open(summary_json, encoding='utf-8') as f:
+        return json.load(f)
 
 
 def run_demo_command(args: List[str], domain_id: int, timeout: float, **env: str) -> Finished:
