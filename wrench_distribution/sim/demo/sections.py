@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..scenarios.models import effector_model
 from ..scenarios.runs import apply_feedback, load_calibration, without_calibration_motions
 from ..scenarios.sections import load_sections, scenario_file, validate_sections
-from ...config.validation import format_schedule, parse_schedule
+from ...config.handles import format_schedule, parse_schedule
 
 
 def run_sections(sections: dict, duration: float | None, zero_internal: bool) -> dict:
