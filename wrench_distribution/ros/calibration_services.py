@@ -1,7 +1,9 @@
 """The analyzer's calibration services (``std_srvs/Trigger``), on the ROS-free calibration engine.
 
-- ``~/calibration/capture``: the newest ``tare_samples`` analysed samples become one pose
-  (refused unless 90 % of them are in one steady pose, :func:`~..engine.calibration.static_segments`);
+- ``~/calibration/capture``: the newest ``tare_samples`` analysed samples newer than the last
+  capture become one pose, its samples at rest (refused when the poses moved, or when less than
+  90 % of them are at rest: :func:`~..engine.rests.find_rests`); the recorded samples stay for
+  ``~/check_signs``;
   the response says the poses and samples collected, the gravity spread, and what the poses
   determine so far (or the motion still missing).
 - ``~/calibration/identify_tools``: biases and tools (and, with ``calibration_mounting``, the
@@ -37,6 +39,7 @@ import yaml
 from wrench_distribution.core.calibration import check_object_motion, check_tool_motion, pose_directions
 from wrench_distribution.core.errors import WrenchDistributionError
 from wrench_distribution.engine import calibration as E
+from wrench_distribution.engine.rests import carried, find_rests
 
 
 class CalibrationServices:
@@ -57,6 +60,7 @@ class CalibrationServices:
         self.sensors = list(sensors)
         self.mounting = False
         self.captured: list = []
+        self.captured_up_to = -1  # stamp (ns) of the newest sample a capture took: each takes newer ones
         self.tools: Optional[list] = None
         self.object: Optional[tuple] = None
         self.grasps = None
@@ -91,22 +95,24 @@ class CalibrationServices:
 
     def _capture(self, request, response):
         want = int(self.setting('tare_samples'))
-        if len(self.engine.recorder) < want:
-            return _answer(response, False, f'capture refused: only {len(self.engine.recorder)} of '
-                           f'tare_samples={want} samples since the last capture; hold still and retry')
-        labels = E.static_segments(self.engine.recorder.recording(), window_s=0.0)
-        runs = np.unique(labels[labels >= 0])
-        if len(runs) != 1 or np.mean(labels >= 0) < 0.9:
-            return _answer(response, False, f'capture refused: not at rest ({np.mean(labels >= 0):.0%} of the '
-                           f'newest {want} samples in one steady pose); hold still and retry')
-        self.captured.append(list(self.engine.recorder.rows))
-        self.engine.recorder.clear()
+        rows = [row for row in self.engine.recorder.rows if row[0] > self.captured_up_to][-want:]
+        if len(rows) < want:
+            return _answer(response, False, f'capture refused: only {len(rows)} of tare_samples={want} samples '
+                           'since the last capture; hold still and retry')
+        recording = E.recording_of(rows)
+        rests = find_rests(recording, *carried(self.engine.config.sensors, recording.poses[-1],
+                                               float(self.setting('object_mass'))), window_s=0.0)
+        refusal = _not_at_rest(rests, want)
+        if refusal:
+            return _answer(response, False, f'capture refused: {refusal}; hold still and retry')
+        self.captured.append([row for row, label in zip(rows, rests.labels) if label >= 0])
+        self.captured_up_to = rows[-1][0]
         recording, labels = self._recording()
         directions = pose_directions(recording.gravity, labels)
         spread = float(np.degrees(np.arccos(np.clip(directions @ directions.T, -1, 1).min())))
-        return _answer(response, True, f'pose {len(self.captured)} captured ({want} samples, gravity in '
-                       f'the object frame {np.round(directions[-1], 3).tolist()}); {len(self.captured)} '
-                       f'poses, {len(labels)} samples, gravity spread {spread:.1f} deg; '
+        return _answer(response, True, f'pose {len(self.captured)} captured ({len(self.captured[-1])} of {want} '
+                       f'samples at rest, gravity in the object frame {np.round(directions[-1], 3).tolist()}); '
+                       f'{len(self.captured)} poses, {len(labels)} samples, gravity spread {spread:.1f} deg; '
                        + self._so_far(recording, labels))
 
     def _so_far(self, recording, labels) -> str:
@@ -130,7 +136,6 @@ class CalibrationServices:
     def _clear(self, request, response):
         count = len(self.captured)
         self.captured = []
-        self.engine.recorder.clear()
         return _answer(response, True, f'{count} captured poses forgotten')
 
     def _identify_tools(self, request, response):
@@ -235,6 +240,21 @@ class CalibrationServices:
             return _answer(response, False, f'save_calibration failed: {err}')
         saved = ', '.join(next(iter(document.values()))['ros__parameters'])
         return _answer(response, True, f'saved {saved} to {path}')
+
+
+def _not_at_rest(rests, want: int) -> str:
+    """Why the samples of a capture are not one rest (empty when they are: 90 % kept, nothing moving)."""
+    counts = rests.counts()
+    if counts.get('moving'):
+        return (f'not at rest: the poses moved in {counts["moving"]} of the newest {want} samples (still means a '
+                f'tilt rate <= {rests.omega_max:.3g} rad/s and a tilt acceleration <= {rests.alpha_max:.3g} rad/s^2, '
+                f'from {rests.basis})')
+    kept = np.unique(rests.labels[rests.labels >= 0])
+    share = float(np.mean(rests.labels >= 0))
+    if len(kept) != 1 or share < 0.9:
+        dropped = ', '.join(f'{why} {count}' for why, count in counts.items() if why != 'kept')
+        return f'not at rest ({share:.0%} of the newest {want} samples in one steady pose; dropped: {dropped})'
+    return ''
 
 
 def _fixed(values) -> str:
