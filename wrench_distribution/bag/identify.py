@@ -280,13 +280,19 @@ def run_identify(args: argparse.Namespace) -> int:
 def _identify(args: argparse.Namespace, config: Any) -> int:
     import yaml
 
+    from wrench_distribution.config.calibration import checked
+    from wrench_distribution.config.files import write_atomically
+    from wrench_distribution.config.schema import ConfigError
     from wrench_distribution.engine.calibration import fragment
     report, parameters = identify_document(args, config)
     try:
-        args.out.write_text('# written by wrench-distribution identify ' + str(args.bag) + '\n'
-                            + yaml.safe_dump(fragment(parameters, args.node_name), sort_keys=False))
+        checked(parameters, config.params)
+        write_atomically(args.out, '# written by wrench-distribution identify ' + str(args.bag) + '\n'
+                         + yaml.safe_dump(fragment(parameters, args.node_name), sort_keys=False))
+    except ConfigError as err:
+        raise ConfigError(f'identify refused: {err}; nothing written') from None
     except OSError as err:
-        raise BagError(f'cannot write {args.out}: {err}') from None
+        raise BagError(f'cannot write {args.out}: {err}; nothing written') from None
     report['written'] = str(args.out)
     from .command import _print
     return _print(json.dumps(report, indent=2) if args.json else format_report(report) + f'\nwritten: {args.out}')

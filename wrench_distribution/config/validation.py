@@ -8,6 +8,7 @@ import numpy as np
 
 from wrench_distribution.core.spatial import unusable_quaternions
 
+from .calibration import check_ranges
 from .schema import (BOOL, BUILTIN_PARAMS, ConfigError, DOUBLE, DOUBLE_ARRAY, INTEGER, INTEGER_ARRAY,
                      LIMIT_CEILING, PARAM_INDEX, ParamSpec, STRING, STRING_ARRAY)
 from .sim import ARM_ROBOTS, SIM_SPECS
@@ -97,6 +98,7 @@ def _check_array(spec: ParamSpec, value: Any, fail) -> list:
             if not _finite(v) and not (hasattr(v, '__float__') and math.isfinite(float(v))):
                 raise fail(f'expected finite numbers, got {v!r}')
             res.append(float(v))
+        _check_entries(spec, res, fail)
         return res
     if t == INTEGER_ARRAY:
         res = []
@@ -106,6 +108,16 @@ def _check_array(spec: ParamSpec, value: Any, fail) -> list:
             res.append(int(v))
         return res
     raise fail(f'unknown type {t}')  # pragma: no cover
+
+
+def _check_entries(spec: ParamSpec, values: list, fail) -> None:
+    """Refuse an entry of a double array beyond the spec's bounds (its physical range)."""
+    for i, v in enumerate(values):
+        low = spec.minimum is not None and (v < spec.minimum or (spec.minimum_excluded and v == spec.minimum))
+        if low or (spec.maximum is not None and v > spec.maximum):
+            bound = (f'{">" if spec.minimum_excluded else ">="} {spec.minimum:g}' if low
+                     else f'<= {spec.maximum:g}')
+            raise fail(f'entry {i} ({v:g}) is out of its bounds ({bound})')
 
 
 def parse_handles(entries: Sequence[str], parameter: str = 'internal_load_handles') -> dict:
@@ -546,7 +558,7 @@ def _check_baseline(v: dict, idx: dict) -> None:
 #: The cross-checks of each node kind, after :func:`_check_frames_and_effectors`.
 _CHECKS = {'distributor': (_check_contacts, _check_object, _check_distributor),
            'analyzer': (_check_contacts, _check_object, _check_analyzer, _check_sensors,
-                        _check_gravity),
+                        _check_gravity, check_ranges),
            'object_sim': (_check_sim,), 'object_controller': (_check_controller,),
            'baseline_distributor': (_check_baseline,)}
 

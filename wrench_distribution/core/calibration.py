@@ -39,6 +39,9 @@ ADVICE_DEG = 20
 OUTLIER_SIGMAS = 6.0
 #: column-scaled Jacobian condition beyond which the fit is refused
 MAX_CONDITION = 1e8
+#: A sensor mounted by hand sits within a few degrees of its drawing: a larger mounting rotation
+#: means the configured orientation is wrong (deg), which is fixed in the configuration, not here.
+MAX_MOUNTING_DEG = 10.0
 
 
 class CalibrationRefused(WrenchDistributionError):
@@ -327,6 +330,10 @@ def _tool_estimate(fit: Fit, sensor: SensorModel, mounting: bool, directions: np
     com, com_cov = _ratio(mass, x[7:10], fit.covariance[6:10, 6:10]) if determined else \
         (np.zeros(3), np.zeros((3, 3)))
     rotation = x[10:13] if mounting else np.zeros(3)
+    if np.degrees(np.linalg.norm(rotation)) > MAX_MOUNTING_DEG:
+        raise CalibrationRefused(f'{who}: the sensor is turned {np.degrees(np.linalg.norm(rotation)):.3g} deg from its '
+                                 f'configured orientation, beyond a mounting rotation ({MAX_MOUNTING_DEG:g} deg): '
+                                 'sensor_orientations is likely wrong; fix it, then identify again')
     orientation = Q.matrix_to_quaternion(sensor.rotation @ Q.exp_so3(rotation))
     return ToolEstimate(
         bias=x[:6].copy(), bias_sigma=sigma[:6].copy(), mass=max(mass, 0.0), mass_sigma=mass_sigma,

@@ -24,11 +24,13 @@
 - ``~/check_signs``: each sensor's sign from the weight it carries over the newest
   ``tare_samples`` samples (the object held at rest); success when every configured sign is right.
 - ``~/save_calibration``: write the calibration in use (biases, including the tare's, tools,
-  rotations, object, contacts) to ``calibration_file``, a parameter file the launch files load.
+  rotations, object, contacts) to ``calibration_file`` (fixed at start-up), the file both nodes
+  load at their next start: refused, nothing written, when a value is beyond its bounds
+  (:func:`~..config.calibration.checked`); written whole or not at all, never through a link
+  (:func:`~..config.files.write_atomically`).
 """
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -36,6 +38,9 @@ from rclpy.parameter import Parameter
 from std_srvs.srv import Trigger
 import yaml
 
+from wrench_distribution.config.calibration import checked
+from wrench_distribution.config.files import write_atomically
+from wrench_distribution.config.schema import ConfigError, PARAM_INDEX
 from wrench_distribution.core.calibration import check_object_motion, check_tool_motion, pose_directions
 from wrench_distribution.core.errors import WrenchDistributionError
 from wrench_distribution.engine import calibration as E
@@ -226,20 +231,20 @@ class CalibrationServices:
     def _save(self, request, response):
         path = self.setting('calibration_file')
         if not path:
-            return _answer(response, False, 'save_calibration refused: calibration_file is empty (set it to '
-                           'the file the launch files load, e.g. ~/.ros/wrench_calibration.yaml)')
-        document = E.fragment(self.parameters(), self.node.get_name())
-        path = os.path.expanduser(path)
+            return _answer(response, False, 'save_calibration refused: calibration_file is empty (set it at start-up '
+                           'to the file the launch files give, e.g. ~/.ros/wrench_distribution_calibration.yaml)')
+        parameters = self.parameters()
         try:
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-            with open(path + '.tmp', 'w') as stream:
-                stream.write('# written by ~/save_calibration of ' + self.node.get_fully_qualified_name() + '\n')
-                yaml.safe_dump(document, stream, sort_keys=False)
-            os.replace(path + '.tmp', path)
+            checked(parameters, {name: self.setting(name) for name in PARAM_INDEX['analyzer']})
+            document = E.fragment(parameters, self.node.get_name())
+            written = write_atomically(path, '# written by ~/save_calibration of '
+                                       + self.node.get_fully_qualified_name() + '\n'
+                                       + yaml.safe_dump(document, sort_keys=False))
+        except ConfigError as err:
+            return _answer(response, False, f'save_calibration refused: {err}; nothing written')
         except OSError as err:
-            return _answer(response, False, f'save_calibration failed: {err}')
-        saved = ', '.join(next(iter(document.values()))['ros__parameters'])
-        return _answer(response, True, f'saved {saved} to {path}')
+            return _answer(response, False, f'save_calibration failed: {err}; {path} is as it was')
+        return _answer(response, True, f"saved {', '.join(parameters)} to {written}")
 
 
 def _not_at_rest(rests, want: int) -> str:

@@ -259,6 +259,8 @@ def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> d
 
     A name given to the node (parameter file, command line) that it does not declare is an
     error naming the nearest declared names, or a warning with ``allow_unknown_parameters``.
+    A node with a ``calibration_file`` takes its calibration values from it
+    (:mod:`.calibration_file`).
 
     :param node: the node.
     :param specs: its parameter schema.
@@ -266,7 +268,10 @@ def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> d
     :return: the validated configuration.
     :raises ConfigError: naming the parameter and its accepted values.
     """
-    values = declare_from_specs(node, specs)
+    import sys
+    from .calibration_file import declaration_specs, take_calibration
+    values = take_calibration(node, specs, kind, declare_from_specs(node, declaration_specs(specs, kind)),
+                              sys.argv)
     unknown = unknown_overrides(node, specs)
     if unknown:
         message = unknown_message(kind, unknown)
