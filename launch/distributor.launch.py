@@ -36,7 +36,7 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument('use_sim_time', default_value='false',
                               description='use /clock (bag replay, simulation)'),
         DeclareLaunchArgument('calibration', default_value=DEFAULT_CALIBRATION,
-                              description="calibration_file: its object and contacts loaded when "
+                              description='calibration_file: its object and contacts loaded when '
                                           'it exists'),
         Node(package='wrench_distribution', executable='distributor',
              name='wrench_distributor', namespace=LaunchConfiguration('namespace'),

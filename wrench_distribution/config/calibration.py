@@ -12,7 +12,8 @@ value is bounded by physics:
 - against the sensors (:func:`range_errors`, a cross-check of the analyzer's values, the same at
   start-up, at runtime and in check-config): each bias component within its sensor's range
   (``sensor_ranges``), a tool's weight and its moment about the sensor within it, the held
-  object's weight within the sensors' ranges together;
+  object's weight within the sensors' ranges together and its centre of mass where its moment
+  stays within what they can hold;
 - against the configuration it corrects (:func:`merged`): a mounting rotation (the calibration's
   ``sensor_orientations`` against the configured ones) of at most
   :data:`~wrench_distribution.core.calibration.MAX_MOUNTING_DEG`, as identified; a grasp
@@ -58,40 +59,63 @@ def sensor_ranges(v: Mapping, n: int) -> np.ndarray:
 
 
 def range_errors(v: Mapping) -> list:
-    """The analyzer's calibration values against its sensors' ranges: one :class:`ConfigError` each.
+    """Judge the analyzer's calibration values against its sensors' ranges: one :class:`ConfigError` each.
 
     :param v: the analyzer's values (each valid on its own, per-effector widths checked).
     :return: the errors (empty when every value fits).
     """
     names = list(v['effectors'])
     n = len(names)
-    pairs = _groups(v.get('sensor_ranges'), 2)
-    if len(pairs) not in (1, n) or len(list(v.get('sensor_ranges') or [])) % 2:
-        return [ConfigError(f"parameter 'sensor_ranges': has {len(list(v.get('sensor_ranges') or []))} entries, "
-                            f'expected 2 (every sensor) or {2 * n} (one pair per effector)')]
+    given = list(v.get('sensor_ranges') or PARAM_INDEX['analyzer']['sensor_ranges'].default)
+    if len(given) not in (2, 2 * n):
+        return [ConfigError(f"parameter 'sensor_ranges': has {len(given)} entries, expected 2 (every sensor) "
+                            f'or {2 * n} (one pair per effector)')]
     ranges = sensor_ranges(v, n)
     g = float(np.linalg.norm(v.get('gravity') or [0.0, 0.0, -STANDARD_GRAVITY])) or STANDARD_GRAVITY
     out = []
-    for i, bias in enumerate(_groups(v.get('sensor_biases'), 6)):
-        for part, values, limit, unit in (('force', bias[:3], ranges[i, 0], 'N'), ('torque', bias[3:], ranges[i, 1], 'N m')):
+    for i, bias in enumerate(_groups(v.get('sensor_biases'), 6)[:n]):  # wrong widths: their own checks
+        for part, values, limit, unit in (('force', bias[:3], ranges[i, 0], 'N'),
+                                          ('torque', bias[3:], ranges[i, 1], 'N m')):
             if np.abs(values).max() > limit:
                 out.append(ConfigError(
                     f"parameter 'sensor_biases': the {part} bias of '{names[i]}' {_text(values)} {unit} exceeds its "
                     f"sensor's range {limit:g} {unit} (sensor_ranges); accepted: each component within the range"))
     masses, coms = list(v.get('tool_masses') or []), _groups(v.get('tool_coms'), 3)
-    for i, mass in enumerate(masses):
+    for i, mass in enumerate(masses[:n]):
         lever = float(np.linalg.norm(coms[i])) if i < len(coms) else 0.0
         if mass * g > ranges[i, 0] or mass * g * lever > ranges[i, 1]:
             out.append(ConfigError(
                 f"parameter 'tool_masses': the tool of '{names[i]}' weighs {mass * g:.4g} N with a moment of "
-                f'{mass * g * lever:.4g} N m about its sensor, beyond its range {ranges[i, 0]:g} N, {ranges[i, 1]:g} N m '
+                f'{mass * g * lever:.4g} N m about its sensor, beyond its range {ranges[i, 0]:g} N, '
+                f'{ranges[i, 1]:g} N m '
                 '(sensor_ranges); accepted: a tool the sensor can carry'))
+    return out + _object_errors(v, ranges, g)
+
+
+def _object_errors(v: Mapping, ranges: np.ndarray, g: float) -> list:
+    """Judge the object's weight against the sensors' force ranges together, its moment against what they hold.
+
+    About the contacts' centre ``o`` the contacts hold the weight's moment ``M g |c - o|`` (at the
+    worst orientation) with forces on their levers and their torques, at most
+    ``sqrt(3) (sum_i F_i |p_i - o| + sum_i T_i)`` with ``(F_i, T_i)`` the sensors' ranges (per axis).
+    """
     weight = float(v.get('object_mass') or 0.0) * g
     if weight > ranges[:, 0].sum():
-        out.append(ConfigError(
+        return [ConfigError(
             f"parameter 'object_mass': {v['object_mass']:g} kg weighs {weight:.4g} N, beyond what the sensors "
-            f'read together ({ranges[:, 0].sum():g} N, sensor_ranges); accepted: an object the sensors can carry'))
-    return out
+            f'read together ({ranges[:, 0].sum():g} N, sensor_ranges); accepted: an object the sensors can carry')]
+    positions, com = _groups(v.get('contact_positions'), 3), list(v.get('object_com') or [0.0] * 3)
+    if weight <= 0 or len(positions) != len(ranges) or len(com) != 3:
+        return []
+    centre = positions.mean(axis=0)
+    moment = weight * float(np.linalg.norm(np.asarray(com, float) - centre))
+    capacity = np.sqrt(3.0) * float(ranges[:, 0] @ np.linalg.norm(positions - centre, axis=1) + ranges[:, 1].sum())
+    if moment <= capacity:
+        return []
+    return [ConfigError(
+        f"parameter 'object_com': {_text(v['object_com'])} puts the weight's moment about the contacts' centre at "
+        f'{moment:.4g} N m, beyond what the sensors can hold ({capacity:.4g} N m, sensor_ranges); accepted: a '
+        'centre of mass the grasp can carry')]
 
 
 def check_ranges(v: dict, idx: dict) -> None:
@@ -113,7 +137,7 @@ def is_own_section(key: Any, node_name: str) -> bool:
 
 
 def document_problems(data: Any, kind: Optional[str] = None, node_name: str = '') -> list:
-    """What a calibration document holds that a calibration must not: one message each.
+    """Return what a calibration document holds that a calibration must not: ``(section, parameter, message)`` each.
 
     Every section must be a node's ``ros__parameters`` of calibration values (of any node kind);
     with ``kind``, the sections reaching ``node_name`` must hold that kind's values only.
@@ -124,21 +148,22 @@ def document_problems(data: Any, kind: Optional[str] = None, node_name: str = ''
     :return: the problems (empty: a calibration).
     """
     if not isinstance(data, Mapping):
-        return ['expected a mapping of node sections {ros__parameters: {...}}']
+        return [('', '', 'expected a mapping of node sections {ros__parameters: {...}}')]
     every = set(CALIBRATION_KEYS['analyzer']) | set(CALIBRATION_KEYS['distributor'])
     out = []
     for key, section in data.items():
         params = section.get('ros__parameters') if isinstance(section, Mapping) else None
         if not isinstance(params, Mapping) or set(section) != {'ros__parameters'}:
-            out.append(f"section '{key}': expected only 'ros__parameters' with calibration values")
+            out.append((str(key), '', f"section '{key}': expected only 'ros__parameters' with calibration values"))
             continue
-        allowed = set(CALIBRATION_KEYS[kind]) if kind and is_own_section(key, node_name) else every
+        own = bool(kind) and is_own_section(key, node_name)
+        allowed = set(CALIBRATION_KEYS[kind]) if own else every
         for name in params:
             if name not in allowed:
-                whose = f'of the {kind}' if kind and is_own_section(key, node_name) else 'of any node'
-                out.append(f"section '{key}': '{name}' is not a calibration value {whose} (accepted: "
-                           f"{', '.join(sorted(allowed))}): a calibration file carries calibration only; "
-                           'limits, switches and topics belong in your own parameter file')
+                out.append((str(key), str(name), f"section '{key}': '{name}' is not a calibration value "
+                            f"{f'of the {kind}' if own else 'of any node'} (accepted: {', '.join(sorted(allowed))}): "
+                            'a calibration file carries calibration only; limits, switches and topics belong '
+                            'in your own parameter file'))
     return out
 
 
@@ -165,7 +190,7 @@ def read_calibration(path, kind: str, node_name: str) -> dict:
         raise ConfigError(f'{label}: {error}') from None
     problems = document_problems(data, kind, node_name)
     if problems:
-        raise ConfigError(f'{label}: ' + '; '.join(problems))
+        raise ConfigError(f'{label}: ' + '; '.join(message for _, _, message in problems))
     values: dict = {}
     for key, section in data.items():
         if is_own_section(key, node_name):
@@ -197,7 +222,7 @@ def checked(parameters: Mapping, configured: Mapping) -> dict:
 
 
 def merged(values: Mapping, calibration: Mapping, kind: str) -> dict:
-    """The configuration with a calibration over it, its corrections within their bounds.
+    """Return the configuration with a calibration over it, its corrections within their bounds.
 
     :param values: the node's configured values (each valid on its own).
     :param calibration: :func:`read_calibration`'s values.

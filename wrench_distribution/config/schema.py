@@ -74,8 +74,6 @@ def _p(name, type_, default, description, **kw) -> ParamSpec:
 # -- physical bounds of the calibration values (config/calibration.py adds the cross-checks) --------
 #: No set of arms holds ten tonnes (kg).
 MAX_OBJECT_MASS = 1e4
-#: No grasp spans more than this from the object frame's origin (m, per coordinate).
-MAX_OBJECT_COM = 10.0
 #: No wrist carries a tonne between its sensor and the object (kg).
 MAX_TOOL_MASS = 1000.0
 #: A tool's centre of mass within this of its sensor (m, per coordinate).
@@ -123,8 +121,7 @@ COMMON_PARAMS = [
        read_only=False),
     _p('object_com', DOUBLE_ARRAY, [0.0, 0.0, 0.0],
        'Centre of mass of the object in the object frame (m).',
-       minimum=-MAX_OBJECT_COM, maximum=MAX_OBJECT_COM,
-       constraints=f'3 numbers within +-{MAX_OBJECT_COM:g} m'),
+       constraints="3 finite numbers (the analyzer: its weight's moment within the sensors' ranges)"),
     _p('object_mass', DOUBLE, 0.0,
        'Object mass (kg); 0 means unknown. The distributor holds its weight with '
        'hold_object_weight.', minimum=0.0, maximum=MAX_OBJECT_MASS),
@@ -357,7 +354,7 @@ ANALYZER_PARAMS: tuple = tuple(COMMON_PARAMS + [
        minimum=-MAX_TOOL_COM, maximum=MAX_TOOL_COM,
        constraints=f'3 numbers within +-{MAX_TOOL_COM:g} m per effector, or empty'),
     _p('sensor_ranges', DOUBLE_ARRAY, [1000.0, 100.0],
-       "Full scale of each sensor [force N, torque N m]: one pair for every sensor, or one per "
+       'Full scale of each sensor [force N, torque N m]: one pair for every sensor, or one per '
        "effector. Bounds the calibration: each bias component, a tool's weight and moment, the "
        "object's weight (the sensors' together).",
        minimum=0.0, minimum_excluded=True, maximum=MAX_SENSOR_RANGE,

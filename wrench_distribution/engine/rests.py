@@ -2,11 +2,12 @@
 
 A calibration fits a static model, so a sample it takes must carry no inertial load worth the
 noise. The poses tell the motion: each contact frame's gravity direction ``u`` (and its position
-in the object frame) is differentiated by a local quadratic fit over :data:`DERIVATIVE_HALF_WIDTH_S`
-on each side (Savitzky-Golay), which gives its rate ``|du/dt|`` (the tilt rate, rad/s) and
-``|d2u/dt2|`` (the tilt acceleration with the centripetal term, rad/s^2). A body of mass ``m``
-whose centre of mass is ``l`` from the axis carries ``m (alpha l + omega^2 l)`` of inertial load;
-a sensor of force noise ``sigma`` cannot tell a load below ``sigma``. A sample is still when that
+in the object frame) is differentiated by a local quadratic fit over 0.05 s on each side
+(Savitzky-Golay; longer for noisy poses, :data:`DERIVATIVE_HALF_WIDTHS_S`), which gives its rate
+``|du/dt|`` (the tilt rate, rad/s) and ``|d2u/dt2|`` (the tilt acceleration with the centripetal
+term, rad/s^2). A body of mass ``m`` whose centre of mass is ``l`` from the axis carries
+``m (alpha l + omega^2 l)`` of inertial load; a sensor of force noise ``sigma`` cannot tell a load
+below ``sigma``. A sample is still when that
 load is at most :data:`INERTIAL_FRACTION` of the noise for every sensor:
 
     ``alpha <= alpha_max = eta min_i sigma_i / (m_i l_i)``, ``omega <= omega_max = sqrt(alpha_max)``
@@ -16,8 +17,9 @@ object when held; at least what its readings swing by over the recording, divide
 ``l_i`` its tool's distance from the object origin (at least :data:`MIN_LEVER`). A hundred samples
 at that bound (half a second at 200 Hz, the shortest rest) would move a rest's mean by one
 standard error; the samples admitted near a rest's ends carry far less. Poses measured with
-noise differentiate with noise: the thresholds are raised to :data:`FLOOR_FACTOR` times the
-rates' tenth percentile (their floor at rest), and the report says so.
+noise differentiate with noise: the thresholds are raised to :data:`FLOOR_FACTOR` times what the
+local fit makes of that noise (its scatter from the poses' third differences, which a smooth
+motion leaves near zero), and the report says so.
 
 Still samples whose gravity direction stays within ``angle_deg`` (and contacts within
 ``position_m``) form a run. In each run, a sample whose reading leaves the run's median by more
@@ -33,18 +35,19 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import numpy as np
-from scipy.signal import savgol_filter
+from scipy.signal import savgol_coeffs, savgol_filter
 
 from wrench_distribution.core import spatial as Q
 from .calibration import contact_gravity
 
 #: an admitted sample's inertial load is at most this fraction of one sample's force noise
 INERTIAL_FRACTION = 0.1
-#: half-width (s) of the local quadratic fit that differentiates the poses
-DERIVATIVE_HALF_WIDTH_S = 0.05
+#: half-widths (s) of the local quadratic fit that differentiates the poses: the shortest whose
+#: noise floor stays below the thresholds (noisy poses need a longer fit)
+DERIVATIVE_HALF_WIDTHS_S = (0.05, 0.1, 0.2, 0.4)
 #: the smallest lever (m) of a tool about the axis the arms turn the object about
 MIN_LEVER = 0.2
-#: pose rates below this many times their tenth percentile are the poses' own noise
+#: pose rates below this many times what the poses' own noise makes of them are that noise
 FLOOR_FACTOR = 5.0
 #: a reading farther than this many noise from its run's median is a knock
 STEADY_NOISE = 8.0
@@ -120,18 +123,25 @@ def channel_noise(flat: np.ndarray) -> np.ndarray:
     return np.maximum(noise, 1e-9 * max(1.0, float(np.abs(flat).max(initial=0.0))))
 
 
-def _rates(values: np.ndarray, dt: float) -> tuple:
-    """``(|dv/dt|, |d2v/dt2|)`` per sample, the largest over the leading axes of ``values`` (k, ..., 3)."""
+def _rates(values: np.ndarray, dt: float, half_width_s: float) -> tuple:
+    """``(|dv/dt|, |d2v/dt2|, their noise floors)`` per sample, the largest over the leading axes (k, ..., 3).
+
+    The floors are what the local fit makes of the poses' own noise: its scatter, from third
+    differences (a smooth motion leaves them near zero), times the fit's gain, times
+    :data:`FLOOR_FACTOR`.
+    """
     k = len(values)
-    half = max(2, int(round(DERIVATIVE_HALF_WIDTH_S / dt)))
+    half = max(2, int(round(half_width_s / dt)))
     window = min(2 * half + 1, k if k % 2 else k - 1)
-    if window < 3:
-        return np.zeros(k), np.zeros(k)
-    first = savgol_filter(values, window, 2, deriv=1, delta=dt, axis=0)
-    second = savgol_filter(values, window, 2, deriv=2, delta=dt, axis=0)
+    if window < 3 or k < 4:
+        return np.zeros(k), np.zeros(k), 0.0, 0.0
     axes = tuple(range(1, values.ndim - 1))
-    norm = np.linalg.norm
-    return (norm(first, axis=-1).max(axis=axes, initial=0.0), norm(second, axis=-1).max(axis=axes, initial=0.0))
+    rates = [np.linalg.norm(savgol_filter(values, window, 2, deriv=d, delta=dt, axis=0), axis=-1).max(
+        axis=axes, initial=0.0) for d in (1, 2)]
+    scatter = 1.4826 * float(np.median(np.abs(np.diff(values, 3, axis=0)))) / np.sqrt(20.0)
+    floors = [FLOOR_FACTOR * np.sqrt(3.0) * scatter * float(np.linalg.norm(savgol_coeffs(window, 2, deriv=d, delta=dt)))
+              for d in (1, 2)]
+    return rates[0], rates[1], floors[0], floors[1]
 
 
 def motion_thresholds(readings: np.ndarray, masses: np.ndarray, levers: np.ndarray) -> tuple:
@@ -171,13 +181,17 @@ def find_rests(recording, masses: np.ndarray, levers: np.ndarray, window_s: floa
     dt = float(np.median(np.diff(stamps))) * 1e-9 if k > 1 else 1e-3
     dt = dt if dt > 0 else 1e-3
     directions = _unit(contact_gravity(recording))
-    omega, alpha = _rates(directions, dt)
-    speed, acceleration = _rates(recording.poses[..., :3], dt)
     omega_max, alpha_max, basis = motion_thresholds(recording.readings, masses, levers)
-    omega_max = max(omega_max, FLOOR_FACTOR * float(np.percentile(omega, 10)))
-    if FLOOR_FACTOR * float(np.percentile(alpha, 10)) > alpha_max:
-        alpha_max = FLOOR_FACTOR * float(np.percentile(alpha, 10))
-        basis += f"; raised to {FLOOR_FACTOR:g} times the poses' own noise"
+    for half_width in DERIVATIVE_HALF_WIDTHS_S:  # the shortest fit whose noise stays below the thresholds
+        omega, alpha, omega_floor, alpha_floor = _rates(directions, dt, half_width)
+        if alpha_floor <= alpha_max and omega_floor <= omega_max:
+            break
+    speed, acceleration, _, _ = _rates(recording.poses[..., :3], dt, half_width)
+    if half_width > DERIVATIVE_HALF_WIDTHS_S[0]:
+        basis += f'; pose rates fitted over +-{half_width:g} s (noisy poses)'
+    if alpha_floor > alpha_max or omega_floor > omega_max:
+        omega_max, alpha_max = max(omega_max, omega_floor), max(alpha_max, alpha_floor)
+        basis += f"; raised to {FLOOR_FACTOR:g} times what the poses' own noise makes of the rates"
     lever = float(np.min(levers))
     still = ((omega <= omega_max) & (alpha <= alpha_max) & (speed <= omega_max * lever)
              & (acceleration <= alpha_max * lever))

@@ -12,8 +12,8 @@ node runs with (``ros2 param get``).
 """
 from __future__ import annotations
 
-import os
 from dataclasses import replace
+import os
 from typing import Sequence
 
 from wrench_distribution.config.calibration import CALIBRATION_KEYS, merged, read_calibration
