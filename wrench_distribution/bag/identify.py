@@ -281,7 +281,7 @@ def _identify(args: argparse.Namespace, config: Any) -> int:
     import yaml
 
     from wrench_distribution.config.calibration import checked
-    from wrench_distribution.config.files import write_atomically
+    from wrench_distribution.config.files import FileRefused, write_atomically
     from wrench_distribution.config.schema import ConfigError
     from wrench_distribution.engine.calibration import fragment
     report, parameters = identify_document(args, config)
@@ -289,7 +289,7 @@ def _identify(args: argparse.Namespace, config: Any) -> int:
         checked(parameters, config.params)
         write_atomically(args.out, '# written by wrench-distribution identify ' + str(args.bag) + '\n'
                          + yaml.safe_dump(fragment(parameters, args.node_name), sort_keys=False))
-    except ConfigError as err:
+    except (ConfigError, FileRefused) as err:
         raise ConfigError(f'identify refused: {err}; nothing written') from None
     except OSError as err:
         raise BagError(f'cannot write {args.out}: {err}; nothing written') from None

@@ -39,7 +39,7 @@ from std_srvs.srv import Trigger
 import yaml
 
 from wrench_distribution.config.calibration import checked
-from wrench_distribution.config.files import write_atomically
+from wrench_distribution.config.files import FileRefused, write_atomically
 from wrench_distribution.config.schema import ConfigError, PARAM_INDEX
 from wrench_distribution.core.calibration import check_object_motion, check_tool_motion, pose_directions
 from wrench_distribution.core.errors import WrenchDistributionError
@@ -240,7 +240,7 @@ class CalibrationServices:
             written = write_atomically(path, '# written by ~/save_calibration of '
                                        + self.node.get_fully_qualified_name() + '\n'
                                        + yaml.safe_dump(document, sort_keys=False))
-        except ConfigError as err:
+        except (ConfigError, FileRefused) as err:
             return _answer(response, False, f'save_calibration refused: {err}; nothing written')
         except OSError as err:
             return _answer(response, False, f'save_calibration failed: {err}; {path} is as it was')
