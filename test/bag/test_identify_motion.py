@@ -3,8 +3,9 @@
 Ten noise seeds of the cell of :mod:`arm_motion` (Newton-Euler by hand: tools of 0.62 and 1.15 kg,
 biases of 3 to 12 N, sensors turned 1.4 and 2.9 deg on their flanges, a 3.7 kg box; 0.3 N and
 0.015 N m of noise, 5 % of the samples knocked; minimum-jerk moves at the UR5e's default
-accelerations between rests of 1 s, the grasp frame translated too): tools free in six orientations,
-then the box held with a changing squeeze, shear and twist in five. Each figure must be within its
+accelerations between rests of 1 s, the grasp frame translated too, the bag holding its
+orientation): tools free in six orientations, then the box held with a changing squeeze, shear
+and twist in five. Each figure must be within its
 promise (docs/calibration.md) or, where the data cannot give that, within 3 Cramer-Rao standard
 deviations, computed here from the same physics (the Fisher information of the rests, tools, box
 and each rest's internal load estimated jointly); each error within 4 of its reported sigmas; the
@@ -21,7 +22,7 @@ from scipy.spatial.transform import Rotation
 import yaml
 
 import arm_motion as A
-import bag_fixtures as F
+import test_identify_cli as two_arms  # its bag writer (200 Hz, poses on /object_pose)
 
 from wrench_distribution.bag.command import analyzer_config_and_bag
 from wrench_distribution.bag.identify import identify_document
@@ -52,22 +53,10 @@ def _record(seed: int, directory: Path) -> tuple:
     phases = [(free, A.readings(cell, free, None, rng))]
     loads = A.internal_loads(held, rng)
     phases.append((held, A.readings(cell, held, A.contact_wrenches(cell, held, loads), rng)))
-    writer = F.BagWriter(directory / f'cell_{seed}', 'mcap')
-    ns = F.START_NS
-    for motion, readings in phases:
-        for j in range(len(readings)):
-            for i, name in enumerate(NAMES):
-                writer.add(f'/{name}/ft_sensor', F.WS, ns + 100_000 * (i + 1),
-                           F.wrench_msg(ns, f'{name}_ft', readings[j, i]))
-            pose = F.T['geometry_msgs/msg/PoseStamped'](
-                header=F._header(ns, 'world'),
-                pose=F._pose(np.concatenate([motion.position[j], motion.rotation[j].as_quat()])))
-            writer.add('/object_pose', 'geometry_msgs/msg/PoseStamped', ns - 1_000_000, pose)
-            ns += int(1e9 / RATE)
-        ns += 1_000_000_000                        # the grasp, not recorded
+    bag = two_arms._write(directory / f'cell_{seed}', [(m.rotation, r) for m, r in phases], 'mcap')
     config = directory / 'cell.yaml'
     config.write_text(yaml.safe_dump({'wrench_analyzer': {'ros__parameters': _params(cell)}}))
-    return writer.close(), config, cell, free, held
+    return bag, config, cell, free, held
 
 
 def _params(cell: A.Cell) -> dict:
@@ -84,7 +73,7 @@ def _params(cell: A.Cell) -> dict:
 
 
 def _identify(bag: Path, config: Path, free: A.Motion) -> dict:
-    split = free.stamps[-1] + 0.5
+    split = free.stamps[-1] + 0.5 / RATE
     args = argparse.Namespace(bag=bag, config=config, namespace='/', node_name='wrench_analyzer',
                               free=f'0:{split}', held=f'{split}:1000', mounting=True, json=True,
                               command='identify')
@@ -260,7 +249,7 @@ def test_every_figure_within_the_promise_or_3_cramer_rao_sigmas(runs):
 def test_no_moving_sample_is_taken_as_a_rest(runs):
     """Each rest used spans samples where the grasp frame is still (its true motion, the generator's)."""
     for report, _, free, held in runs:
-        for key, motion, offset in (('tool', free, 0.0), ('object', held, free.stamps[-1] + 1.0 + 1 / RATE)):
+        for key, motion, offset in (('tool', free, 0.0), ('object', held, free.stamps[-1] + 1 / RATE)):
             still = report[f'{key}_samples']['still_below']
             for rest in report[f'{key}_poses']:
                 stamps = motion.stamps + offset
