@@ -69,8 +69,8 @@ def record_bag(bag_path: Path, config: Any, namespace: str = '/', node: str = 'w
         poses, sensor_poses = pose_sources(bag, config, config.contact_source, namespace, node)
         engine = AnalysisEngine(config, poses, sensor_poses, orientation=orientation_source(
             bag, config, namespace, node))
-        engine.recorder = CalibrationRecorder()
-        frames = engine.ft_frames if any(engine.ft_frames) else None
+        engine.set_recorder(CalibrationRecorder())
+        frames = config.settings.ft_frames if any(config.settings.ft_frames) else None
         for chunk in bag.wrench_chunks(topics, options.chunk, frames):
             engine.push_chunk(*chunk)
             if engine.recorder.full:
@@ -128,7 +128,7 @@ def _rests_report(recording, mask: np.ndarray, rests) -> dict:
             'dropped': [{k: v for k, v in span.items() if k != 'rest'} for span in spans if span['why'] != 'kept']}
 
 
-def _carried(config, recording, mask: np.ndarray, sensors, object_mass: float) -> tuple:
+def _carried(recording, mask: np.ndarray, sensors, object_mass: float) -> tuple:
     from wrench_distribution.engine.rests import carried
     return carried(sensors, recording.poses[np.flatnonzero(mask)[0]] if mask.any() else recording.poses[0],
                    object_mass)
@@ -159,7 +159,7 @@ def identify_document(args: argparse.Namespace, config: Any) -> tuple:
     tools = None
     if args.free or not args.held:
         mask = _window(recording, args.free, '--free')
-        labels, rests = _rests(recording, mask, *_carried(config, recording, mask, config.sensors, 0.0),
+        labels, rests = _rests(recording, mask, *_carried(recording, mask, config.sensors, 0.0),
                                'with the tools free')
         tools = E.identify_tools(recording, config.sensors, labels, names, args.mounting)
         report['tools'] = {name: _tool_row(t, args.mounting) for name, t in zip(names, tools)}
@@ -173,7 +173,7 @@ def identify_document(args: argparse.Namespace, config: Any) -> tuple:
                             'condition': obj.fit.condition, 'residual_scale': obj.fit.rms}
         report['object_poses'] = _poses_table(recording, labels, 'object')
         report['object_samples'] = _rests_report(recording, _window(recording, args.held, '--held'), rests)
-    tf_sensors = bool(config.params.get('sensor_frames'))
+    tf_sensors = bool(config.settings.sensor_frames)
     if args.mounting and tf_sensors:
         report['note'] = ('sensor_frames (tf) give the sensor orientations: the mounting rotations are '
                           'relative to those frames and are not written; correct the robot description')
@@ -191,10 +191,10 @@ def _held_object(args: argparse.Namespace, config: Any, recording, tools) -> tup
     mask = _window(recording, args.held, '--held')
     sensors = E.calibrated_sensors(config.sensors, tools)
     biases = (np.stack([t.bias for t in tools]) if tools is not None
-              else parse_biases(config.params['sensor_biases'], len(config.effectors)))
-    mass = float(config.params.get('object_mass') or 0.0)
+              else parse_biases(config.settings.sensor_biases, len(config.effectors)))
+    mass = float(config.settings.object_mass)
     for _ in range(1 if mass > 0 else 2):
-        labels, rests = _rests(recording, mask, *_carried(config, recording, mask, sensors, mass),
+        labels, rests = _rests(recording, mask, *_carried(recording, mask, sensors, mass),
                                'with the object held')
         obj = E.identify_held_object(recording, sensors, biases, labels, tools)
         mass = max(obj.mass, 0.0)
@@ -286,7 +286,7 @@ def _identify(args: argparse.Namespace, config: Any) -> int:
     from wrench_distribution.engine.calibration import fragment
     report, parameters = identify_document(args, config)
     try:
-        checked(parameters, config.params)
+        checked(parameters, config.as_parameters())
         write_atomically(args.out, '# written by wrench-distribution identify ' + str(args.bag) + '\n'
                          + yaml.safe_dump(fragment(parameters, args.node_name), sort_keys=False))
     except (ConfigError, FileRefused) as err:
@@ -308,10 +308,9 @@ def _signs(args: argparse.Namespace, config: Any) -> int:
     from wrench_distribution.engine.sensing import parse_biases
     recording = record_bag(args.bag, config, args.namespace, args.node_name)
     mask = _window(recording, args.held, '--held')
-    labels, _ = _rests(recording, mask, *_carried(config, recording, mask, config.sensors,
-                                                  float(config.params.get('object_mass') or 0.0)),
-                       'with the object held')
-    rows = check_signs(recording, config.sensors, parse_biases(config.params['sensor_biases'],
+    labels, _ = _rests(recording, mask, *_carried(recording, mask, config.sensors,
+                                                  config.settings.object_mass), 'with the object held')
+    rows = check_signs(recording, config.sensors, parse_biases(config.settings.sensor_biases,
                                                                len(config.effectors)),
                        list(config.effectors), labels)
     from .command import _print

@@ -7,7 +7,7 @@ where the file is kept can change what the robot believes, so the file carries c
 only (:data:`CALIBRATION_KEYS`): a limit, a switch or a topic in it is refused, naming it. Every
 value is bounded by physics:
 
-- on its own (the schema's bounds, :func:`~.validation.check_param_value`): masses, centres of
+- on its own (the schema's bounds, :func:`~.values.check_param_value`): masses, centres of
   mass, biases;
 - against the sensors (:func:`range_errors`, a cross-check of the analyzer's values, the same at
   start-up, at runtime and in check-config): each bias component within its sensor's range
@@ -180,7 +180,7 @@ def read_calibration(path, kind: str, node_name: str) -> dict:
     from wrench_distribution.core.errors import InvalidInputError
     from wrench_distribution.core.safe_load import load_text
     from .files import read_regular_file
-    from .validation import check_param_value
+    from .values import check_param_value
     label = f"calibration_file '{os.path.expanduser(os.fspath(path))}'"
     try:
         data = load_text(read_regular_file(path, MAX_FILE_BYTES).decode('utf-8'), label)
@@ -213,7 +213,8 @@ def checked(parameters: Mapping, configured: Mapping) -> dict:
     :return: the analyzer's values with the calibration.
     :raises ConfigError: naming the value and its bound.
     """
-    from .validation import check_param_value, validate_params
+    from .validation import validate_params
+    from .values import check_param_value
     extra = sorted(set(parameters) - set(CALIBRATION_KEYS['analyzer']))
     if extra:
         raise ConfigError(f"not calibration values: {', '.join(extra)}")
