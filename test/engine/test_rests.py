@@ -110,3 +110,16 @@ def test_noisy_poses_are_differentiated_over_a_longer_fit_and_say_so():
     assert len(np.unique(rests.labels[rests.labels >= 0])) == 4, rests.counts()
     alpha = np.linalg.norm(motion.alpha, axis=1)
     assert np.all(rests.reasons[alpha > 2 * rests.alpha_max] == MOVING) and (alpha > 2 * rests.alpha_max).any()
+
+
+def test_a_gap_in_the_samples_splits_a_rest_and_is_no_motion():
+    """A live node that stalls 0.1 s drops no sample as moving; the rest is two runs either side."""
+    cell, motion, readings = _cell(seed=7)
+    recording = _recording(cell, motion, readings)
+    stamps = recording.stamps_ns.copy()
+    middle = int(np.flatnonzero(motion.rest == 2)[100])
+    stamps[middle:] += 100_000_000
+    rests = find_rests(Recording(stamps, readings, recording.poses, None, recording.gravity), *_masses(cell))
+    inside = motion.rest == 2
+    assert np.all(rests.reasons[inside] != MOVING)
+    assert len(np.unique(rests.labels[inside & (rests.labels >= 0)])) == 2

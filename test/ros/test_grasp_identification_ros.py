@@ -186,7 +186,7 @@ def test_identify_grasps_corrects_the_contacts_live_and_saves_them(tmp_path):
     position, rotation = relative_pose(found_p, found_r)
     assert np.linalg.norm(position - true_position) < 3e-4  # m: 12 mm off as configured
     assert np.degrees((true_rotation.inv() * rotation).magnitude()) < 0.1  # deg: 3.7 deg as configured
-    proc, log = start(tmp_path, [config, saved], 'second')
+    proc, log = start(tmp_path, [config], 'second')  # its calibration_file: the file saved
     client = TestClient(domain_id_for(__name__), 'wd_grasps_client2')
     try:
         positions, = services._parameters(client, ['contact_positions'])

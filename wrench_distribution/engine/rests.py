@@ -195,12 +195,12 @@ def find_rests(recording, masses: np.ndarray, levers: np.ndarray, window_s: floa
     lever = float(np.min(levers))
     still = ((omega <= omega_max) & (alpha <= alpha_max) & (speed <= omega_max * lever)
              & (acceleration <= alpha_max * lever))
-    still[1:] &= np.diff(stamps) * 1e-9 <= 10 * dt       # a gap in the samples ends a run
     reasons = np.where(still, KEPT, MOVING).astype('<U12')
     labels = np.full(k, -1)
     flat = recording.readings.reshape(k, -1)
     noise = channel_noise(flat)
-    settle = _label_runs(_runs(still, directions, recording.poses[..., :3], angle_deg, position_m),
+    gaps = np.r_[False, np.diff(stamps) * 1e-9 > 10 * dt]    # a gap in the samples ends a run
+    settle = _label_runs(_runs(still, gaps, directions, recording.poses[..., :3], angle_deg, position_m),
                          stamps, flat, noise, window_s, labels, reasons)
     return Rests(labels, reasons, omega_max, alpha_max, basis, settle)
 
@@ -209,13 +209,18 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), 1e-12)
 
 
-def _runs(still: np.ndarray, directions: np.ndarray, positions: np.ndarray, angle_deg: float,
-          position_m: float) -> list:
-    """``(start, stop)`` of each run of still samples whose pose stays near its first sample's."""
+def _runs(still: np.ndarray, gaps: np.ndarray, directions: np.ndarray, positions: np.ndarray,
+          angle_deg: float, position_m: float) -> list:
+    """``(start, stop)`` of each run of still samples, unbroken by a gap, whose pose stays near its first's."""
     cos_tol = np.cos(np.radians(angle_deg))
     out = []
     edges = np.flatnonzero(np.diff(np.r_[0, still.astype(int), 0]))
+    starts = set(np.flatnonzero(gaps).tolist())
+    pieces = []
     for begin, end in zip(edges[::2], edges[1::2]):
+        cuts = [begin] + sorted(c for c in starts if begin < c < end) + [end]
+        pieces += list(zip(cuts[:-1], cuts[1:]))
+    for begin, end in pieces:
         start = begin
         while start < end:
             same = ((np.einsum('knj,nj->kn', directions[start:end], directions[start]) >= cos_tol).all(axis=1)
