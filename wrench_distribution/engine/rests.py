@@ -22,12 +22,13 @@ local fit makes of that noise (its scatter from the poses' third differences, wh
 motion leaves near zero), and the report says so.
 
 Still samples whose gravity direction stays within ``angle_deg`` (and contacts within
-``position_m``) form a run. In each run, a sample whose reading leaves the run's median by more
-than :data:`STEADY_NOISE` noise is dropped, and so is every sample at the centre of a block of
-:data:`SETTLE_BLOCK_S` whose mean leaves it by more than :data:`SETTLE_Z` standard errors: at a
-run's ends that is its settle time (a sensor filter's lag, a ringing arm, a grasp tightening),
-elsewhere a knock (a burst of a few newtons that no single sample shows). Runs shorter than
-``window_s`` are dropped. Every sample's fate is kept with its reason (:class:`Rests`).
+``position_m``) form a run, a gap in the samples ending it. In each run, a sample whose reading
+leaves the run's median by more than :data:`STEADY_NOISE` noise is dropped, and so is every
+sample at the centre of a block of :data:`SETTLE_BLOCK_S` whose mean leaves its level by more
+than :data:`SETTLE_Z` of its scatter (:func:`_off_level`): at a run's ends that is its settle
+time (a sensor filter's lag, a ringing arm, a grasp tightening), elsewhere a knock (a burst of a
+few newtons that no single sample shows). Runs shorter than ``window_s`` are dropped. Every
+sample's fate is kept with its reason (:class:`Rests`).
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import numpy as np
+from scipy.ndimage import median_filter
 from scipy.signal import savgol_coeffs, savgol_filter
 
 from wrench_distribution.core import spatial as Q
@@ -53,8 +55,10 @@ FLOOR_FACTOR = 5.0
 STEADY_NOISE = 8.0
 #: length (s) of the blocks the settle time is measured in
 SETTLE_BLOCK_S = 0.05
-#: a block whose mean is this many standard errors from the run's middle has not settled
+#: a block whose mean is this many standard errors from the level around it is off that level
 SETTLE_Z = 4.0
+#: the level around a block: the running median of the block means over this many blocks
+LOCAL_BLOCKS = 10
 G_NORM = 9.81
 
 KEPT, MOVING, SHORT, SETTLING, UNSTEADY = 'kept', 'moving', 'short rest', 'settling', 'knocked'
@@ -242,9 +246,8 @@ def _label_runs(runs: list, stamps: np.ndarray, flat: np.ndarray, noise: np.ndar
             reasons[start:stop] = SHORT
             continue
         index = np.arange(start, stop)
-        off = _off_level(flat[start:stop], noise, block)
-        head = int(np.argmin(off)) if not off.all() else len(off)
-        tail = int(np.argmin(off[::-1])) if not off.all() else 0
+        off, head, tail = _off_level(flat[start:stop], noise, block)
+        off[:head], off[len(off) - tail:] = True, True
         reasons[index[off]] = UNSTEADY
         reasons[index[:head]] = SETTLING
         reasons[index[len(off) - tail:]] = SETTLING
@@ -258,12 +261,16 @@ def _label_runs(runs: list, stamps: np.ndarray, flat: np.ndarray, noise: np.ndar
     return float(settle)
 
 
-def _off_level(run: np.ndarray, noise: np.ndarray, block: int) -> np.ndarray:
-    """Flag the samples of a run away from its level.
+def _off_level(run: np.ndarray, noise: np.ndarray, block: int) -> tuple:
+    """Flag the samples of a run away from its level: ``(flags, settling at the head, at the tail)``.
 
-    Alone beyond :data:`STEADY_NOISE` noise, or at the centre of ``block`` samples whose mean is
-    beyond :data:`SETTLE_Z` of its standard error (a knock, a settling end; shortened windows at
-    the run's ends).
+    Flagged: alone beyond :data:`STEADY_NOISE` noise, or at the centre of ``block`` samples
+    (shortened at the run's ends) whose mean is beyond :data:`SETTLE_Z` of its scatter from the
+    level around it (a running median of :data:`LOCAL_BLOCKS` blocks: a knock). Settling: the
+    samples at each end whose block mean is beyond it from the run's own level. The scatter of the
+    block means is measured (robustly) as well as predicted from the samples' noise, the larger
+    taken: a held object under an active controller wanders slowly, and that wander is the rest's
+    own, not a knock.
     """
     level = np.median(run, axis=0)
     off = (np.abs(run - level) > STEADY_NOISE * noise).any(axis=1)
@@ -272,8 +279,21 @@ def _off_level(run: np.ndarray, noise: np.ndarray, block: int) -> np.ndarray:
     low = np.maximum(index - block // 2, 0)
     high = np.minimum(index + block - block // 2, len(run))
     count = (high - low)[:, None]
-    means = (sums[high] - sums[low]) / count
-    return off | (np.abs(means) > SETTLE_Z * noise / np.sqrt(count)).any(axis=1)
+    away = (sums[high] - sums[low]) / count                       # block means about the run's level
+    local = away - median_filter(away, size=(LOCAL_BLOCKS * block + 1, 1), mode='nearest') \
+        if len(run) >= 2 * LOCAL_BLOCKS * block else away
+    knocked = _beyond(local, noise, count, block)
+    unsettled = _beyond(away, noise, count, block) | off | knocked
+    head = int(np.argmin(unsettled)) if not unsettled.all() else len(run)
+    tail = int(np.argmin(unsettled[::-1])) if not unsettled.all() else 0
+    return off | knocked, head, tail
+
+
+def _beyond(deviation: np.ndarray, noise: np.ndarray, count: np.ndarray, block: int) -> np.ndarray:
+    """Block means beyond :data:`SETTLE_Z` of their scatter: the noise's, or the middle half's measured."""
+    middle = deviation[len(deviation) // 4: 3 * len(deviation) // 4]
+    wander = 1.4826 * np.median(np.abs(middle - np.median(middle, axis=0)), axis=0) * np.sqrt(block / count)
+    return (np.abs(deviation) > SETTLE_Z * np.maximum(noise / np.sqrt(count), wander)).any(axis=1)
 
 
 def static_segments(recording, masses: Optional[np.ndarray] = None, levers: Optional[np.ndarray] = None,
