@@ -70,7 +70,7 @@ def test_calibration_file_is_fixed_and_a_save_writes_only_there_never_through_a_
             assert (_listing(kept), victim.read_text()) == before
         finally:
             client.close()
-        assert node.proc.poll() is None, node.output()
+        assert node.poll() is None, node.output()
 
 
 HOSTILE = {
