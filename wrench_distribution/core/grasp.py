@@ -92,19 +92,6 @@ def grasp_rank(positions: np.ndarray, rigid: np.ndarray, length: float) -> int:
     return int(np.sum(singular > RANK_TOLERANCE * singular.max()))
 
 
-def symmetric_pinv(matrix: np.ndarray, scale: float) -> np.ndarray:
-    """Pseudo-inverse of a symmetric PSD matrix, eigenvalues below ``EIGEN_CUTOFF * scale`` dropped.
-
-    :param matrix: (3, 3) symmetric matrix.
-    :param scale: reference size of its eigenvalues.
-    :return: the pseudo-inverse.
-    """
-    values, vectors = np.linalg.eigh(matrix)
-    keep = values > EIGEN_CUTOFF * scale
-    inverse = np.where(keep, 1.0 / np.where(keep, values, 1.0), 0.0)
-    return (vectors * inverse) @ vectors.T
-
-
 def point_inertia(masses: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """``sum m_i S(d_i) S(d_i)^T`` (eq. 62 summed).
 
@@ -120,7 +107,8 @@ def point_inertia(masses: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 class VirtualInertia:
     """Virtual centre of mass, force inertia ``J_f`` (eq. 54) and its regularised inverses.
 
-    Build with :func:`virtual_inertia`.
+    Build with :func:`virtual_inertia`. ``total`` is the sum of the masses: ``n``, or the sum of
+    the contact weights (docs/theory.md, 15.1).
     """
 
     masses: np.ndarray
@@ -132,46 +120,65 @@ class VirtualInertia:
     collinear: bool
     a_pinv: np.ndarray
     force_pinv: np.ndarray
+    total: float
 
 
-def virtual_inertia(masses: np.ndarray, r: np.ndarray, rigid: np.ndarray, spread: float) -> VirtualInertia:
-    """Build the virtual inertia of a contact set (docs/theory.md, sections 2 and 4.2).
+def weighted_spread(r: np.ndarray, weights: Optional[np.ndarray]) -> float:
+    """``sum omega_i |r_i - r_w|^2`` about the weighted centroid ``r_w`` (unweighted: all 1).
 
-    :param masses: (n,) virtual masses, mean 1.
+    :param r: (n, 3) positions.
+    :param weights: (n,) contact weights, or None.
+    :return: the spread (length squared).
+    """
+    if weights is None:
+        return float(np.sum((r - r.mean(axis=0)) ** 2))
+    centred = r - weights @ r / weights.sum()
+    return float(weights @ np.einsum('ij,ij->i', centred, centred))
+
+
+def virtual_inertia(masses: np.ndarray, r: np.ndarray, rigid: np.ndarray, spread: float,
+                    weights: Optional[np.ndarray] = None, presence: float = 1.0) -> VirtualInertia:
+    """Build the virtual inertia of a contact set (docs/theory.md, sections 2, 4.2 and 15.3).
+
+    :param masses: (n,) virtual masses, summing to ``n`` (or to the sum of ``weights``).
     :param r: (n, 3) contact positions relative to the CoM.
     :param rigid: (n,) rigid-contact mask.
     :param spread: fallback length when the masses give none.
+    :param weights: (n,) contact weights, or None (all 1).
+    :param presence: ``P`` of eq. 15.2, the factor of the collinear regulariser.
     :return: the inertia record.
     """
     n = masses.size
-    com = masses @ r / n
+    total = float(n) if weights is None else float(weights.sum())
+    com = masses @ r / total
     offsets = r - com
-    offsets -= masses @ offsets / n  # sum m_i d_i = 0 to rounding of d, not of r (far CoM)
+    offsets -= masses @ offsets / total  # sum m_i d_i = 0 to rounding of d, not of r (far CoM)
     j_force = point_inertia(masses, offsets)
     k = np.trace(j_force) / 2.0
-    length = float(np.sqrt(k / n)) if k > 0 else (spread if spread > 0 else 1.0)
-    regulariser = np.zeros((3, 3))
-    collinear = False
-    spread2 = float(np.sum((r - r.mean(axis=0)) ** 2))
-    k_ref = max(k, spread2) if max(k, spread2) > 0 else n * length ** 2
+    length = float(np.sqrt(k / total)) if k > 0 else (spread if spread > 0 else 1.0)
+    spread2 = weighted_spread(r, weights)
+    k_ref = max(k, spread2) if max(k, spread2) > 0 else total * length ** 2
+    # One eigendecomposition serves K, A = J_f + K and the fade: they share J_f's eigenvectors.
+    values, vectors = np.linalg.eigh(j_force)
+    ramp = np.zeros(3)
     if rigid.any():
         # K = k g(J_f / k): a contact-torque inertia only where J_f is (nearly) singular,
         # continuous as a matrix function of J_f (docs/theory.md, section 4.2); the reference
         # is the larger of k and the unweighted spread so a floored mass cannot make it steep.
-        values, vectors = np.linalg.eigh(j_force)
-        ramp = TORQUE_REGULARISATION * np.clip(1.0 - values / (k_ref * COLLINEAR_RATIO), 0, None) ** 2
-        regulariser = k_ref * (vectors * ramp) @ vectors.T
-        collinear = bool(ramp.max() > 0)
-    a_pinv = symmetric_pinv(j_force + regulariser, k_ref)
+        ramp = presence * TORQUE_REGULARISATION * np.clip(1.0 - values / (k_ref * COLLINEAR_RATIO), 0, None) ** 2
+    regulariser = k_ref * (vectors * ramp) @ vectors.T
+    a_values = values + k_ref * ramp
+    keep = a_values > EIGEN_CUTOFF * k_ref
+    a_inverse = np.where(keep, 1.0 / np.where(keep, a_values, 1.0), 0.0)
     # Forces act on rotations through J_f only: fade out the directions where J_f vanishes (exactly
     # collinear contacts) so that A^-1 cannot amplify round-off there; a ramp from 0 to 1 over the
     # eigenvalues [0, EIGEN_CUTOFF k_ref], not a cut, so the commands stay continuous where
     # contacts leave their line (the resultant's change, below EIGEN_CUTOFF / TORQUE_REGULARISATION,
     # is taken back by the refinement of G_M+).
-    f_values, f_vectors = np.linalg.eigh(j_force)
-    f_range = (f_vectors * np.clip(f_values / (EIGEN_CUTOFF * k_ref), 0.0, 1.0)) @ f_vectors.T
-    return VirtualInertia(masses, com, offsets, j_force, length, regulariser, collinear,
-                          a_pinv, f_range @ a_pinv @ f_range)
+    fade = np.clip(values / (EIGEN_CUTOFF * k_ref), 0.0, 1.0)
+    return VirtualInertia(masses, com, offsets, j_force, length, regulariser, bool(ramp.max() > 0),
+                          (vectors * a_inverse) @ vectors.T, (vectors * (fade * fade * a_inverse)) @ vectors.T,
+                          total)
 
 
 def to_virtual_com(com: np.ndarray) -> np.ndarray:
@@ -186,7 +193,7 @@ def to_virtual_com(com: np.ndarray) -> np.ndarray:
 
 
 def pseudo_inverse(inertia: VirtualInertia, share: float, weights: np.ndarray, rigid: np.ndarray) -> np.ndarray:
-    """``G_M+`` (eq. 81 generalised, eqs. 2.2-2.3 of docs/theory.md), (6n, 6).
+    """``G_M+`` (eq. 81 generalised, eqs. 2.2-2.3 and 15.3 of docs/theory.md), (6n, 6).
 
     :param inertia: the virtual inertia.
     :param share: torque share ``s`` in [0, 1].
@@ -195,15 +202,13 @@ def pseudo_inverse(inertia: VirtualInertia, share: float, weights: np.ndarray, r
     :return: object axes, about each contact.
     """
     n = inertia.masses.size
-    masses, d = inertia.masses, inertia.offsets
-    b_mat = share * inertia.j_force + inertia.regulariser
-    core = np.zeros((6 * n, 6))
-    for i in range(n):
-        core[6 * i:6 * i + 3, :3] = masses[i] / n * np.eye(3)
-        core[6 * i:6 * i + 3, 3:] = -(1.0 - share) * masses[i] * skew(d[i]) @ inertia.force_pinv
-        if rigid[i]:
-            core[6 * i + 3:6 * i + 6, 3:] = weights[i] * b_mat @ inertia.a_pinv
-    return core @ to_virtual_com(inertia.com)
+    masses = inertia.masses
+    core = np.zeros((n, 6, 6))
+    core[:, :3, :3] = (masses / inertia.total)[:, None, None] * np.eye(3)
+    core[:, :3, 3:] = (-(1.0 - share) * masses)[:, None, None] * (skew(inertia.offsets) @ inertia.force_pinv)
+    torque = (share * inertia.j_force + inertia.regulariser) @ inertia.a_pinv
+    core[:, 3:, 3:] = (weights * rigid)[:, None, None] * torque
+    return core.reshape(6 * n, 6) @ to_virtual_com(inertia.com)
 
 
 def null_projector(grasp: np.ndarray, metric: np.ndarray, active: np.ndarray, length: float = 1.0,
@@ -271,7 +276,7 @@ def _mass_maps(inertia: VirtualInertia, weights: np.ndarray, rigid: np.ndarray) 
     d_alpha = -np.einsum('ab,kbc,cd->kad', a_pinv, np.array([point_inertia(v, d) for v in deltas]), a_pinv)
     arms = np.einsum('j,jab->jab', masses, skews)                           # m_j S(d_j)
     maps = np.zeros((deltas.shape[0], n, 6, 6))
-    maps[:, :, :3, :3] = np.einsum('kj,ab->kjab', deltas / n, np.eye(3))
+    maps[:, :, :3, :3] = np.einsum('kj,ab->kjab', deltas / inertia.total, np.eye(3))
     maps[:, :, :3, 3:] = (-np.einsum('kj,jab,bc->kjac', deltas, skews, a_pinv)
                           - np.einsum('jab,kbc->kjac', arms, d_alpha))
     torque = np.einsum('j,ab,kbc->kjac', weights * rigid, regulariser, d_alpha)
