@@ -7,6 +7,7 @@ weights and the collinear regulariser follow (15.2); a prescribed internal-load 
 by the weights of the contacts it touches (15.6). Every function here is consistent under
 removal: at ``omega_i = 0`` it gives what it gives for the set without contact ``i``.
 """
+from functools import lru_cache
 from itertools import product
 from typing import Callable, Optional, Tuple
 
@@ -34,6 +35,9 @@ def check_weights(weights, n: int, names=None) -> np.ndarray:
     """
     if weights is None:
         return np.ones(n)
+    if isinstance(weights, np.ndarray) and weights.shape == (n,) and weights.dtype == float \
+            and 0.0 <= weights.min() and weights.max() <= 1.0 and np.count_nonzero(weights < 1.0) <= MAX_TRANSITIONS:
+        return weights.copy()               # checked already (NaN fails both comparisons)
     values = finite_array(weights, (n,), f'contact weights ({n} values, one per contact)').copy()
     label = list(names) if names is not None else [str(i) for i in range(n)]
     outside = [f'{label[i]}={values[i]:g}' for i in np.flatnonzero((values < 0) | (values > 1))]
@@ -54,20 +58,35 @@ def subset_mixture(weights: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     weight 1; probability ``prod_{S} omega prod_{F - S} (1 - omega)`` (docs/theory.md, 15.2).
 
     :param weights: (n,) checked weights, at least one positive.
-    :return: masks (k, n) of the non-empty subsets and their probabilities (k,), summing to 1.
+    :return: masks (k, n) of the non-empty subsets and their probabilities (k,), summing to 1;
+        the first is the set of every contact of positive weight.
     """
     full = weights == 1.0
     moving = np.flatnonzero((weights > 0.0) & (weights < 1.0))
     if moving.size == 0:
         return full[None, :], np.ones(1)
-    bits = np.array(list(product((False, True), repeat=moving.size)))  # (2^k, k)
+    if moving.size == 1 and full.any():             # one contact in transition: the common case
+        masks = np.stack([full, full])
+        masks[0, moving[0]] = True
+        chance = float(weights[moving[0]])
+        return masks, np.array([chance, 1.0 - chance])
+    bits = _subset_bits(moving.size)                                    # (2^k, k)
     masks = np.repeat(full[None, :], bits.shape[0], axis=0)
     masks[:, moving] = bits
     present = weights[moving]
     probabilities = np.prod(np.where(bits, present, 1.0 - present), axis=1)
-    keep = masks.any(axis=1)
-    masks, probabilities = masks[keep], probabilities[keep]
-    return masks, probabilities / probabilities.sum()
+    if not full.any():                   # condition on some contact being present (Z of eq. 15.1)
+        keep = masks.any(axis=1)
+        masks, probabilities = masks[keep], probabilities[keep] / probabilities[keep].sum()
+    return masks, probabilities
+
+
+@lru_cache(maxsize=None)
+def _subset_bits(count: int) -> np.ndarray:
+    """Every choice of ``count`` contacts present or not, one a row (2^count, count), all present first."""
+    bits = np.array(list(product((True, False), repeat=count)), dtype=bool).reshape(-1, count)
+    bits.setflags(write=False)
+    return bits
 
 
 def rigid_presence(weights: np.ndarray, torque_carriers: np.ndarray) -> float:

@@ -155,7 +155,7 @@ class ContactArrays:
     @property
     def rigid(self) -> np.ndarray:
         """Return the (n,) rigid-contact mask."""
-        return np.array([t == 'rigid' for t in self.types])
+        return np.array([t == 'rigid' for t in self.types], dtype=bool)
 
     def contacts(self) -> Tuple[Contact, ...]:
         """Return the same contacts as :class:`Contact` objects."""

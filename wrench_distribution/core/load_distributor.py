@@ -20,7 +20,7 @@ import numpy as np
 from .contact_weights import check_weights
 from .contacts import Contact, ContactArrays, ObjectModel
 from .errors import InvalidInputError
-from .grasp import grasp_matrix, grasp_rank, reference_length, rotation_blocks
+from .grasp import grasp_matrix, rotation_blocks
 from .internal_space import coordinates_of, decompose, InternalSpaces, invariant_state
 from .options import DistributionOptions, RESIDUAL_TOLERANCE
 from .results import Analysis, BatchAnalysis, BatchSynthesis, Synthesis
@@ -65,37 +65,57 @@ class LoadDistributor(InternalSpaces):
             raise InvalidInputError('a contact of weight 0 is released: leave it out (WeightedDistributor does)')
         self.rigid = arrays.rigid
         #: (6n,) mask of the wrench components the contacts can apply.
-        self.active_components = np.repeat(np.c_[np.ones((n, 1), bool), self.rigid[:, None]], 3, axis=1).reshape(-1)
+        self.active_components = np.repeat(np.stack([np.ones(n, bool), self.rigid], axis=1), 3, axis=1).reshape(-1)
         self._rotations, self._positions = arrays.rotations, arrays.positions
-        com = np.array(self.object_model.com)
         #: (n, 3) contact positions relative to the centre of mass (the paper's ``r_i``).
-        self.relative_positions = self._positions - com
-        #: Length of the contact set used by unit-consistent norms (independent of virtual masses).
-        self.reference_length = reference_length(self._positions, com)
+        self.relative_positions = self._positions - self.object_model.com
         self.grasp_matrix = grasp_matrix(self.relative_positions, self.rigid)
-        self._rotation_blocks = rotation_blocks(self._rotations) * self.active_components[:, None]
-        #: Rank of G, decided on the contacts' own geometry (docs/theory.md, 6.1).
-        self.rank = grasp_rank(self._positions, self.rigid, self.reference_length)
         maps = build_synthesis(ContactSet(self.relative_positions, self.rigid, self.active_components,
-                                          self.grasp_matrix, self._rotation_blocks, self.rank,
-                                          self.reference_length, self.object_model, self.options,
+                                          self.grasp_matrix, self._rotations, self.object_model, self.options,
                                           None if weights is None else self.contact_weights))
-        #: The synthesis maps (:class:`.SynthesisMaps`: masses, virtual inertia, ``G_M+``, checks).
+        #: The synthesis maps (:class:`.SynthesisMaps`: masses, ``G_M+``, checks, regime).
         self.maps = maps
-        self.virtual_masses = maps.virtual_masses
-        self.virtual_com = maps.virtual_com
-        #: Length of the canonical virtual inertia (docs/theory.md, section 4.2).
-        self.characteristic_length = maps.canonical.length
+        #: Rank of G, decided on the contacts' own geometry (docs/theory.md, 6.1).
+        self.rank = maps.rank
+        #: Length of the contact set used by unit-consistent norms (independent of virtual masses).
+        self.reference_length = maps.reference_length
         #: The parametrized pseudo-inverse G_M+ (6n x 6), object-frame axes, about each contact.
         self.pseudo_inverse = maps.pseudo_inverse
         self._pseudo_inverse_contact = maps.pseudo_inverse_contact
         self._command_shape = (n, 6)
         #: Dimension of the null space of G: the number of internal-load basis elements.
         self.internal_dimension = maps.internal_dimension
-        #: Largest command per unit resultant in the unit-consistent metric (1 for a good grasp).
-        self.gain = maps.gain
         self._check_scale, self._reproduction = maps.check_scale, maps.reproduction
-        self.regime = maps.regime
+
+    @property
+    def virtual_masses(self) -> np.ndarray:
+        """(n,) the virtual masses (mean 1; with contact weights, summing to their sum)."""
+        return self.maps.virtual_masses
+
+    @property
+    def virtual_com(self) -> np.ndarray:
+        """The virtual masses' centre, object frame."""
+        return self.maps.virtual_com
+
+    @property
+    def gain(self) -> float:
+        """Largest command per unit resultant in the unit-consistent metric (1 for a good grasp)."""
+        return self.maps.gain
+
+    @property
+    def regime(self):
+        """Which formulas applied, and why (:class:`.Regime`)."""
+        return self.maps.regime
+
+    @property
+    def characteristic_length(self) -> float:
+        """Length of the canonical virtual inertia (docs/theory.md, section 4.2)."""
+        return self.maps.canonical.length
+
+    @cached_property
+    def _rotation_blocks(self) -> np.ndarray:
+        """(6n, 6n) contact rotations on the active components."""
+        return rotation_blocks(self._rotations) * self.active_components[:, None]
 
     @cached_property
     def contacts(self) -> Tuple[Contact, ...]:

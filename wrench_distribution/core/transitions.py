@@ -49,14 +49,19 @@ class WeightedDistributor:
         self.live = self.weights > 0.0
         if not self.live.any():
             raise InvalidInputError('every contact has weight 0: no contact would hold the object')
-        live_weights = self.weights[self.live]
         self._arrays, self._object_model = contacts, object_model
         self._options = options if options is not None else DistributionOptions()
+        self._all_live = all_live = bool(self.live.all())
+        live_weights = self.weights if all_live else self.weights[self.live]
+        options = self._options if all_live else self._options.restricted(self.live)
         #: The distributor of the contacts in the solve, with their weights.
-        self.distributor = LoadDistributor(contacts if self.live.all() else contacts.select(self.live),
-                                           object_model, self._options.restricted(self.live),
-                                           None if np.all(live_weights == 1.0) else live_weights)
-        self._rows = (6 * np.flatnonzero(self.live)[:, None] + np.arange(6)).ravel()
+        self.distributor = LoadDistributor(contacts if all_live else contacts.select(self.live), object_model,
+                                           options, None if live_weights.min() == 1.0 else live_weights)
+
+    @cached_property
+    def _rows(self) -> np.ndarray:
+        """Rows (6 n_live,) of the contacts in the solve in a stacked (6n,) wrench."""
+        return (6 * np.flatnonzero(self.live)[:, None] + np.arange(6)).ravel()
 
     @property
     def live_names(self) -> List[str]:
@@ -132,6 +137,8 @@ class WeightedDistributor:
         :return: (n, 6); the rows of released contacts are exactly 0.
         :raises UnrealisableWrenchError: when the contacts in the solve cannot produce it.
         """
+        if self._all_live:
+            return self.distributor.wrench_commands(wrench, internal, object_frame)
         live = self.distributor.wrench_commands(wrench, None if internal is None else internal[self._rows],
                                                 object_frame)
         return self._pad(live.reshape(-1)).reshape(self.n, 6)
