@@ -32,19 +32,17 @@ def is_bag(path: Path) -> bool:
     return (Path(path) / 'metadata.yaml').is_file()
 
 
-def analyze_one(bag: str, out: str, params: dict, options: Any,
+def analyze_one(bag: str, out: str, config: Any, options: Any,
                 config_name: str = '') -> BagResult:
     """Analyse one bag into ``out`` (runs on a worker); never raises.
 
-    :param params: the analyzer's validated parameters (``AnalyzerConfig.params``),
-        so that a worker needs the bag and the output directory, not the config file.
+    :param config: the analyzer's configuration (sent to the worker whole, so that it needs
+        the bag and the output directory, not the config file).
     """
-    from wrench_distribution.config.loading import load_analyzer_config
     from wrench_distribution.config.schema import ConfigError
 
     from .pipeline import analyze_bag
     try:
-        config = load_analyzer_config(params, options.node_name)
         summary = analyze_bag(Path(bag), config, Path(out), options, config_name=config_name)
         return BagResult(bag, out, summary=summary)
     except IncompleteBag as err:  # counted as a failure, with what was read in its row
@@ -150,7 +148,7 @@ def _run(client: Any, bags: list[Path], root: Path, out_dir: Path, config: Any,
     from distributed import as_completed
     outs = {str(b): str(out_dir / b.relative_to(root)) for b in bags}
     run = uuid.uuid4().hex[:12]  # task keys unique on a cluster shared by several runs
-    futures = {client.submit(analyze_one, str(b), outs[str(b)], config.params, options,
+    futures = {client.submit(analyze_one, str(b), outs[str(b)], config, options,
                              config_name, key=f'analyze-bag-{run}-{i}-{b.name}'): str(b)
                for i, b in enumerate(bags)}
     results: dict[str, BagResult] = {}

@@ -143,6 +143,14 @@ class StorageFile:
         #: ``(topic, type)`` -> serialisation formats of its connections (``cdr``...)
         self.encodings: dict[tuple[str, str], set] = {}
 
+    def restore_findings(self, problems: list, notes: list) -> None:
+        """Forget what a pass found since these lists were taken (the next pass finds afresh).
+
+        :param problems: the problems to keep.
+        :param notes: the notes to keep.
+        """
+        self.problems, self.notes = list(problems), list(notes)
+
     def batches(self, wanted: Wanted, chunk: int) -> Iterator[Batch]:  # pragma: no cover
         """Yield the wanted messages in bag order, about ``chunk`` at a time."""
         raise NotImplementedError
