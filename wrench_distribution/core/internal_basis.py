@@ -370,10 +370,10 @@ def handle_problem(key: str, names: Sequence[str], types: Sequence[str] = ()) ->
     :return: the reason with the accepted forms, or None.
     """
     example = f'squeeze({names[0]},{names[-1]})' if len(names) else 'squeeze(left,right)'
-    match = _HANDLE.match(str(key))
-    if not match:
+    parsed = handle_members(str(key))
+    if parsed is None:
         return f'{key!r} is not of the form kind(effector,effector), e.g. {example}'
-    kind, members = match.group(1), [m.strip() for m in match.group(2).split(',')]
+    kind, members = parsed
     kinds = PAIR_KINDS + ('warp',) + tuple(f'balanced_{c}' for c in COMPONENTS)
     if kind not in kinds:
         hint = did_you_mean(kind, kinds)
