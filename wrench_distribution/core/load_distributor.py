@@ -89,12 +89,12 @@ class LoadDistributor(InternalSpaces):
 
     @property
     def virtual_masses(self) -> np.ndarray:
-        """(n,) the virtual masses (mean 1; with contact weights, summing to their sum)."""
+        """Return the (n,) virtual masses (mean 1; with contact weights, summing to their sum)."""
         return self.maps.virtual_masses
 
     @property
     def virtual_com(self) -> np.ndarray:
-        """The virtual masses' centre, object frame."""
+        """Return the virtual masses' centre, object frame."""
         return self.maps.virtual_com
 
     @property
@@ -119,7 +119,7 @@ class LoadDistributor(InternalSpaces):
 
     @cached_property
     def contacts(self) -> Tuple[Contact, ...]:
-        """The contacts as :class:`Contact` objects (built on first access from arrays)."""
+        """Return the contacts as :class:`Contact` objects (built on first access from arrays)."""
         return self._arrays.contacts()
 
     def _internal_vector(self, internal_load: InternalLoad, count: int) -> Optional[np.ndarray]:

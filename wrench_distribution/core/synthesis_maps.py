@@ -159,7 +159,7 @@ class SynthesisMaps:
 
     @cached_property
     def canonical(self) -> VirtualInertia:
-        """The virtual inertia of the canonical masses (``W``, ``N_m``, ``h_m,p``; section 5)."""
+        """Return the virtual inertia of the canonical masses (``W``, ``N_m``, ``h_m,p``; section 5)."""
         g = self._g
         # the paper's particular solution (section VI-E) whatever masses the synthesis uses
         masses = self.virtual_masses if isinstance(g.options.virtual_masses, str) else \
