@@ -144,11 +144,11 @@ class ContactArrays:
         :param contacts: the contacts.
         :return: the arrays.
         """
+        quaternions = np.array([c.orientation for c in contacts], dtype=float).reshape(-1, 4)
         return ContactArrays(
             tuple(c.name for c in contacts), tuple(c.type for c in contacts),
-            np.array([c.position for c in contacts], dtype=float).reshape(-1, 3),
-            np.array([c.orientation for c in contacts], dtype=float).reshape(-1, 4),
-            np.array([c.rotation for c in contacts]).reshape(-1, 3, 3),
+            np.array([c.position for c in contacts], dtype=float).reshape(-1, 3), quaternions,
+            quaternion_to_matrix(quaternions).reshape(-1, 3, 3),
             np.array([np.nan if c.friction is None else c.friction for c in contacts], dtype=float),
             np.array([c.normal for c in contacts], dtype=float).reshape(-1, 3))
 
