@@ -14,7 +14,7 @@ contact); place and reload it; shift back. The feet move in the trunk frame at e
 
 - **ours**: :class:`wrench_distribution.core.transitions.WeightedDistributor` rebuilt at every tick
   from the new poses and weights (the foot's weight ramps 1 to 0 while unloading, 0 to 1 while
-  reloading; docs/theory.md, section 15);
+  reloading; docs/theory.md, section 16);
 - **TSID's way** (:mod:`wrench_distribution.core.contact_qp`): the contact forces of least norm with
   the wrench as an equality, friction cones and normal-force bounds; ``removeRigidContact``
   ramps the leaving foot's maximum normal force from its normal force down to 0 over the unload,

@@ -1,4 +1,4 @@
-"""Contacts that come and go: contact weights (docs/theory.md, section 15), as properties.
+"""Contacts that come and go: contact weights (docs/theory.md, section 16), as properties.
 
 References are independent of the weighted code: the resultant by hand from the contact-frame
 commands (``f' = R f``, ``t' = R t + p x (R f)``), the distribution without a contact built as a
@@ -66,7 +66,7 @@ def resultant_by_hand(contacts, com, commands):
 
 
 def size(commands, length):
-    """Per-contact sizes ``|f| + |t| / l0`` summed (docs/theory.md, 15.4)."""
+    """Per-contact sizes ``|f| + |t| / l0`` summed (docs/theory.md, 16.4)."""
     commands = np.asarray(commands).reshape(-1, 6)
     return float(np.linalg.norm(commands[:, :3], axis=1).sum() + np.linalg.norm(commands[:, 3:], axis=1).sum() / length)
 
@@ -120,7 +120,7 @@ def test_weight_zero_is_the_set_without_the_contact_and_its_command_is_zero(gras
         return
     full = LoadDistributor(contacts, model, options).wrench_commands(wrench)
     length = reference.reference_length
-    # the straight line between the two distributions (docs/theory.md, 15.2)
+    # the straight line between the two distributions (docs/theory.md, 16.2)
     assert size(got[:index] - expected, length) <= weight * size(full[:index] - expected, length) * (1 + 1e-6) \
         + 1e-9 * size(expected, length)
     assert size(got[index], length) <= weight * size(full[index], length) * (1 + 1e-6) + 1e-12 * size(full, length)
@@ -146,7 +146,7 @@ def test_resultant_is_exact_at_every_weight(grasp):
 @SETTINGS
 @given(weighted_grasps(), st.integers(0, 5), st.sampled_from([1e-3, 0.05]))
 def test_commands_move_at_the_stated_rate(grasp, pick, step):
-    """Lipschitz: |h(w + d e_i) - h(w)| <= L_i |d| (eq. 15.5), L_i no larger than a one-step change."""
+    """Lipschitz: |h(w + d e_i) - h(w)| <= L_i |d| (eq. 16.5), L_i no larger than a one-step change."""
     contacts, model, options, weights, wrench, unit = grasp
     i = pick % len(contacts)
     assume(weights[i] > 0.0)
@@ -182,7 +182,7 @@ def test_commands_move_at_the_stated_rate(grasp, pick, step):
 
 
 def test_a_lifting_foot_shares_the_weight_linearly_and_the_masses_keep_the_centre():
-    """Four feet at (+-1, +-1), the trunk over the three stance feet (docs/theory.md, 15.1-15.2)."""
+    """Four feet at (+-1, +-1), the trunk over the three stance feet (docs/theory.md, 16.1-16.2)."""
     corners = [('lf', (1, 1, 0)), ('rf', (1, -1, 0)), ('lh', (-1, 1, 0)), ('rh', (-1, -1, 0))]
     feet = [Contact(n, 'point', p) for n, p in corners]
     model = ObjectModel(com=(-0.3, -0.3, 0.5))
@@ -204,7 +204,7 @@ def test_a_lifting_foot_shares_the_weight_linearly_and_the_masses_keep_the_centr
 
 
 def test_a_rigid_hand_over_passes_every_rate_check_and_keeps_the_resultant():
-    """Two arms hand a box to a third: weights 1,1,0 to 0,1,1 at once (docs/theory.md, 15.3)."""
+    """Two arms hand a box to a third: weights 1,1,0 to 0,1,1 at once (docs/theory.md, 16.3)."""
     arms = [Contact('a', 'rigid', (0, 0.3, 0)), Contact('b', 'rigid', (0, -0.3, 0), (0, 0, 1, 0)),
             Contact('c', 'rigid', (0.3, 0, 0.05), (0, 0, 0.7071068, 0.7071068))]
     model, options = ObjectModel(com=(0, 0, -0.1)), DistributionOptions(torque_share=0.3)
@@ -224,7 +224,7 @@ def test_a_rigid_hand_over_passes_every_rate_check_and_keeps_the_resultant():
         commands = current[0]
         np.testing.assert_allclose(resultant_by_hand(arms, np.array(model.com), commands), wrench, atol=1e-9)
         # the derivative along the ramp is -d/d omega_a + d/d omega_c, each linear along it: its size is
-        # at most the larger of its sizes at the two ends (docs/theory.md, 15.4)
+        # at most the larger of its sizes at the two ends (docs/theory.md, 16.4)
         bound = (max(previous[1][0], current[1][0]) + max(previous[1][2], current[1][2])) / ticks
         assert size(commands - previous[0], previous[2]) <= bound * (1 + 1e-6) + 1e-9
         previous = current

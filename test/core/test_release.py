@@ -1,4 +1,4 @@
-"""Refused before it starts (docs/theory.md, 15.6): a change of weights the contacts cannot carry.
+"""Refused before it starts (docs/theory.md, 16.6): a change of weights the contacts cannot carry.
 
 The references are worked out here: a triangle of point feet holds the centre of mass pushing
 only exactly when its barycentric coordinates are all positive (computed by hand), and the foot

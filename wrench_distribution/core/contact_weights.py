@@ -1,10 +1,10 @@
 """Contact weights: how a contact's share ramps between 1 (full) and 0 (released).
 
-docs/theory.md, section 15. A weight ``omega_i`` in ``[0, 1]`` is read as the probability that
+docs/theory.md, section 16. A weight ``omega_i`` in ``[0, 1]`` is read as the probability that
 contact ``i`` is present, independently of the others. The virtual masses of a weighted set are
-the mixture (15.1) of the masses of its contact subsets; the torque share, the contact-torque
-weights and the collinear regulariser follow (15.2); a prescribed internal-load element is scaled
-by the weights of the contacts it touches (15.6). Every function here is consistent under
+the mixture (16.1) of the masses of its contact subsets; the torque share, the contact-torque
+weights and the collinear regulariser follow (16.2); a prescribed internal-load element is scaled
+by the weights of the contacts it touches (16.6). Every function here is consistent under
 removal: at ``omega_i = 0`` it gives what it gives for the set without contact ``i``.
 """
 from functools import lru_cache
@@ -16,10 +16,10 @@ import numpy as np
 from .errors import InvalidInputError
 from .validation import finite_array
 
-#: Most contacts that may be in transition (0 < weight < 1) at once: the mixture (15.1) has
+#: Most contacts that may be in transition (0 < weight < 1) at once: the mixture (16.1) has
 #: ``2**k`` terms.
 MAX_TRANSITIONS = 8
-#: Size, relative to an element's largest entry, above which the element touches a contact (15.6).
+#: Size, relative to an element's largest entry, above which the element touches a contact (16.6).
 TOUCH_TOLERANCE = 1e-12
 
 
@@ -55,7 +55,7 @@ def subset_mixture(weights: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """Contact subsets of positive probability and their probabilities, conditioned on non-empty.
 
     ``T_S = A u S`` for every subset ``S`` of the contacts in transition, ``A`` the contacts of
-    weight 1; probability ``prod_{S} omega prod_{F - S} (1 - omega)`` (docs/theory.md, 15.2).
+    weight 1; probability ``prod_{S} omega prod_{F - S} (1 - omega)`` (docs/theory.md, 16.2).
 
     :param weights: (n,) checked weights, at least one positive.
     :return: masks (k, n) of the non-empty subsets and their probabilities (k,), summing to 1;
@@ -75,7 +75,7 @@ def subset_mixture(weights: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     masks[:, moving] = bits
     present = weights[moving]
     probabilities = np.prod(np.where(bits, present, 1.0 - present), axis=1)
-    if not full.any():                   # condition on some contact being present (Z of eq. 15.1)
+    if not full.any():                   # condition on some contact being present (Z of eq. 16.1)
         keep = masks.any(axis=1)
         masks, probabilities = masks[keep], probabilities[keep] / probabilities[keep].sum()
     return masks, probabilities
@@ -90,7 +90,7 @@ def _subset_bits(count: int) -> np.ndarray:
 
 
 def rigid_presence(weights: np.ndarray, torque_carriers: np.ndarray) -> float:
-    """``P`` of eq. 15.2: the probability that a contact able to carry a contact torque is present.
+    """``P`` of eq. 16.2: the probability that a contact able to carry a contact torque is present.
 
     :param weights: (n,) weights.
     :param torque_carriers: (n,) rigid contacts with a positive torque weight.
@@ -102,7 +102,7 @@ def rigid_presence(weights: np.ndarray, torque_carriers: np.ndarray) -> float:
 
 
 def element_scales(basis: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """``phi_j`` of eq. 15.6: the product of the weights of the contacts element ``j`` touches.
+    """``phi_j`` of eq. 16.6: the product of the weights of the contacts element ``j`` touches.
 
     :param basis: (6n, m) stacked wrenches of the elements.
     :param weights: (n,) weights.
@@ -131,7 +131,7 @@ def handle_scale(members, names, weights: np.ndarray) -> Optional[float]:
 
 
 def partition(weights: np.ndarray) -> float:
-    """``Z`` of eq. 15.2: the probability that some contact is present (1 with one of weight 1).
+    """``Z`` of eq. 16.2: the probability that some contact is present (1 with one of weight 1).
 
     :param weights: (n,) weights.
     :return: ``Z``.
@@ -140,7 +140,7 @@ def partition(weights: np.ndarray) -> float:
 
 
 def mixture_derivative(weights: np.ndarray, index: int, value: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    """``d v / d omega_i`` of a mixture ``v(omega)`` (eq. 15.2), exactly, from its two faces.
+    """``d v / d omega_i`` of a mixture ``v(omega)`` (eq. 16.2), exactly, from its two faces.
 
     ``Z v`` is multilinear in the weights, so ``d (Z v) / d omega_i = Z1 v1 - Z0 v0`` with
     ``v1, v0`` the values at ``omega_i = 1`` and ``0``; then ``d v = (d (Z v) - v d Z) / Z``.

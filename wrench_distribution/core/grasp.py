@@ -74,7 +74,7 @@ class VirtualInertia:
 
     Build with :func:`virtual_inertia`, or with :func:`virtual_inertias` for several mass vectors
     at once (then every field has a leading axis, one entry per vector). ``total`` is the sum of
-    the masses: ``n``, or the sum of the contact weights (docs/theory.md, 15.2).
+    the masses: ``n``, or the sum of the contact weights (docs/theory.md, 16.2).
     """
 
     masses: np.ndarray
@@ -110,13 +110,13 @@ def weighted_spread(r: np.ndarray, weights: Optional[np.ndarray]) -> float:
 
 def virtual_inertia(masses: np.ndarray, r: np.ndarray, rigid: np.ndarray,
                     weights: Optional[np.ndarray] = None, presence: float = 1.0) -> VirtualInertia:
-    """Build the virtual inertia of a contact set (docs/theory.md, sections 2, 4.2 and 15.2).
+    """Build the virtual inertia of a contact set (docs/theory.md, sections 2, 4.2 and 16.2).
 
     :param masses: (n,) virtual masses, summing to ``n`` (or to the sum of ``weights``).
     :param r: (n, 3) contact positions relative to the CoM.
     :param rigid: (n,) rigid-contact mask.
     :param weights: (n,) contact weights, or None (all 1).
-    :param presence: the factor of the collinear regulariser (``P`` of section 15.2).
+    :param presence: the factor of the collinear regulariser (``P`` of section 16.2).
     :return: the inertia record.
     """
     total = float(masses.size) if weights is None else float(weights.sum())

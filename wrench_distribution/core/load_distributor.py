@@ -38,7 +38,7 @@ class LoadDistributor(InternalSpaces):
     :param object_model: centre of mass (and optionally mass and inertia); default: CoM at
         the object-frame origin.
     :param options: distribution options.
-    :param weights: contact weights in ``(0, 1]`` (docs/theory.md, section 15), one per contact;
+    :param weights: contact weights in ``(0, 1]`` (docs/theory.md, section 16), one per contact;
         None: all 1. A released contact (weight 0) is left out (:class:`.WeightedDistributor`).
     :raises InvalidInputError: on bad contacts, options or weights.
     """
@@ -59,7 +59,7 @@ class LoadDistributor(InternalSpaces):
         self.options = options if options is not None else DistributionOptions()
         self.names = list(arrays.names)
         self.n = n = len(arrays.names)
-        #: (n,) contact weights in (0, 1] (docs/theory.md, section 15).
+        #: (n,) contact weights in (0, 1] (docs/theory.md, section 16).
         self.contact_weights = check_weights(weights, n, self.names)
         if not self.contact_weights.all():
             raise InvalidInputError('a contact of weight 0 is released: leave it out (WeightedDistributor does)')

@@ -1,7 +1,7 @@
 """Refused before it starts: whether the contacts carry the load through a change of weights.
 
-docs/theory.md, section 15.6. While weights move from their current values to their targets,
-the distribution (15.1) mixes the contact subsets that may be present on the way; every subset
+docs/theory.md, section 16.6. While weights move from their current values to their targets,
+the distribution (16.1) mixes the contact subsets that may be present on the way; every subset
 that lacks a contact whose weight falls must still carry the resultant: realise it, with every
 unilateral contact pushing, and inside the friction cones. :func:`check_transition` says which
 subset cannot and why, before anything moves.
@@ -19,7 +19,7 @@ from .load_distributor import LoadDistributor
 from .options import DistributionOptions, RESIDUAL_TOLERANCE
 from .validation import finite_array
 
-#: Why a change of weights is refused (docs/theory.md, 15.6), in the order they are checked.
+#: Why a change of weights is refused (docs/theory.md, 16.6), in the order they are checked.
 REASONS = {
     'no_contact_left': 'no contact would remain to carry the object',
     'options': 'the options cannot be met by the remaining contacts',
@@ -76,7 +76,7 @@ def transition_subsets(current: np.ndarray, target: np.ndarray) -> List[np.ndarr
 def check_transition(contacts: Union[Sequence[Contact], ContactArrays], object_model: Optional[ObjectModel],
                      options: Optional[DistributionOptions], current, target, wrenches,
                      margin: float = 0.0) -> TransitionCheck:
-    """Check a change of contact weights before it starts (docs/theory.md, 15.6).
+    """Check a change of contact weights before it starts (docs/theory.md, 16.6).
 
     :param contacts: every contact (or their :class:`.ContactArrays`).
     :param object_model: the object.
@@ -129,7 +129,7 @@ def _check_subset(arrays: ContactArrays, object_model, options, wrenches: np.nda
 
 
 class LoadPrograms:
-    """The two conic programs of a contact subset and one resultant (docs/theory.md, 15.6).
+    """The two conic programs of a contact subset and one resultant (docs/theory.md, 16.6).
 
     Variables: the applied wrenches on the active components (object axes; torques over the
     reference length ``l0``), in units of the resultant's size (``|f_o| + |t_o| / l0``), and one

@@ -34,7 +34,7 @@ REASONS = {
     'contact_weights': (
         'contacts in transition (weights between 0 and 1): the virtual masses are the mixture of '
         'those of the contact subsets, the torque share and the contact torques follow the weights '
-        '(docs/theory.md, section 15)'
+        '(docs/theory.md, section 16)'
     ),
     'ill_conditioned_grasp': (
         'the commands are large compared with the resultant (contacts close together, or the '

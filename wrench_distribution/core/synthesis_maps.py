@@ -5,7 +5,7 @@ to 4 and 15): the virtual masses (eq. 64 reduced, eq. 59 full, or given), the to
 the virtual inertia, the parametrized pseudo-inverse ``G_M+`` (eq. 81, generalised), and what
 the per-sample checks need (the reproduction error of ``G G_M+``); the gain and the regime are
 computed on first access. Contacts in transition (a weight below 1) get the mixture of the maps
-of their contact subsets, all subsets computed at once (eq. 15.1).
+of their contact subsets, all subsets computed at once (eq. 16.1).
 :class:`~.load_distributor.LoadDistributor` composes them.
 """
 from dataclasses import dataclass
@@ -37,7 +37,7 @@ class ContactSet:
     :param rotations: (n, 3, 3) contact frames in the object frame.
     :param object_model: the object's ``ObjectModel``.
     :param options: the ``DistributionOptions``.
-    :param contact_weights: (n,) contact weights in ``(0, 1]`` (docs/theory.md, section 15), or
+    :param contact_weights: (n,) contact weights in ``(0, 1]`` (docs/theory.md, section 16), or
         None for all 1.
     """
 
@@ -52,7 +52,7 @@ class ContactSet:
 
     @property
     def in_transition(self) -> bool:
-        """Tell whether a contact has a weight below 1 (the maps are then a mixture, eq. 15.1)."""
+        """Tell whether a contact has a weight below 1 (the maps are then a mixture, eq. 16.1)."""
         return self.contact_weights is not None and bool(np.any(self.contact_weights < 1.0))
 
 
@@ -86,7 +86,7 @@ class SynthesisMaps:
 
     :param g: the geometry.
     :param subsets: the maps of the contact subsets mixed (one without transition).
-    :param probabilities: their probabilities (eq. 15.1).
+    :param probabilities: their probabilities (eq. 16.1).
     :ivar pseudo_inverse: ``G_M+`` (6n, 6), object axes about each contact.
     :ivar pseudo_inverse_contact: ``G_M+`` in the contact frames.
     :ivar rank: rank of ``G``.
@@ -296,7 +296,7 @@ def subset_masses(g: ContactSet, geometry: SubsetGeometry, choice) -> Tuple[np.n
 
 
 def weighted_masses(g: ContactSet, choice) -> np.ndarray:
-    """Virtual masses of the contact set with its weights: the mixture of its subsets' (eq. 15.1).
+    """Virtual masses of the contact set with its weights: the mixture of its subsets' (eq. 16.1).
 
     :param g: the geometry.
     :param choice: ``auto``, ``reduced``, ``full`` or the given masses.
@@ -310,7 +310,7 @@ def weighted_masses(g: ContactSet, choice) -> np.ndarray:
 
 
 def contact_torque_weights(g: ContactSet, base: np.ndarray) -> Tuple[np.ndarray, float]:
-    """Torque weights over the contact weights and ``P`` of section 15.2 (for ``N_m``).
+    """Torque weights over the contact weights and ``P`` of section 16.2 (for ``N_m``).
 
     :param g: the geometry.
     :param base: (n,) torque weights without contact weights (:func:`torque_weights`).

@@ -1,10 +1,10 @@
 """Distribution over contacts that come and go: every contact with a weight in ``[0, 1]``.
 
-docs/theory.md, section 15. A :class:`WeightedDistributor` holds a :class:`.LoadDistributor` of
-the contacts of positive weight (with their weights: the mixture of eq. 15.1 and the torque
-parameters of eq. 15.2) and answers for every contact: a released contact (weight 0) has the
+docs/theory.md, section 16. A :class:`WeightedDistributor` holds a :class:`.LoadDistributor` of
+the contacts of positive weight (with their weights: the mixture of eq. 16.1 and the torque
+parameters of eq. 16.2) and answers for every contact: a released contact (weight 0) has the
 command 0 and is out of the solve. A prescribed internal load is applied element by element
-with the scales of eq. 15.6, so elements that involve a leaving contact ramp with it; the
+with the scales of eq. 16.6, so elements that involve a leaving contact ramp with it; the
 read-out reports the load actually applied.
 """
 from functools import cached_property
@@ -23,7 +23,7 @@ from .validation import check_names, finite_array
 
 
 class WeightedDistributor:
-    """Synthesis and analysis for contacts with weights (docs/theory.md, section 15).
+    """Synthesis and analysis for contacts with weights (docs/theory.md, section 16).
 
     :param contacts: every contact, in effector order (or their :class:`.ContactArrays`).
     :param object_model: the object (as for :class:`.LoadDistributor`).
@@ -75,16 +75,16 @@ class WeightedDistributor:
 
     @property
     def basis_names(self) -> List[str]:
-        """Names of the internal-load basis of the contacts in the solve (docs/theory.md, 15.5)."""
+        """Names of the internal-load basis of the contacts in the solve (docs/theory.md, 16.5)."""
         return self.distributor.basis_names
 
     @cached_property
     def element_scales(self) -> np.ndarray:
-        """``phi`` (m,) of eq. 15.6: the product of the weights of the contacts each element touches."""
+        """``phi`` (m,) of eq. 16.6: the product of the weights of the contacts each element touches."""
         return element_scales(self.distributor.basis_matrix, self.weights[self.live])
 
     def applied_load(self, internal_load: InternalLoad) -> np.ndarray:
-        """Coordinates of the internal load actually applied at these weights (eq. 15.6).
+        """Coordinates of the internal load actually applied at these weights (eq. 16.6).
 
         :param internal_load: None, (m,) coordinates in :attr:`basis_names`, or handles such as
             ``{'squeeze(lf,rh)': 20.0}`` (any contact, released or not: a handle is scaled by the
@@ -144,7 +144,7 @@ class WeightedDistributor:
         return self._pad(live.reshape(-1)).reshape(self.n, 6)
 
     def synthesize(self, wrench, internal_load: InternalLoad = None) -> Synthesis:
-        """Commands for one resultant, with the applied internal load (eq. 15.6).
+        """Commands for one resultant, with the applied internal load (eq. 16.6).
 
         :param wrench: desired resultant (6,), object frame about the centre of mass.
         :param internal_load: as for :meth:`applied_load`.
@@ -178,7 +178,7 @@ class WeightedDistributor:
         return self.distributor.analyze(measured[self.live])
 
     def weight_sensitivity(self, wrench) -> np.ndarray:
-        """Rate of change of the commands per unit of each weight (eq. 15.4), newtons per unit weight.
+        """Rate of change of the commands per unit of each weight (eq. 16.4), newtons per unit weight.
 
         ``L_i = sum_j |d f_j / d omega_i| + |d t_j / d omega_i| / l0``, exact: the commands are
         multilinear in the weights (up to the normalisation ``Z``), so ``L_i`` is the size of
@@ -188,7 +188,7 @@ class WeightedDistributor:
         :param wrench: the resultant (6,), object frame about the centre of mass.
         :return: (n,) rates; NaN for released contacts (the rate of a returning contact is that
             of the set it returns to); inf where a contact set that the change would mix in
-            cannot produce ``wrench`` (two contacts in transition at once, section 15.6).
+            cannot produce ``wrench`` (two contacts in transition at once, section 16.6).
         """
         wrench = finite_array(wrench, (6,), 'wrench')
 
@@ -210,7 +210,7 @@ class WeightedDistributor:
 
 
 def carry_internal_load(before: WeightedDistributor, after: WeightedDistributor, internal_load) -> np.ndarray:
-    """Coordinates in ``after``'s basis of a load given in ``before``'s (docs/theory.md, 15.5).
+    """Coordinates in ``after``'s basis of a load given in ``before``'s (docs/theory.md, 16.5).
 
     For a change of the contacts in the solve: the elements of ``before`` that touch only
     contacts still in the solve keep their wrench (each lies in the new ``N(G)``), expressed in
