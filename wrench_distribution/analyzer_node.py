@@ -31,10 +31,11 @@ from wrench_distribution.config.check import warn_findings
 from wrench_distribution.core.codec import encode_wrench_payload, ns_to_seconds
 from wrench_distribution.engine import AnalysisEngine, Drop, Step
 from wrench_distribution.engine.analysis import CONCERNS
+from wrench_distribution.engine.health import SETTLE_PERIOD_S
 from wrench_distribution.engine.sensing import TareWindow
 from wrench_distribution.ros.calibration_services import CalibrationServices
 from wrench_distribution.ros.contact_input import ContactInput
-from wrench_distribution.ros.conversions import (make_internal_load_msg, MalformedPayload,
+from wrench_distribution.ros.conversions import (MalformedPayload, measured_internal_load_msg,
                                                  read_wrench_payload)
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,
                                                  start_steady_timers)
@@ -70,7 +71,8 @@ class AnalyzerNode(Node):
         self._inputs = ContactInput(self, config, self._diag)
         self._engine = AnalysisEngine(config, self._inputs.contacts, self._inputs.sensors,
                                       on_rebuild=self._on_rebuild,
-                                      orientation=self._inputs.orientation, friction=True)
+                                      orientation=self._inputs.orientation, friction=True,
+                                      health=True)
         self._friction_pub = self.create_publisher(Float64MultiArray, config.topics.friction, 10) \
             if config.topics.friction and self._engine.checks_friction else None
         self._readers = Readers([pub for _, pubs, _ in self._wrench_outputs for pub in pubs]
@@ -87,7 +89,10 @@ class AnalyzerNode(Node):
         in_qos = qos_from_name(config.ros.input_qos, config.ros.qos_depth)
         for i, t in enumerate(config.topics.ft):  # raw: decoded here (read_wrench_payload)
             self.create_subscription(WrenchStamped, t, self._make_cb(i), in_qos, raw=True)
-        start_steady_timers(self, config.ros, self._publish_diagnostics, self._log_drop_summary)
+        steady = start_steady_timers(self, config.ros, self._publish_diagnostics,
+                                     self._log_drop_summary)
+        # the sensor set's block checks, off the per-message path (docs/health.md)
+        self.create_timer(SETTLE_PERIOD_S, self._engine.health.settle, clock=steady)
         add_parameter_callbacks(self, _SPECS, self._check_parameters, self._apply_parameters)
         self.get_logger().info(f'analysing {", ".join(config.topics.ft)} (contacts from '
                                f'{config.contact_source}, outputs in the '
@@ -107,7 +112,7 @@ class AnalyzerNode(Node):
         self._obj_pub = self.create_publisher(WrenchStamped, topics.object_wrench, out_qos)
         self._obj_frame = config.object_frame
         self._il_pub = self.create_publisher(Float64MultiArray, topics.internal_load, out_qos)
-        self._il_msg = make_internal_load_msg([])
+        self._il_msg, self._il_health = measured_internal_load_msg([])
         self._basis_names: List[str] = []
         self._internal_load_listeners: List[Callable] = []
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
@@ -118,7 +123,7 @@ class AnalyzerNode(Node):
         return self._il_pub.topic_name
 
     def add_internal_load_listener(self, listener: Callable) -> None:
-        """Call ``listener(basis_names, values)`` with each sample's measured internal load.
+        """Call ``listener(basis_names, values, health)`` with each sample's measured internal load.
 
         For a node of the same process (``cell``): it runs within this node's callback, in
         addition to the message on ``internal_load_topic``.
@@ -127,7 +132,7 @@ class AnalyzerNode(Node):
 
     def _on_rebuild(self, basis_names: list) -> None:
         self._basis_names = list(basis_names)
-        self._il_msg = make_internal_load_msg(basis_names)
+        self._il_msg, self._il_health = measured_internal_load_msg(basis_names)
         self._diag.basis(basis_names)
         self._diag.count('solver_builds')
 
@@ -184,11 +189,13 @@ class AnalyzerNode(Node):
         if read[self._obj_pub]:
             self._obj_pub.publish(encode_wrench_payload(stamp_ns, self._obj_frame,
                                                         values['resultant'][0].tolist()))
+        health, friction_health = sample.health
         if read[self._il_pub]:
+            self._il_health.label = health
             self._il_msg.data = values['internal_load'][0].tolist()
             self._il_pub.publish(self._il_msg)
         for listener in self._internal_load_listeners:
-            listener(self._basis_names, values['internal_load'][0].copy())
+            listener(self._basis_names, values['internal_load'][0].copy(), health)
         for attr, pub in self._norm_outputs:
             if read[pub]:
                 value = float(values[attr][0])
@@ -196,7 +203,8 @@ class AnalyzerNode(Node):
                     pub.publish(Float64(data=value))
         if self._friction_pub is not None and sample.friction is not None \
                 and read[self._friction_pub]:
-            self._friction_pub.publish(friction_message(sample.friction, self._names))
+            self._friction_pub.publish(friction_message(sample.friction, self._names,
+                                                        friction_health))
         self._diag.count('samples_published')
 
     # -- tare --------------------------------------------------------------------------
@@ -230,6 +238,7 @@ class AnalyzerNode(Node):
         self._sim_clock.tick(now.nanoseconds, bool(self.get_parameter('use_sim_time').value))
         report = self._engine.report(now.nanoseconds)
         cond = report.conditions
+        self._diag.counters.update(report.counters)
         why = self._inputs.problem(now.nanoseconds, self._engine.has_solver)
         if why is not None and not cond['contacts']:
             cond['contacts'].append((ERROR, why))

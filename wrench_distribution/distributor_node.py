@@ -22,7 +22,7 @@ from wrench_distribution.config import changed_config, ConfigError, DISTRIBUTOR_
 from wrench_distribution.config.check import warn_findings
 from wrench_distribution.config.safety import OPT_IN, RefusedChanges, UnsafeChangeError
 from wrench_distribution.core.codec import encode_wrench_payload, ns_to_seconds, ns_to_stamp
-from wrench_distribution.core.messages import parse_internal_load_msg
+from wrench_distribution.core.messages import parse_internal_load_msg, parse_measurement_msg
 from wrench_distribution.engine.distribution import CONCERNS, DistributionEngine
 from wrench_distribution.ros.contact_input import ContactInput
 from wrench_distribution.ros.conversions import (make_internal_load_msg, MalformedPayload,
@@ -129,18 +129,20 @@ class DistributorNode(Node):
         self._report(self._engine.offer_internal_load(*parse_internal_load_msg(msg)))
 
     def _on_measured(self, msg: Float64MultiArray) -> None:
-        self.take_measurement(*parse_internal_load_msg(msg))
+        self.take_measurement(*parse_measurement_msg(msg))
 
-    def take_measurement(self, names: Optional[Sequence[str]], values) -> None:
+    def take_measurement(self, names: Optional[Sequence[str]], values,
+                         health: Optional[str] = None) -> None:
         """Take a measured internal load for the feedback, as from ``feedback_topic``.
 
         Taken also while the loop is open: the feedback status shows it (tuning step 1).
 
         :param names: the basis labels of the values (None: unlabelled, refused).
         :param values: the coordinates.
+        :param health: the read-out's health label (None: none; ``core.doubt``).
         """
         self._report(self._engine.offer_measurement(names, values, time.monotonic_ns(),
-                                                    self._ros_clock.now().nanoseconds))
+                                                    self._ros_clock.now().nanoseconds, health))
 
     def take_measurements_from(self, analyzer) -> bool:
         """Take the measured internal load from an analyzer node of this process directly.

@@ -113,6 +113,7 @@ FREE_AT_RUNTIME: Dict[str, str] = {
                          'the command limits',
     'friction_feedback_kp': 'a gain: the margin increase stays within friction_feedback_limit',
     'friction_feedback_ki': 'a gain: the margin increase stays within friction_feedback_limit',
+    'on_sensor_fault': 'holds a correction the loop had, or ramps it to zero: never beyond its limits',
     'publish_markers': 'display only',
     'marker_scale': 'display only',
     'no_subscriber_grace': 'delay of a diagnostics WARN; commands are unaffected',

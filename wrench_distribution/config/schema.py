@@ -71,6 +71,12 @@ def _p(name, type_, default, description, **kw) -> ParamSpec:
     return ParamSpec(name, type_, default, description, **kw)
 
 
+#: ``consistency_check``: what the sensor set is checked against (config.settings.CONSISTENCY_MODES).
+CONSISTENCY_CHECKS = ('off', 'rest')
+#: ``on_sensor_fault``: what the distributor's feedback loops do while a sensor is in doubt.
+SENSOR_FAULT_ACTIONS = ('hold', 'release')
+
+
 # -- physical bounds of the calibration values (config/calibration.py adds the cross-checks) --------
 #: No set of arms holds ten tonnes (kg).
 MAX_OBJECT_MASS = 1e4
@@ -296,6 +302,12 @@ DISTRIBUTOR_PARAMS: tuple = tuple(COMMON_PARAMS + [
     _p('feedback_timeout', DOUBLE, 0.2,
        'A measured internal load older than this (s, steady clock) suspends the feedback '
        '(correction held, counted, diagnosed).', minimum=1e-3, read_only=False),
+    _p('on_sensor_fault', STRING, 'hold',
+       "What the feedback loops do while the analyzer doubts a sensor (its read-out's health "
+       'label): hold (the correction held at its value at the onset, the prescription open loop) '
+       'or release (the correction ramps to zero in 1 s: the prescription alone); both count and '
+       'diagnose the suspension (docs/force_control.md).', accepted=SENSOR_FAULT_ACTIONS,
+       read_only=False),
     _p('friction_feedback', BOOL, False,
        'Close the loop on friction (friction_mode auto only): raise the margin auto mode uses '
        'while the measured utilisation on friction_feedback_topic exceeds 1 - friction_margin '
@@ -379,6 +391,10 @@ ANALYZER_PARAMS: tuple = tuple(COMMON_PARAMS + [
        '[fx,fy,fz,tx,ty,tz per effector] (N, N m); ~/tare writes it; empty: none.',
        read_only=False, minimum=-MAX_SENSOR_RANGE, maximum=MAX_SENSOR_RANGE,
        constraints='6 numbers per effector, each within its sensor_ranges, or empty'),
+    _p('consistency_check', STRING, 'off',
+       "What the sensor set's resultant is checked against (docs/health.md): off, or rest (the "
+       'object held still: its weight from object_mass, or with the mass unknown a constant). '
+       'Set it to off while the object moves.', accepted=CONSISTENCY_CHECKS, read_only=False),
     _p('consistency_tolerance', DOUBLE_ARRAY, [1.0, 0.2],
        'Force (N) and torque (N m) by which the resultant of the corrected readings may differ '
        "from the object's known wrench through the model's errors (mass, centre of mass, tools, "

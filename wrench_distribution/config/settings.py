@@ -14,6 +14,7 @@ from wrench_distribution.core.limits import CommandLimits
 from wrench_distribution.core.prescription import InternalLoadPrescription
 
 from .arrays import expand_limits, per_effector
+from .schema import CONSISTENCY_CHECKS
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class GainSettings:
     :param integral_limit: largest |integral term|.
     :param correction_limit: largest |correction|.
     :param timeout_ns: a measurement older than this is stale.
+    :param on_sensor_fault: ``hold`` or ``release`` while the measurement's sensors are in doubt.
     """
 
     enabled: bool
@@ -34,6 +36,7 @@ class GainSettings:
     integral_limit: float
     correction_limit: float
     timeout_ns: int
+    on_sensor_fault: str = 'hold'
 
 
 @dataclass(frozen=True)
@@ -140,7 +143,7 @@ class DistributionSettings:
 
 #: what the sensor set's consistency is checked against: nothing, or the object at rest (its
 #: weight when ``object_mass`` is known, else a constant)
-CONSISTENCY_MODES = ('off', 'rest')
+CONSISTENCY_MODES = CONSISTENCY_CHECKS
 
 
 @dataclass(frozen=True)
@@ -171,13 +174,13 @@ def health_settings(v: Mapping) -> HealthSettings:
 
     :param v: the parameters (``sensor_ranges``: 6 numbers for every sensor, 6 per effector,
         or none).
-    :return: the settings (consistency ``off``: what the object does is not a parameter yet).
+    :return: the settings.
     """
     n = len(v['effectors'])
     ratings = list(v['sensor_ranges']) or [0.0] * 6
     table = ratings * n if len(ratings) == 6 else ratings
     return HealthSettings(tuple(tuple(table[6 * i:6 * i + 6]) for i in range(n)),
-                          tuple(v['consistency_tolerance']))
+                          tuple(v['consistency_tolerance']), v['consistency_check'])
 
 
 @dataclass(frozen=True)
@@ -246,7 +249,7 @@ def friction_settings(v: Mapping, mode: Optional[str] = None) -> FrictionSetting
     feedback = GainSettings(
         bool(v['friction_feedback']), (float(v['friction_feedback_kp']),),
         (float(v['friction_feedback_ki']),), limit, limit,
-        seconds_to_ns(v['friction_feedback_timeout'])) if distributor else GainSettings(
+        seconds_to_ns(v['friction_feedback_timeout']), v['on_sensor_fault']) if distributor else GainSettings(
             False, (0.0,), (0.0,), 0.0, 0.0, 0)
     return FrictionSettings(names=tuple(v['effectors']), mode=mode or v['friction_mode'],
                             margin=float(v['friction_margin']),
@@ -271,7 +274,8 @@ def distribution_settings(v: Mapping, prescription: InternalLoadPrescription,
                            v['desired_torque_limit'], v['internal_load_limit'], v['on_limit'])
     feedback = GainSettings(bool(v['internal_load_feedback']), tuple(v['feedback_kp']),
                             tuple(v['feedback_ki']), v['feedback_integral_limit'],
-                            v['feedback_correction_limit'], seconds_to_ns(v['feedback_timeout']))
+                            v['feedback_correction_limit'], seconds_to_ns(v['feedback_timeout']),
+                            v['on_sensor_fault'])
     return DistributionSettings(
         names=names, limits=limits, prescription=prescription, feedback=feedback,
         friction=friction_settings(v),

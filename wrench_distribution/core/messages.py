@@ -13,6 +13,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from .codec import split_labels
+from .doubt import is_health_label
 
 
 def wrench_to_array(msg, out: Optional[np.ndarray] = None) -> np.ndarray:
@@ -124,3 +125,15 @@ def parse_internal_load_msg(msg) -> tuple:
     if msg.layout.dim and msg.layout.dim[0].label:
         names = split_labels(msg.layout.dim[0].label)
     return names, values
+
+
+def parse_measurement_msg(msg) -> tuple:
+    """Split a measured internal load into labels, values and the read-out's health label.
+
+    :param msg: ``Float64MultiArray``: ``layout.dim[0].label`` the basis names, and a further
+        dimension labelled by :func:`~.doubt.doubt_label` when the analyzer checks its sensors.
+    :return: ``(names or None, values ndarray, health label or None)``.
+    """
+    names, values = parse_internal_load_msg(msg)
+    health = next((d.label for d in msg.layout.dim[1:] if is_health_label(d.label)), None)
+    return names, values, health

@@ -31,9 +31,12 @@ from .batch import ChunkPath
 from .cache import DistributorCache
 from .drops import Drop, DropRules
 from .friction import FrictionStage
+from .health import HealthMonitor
+from .health_report import health_diagnostics
 from .live import LiveQueue, Sample, Step
 from .outcome import Report
 from .poses import PoseSource
+from .readout_doubt import ReadoutDoubt
 from .results import ChunkResult, LazyValues
 from .sensing import GravityModel, TareWindow
 from .sensor_stage import SensorStage
@@ -43,7 +46,7 @@ from .sync import StampSynchronizer
 #: longest wait (stamp time) for tf data covering a sample when ``contact_timeout`` is 0
 DEFAULT_WAIT_NS = 1_000_000_000
 #: The analyzer's diagnostic concerns, one status each, in order.
-CONCERNS = ('input', 'contacts', 'sensing', 'solver', 'clock', 'friction')
+CONCERNS = ('input', 'contacts', 'sensing', 'sensor health', 'solver', 'clock', 'friction')
 __all__ = ['AnalysisEngine', 'AnalysisPlan', 'CONCERNS', 'DEFAULT_WAIT_NS', 'Drop',
            'needs_orientation', 'Sample', 'Step']
 
@@ -71,13 +74,16 @@ class AnalysisEngine:
     :param orientation: the object frame's pose in ``gravity_frame`` (one frame), required
         when ``gravity_frame`` is set to another frame than the object frame.
     :param friction: check each live sample against the friction cones (the node).
+    :param health: check the sensors' health live (:class:`.health.HealthMonitor`, its set
+        checked in its ``settle``; the node), each sample labelled (:mod:`.readout_doubt`).
     :raises ValueError: when ``gravity_frame`` needs an orientation and none is given.
     """
 
     def __init__(self, config: AnalyzerConfig, poses: PoseSource,
                  sensor_poses: Optional[PoseSource] = None,
                  on_rebuild: Optional[Callable[[list], None]] = None,
-                 orientation: Optional[PoseSource] = None, friction: bool = False) -> None:
+                 orientation: Optional[PoseSource] = None, friction: bool = False,
+                 health: bool = False) -> None:
         s = config.settings
         self.config = config
         self.names = list(config.effectors)
@@ -109,7 +115,8 @@ class AnalysisEngine:
         self.live = LiveQueue(self)
         self.chunks = ChunkPath(self)
         #: sensor health (:class:`.health.HealthMonitor`) given every analysed run, or None
-        self.health = None
+        self.health = HealthMonitor.for_config(config, deferred=True) if health else None
+        self.doubt = ReadoutDoubt(self.names)
         self._pose: Optional[bytes] = None  # the last contact poses the cache accepted, as bytes
         self._limits(config)
 
@@ -218,7 +225,7 @@ class AnalysisEngine:
         contact = part[1][0]
         check = self.friction.check_contacts(dist, contact) if self.checks_friction else None
         return Sample(stamp_ns, ChunkResult(np.array([stamp_ns], np.int64), part[0]), contact,
-                      dist, check)
+                      dist, check, self.doubt.labels(self.health, dist, stamp_ns))
 
     # -- sensors -----------------------------------------------------------------------------
     biases = property(lambda self: self.sensing.biases, doc='Sensor biases in use (n, 6).')
@@ -244,6 +251,8 @@ class AnalysisEngine:
         """
         self.config = replace(self.config, sensors=tuple(sensors))
         self.sensing.set_sensors(sensors)
+        if self.health is not None:
+            self.health.set_sensors(sensors)
 
     def tare(self, state: str = 'free', need: int = 0) -> tuple:
         """Biases from the recorded window (:meth:`.sensor_stage.SensorStage.tare`).
@@ -270,23 +279,11 @@ class AnalysisEngine:
 
     # -- live: one message at a time (:mod:`.live`) ---------------------------------------------
     def offer(self, i: int, stamp_ns: int, wrench, recv_ns: int, frame_id: str = '') -> Step:
-        """Take one F/T reading (the live path, :meth:`.live.LiveQueue.offer`).
-
-        :param i: effector index.
-        :param stamp_ns: its header stamp.
-        :param wrench: the reading (6,), sensor frame.
-        :param recv_ns: receive time (node clock; 0 when the clock has not started).
-        :param frame_id: its header frame id (checked against ``ft_frames``).
-        :return: the samples analysed and the drops caused by this reading.
-        """
+        """Take reading ``wrench`` (6,) of effector ``i``: the live path, :meth:`.live.LiveQueue.offer`."""
         return self.live.offer(i, stamp_ns, wrench, recv_ns, frame_id)
 
     def retry(self, now_ns: int) -> Step:
-        """Analyse the samples waiting for tf data that has come since (call periodically).
-
-        :param now_ns: node clock now.
-        :return: the samples analysed and the drops.
-        """
+        """Analyse the samples waiting for tf data that has come since (node clock ``now_ns``)."""
         return self.live.drain(now_ns, Step())
 
     def counters(self) -> Any:
@@ -330,6 +327,8 @@ class AnalysisEngine:
                 self._rebuilt()
         self.config = replace(config, sensors=self.config.sensors)  # calibrated tools stay
         self._limits(config)
+        if self.health is not None:
+            self.health.configure(config.settings.health)
         self.set_biases(config.settings.sensor_biases)
         window = self.tare_window
         if window is not None and window.size != config.settings.tare_samples:
@@ -357,7 +356,11 @@ class AnalysisEngine:
             values.update(self.friction.values())
         sensing = self.sensing.values(self.names)
         sensing['samples_without_orientation'] = str(self.no_orientation)
-        return Report(values, {'sensing': sensing}, cond, {})
+        per, counters = {'sensing': sensing}, {}
+        if self.health is not None:  # what each doubt reaches of the read-out, with the solver
+            cond['sensor health'], per['sensor health'], counters = health_diagnostics(
+                self.health, self.doubt.element_names(self.cache.distributor, self.basis_names))
+        return Report(values, per, cond, counters)
 
 
 def needs_orientation(config: AnalyzerConfig) -> bool:

@@ -164,13 +164,16 @@ class DistributionEngine:
         return self.internal.commanded(self.reference())
 
     def offer_measurement(self, names: Optional[Sequence[str]], values: np.ndarray,
-                          mono_ns: int, clock_ns: int = 0) -> Optional[Refusal]:
+                          mono_ns: int, clock_ns: int = 0,
+                          health: Optional[str] = None) -> Optional[Refusal]:
         """Take a measured internal load (the analyzer's read-out) for the feedback.
 
         :param names: the layout's labels (must be the basis names), or None.
         :param values: the coordinates.
         :param mono_ns: steady receive time (staleness).
         :param clock_ns: node clock (the PI's time; 0: unknown, steady time used).
+        :param health: the read-out's health label (:mod:`~wrench_distribution.core.doubt`;
+            None: none): sensors in doubt suspend the loop (``on_sensor_fault``).
         :return: None, or why it was refused (counted by the feedback; reported while on).
         """
         dist = self.cache.distributor
@@ -179,7 +182,7 @@ class DistributionEngine:
             why = 'no contacts yet: measurement ignored'
         else:
             why = feedback.measure(names, np.asarray(values, float), self.reference(),
-                                   mono_ns, self.saturated, clock_ns)
+                                   mono_ns, self.saturated, clock_ns, health)
             if why is None:  # the product E u here, off the desired wrench's path
                 self.internal.now(dist, mono_ns, self.settings.limits.internal_load)
                 return None

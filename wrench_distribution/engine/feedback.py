@@ -17,18 +17,30 @@ kept for diagnostics and each suspension is counted. Switching on is bumpless (t
 starts at ``-kp * e``, so ``u`` starts where it was); switching off ramps ``u`` to zero
 over :data:`RELEASE_S` seconds.
 
+A measurement whose health label (:mod:`wrench_distribution.core.doubt`) doubts its sensors
+suspends the loop too (counted as ``<prefix>_suspended_sensor``, once per episode): what was
+integrated since the doubt's onset is undone (the correction and the integral are those
+before the first measurement at or after the onset, from the last :data:`HISTORY`
+measurements), then the correction is held (``on_sensor_fault: hold``) or ramps to zero over
+:data:`RELEASE_S` (``release``). The next trusted measurement resumes the loop bumplessly.
+
 That machinery (staleness, suspension, counters, bumpless switching, the PI with
 conditional integration) is :class:`PILoop`; :class:`InternalLoadFeedback` adds the
 internal load's labels and error, and the friction feedback (:mod:`.friction_feedback`)
 its own on the same loop.
 """
+from collections import deque
 from dataclasses import dataclass
 from typing import Dict, Optional, Sequence
 
 import numpy as np
 
+from wrench_distribution.core.doubt import parse_doubt_label, TRUSTED_LABEL
+
 #: Seconds over which the correction returns to zero after the feedback is switched off.
 RELEASE_S = 1.0
+#: Measurements whose loop state is kept, to hold the correction at a doubt's onset (4 s at 1 kHz).
+HISTORY = 4096
 
 
 def bounded(values: np.ndarray, low, high) -> np.ndarray:
@@ -47,6 +59,7 @@ class FeedbackGains:
     :param timeout_ns: a measurement older than this (steady clock) is stale.
     :param lowest: smallest correction (None: ``-correction_limit``, a symmetric range).
     :param gain_names: the parameters holding ``kp`` and ``ki`` (for messages).
+    :param on_sensor_fault: ``hold`` or ``release`` the correction while a sensor is in doubt.
     """
 
     kp: Sequence[float]
@@ -56,6 +69,7 @@ class FeedbackGains:
     timeout_ns: int
     lowest: Optional[float] = None
     gain_names: tuple = ('feedback_kp', 'feedback_ki')
+    on_sensor_fault: str = 'hold'
 
     @property
     def bounds(self) -> tuple:
@@ -78,6 +92,39 @@ class FeedbackGains:
                                  f'{m}: give one value for all elements or one per element')
             out.append(np.broadcast_to(values, (m,)).copy())
         return tuple(out)
+
+
+class LoopHistory:
+    """The loop's state before each of its last :data:`HISTORY` updates, by control-clock time."""
+
+    def __init__(self) -> None:
+        self._states: deque = deque(maxlen=HISTORY)
+
+    def record(self, clock_ns: int, correction: np.ndarray, integral: np.ndarray) -> None:
+        """Keep the state before an update at ``clock_ns`` (the arrays are replaced, not changed)."""
+        self._states.append((clock_ns, correction, integral))
+
+    def clear(self) -> None:
+        """Forget every state (the elements changed)."""
+        self._states.clear()
+
+    def before(self, clock_ns: int) -> Optional[tuple]:
+        """Return ``(correction, integral)`` before the first update at or after ``clock_ns``.
+
+        One update earlier than that when the updates' spacing says the measurement taken at
+        ``clock_ns`` may have come a little early; the oldest kept when all are later; None when
+        no update came at or after it.
+        """
+        states = self._states
+        if not states or states[-1][0] < clock_ns:
+            return None
+        spacing = states[-1][0] - states[-2][0] if len(states) > 1 else 0
+        found = states[0]
+        for state in reversed(states):
+            if state[0] < clock_ns - spacing:
+                break
+            found = state
+        return found[1], found[2]
 
 
 class PILoop:
@@ -122,6 +169,10 @@ class PILoop:
         self._released_ns: Optional[int] = None
         self._released_from = np.zeros(0)
         self._rebumpless = enabled
+        self.history = LoopHistory()
+        #: the doubt the loop is suspended on (:mod:`wrench_distribution.core.doubt`), or None
+        self.doubt = None
+        self._doubt_ns = 0  # steady time the suspension began (the release ramp's start)
 
     # -- configuration ------------------------------------------------------------------
     def set_basis(self, names: Sequence[str], now_ns: int, size: Optional[int] = None) -> None:
@@ -146,6 +197,7 @@ class PILoop:
             self._released_from = np.zeros(m)
             self.measured = None
             self._rebumpless = True
+            self.history.clear()
         self.set_gains(self.gains)
         if self._last_ns is not None:
             self._suspend('contacts changed: waiting for a measurement in the new geometry',
@@ -208,10 +260,53 @@ class PILoop:
         dt = 0.0 if self._last_clock_ns is None else min(
             clock_ns - self._last_clock_ns, self.gains.timeout_ns) * 1e-9
         self._last_ns, self._last_clock_ns = now_ns, clock_ns
+        if self.doubt is not None:  # trusted again: on from what the hold or the ramp left
+            self.correction = self.current(now_ns).copy()
+            self.doubt = None
         self.suspended = None
         if not self.enabled or self.gain_error is not None:
             return
+        self.history.record(clock_ns, self.correction, self.integral)
         self._integrate(max(dt, 0.0), saturated)
+
+    def doubted(self, label: Optional[str], measured: np.ndarray, now_ns: int,
+                clock_ns: int = 0) -> Optional[bool]:
+        """Suspend the loop while a measurement's health label doubts its sensors.
+
+        Entering the doubt undoes what was integrated since its onset (the module docstring)
+        and counts the suspension; the correction is then held, or ramps to zero
+        (``on_sensor_fault``).
+
+        :param label: the measurement's health label (None: none, trusted).
+        :param measured: what was measured (shown in the diagnostics).
+        :param now_ns: steady receive time.
+        :param clock_ns: the control clock (0: unknown, the steady time is used).
+        :return: False when trusted (the caller updates the loop), True when the loop is
+            suspended on it, None when the label is malformed (refused, counted).
+        """
+        if label is None or label == TRUSTED_LABEL:
+            return False
+        try:
+            doubt = parse_doubt_label(label)
+        except ValueError as error:
+            self._refuse(f'{self.what}: {error}', 'rejected_health')
+            return None
+        clock_ns = clock_ns if clock_ns > 0 else now_ns
+        if self.doubt is None and self.enabled:
+            self.counters[f'{self.prefix}_suspended_sensor'] = \
+                self.counters.get(f'{self.prefix}_suspended_sensor', 0) + 1
+            state = self.history.before(clock_ns - int(doubt.onset_age_s * 1e9))
+            if state is not None:
+                self.correction, self.integral = state
+            self._doubt_ns = now_ns
+        self.doubt = doubt
+        self.measured = np.array(measured, float)
+        self._last_ns, self._last_clock_ns = now_ns, clock_ns
+        action = ('held at its value at the onset' if self.gains.on_sensor_fault == 'hold' else
+                  f'released to zero in {RELEASE_S:g} s')
+        self.suspended = f'sensors in doubt: {doubt.describe()}: correction {action}'
+        self._rebumpless = True
+        return True
 
     def _integrate(self, dt: float, saturated: bool) -> None:
         """One PI update (the module docstring's law), with anti-windup."""
@@ -275,6 +370,8 @@ class PILoop:
             if left <= 0.0:
                 self._released_ns = None  # released: nothing more to add
             return self._released_from * max(0.0, left)
+        if self.doubt is not None and self.gains.on_sensor_fault == 'release':
+            return self.correction * max(0.0, 1.0 - (now_ns - self._doubt_ns) * 1e-9 / RELEASE_S)
         since = self._last_ns if self._last_ns is not None else self._wait_ns
         if since is not None and now_ns - since > self.gains.timeout_ns:
             self._suspend((f'{self.what} stale' if self._last_ns is not None else
@@ -327,7 +424,8 @@ class InternalLoadFeedback(PILoop):
 
     def measure(self, names: Optional[Sequence[str]], values: np.ndarray,
                 reference: Optional[np.ndarray], now_ns: int,
-                saturated: bool = False, clock_ns: int = 0) -> Optional[str]:
+                saturated: bool = False, clock_ns: int = 0,
+                health: Optional[str] = None) -> Optional[str]:
         """Take one measurement and update the correction.
 
         :param names: the message's labels (None: unlabelled).
@@ -336,6 +434,7 @@ class InternalLoadFeedback(PILoop):
         :param now_ns: steady receive time.
         :param saturated: True when the last commands were cut back by a limit.
         :param clock_ns: the control clock (0: unknown, the steady time is used).
+        :param health: the measurement's health label (None: none; :meth:`doubted`).
         :return: None, or why the measurement was refused.
         """
         why = self._refusal(names, values)
@@ -344,7 +443,11 @@ class InternalLoadFeedback(PILoop):
         m = len(self.names)
         self.reference = np.zeros(m) if reference is None else np.asarray(reference, float)
         values = np.asarray(values, float)
-        self.update(values, self.reference - values, now_ns, saturated, clock_ns)
+        doubted = self.doubted(health, values, now_ns, clock_ns)
+        if doubted is None:
+            return self.suspended
+        if not doubted:
+            self.update(values, self.reference - values, now_ns, saturated, clock_ns)
         return None
 
     def _refusal(self, names, values: np.ndarray) -> Optional[str]:

@@ -25,6 +25,7 @@ import numpy as np
 
 from wrench_distribution.config.settings import GainSettings
 from wrench_distribution.core.codec import split_labels
+from wrench_distribution.core.doubt import is_health_label
 from wrench_distribution.core.friction import FRICTION_FIELDS, STATUSES, UTILISATION_FLOOR
 from .feedback import FeedbackGains, PILoop
 
@@ -40,7 +41,8 @@ def friction_gains(settings: GainSettings) -> FeedbackGains:
     """
     return FeedbackGains(list(settings.kp), list(settings.ki), settings.integral_limit,
                          settings.correction_limit, settings.timeout_ns, lowest=0.0,
-                         gain_names=('friction_feedback_kp', 'friction_feedback_ki'))
+                         gain_names=('friction_feedback_kp', 'friction_feedback_ki'),
+                         on_sensor_fault=settings.on_sensor_fault)
 
 
 class FrictionFeedback(PILoop):
@@ -83,7 +85,8 @@ class FrictionFeedback(PILoop):
                 saturated: bool = False, clock_ns: int = 0) -> Optional[str]:
         """Take one friction message and update the correction.
 
-        :param labels: the layout's dimension labels, ``[effectors, fields]`` (None: none).
+        :param labels: the layout's dimension labels, ``[effectors, fields]`` and optionally
+            the read-out's health label (:mod:`wrench_distribution.core.doubt`; None: none).
         :param values: the data, rows ``[utilisation, normal force, status code]``.
         :param now_ns: steady receive time.
         :param saturated: True when a command limit cut the added load back.
@@ -93,23 +96,26 @@ class FrictionFeedback(PILoop):
         why = self._refusal(labels, values)
         if why is not None:
             return why
-        rows = np.asarray(values, float).reshape(len(self.effectors), 3)
-        touching = np.isin(rows[:, 2], IN_CONTACT) & (rows[:, 0] >= 0.0)
-        if not touching.any():
+        worst = self.measured_value(values)
+        doubted = self.doubted(labels[2] if len(labels) == 3 else None, worst, now_ns, clock_ns)
+        if doubted is None:
+            return self.suspended
+        if doubted:
+            return None
+        if worst[0] < 0.0:
             return self._refuse('no contact in contact in the measured friction state '
                                 '(every utilisation undefined, pulling or unloaded)',
                                 'suspended_no_contact')
-        worst = float(rows[touching, 0].max())
-        self.update(np.array([worst]), np.array([worst - self.target]), now_ns, saturated,
-                    clock_ns)
+        self.update(worst, worst - self.target, now_ns, saturated, clock_ns)
         return None
 
     def _refusal(self, labels, values: np.ndarray) -> Optional[str]:
         """Why a message cannot be used (labels checked, never the position alone), or None."""
         expected = f'[{";".join(self.effectors)}] x [{FRICTION_FIELDS}]'
-        if not labels or len(labels) != 2:
-            return self._refuse('measured friction has no two layout labels (effectors, fields); '
-                                f'expected {expected}', 'rejected_labels')
+        if not labels or len(labels) not in (2, 3) or not all(map(is_health_label, labels[2:])):
+            return self._refuse('measured friction has no two layout labels (effectors, fields; '
+                                f'then optionally its health); expected {expected}',
+                                'rejected_labels')
         if split_labels(labels[0]) != self.effectors or labels[1] != FRICTION_FIELDS:
             return self._refuse(f'measured friction is labelled [{labels[0]}] x [{labels[1]}]; '
                                 f'expected {expected}', 'rejected_labels')
@@ -117,6 +123,12 @@ class FrictionFeedback(PILoop):
             return self._refuse('measured friction has NaN, Inf or a wrong length',
                                 'rejected_values')
         return None
+
+    def measured_value(self, values: np.ndarray) -> np.ndarray:
+        """Return the largest utilisation over the contacts in contact, (1,); -1 when none is."""
+        rows = np.asarray(values, float).reshape(len(self.effectors), 3)
+        touching = np.isin(rows[:, 2], IN_CONTACT) & (rows[:, 0] >= 0.0)
+        return np.array([rows[touching, 0].max() if touching.any() else -1.0])
 
     def effective_margin(self, now_ns: int) -> float:
         """Return the margin auto mode uses now: ``friction_margin`` plus the correction.

@@ -24,7 +24,8 @@ def gains_from(settings: GainSettings) -> FeedbackGains:
     :return: the gains.
     """
     return FeedbackGains(list(settings.kp), list(settings.ki), settings.integral_limit,
-                         settings.correction_limit, settings.timeout_ns)
+                         settings.correction_limit, settings.timeout_ns,
+                         on_sensor_fault=settings.on_sensor_fault)
 
 
 class InternalLoadStage:

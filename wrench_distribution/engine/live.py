@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from wrench_distribution.core.doubt import TRUSTED_LABEL
 from .drops import Drop
 from .results import ChunkResult
 
@@ -29,6 +30,8 @@ class Sample:
     :param contact_wrenches: (n, 6) the readings in the contact frames.
     :param distributor: the solver that analysed it.
     :param friction: the friction check of its contact wrenches (friction configured), or None.
+    :param health: the health labels of its internal load and of its friction rows
+        (:meth:`.readout_doubt.ReadoutDoubt.labels`).
     """
 
     stamp_ns: int
@@ -36,6 +39,7 @@ class Sample:
     contact_wrenches: np.ndarray
     distributor: Any
     friction: Any = None
+    health: tuple = (TRUSTED_LABEL, TRUSTED_LABEL)
 
 
 @dataclass

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import eq, gt, sub
+from typing import Optional
 
 import numpy as np
 
@@ -111,16 +112,18 @@ class SensorChecks:
         self._until_any = NEVER  # ... of any check and sensor
         self._clear = SensorStep(np.zeros((1, n, len(CHECKS)), bool), [])  # nothing in doubt
 
-    def update(self, stamps_ns: np.ndarray, readings: np.ndarray) -> SensorStep:
+    def update(self, stamps_ns: np.ndarray, readings: np.ndarray,
+               keep: Optional[int] = None) -> SensorStep:
         """Take k synchronised readings.
 
         :param stamps_ns: (k,) sample stamps.
         :param readings: (k, n, 6) raw readings, sensor frames.
+        :param keep: the earliest reading whose noise may still be asked for (None: the latest).
         :return: the doubt per reading and the episodes that began.
         """
         k = len(stamps_ns)
         if len(self.learner.changes) > 1:
-            self.learner.forget_before(self.count - 1)
+            self.learner.forget_before(self.count - 1 if keep is None else min(keep, self.count - 1))
         if k == 1 and len(self._rows) == SPIKE_WIDTH + 1:
             return self._live(int(stamps_ns[0]), readings[0])
         return self._chunk(np.asarray(stamps_ns, np.int64), np.asarray(readings, float))
@@ -323,6 +326,11 @@ class SensorChecks:
                   and self._axis_start[j] >= 2 and self._run[j // 6] < axis_run[j]):
                 found[j // 6] = min(found.get(j // 6, _LATEST), self._axis_ns[j])
         self._repeating = any(axis_run)
+
+    @property
+    def any_in_doubt(self) -> bool:
+        """Tell whether any sensor is in doubt after the latest reading (fast)."""
+        return self.count - 1 <= self._until_any
 
     def in_doubt(self) -> np.ndarray:
         """(n,) whether each sensor is in doubt after the latest reading."""

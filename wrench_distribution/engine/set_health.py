@@ -115,6 +115,10 @@ class SetConsistency:
         """(n,) the sensors named by the set (a drift) and still in doubt."""
         return self._suspects_row[0]
 
+    def consistent_rows(self) -> tuple:
+        """Return the state now as one sample's answer of :meth:`update`: consistent (1,), suspects (1, n)."""
+        return self._consistent_row, self._suspects_row
+
     def update(self, stamps_ns: np.ndarray, contact: np.ndarray, expected: Optional[np.ndarray],
                noise: np.ndarray, doubt: np.ndarray) -> tuple:
         """Take k samples of one contact configuration.

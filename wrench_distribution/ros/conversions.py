@@ -9,6 +9,7 @@ from rclpy.serialization import deserialize_message
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 from wrench_distribution.core.codec import decode_wrench_payload, join_labels, stamp_to_ns
+from wrench_distribution.core.doubt import TRUSTED_LABEL
 
 
 class MalformedPayload(ValueError):
@@ -67,3 +68,24 @@ def make_internal_load_msg(basis_names: Sequence[str]) -> Float64MultiArray:
     m.layout.dim = [dim]
     m.layout.data_offset = 0
     return m
+
+
+def health_dimension(label: str = TRUSTED_LABEL) -> MultiArrayDimension:
+    """Return the read-out's health dimension (size 1, stride 1: the data's shape is unchanged).
+
+    :param label: the health label (:func:`~wrench_distribution.core.doubt.doubt_label`).
+    :return: the dimension.
+    """
+    return MultiArrayDimension(label=label, size=1, stride=1)
+
+
+def measured_internal_load_msg(basis_names: Sequence[str]) -> Tuple[Float64MultiArray, MultiArrayDimension]:
+    """Preallocate the analyzer's measured internal load: the basis, then the read-out's health.
+
+    :param basis_names: names of the internal-load basis, in order.
+    :return: ``(message, its health dimension)``: the node sets the dimension's label per sample.
+    """
+    m = make_internal_load_msg(basis_names)
+    health = health_dimension()
+    m.layout.dim = [m.layout.dim[0], health]
+    return m, health

@@ -277,6 +277,8 @@ def _concern_of(key: str) -> str:
     if key.startswith('dropped.'):
         cause = key.rsplit('.', 1)[-1]
         return 'limits' if cause == 'limit' else 'input'
+    if key.startswith('sensor_health.'):
+        return 'sensor health'
     return KEY_CONCERNS.get(key, '')
 
 
