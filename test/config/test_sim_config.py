@@ -119,6 +119,10 @@ def _array_out_of_range(spec) -> st.SearchStrategy:
     elif name == 'internal_load_schedule':
         options.append(st.sampled_from([['squeeze(a,b)=1'], ['0: squeeze(a,b)'],
                                         ['0: squeeze(a,b)=nan'], ['x: s(a,b)=1']]))
+    elif name == 'sensor_faults':  # the effectors of these tests are named a, b
+        options.append(st.sampled_from([['c freeze 1 1'], ['a melt 1 1'], ['a freeze 1'],
+                                        ['a drift 1 1 fx'], ['a clip 1 1 fx 0'],
+                                        ['a spike -1 1 tz 1'], ['a freeze 1 nan']]))
     else:
         raise AssertionError(f'no out-of-range values known for {name}: add them here')
     extra = {'contact_types': st.just(['rigid', 'glue']), 'sensor_signs': st.just([1, 2]),

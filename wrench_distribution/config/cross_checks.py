@@ -19,6 +19,7 @@ from .calibration import check_ranges
 from .handles import parse_schedule
 from .index import INDEX
 from .schema import ConfigError, LIMIT_CEILING
+from .sensor_faults import parse_faults
 from .sim import ARM_ROBOTS
 from .values import is_finite_number
 
@@ -252,6 +253,7 @@ def _check_sim(v: dict, idx: dict) -> None:
     _check_quaternions(v, idx, 'initial_orientation')
     _check_inertia(v, idx)
     _check_sensors(v, idx)
+    parse_faults(v['sensor_faults'], v['effectors'])
 
 
 def _check_free_tilts(v: dict, idx: dict) -> None:

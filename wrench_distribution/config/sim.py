@@ -210,6 +210,11 @@ SIM_PARAMS: tuple = (
        'Constant bias of each sensor [fx,fy,fz,tx,ty,tz per effector]; empty: none.',
        constraints='6 numbers per effector, or empty'),
     _p('noise_seed', INTEGER, 0, 'Seed of the sensor noise.', minimum=0),
+    _p('sensor_faults', STRING_ARRAY, [],
+       'Faults written into the published F/T readings: entries "<effector> <kind> <start s> '
+       '<duration s> [<axis> <size>]", kind freeze, clip, drift or spike (docs/simulator.md, '
+       '"Sensor faults"); empty: none.',
+       constraints='entries "<effector> freeze|clip|drift|spike <start> <duration> [<axis> <size>]"'),
     _p('physics_rate', DOUBLE, 1000.0, 'Physics step rate (Hz).', minimum=1.0),
     _positive('publish_rate', 250.0,
               'Rate of /clock, the state and the sensors (Hz), a whole number of physics steps.'),

@@ -28,7 +28,14 @@ def report(args, run: dict, summary_extra: dict, title: str, ok: bool) -> int:
     series = read_bag(out / 'bag')
     summary = summarize(series, run['sections'], run['duration'])
     summary.update(summary_extra)
+    from ..reports.faults import fault_summary, format_faults
+    faults = fault_summary(out / 'bag', run['sections'], validate_sections(run['sections']),
+                           summary.get('_internal'))
+    if faults is not None:
+        summary['sensor_faults'] = faults
     text = format_summary(summary, title + f' (wall {summary["wall_time_s"]:.1f} s)')
+    if faults is not None:
+        text += '\n' + '\n'.join(format_faults(faults, summary['basis']))
     print()
     print(text)
     write_json(summary, out / 'summary.json')

@@ -36,6 +36,7 @@ from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from visualization_msgs.msg import Marker, MarkerArray
 
+from wrench_distribution.config.sensor_faults import parse_faults
 from wrench_distribution.config.sim import SIM_PARAMS
 from wrench_distribution.core.codec import join_labels, ns_to_stamp, seconds_to_ns, split_labels, stamp_to_ns
 from wrench_distribution.core.messages import fill_pose, fill_vector, fill_wrench, wrench_to_array
@@ -46,6 +47,7 @@ from wrench_distribution.ros.runner import stop_requested
 
 from ..control.admittance import accepts_reference
 from ..control.object_controller import tilt_profile
+from ..physics.sensor_faults import FaultyStreams
 from ..scenarios.models import effector_model
 from ..scenarios.sections import build_sim
 from ..scenarios.truth import TruthReadout
@@ -71,6 +73,7 @@ class ObjectSimNode(Node):
         #: The effector model's entry (:mod:`..scenarios.models`): what the node does with it.
         self.model = effector_model(self.p)
         self.sensors = self.sim.sensors
+        self.faults = FaultyStreams(parse_faults(self.p['sensor_faults'], self.effectors), self.n)
         self.dropped_references = np.zeros(len(self.p['effectors']), dtype=int)
         self.dt = 1.0 / float(self.p['physics_rate'])
         self.substeps = max(1, int(round(self.p['physics_rate'] / self.p['publish_rate'])))
@@ -220,7 +223,7 @@ class ObjectSimNode(Node):
         self.publish_truth(stamp, self.sim.contact_wrenches() if grasped else np.zeros((self.n, 6)))
         frames = self.sim.effector_frames()
         gravity = np.einsum('nji,j->ni', frames, self.sim.gravity)
-        readings = self.sensors.read(applied, gravity)
+        readings = self.faults.apply(t, self.sensors.read(applied, gravity))
         for pub, msg, r in zip(self.ft_pubs, self.ft_msgs, readings):
             msg.header.stamp = stamp
             fill_wrench(msg.wrench, r.tolist())
