@@ -185,7 +185,7 @@ def bench_directory(args, work: Path) -> int:
     for workers in sorted({1, args.workers}):
         t = time.perf_counter()
         results = analyze_directory(root, config, work / f'dask{workers}', Options(plots=False),
-                                    jobs=workers)
+                                    jobs=workers).results
         dask_s = time.perf_counter() - t
         assert all(r.error is None for r in results), [r.error for r in results]
         print(f'Dask, {workers} worker process(es)  {dask_s:8.2f} s  '

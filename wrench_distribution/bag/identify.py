@@ -80,7 +80,7 @@ def record_bag(bag_path: Path, config: Any, namespace: str = '/', node: str = 'w
         completeness = bag.completeness()
     if not completeness['complete']:
         from .pipeline import incomplete_message
-        raise BagError(incomplete_message(Path(bag_path), completeness).split('; the outputs')[0])
+        raise BagError(incomplete_message(Path(bag_path), completeness).split('; nothing was')[0])
     if not len(engine.recorder):
         raise BagError(f'no synchronised sample with poses in {bag_path}'
                        + (f' ({engine.contact_problem})' if engine.contact_problem else ''))
@@ -207,8 +207,6 @@ def _run(args: argparse.Namespace, body) -> int:
         message = str(err)
     except WrenchDistributionError as err:  # a refusal of the estimator, or data the core refuses
         message = f'{args.command} refused: {err}'
-    except KeyboardInterrupt:
-        message = 'interrupted'
     except MemoryError:
         message = 'out of memory'
     sys.stderr.write('error: ' + ' '.join(message.split())[:2000] + '\n')
@@ -225,9 +223,11 @@ def _identify(args: argparse.Namespace, config: Any) -> int:
 
     from wrench_distribution.engine.calibration import fragment
     report, parameters = identify_document(args, config)
-    try:
-        args.out.write_text('# written by wrench-distribution identify ' + str(args.bag) + '\n'
-                            + yaml.safe_dump(fragment(parameters, args.node_name), sort_keys=False))
+    from .outputs import write_atomic
+    text = ('# written by wrench-distribution identify ' + str(args.bag) + '\n'
+            + yaml.safe_dump(fragment(parameters, args.node_name), sort_keys=False))
+    try:  # whole or not at all: a reader never takes a cut fragment for a calibration
+        write_atomic(args.out, lambda path: path.write_text(text))
     except OSError as err:
         raise BagError(f'cannot write {args.out}: {err}') from None
     report['written'] = str(args.out)
