@@ -15,6 +15,9 @@ from typing import List, Optional
 
 from .bag import shell
 
+#: the subcommands on bags (errors as one line on standard error)
+BAG_COMMANDS = ('analyze-bag', 'identify', 'check-signs')
+
 
 def _synthesize(args: argparse.Namespace) -> int:
     import numpy as np
@@ -172,7 +175,19 @@ def main(argv: Optional[List[str]] = None) -> int:
     :param argv: arguments (default: ``sys.argv[1:]``, the process's own command line).
     :return: exit status.
     """
-    return shell.run(lambda: _run(argv), program=argv is None)
+    words = sys.argv[1:] if argv is None else argv
+    return shell.run(lambda: _run(argv), program=argv is None,
+                     prepare=lambda: _import_libraries(words))
+
+
+def _import_libraries(words: List[str]) -> None:
+    """Import the libraries that start threads (numpy, and pyarrow for the bag subcommands)."""
+    import numpy  # noqa: F401
+    if any(word in BAG_COMMANDS for word in words):
+        try:
+            import pyarrow.parquet  # noqa: F401
+        except ImportError:  # said by the subcommand
+            pass
 
 
 def _run(argv: Optional[List[str]]) -> int:
@@ -187,7 +202,7 @@ def _run(argv: Optional[List[str]]) -> int:
             FloatingPointError) as error:  # a value the checks above did not foresee
         message = f'invalid input: {type(error).__name__}: {error}'
     message = ' '.join(message.split())[:2000]
-    if args.command in ('analyze-bag', 'identify', 'check-signs'):
+    if args.command in BAG_COMMANDS:
         print(f'error: {message}', file=sys.stderr)
     else:
         print(to_json({'error': message}))

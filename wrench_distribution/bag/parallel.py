@@ -28,7 +28,7 @@ from . import outputs
 from .errors import BagError, IncompleteBag
 from .index import BagResult, write_index
 from .progress import Progress
-from .shell import Interrupted
+from .shell import children_ignore_interrupts, held_interrupts, Interrupted
 
 
 @dataclasses.dataclass
@@ -109,10 +109,19 @@ def connect(scheduler: Optional[str], workers: int) -> tuple[Any, Any]:
     cluster = None
     try:
         if scheduler in (None, 'local'):
-            cluster = local_cluster(workers)
+            # multiprocessing's resource tracker unblocks Ctrl-C in the thread that starts it:
+            # started here, before the workers, it leaves the hold below alone
+            from multiprocessing import resource_tracker
+            resource_tracker.ensure_running()
+            with children_ignore_interrupts():  # the command stops them (module shell)
+                cluster = local_cluster(workers)
             return distributed.Client(cluster), cluster
         # waits up to dask's distributed.comm.timeouts.connect (30 s by default)
         return distributed.Client(scheduler), None
+    except KeyboardInterrupt:
+        if cluster is not None:
+            cluster.close()
+        raise
     except Exception as err:  # noqa: BLE001 -- OSError, timeouts, bad address: one line
         if cluster is not None:
             cluster.close()
@@ -220,9 +229,10 @@ def _on_cluster(client: Any, scheduler: Optional[str], jobs: Optional[int], bags
         _run(client, bags, outs, config, options, config_name, progress, results)
     finally:
         if own:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+            with held_interrupts():  # a Ctrl-C now comes once the cluster is closed
+                client.close()
+                if cluster is not None:
+                    cluster.close()
 
 
 def _write_index(out_dir: Path, rows: list) -> Optional[str]:

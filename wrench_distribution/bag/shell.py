@@ -14,14 +14,20 @@
 
 Nothing here imports more than the standard library: a Ctrl-C during the start-up imports
 of a command is handled too.
+
+Worker processes a command starts (a local Dask cluster) ignore Ctrl-C
+(:func:`children_ignore_interrupts`): a terminal sends it to every process of the foreground
+group, and the command itself stops them; a worker interrupted while it starts would print
+its traceback. A Ctrl-C that comes while they start is held and acted on right after.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import threading
-from typing import Callable
+from typing import Callable, Iterator, Optional
 
 #: exit status after Ctrl-C (128 + SIGINT)
 EXIT_INTERRUPTED = 128 + signal.SIGINT
@@ -58,17 +64,29 @@ def say(line: str) -> None:
         _to_devnull(sys.stderr)
 
 
-def run(body: Callable[[], int], program: bool = False) -> int:
+def _can_mask() -> bool:
+    return (threading.current_thread() is threading.main_thread()
+            and hasattr(signal, 'pthread_sigmask'))
+
+
+def run(body: Callable[[], int], program: bool = False,
+        prepare: Optional[Callable[[], None]] = None) -> int:
     """Run a command's body and end as a shell tool (module docstring).
 
     :param body: the command; returns its exit status.
     :param program: this call is the whole process (the console script): Ctrl-C stays ignored
         after the body, while the interpreter exits (joining threads).
+    :param prepare: imports run with Ctrl-C held (the threads the libraries start inherit
+        the mask that :func:`children_ignore_interrupts` needs); a Ctrl-C meanwhile is acted
+        on right after.
     :return: the body's status, 130 after Ctrl-C, 141 on a closed pipe.
     """
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, _interrupt_once) if main_thread else None
     try:
+        with held_interrupts(prepare is not None):
+            if prepare is not None:
+                prepare()
         status = body()
         sys.stdout.flush()  # a closed pipe shows at the latest here
         return status
@@ -86,6 +104,39 @@ def run(body: Callable[[], int], program: bool = False) -> int:
     finally:
         if main_thread:
             signal.signal(signal.SIGINT, signal.SIG_IGN if program else previous)
+
+
+@contextlib.contextmanager
+def held_interrupts(hold: bool = True) -> Iterator[None]:
+    """Hold Ctrl-C in this (the main) thread for the block; it arrives at the block's end."""
+    if not (hold and _can_mask()):
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@contextlib.contextmanager
+def children_ignore_interrupts() -> Iterator[None]:
+    """Start processes in the block that ignore Ctrl-C for their whole life.
+
+    An ignored SIGINT stays ignored through ``exec``, and Python then installs no handler of its
+    own. Meanwhile Ctrl-C is held in this thread (the threads started by :func:`run`'s
+    ``prepare`` and in the block hold it too), and acted on at the block's end.
+    """
+    if not _can_mask():
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _ignore_interrupts(main_thread: bool) -> None:
