@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy as np
+from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness, QosReliability,
+                                QosTime)
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import get_typestore, Stores
 from scipy.spatial.transform import Rotation
@@ -196,25 +198,46 @@ def tf_msg(ns: int, items: Sequence[tuple[str, str, np.ndarray]]):
     return T['tf2_msgs/msg/TFMessage'](transforms=trs)
 
 
-class BagWriter:
-    """Thin wrapper: ``add(topic, type, receive_ns, msg)``, messages sorted on close."""
+def qos(depth: int) -> Qos:
+    """Return a QoS profile (reliable, volatile) of history depth ``depth``."""
+    infinite = QosTime(sec=9223372036, nsec=854775807)
+    return Qos(history=QosHistory.KEEP_LAST, depth=depth, reliability=QosReliability.RELIABLE,
+               durability=QosDurability.VOLATILE, deadline=infinite, lifespan=infinite,
+               liveliness=QosLiveliness.AUTOMATIC, liveliness_lease_duration=infinite,
+               avoid_ros_namespace_conventions=False)
 
-    def __init__(self, path: Path, storage: str = 'sqlite3', version: int = 8) -> None:
+
+class BagWriter:
+    """Thin wrapper: ``add(topic, type, receive_ns, msg)``, messages sorted on close.
+
+    A topic's messages added with ``publisher`` k > 0 go on a connection of their own, with
+    another QoS (depth 10 + k): what rosbags (and rosbag2) record for a second publisher.
+    ``shared_qos`` gives a topic's one connection several QoS profiles (rosbag2's record of a
+    topic that had several publishers when the recorder subscribed).
+    """
+
+    def __init__(self, path: Path, storage: str = 'sqlite3', version: int = 8,
+                 shared_qos: Optional[dict] = None) -> None:
         plugin = StoragePlugin.MCAP if storage == 'mcap' else StoragePlugin.SQLITE3
         self.writer = Writer(Path(path), version=version, storage_plugin=plugin)
-        self.messages: list[tuple[int, int, str, str, object]] = []
+        self.messages: list[tuple[int, int, str, str, object, int]] = []
         self.path = Path(path)
+        self.shared_qos = shared_qos or {}
 
-    def add(self, topic: str, msgtype: str, recv_ns: int, msg: object) -> None:
-        self.messages.append((int(recv_ns), len(self.messages), topic, msgtype, msg))
+    def add(self, topic: str, msgtype: str, recv_ns: int, msg: object, publisher: int = 0) -> None:
+        self.messages.append((int(recv_ns), len(self.messages), topic, msgtype, msg, publisher))
 
     def close(self) -> Path:
         conns = {}
         with self.writer as w:
-            for recv, _, topic, msgtype, msg in sorted(self.messages, key=lambda m: m[:2]):
-                if topic not in conns:
-                    conns[topic] = w.add_connection(topic, msgtype, typestore=TYPESTORE)
-                w.write(conns[topic], recv, TYPESTORE.serialize_cdr(msg, msgtype))
+            for recv, _, topic, msgtype, msg, publisher in sorted(self.messages,
+                                                                  key=lambda m: m[:2]):
+                if (topic, publisher) not in conns:
+                    profiles = ([qos(10 + publisher)] if publisher
+                                else self.shared_qos.get(topic, ()))
+                    conns[(topic, publisher)] = w.add_connection(
+                        topic, msgtype, typestore=TYPESTORE, offered_qos_profiles=profiles)
+                w.write(conns[(topic, publisher)], recv, TYPESTORE.serialize_cdr(msg, msgtype))
         return self.path
 
 

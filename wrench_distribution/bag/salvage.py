@@ -121,6 +121,60 @@ def sqlite_truncation(path: Path) -> str:
     return f'truncated: {size} of the {announced} bytes its header announces'
 
 
+def _varint(data: bytes, at: int) -> tuple:
+    """Return ``(value, bytes used)`` of sqlite's big-endian varint at ``at``."""
+    value = 0
+    for used in range(9):
+        if at + used >= len(data):
+            raise IndexError(at)
+        byte = data[at + used]
+        if used == 8:
+            return (value << 8) | byte, 9
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value, used + 1
+    raise IndexError(at)  # pragma: no cover
+
+
+def cut_rows(path: Path) -> set:
+    """Return the row ids whose cell a cut inside a table leaf page took in part.
+
+    sqlite reads the missing end of the file's last page as zeros and gives such a row without
+    an error: its payload would be silently wrong. The page is read here (sqlite file format:
+    page header, cell pointer array, each cell's payload size and row id as varints).
+    """
+    try:
+        size = path.stat().st_size
+        with open(path, 'rb') as f:
+            head = f.read(100)
+            page_size = struct.unpack('>H', head[16:18])[0] if len(head) >= 18 else 0
+            page_size = 65536 if page_size == 1 else page_size
+            if not page_size or not size % page_size:
+                return set()
+            start = size - size % page_size
+            f.seek(start)
+            page = f.read()
+    except OSError:
+        return set()
+    at = 100 if start == 0 else 0
+    if len(page) < at + 8 or page[at] != 0x0D:  # not a table leaf page: no row read from it
+        return set()
+    cut = set()
+    for cell in range(struct.unpack('>H', page[at + 3:at + 5])[0]):
+        pointer = at + 8 + 2 * cell
+        if pointer + 2 > len(page):
+            break  # the rest of the pointers read as zeros: sqlite finds no row there
+        offset = struct.unpack('>H', page[pointer:pointer + 2])[0]
+        try:
+            payload, used = _varint(page, offset)
+            row, used_row = _varint(page, offset + used)
+        except IndexError:
+            continue  # a cell wholly in the missing part: zeros, no row id to give
+        if offset + used + used_row + payload > len(page):
+            cut.add(row)
+    return cut
+
+
 # -- MCAP --------------------------------------------------------------------------------------
 _MAGIC = b'\x89MCAP0\r\n'
 _OP = {'schema': 0x03, 'channel': 0x04, 'message': 0x05, 'chunk': 0x06, 'data_end': 0x0F,
@@ -134,7 +188,8 @@ _NAMES = {0x01: 'header', 0x02: 'footer', 0x03: 'schema', 0x04: 'channel', 0x05:
 class McapWalk:
     """An MCAP file read record by record from its start (module docstring).
 
-    Iterate :meth:`messages`; afterwards :attr:`problems` says where it stopped short.
+    Iterate :meth:`messages`; afterwards :attr:`problems` says where it stopped short (and
+    :attr:`notes` where a cut lost no message).
 
     :param file: the open file.
     :param name: file name for the messages.
@@ -147,6 +202,7 @@ class McapWalk:
         self.schemas: dict = {}
         self.channels: dict = {}
         self.problems: list[str] = []
+        self.notes: list[str] = []
         self.messages_read = 0
 
     def messages(self) -> Iterator[tuple]:
@@ -174,15 +230,21 @@ class McapWalk:
                                      'its messages are lost')
             if not whole:
                 self._cut(start, f'a {_NAMES.get(opcode, "unknown")} record '
-                                 f'({len(body)} of its {length} bytes)')
+                                 f'({len(body)} of its {length} bytes)',
+                          lost=opcode in (_OP['chunk'], _OP['message']))
                 return
 
-    def _cut(self, start: int, inside: Optional[str]) -> None:
+    def _cut(self, start: int, inside: Optional[str], lost: bool = True) -> None:
+        """Say where the file ends; a problem when messages may be lost with it, else a note.
+
+        A cut inside an index or summary record loses no message; a cut inside a chunk or a
+        message record, or between records before the footer, may.
+        """
         where = f'inside {inside} that starts at byte {start}' if inside else \
             f'at byte {start}, before its summary and footer'
-        self.problems.append(f'{self.name}: truncated: the file ends {where} (file size '
-                             f'{self.size} bytes); the {self.messages_read} messages before '
-                             'the cut were read')
+        text = (f'{self.name}: truncated: the file ends {where} (file size {self.size} '
+                f'bytes); the {self.messages_read} messages before the cut were read')
+        (self.problems if lost else self.notes).append(text)
 
     def _record(self, opcode: int, body: bytes, whole: bool, start: int) -> Iterator[tuple]:
         if opcode == _OP['chunk']:

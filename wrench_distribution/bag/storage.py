@@ -10,7 +10,8 @@ reads every message. Topics not asked for are never decoded, whatever their sche
   of each chunk; the message indexes of the wanted channels locate their messages inside
   a decompressed chunk, gathered with numpy (no Python object per message); chunks holding
   no wanted channel are never decompressed. A file without chunk indexes (unchunked, the
-  fast-write preset, or truncated) is read linearly in file order.
+  fast-write preset, or truncated) is read record by record in file order
+  (:class:`.salvage.McapWalk`), up to a truncation.
 
 A part that cannot be read (CRC failure, corrupt chunk, truncation) is recorded in
 :attr:`StorageFile.problems` with where it is and how many messages it held, and reading
@@ -219,8 +220,12 @@ class SqliteFile(StorageFile):
         Where a damaged page stops the query, the rest is read in storage order
         (:func:`.salvage.rows_in_storage_order`) and what cannot be read is said.
         """
+        from .salvage import sqlite_truncation
         to_stream = self.streams(wanted, separate)
         if not to_stream:
+            return
+        if sqlite_truncation(self.path):  # the index may be cut too: by the table alone
+            yield from self._storage_order(to_stream, chunk, None)
             return
         query = ('SELECT topic_id, timestamp, data, id FROM messages WHERE topic_id IN '
                  f'({",".join("?" for _ in to_stream)}) ORDER BY timestamp, id')
@@ -260,19 +265,25 @@ class SqliteFile(StorageFile):
 
         Each block is sorted by receive time; what was lost is recorded in :attr:`problems`.
         """
-        from .salvage import lost_text, rows_in_storage_order, sqlite_truncation
+        from .salvage import cut_rows, lost_text, rows_in_storage_order, sqlite_truncation
         lost: list = []
+        cut = cut_rows(self.path)
         for rows in rows_in_storage_order(self._db, list(to_stream), chunk, lost):
             if given is not None:
                 rows = [r for r in rows if (r[1], r[3]) > given]
+            if cut:  # a row the cut took in part: an empty payload, counted as corrupt
+                rows = [(r[0], r[1], b'', r[3]) if r[3] in cut else r for r in rows]
             batch = self._batch(rows, to_stream)
             if batch is not None:
                 yield sorted_by_time(batch)
         truncation = sqlite_truncation(self.path)
         self.problems.extend(lost_text(self.path.name, after, resume, truncation)
                              for after, resume in lost)
-        if truncation and not lost:
-            self.problems.append(f'{self.path.name}: {truncation}')
+        if truncation and not lost and cut:
+            self.problems.append(f'{self.path.name}: {truncation}; {len(cut)} rows it cut were '
+                                 'read in part (skipped as corrupt)')
+        elif truncation and not lost:  # only the index was cut: every row was read
+            self.notes.append(f'{self.path.name}: {truncation}; every row was read')
 
     def close(self) -> None:
         """Close the database."""
@@ -316,8 +327,8 @@ class McapFile(StorageFile):
         try:
             self.summary = self._reader.get_summary()
         except _chunk_errors() as err:
-            self.notes.append(f'{self.path.name}: no readable summary ({type(err).__name__}: '
-                              f'{err}); read linearly')
+            self.notes.append(f'{self.path.name}: no readable summary at its end '
+                              f'({type(err).__name__}); read record by record from its start')
         if self.summary is not None:
             self._index_connections()
 
@@ -474,6 +485,7 @@ class McapFile(StorageFile):
                     yield self._rows(rows)
                     rows = []
         self.problems.extend(walk.problems)
+        self.notes.extend(walk.notes)
         if rows:
             yield self._rows(rows)
 
