@@ -10,7 +10,11 @@ that to recover the resultant and the squeeze.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import os
 from pathlib import Path
+import signal
+import subprocess
+import time
 from typing import Optional, Sequence
 
 import numpy as np
@@ -298,3 +302,92 @@ def write_scenario_bag(path: Path, sc: Scenario, storage: str = 'sqlite3', *,
             bw.add('/tf', TF, ns - 50_000, tf_msg(ns, [
                 ('object', f'{e}_contact', sc.poses[j, i]) for i, e in enumerate(EFFECTORS)]))
     return bw.close()
+
+
+# -- commands stopped at any point --------------------------------------------------------------
+class Command:
+    """``wrench-distribution ARGS`` in a session of its own (a process group), stopped whole.
+
+    Its output goes to files (no pipe to fill); :meth:`finish` waits a bounded time, then kills
+    every process of the group, so nothing it started outlives the test.
+
+    :param argv: the arguments.
+    :param where: a directory for the output files.
+    :param env: the environment (default: this one).
+    """
+
+    def __init__(self, argv: Sequence, where: Path, env: Optional[dict] = None) -> None:
+        from ros_harness import REPO, script
+        where.mkdir(parents=True, exist_ok=True)
+        self.stdout_path, self.stderr_path = where / 'stdout.txt', where / 'stderr.txt'
+        with open(self.stdout_path, 'w') as out, open(self.stderr_path, 'w') as err:
+            self.proc = subprocess.Popen([script('wrench-distribution'), *map(str, argv)],
+                                         stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                         cwd=REPO, env=env, start_new_session=True)
+        self.started_at = time.monotonic()
+
+    def running_package(self, timeout: float = 60.0) -> float:
+        """Wait (bounded) until the process runs the package's code; return the seconds it took.
+
+        The sign is numpy mapped, which the entry point imports with Ctrl-C handled. Python's
+        own start-up, before any code of the program runs, is out of reach of every Python
+        program: a Ctrl-C there prints the interpreter's traceback.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                if 'numpy' in Path(f'/proc/{self.proc.pid}/maps').read_text():
+                    break
+            except OSError:
+                break
+            time.sleep(0.01)
+        return time.monotonic() - self.started_at
+
+    def signal(self, sig: int, group: bool = False) -> None:
+        """Send ``sig`` to the process, or with ``group`` to its whole group (a terminal's Ctrl-C)."""
+        try:
+            os.killpg(self.proc.pid, sig) if group else self.proc.send_signal(sig)
+        except ProcessLookupError:
+            pass
+
+    def finish(self, timeout: float = 120.0) -> tuple[int, str, str]:
+        """Wait for the exit (at most ``timeout``), kill what is left of the group.
+
+        :return: ``(exit status, stdout, stderr)``; the status is -9 if it had to be killed.
+        """
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            self.signal(signal.SIGKILL, group=True)
+            self.proc.wait(30)
+        return (self.proc.returncode, self.stdout_path.read_text(), self.stderr_path.read_text())
+
+    def group_alive(self) -> list:
+        """Return the live processes (not zombies) still in the command's group."""
+        alive = []
+        for entry in Path('/proc').iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                fields = (entry / 'stat').read_text().rsplit(')', 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == self.proc.pid and fields[0] != 'Z':
+                alive.append(int(entry.name))
+        return alive
+
+
+def output_files(directory: Path) -> dict:
+    """Return relative path -> bytes of every file below ``directory`` ({} if it is absent)."""
+    if not directory.exists():
+        return {}
+    return {p.relative_to(directory).as_posix(): p.read_bytes()
+            for p in sorted(directory.rglob('*')) if p.is_file()}
+
+
+def hidden_leftovers(directory: Path) -> list:
+    """Return the hidden directories of runs (``.<name>.partial-...``, ``.old-``) below ``directory``."""
+    return sorted(str(p) for p in Path(directory).rglob('.*')
+                  if p.is_dir() and ('.partial-' in p.name or '.old-' in p.name))

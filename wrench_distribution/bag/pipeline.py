@@ -127,6 +127,7 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
     identity = (outputs.bag_identity(bag.path),
                 outputs.settings_identity(run_settings(bag.path, config, options, config_name)))
     if options.existing == 'resume':
+        outputs.sweep(out_dir.parent)  # what killed runs into it left
         kept = kept_summary(out_dir, identity, options)
         if kept is not None:
             return kept
@@ -190,13 +191,15 @@ def _analyse(bag: BagReader, config: Any, out_dir: Path, options: Options,
                             analyzer, samples,
                             (builder, buffer) + ((friction,) if friction else ()),
                             progress, clock)
-        finally:
+        finally:  # every writer closed, whichever fails (a full disk fails them all)
             progress.close()
-            if friction is not None:
-                friction.close()
-            clock.start()
-            _close(samples)
-            clock.stop('write_samples')
+            try:
+                if friction is not None:
+                    friction.close()
+            finally:
+                clock.start()
+                _close(samples)
+                clock.stop('write_samples')
         completeness = bag.completeness()
         if builder.count == 0:
             raise BagError(_no_sample_reason(bag_path, config, analyzer, total, completeness))
