@@ -124,8 +124,11 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
     """
     out_dir = Path(out_dir).absolute()
     bag = BagReader(bag_path)  # a bag, or a clear error, before anything is written
+    clock = _StageClock(options.timings)
+    clock.start()
     identity = (outputs.bag_identity(bag.path),
                 outputs.settings_identity(run_settings(bag.path, config, options, config_name)))
+    clock.stop('identity_commit')
     if options.existing == 'resume':
         outputs.sweep(out_dir.parent)  # what killed runs into it left
         kept = kept_summary(out_dir, identity, options)
@@ -139,7 +142,9 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
             raise BagError(f'cannot analyse {bag.path} into {out_dir}: {err}') from None
         rows = {'samples.parquet': summary['samples'], 'samples.csv': summary['samples'],
                 'friction.parquet': summary.get('friction', {}).get('samples')}
+        clock.start()
         commit.commit(lambda done: outputs.manifest(bag.path, *identity, done, summary, rows))
+        clock.stop('identity_commit')
     return summary
 
 
