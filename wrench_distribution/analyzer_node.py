@@ -26,11 +26,11 @@ from rclpy.parameter import Parameter
 from std_msgs.msg import Float64, Float64MultiArray
 from std_srvs.srv import Trigger
 
-from wrench_distribution.config import ANALYZER_PARAMS, load_analyzer_config
+from wrench_distribution.config import ANALYZER_PARAMS, changed_config
 from wrench_distribution.config.check import warn_findings
-from wrench_distribution.core.codec import encode_wrench_payload, seconds_to_ns
+from wrench_distribution.core.codec import encode_wrench_payload, ns_to_seconds
 from wrench_distribution.engine import AnalysisEngine, Drop, Step
-from wrench_distribution.engine.analysis_report import CONCERNS
+from wrench_distribution.engine.analysis import CONCERNS
 from wrench_distribution.engine.sensing import TareWindow
 from wrench_distribution.ros.calibration_services import CalibrationServices
 from wrench_distribution.ros.contact_input import ContactInput
@@ -39,8 +39,8 @@ from wrench_distribution.ros.conversions import (make_internal_load_msg, Malform
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,
                                                  start_steady_timers)
 from wrench_distribution.ros.friction import friction_message
-from wrench_distribution.ros.parameters import (add_parameter_callbacks, checked_changes,
-                                                declare_and_validate)
+from wrench_distribution.ros.parameters import (add_parameter_callbacks, declare_config,
+                                                requested_changes)
 from wrench_distribution.ros.qos import qos_from_name
 from wrench_distribution.ros.readers import Readers
 from wrench_distribution.ros.runner import run_node
@@ -60,60 +60,53 @@ class AnalyzerNode(Node):
 
     def __init__(self, node_name: str = 'wrench_analyzer', **kwargs) -> None:
         super().__init__(node_name, **kwargs)
-        cfg = declare_and_validate(self, ANALYZER_PARAMS, 'analyzer')
-        typed = load_analyzer_config(cfg)  # core objects, sensors; ConfigError naming the cause
-        self._cfg = cfg
-        self._names = list(typed.effectors)
+        config = self._config = declare_config(self, ANALYZER_PARAMS, 'analyzer')
+        self._names = list(config.effectors)
         self._diag = DiagnosticsState(f'{self.get_name()}: analysis', self.get_name(),
                                       CONCERNS, self.get_logger())
         self._ros_clock = self.get_clock()  # not `_clock`: that name is rclpy's own
         self._sim_clock = SimClockMonitor()
-        self._create_outputs(cfg, typed.topics, typed.contact_frames)
-        self._inputs = ContactInput(self, typed, self._diag)
-        self._engine = AnalysisEngine(typed, self._inputs.contacts, self._inputs.sensors,
+        self._create_outputs(config)
+        self._inputs = ContactInput(self, config, self._diag)
+        self._engine = AnalysisEngine(config, self._inputs.contacts, self._inputs.sensors,
                                       on_rebuild=self._on_rebuild,
                                       orientation=self._inputs.orientation, friction=True)
-        self._friction_pub = self.create_publisher(Float64MultiArray, cfg['friction_topic'], 10) \
-            if cfg['friction_topic'] and self._engine.checks_friction else None
+        self._friction_pub = self.create_publisher(Float64MultiArray, config.topics.friction, 10) \
+            if config.topics.friction and self._engine.checks_friction else None
         self._readers = Readers([pub for _, pubs, _ in self._wrench_outputs for pub in pubs]
                                 + [self._obj_pub, self._il_pub]
                                 + [pub for _, pub in self._norm_outputs]
                                 + [self._friction_pub] * (self._friction_pub is not None))
-        self._engine.record_tare(TareWindow(cfg['tare_samples']))
+        self._engine.record_tare(TareWindow(config.settings.tare_samples))
         self._tare_report = 'not tared by this node'
-        self._calibration = CalibrationServices(self, self._engine, lambda name: self._cfg[name],
-                                                self._names, typed.sensors)
+        self._calibration = CalibrationServices(self, self._engine, lambda: self._config,
+                                                self._names, config.sensors)
         self._inputs.start(self._retry, self._engine.check_static)
         self.create_service(Trigger, '~/tare', self._on_tare)
         warn_findings(self.get_logger().warning, sys.argv)  # check-config, both sections
-        in_qos = qos_from_name(cfg['input_qos'], cfg['qos_depth'])
-        ft_topics = typed.topics['ft']
-        for i, t in enumerate(ft_topics):  # raw: decoded here (read_wrench_payload)
+        in_qos = qos_from_name(config.ros.input_qos, config.ros.qos_depth)
+        for i, t in enumerate(config.topics.ft):  # raw: decoded here (read_wrench_payload)
             self.create_subscription(WrenchStamped, t, self._make_cb(i), in_qos, raw=True)
-        start_steady_timers(self, cfg['diagnostics_period'], self._publish_diagnostics,
-                            cfg['summary_period'], self._log_drop_summary)
+        start_steady_timers(self, config.ros, self._publish_diagnostics, self._log_drop_summary)
         add_parameter_callbacks(self, _SPECS, self._check_parameters, self._apply_parameters)
-        self.get_logger().info(f'analysing {", ".join(ft_topics)} (contacts from '
-                               f'{cfg["contact_source"]}, outputs in the '
-                               f'{cfg["output_frame"]} frame)')
+        self.get_logger().info(f'analysing {", ".join(config.topics.ft)} (contacts from '
+                               f'{config.contact_source}, outputs in the '
+                               f'{config.settings.output_frame} frame)')
 
-    def _create_outputs(self, cfg: dict, topics: dict, contact_frames: list) -> None:
-        """Create the publishers and reusable messages of every output.
-
-        :param topics: ``AnalyzerConfig.topics`` (per-effector topics resolved).
-        """
-        out_qos = qos_from_name(cfg['output_qos'], cfg['qos_depth'])
-        out_frames = ([cfg['object_frame']] * len(contact_frames) if cfg['output_frame'] == 'object'
-                      else contact_frames)
+    def _create_outputs(self, config) -> None:
+        """Create the publishers and reusable messages of every output."""
+        topics = config.topics
+        out_qos = qos_from_name(config.ros.output_qos, config.ros.qos_depth)
+        out_frames = ([config.object_frame] * len(config.effectors)
+                      if config.settings.output_frame == 'object' else config.contact_frames)
         self._wrench_outputs = [  # (quantity, publishers, frame ids), one per effector
-            (part, [self.create_publisher(WrenchStamped, t, out_qos) for t in topics[part]],
+            (part, [self.create_publisher(WrenchStamped, t, out_qos) for t in getattr(topics, part)],
              out_frames) for part in _PARTS]
-        self._norm_outputs = [(attr, self.create_publisher(Float64, cfg[f'{attr}_topic'], out_qos))
-                              for attr in ('internal_load_norm', 'invariant_norm') if cfg[f'{attr}_topic']]
-        self._obj_pub = self.create_publisher(WrenchStamped, cfg['object_wrench_topic'], out_qos)
-        self._obj_frame = cfg['object_frame']
-        self._il_pub = self.create_publisher(Float64MultiArray, cfg['internal_load_topic'],
-                                             out_qos)
+        self._norm_outputs = [(attr, self.create_publisher(Float64, getattr(topics, attr), out_qos))
+                              for attr in ('internal_load_norm', 'invariant_norm') if getattr(topics, attr)]
+        self._obj_pub = self.create_publisher(WrenchStamped, topics.object_wrench, out_qos)
+        self._obj_frame = config.object_frame
+        self._il_pub = self.create_publisher(Float64MultiArray, topics.internal_load, out_qos)
         self._il_msg = make_internal_load_msg([])
         self._basis_names: List[str] = []
         self._internal_load_listeners: List[Callable] = []
@@ -209,9 +202,10 @@ class AnalyzerNode(Node):
     # -- tare --------------------------------------------------------------------------
     def _on_tare(self, request, response):
         """``~/tare``: biases from the newest ``tare_samples`` samples, written back."""
-        state = self._cfg['tare_state']
+        settings = self._config.settings
+        state = settings.tare_state
         try:
-            biases, spread, count = self._engine.tare(state, self._cfg['tare_samples'])
+            biases, spread, count = self._engine.tare(state, settings.tare_samples)
         except ValueError as e:
             response.success, response.message = False, f'tare refused: {e}'
             self.get_logger().error(response.message)
@@ -253,7 +247,8 @@ class AnalyzerNode(Node):
     def _log_drop_summary(self) -> None:
         line = self._diag.drop_summary()
         if line is not None:
-            self.get_logger().warning(f'{line} (last {self._cfg["summary_period"]:g} s)')
+            self.get_logger().warning(
+                f'{line} (last {ns_to_seconds(self._config.ros.summary_period_ns):g} s)')
 
     # -- runtime parameters --------------------------------------------------------------
     def _check_parameters(self, params) -> tuple:
@@ -262,22 +257,20 @@ class AnalyzerNode(Node):
         :param params: the requested parameters.
         :return: ``(reason or None, plan)``; the plan is what :meth:`_apply_parameters` needs.
         """
-        reason, new, touched = checked_changes(params, _SPECS, self._cfg)
-        if reason is not None:
-            return reason, None
         try:
-            return None, (new, self._engine.plan(new, touched))
-        except ValueError as e:
+            change = changed_config(self._config, requested_changes(params, _SPECS))
+            return None, self._engine.plan(change)
+        except ValueError as e:  # ConfigError and core errors
             return str(e), None
 
-    def _apply_parameters(self, plan: tuple) -> None:
+    def _apply_parameters(self, plan) -> None:
         """Post-set callback body: apply an accepted change (every check passed)."""
-        new, engine_plan = plan
-        if self._engine.adopt(engine_plan):
-            self._calibration.resize(new['tare_samples'])
-        self._cfg = new
-        self._inputs.set_timeouts(seconds_to_ns(new['contact_timeout']),
-                                  seconds_to_ns(new['orientation_timeout']))
+        self._engine.adopt(plan)
+        self._config = config = plan.change.config
+        if 'tare_samples' in plan.change.touched:
+            self._calibration.resize(config.settings.tare_samples)
+        self._inputs.set_timeouts(config.contact_timeout_ns,
+                                  config.settings.orientation_timeout_ns)
 
 
 def main(args=None) -> int:

@@ -94,13 +94,17 @@ def _check_config(args: argparse.Namespace) -> int:
     from .config import ConfigError
     from .config.check import judge_file
     from .core.problem import to_json
+    from .engine.startup import startup_problems
     try:
-        judgement, findings = judge_file(args.file)
+        judgement, findings = judge_file(args.file, args.node or None)
     except ConfigError as error:
         document = {'file': args.file, 'ok': False, 'error': ' '.join(str(error).split())[:2000]}
         print(to_json(document) if args.format == 'json' else f"{args.file}: error: {document['error']}")
         return 2
+    judgement.problems.extend(startup_problems(judgement.configs))
     errors = judgement.errors
+    if errors:
+        findings = []  # compared only between sections free of errors
     document = {'file': args.file, 'ok': not errors and not findings,
                 'sections': judgement.sections, 'ignored': judgement.ignored,
                 'errors': [p.as_dict() for p in errors],
@@ -145,7 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
             'then the disagreements between the distributor and the analyzer; exit 2 on an '
             'error, 1 on a disagreement, 0 otherwise (warnings included)')
     sub = commands.add_parser('check-config', help=text, description=text)
-    sub.add_argument('file', help='ROS parameter file (YAML) with both sections')
+    sub.add_argument('file', help='ROS parameter file (YAML)')
+    sub.add_argument('--node', action='append', choices=('wrench_distributor', 'wrench_analyzer'),
+                     help='a node the file must configure (repeat for both); default: the nodes '
+                          'whose section the file has, both when it has neither')
     sub.add_argument('--format', choices=('json', 'text'), default='json',
                      help='output: one JSON document (default) or lines of text')
     sub.set_defaults(handler=_check_config)

@@ -148,7 +148,7 @@ def run_sections(sections: dict, duration: float | None, zero_internal: bool) ->
     end = start + checked['object_controller']['move_duration']
     ctl['move_start'] = stretch(start)
     ctl['move_duration'] = stretch(end) - stretch(start)
-    from .config.validation import format_schedule, parse_schedule
+    from .config.handles import format_schedule, parse_schedule
     ctl['internal_load_schedule'] = format_schedule(
         (stretch(when), {k: 0.0 if zero_internal else v for k, v in handles.items()})
         for when, handles in parse_schedule(checked['object_controller']['internal_load_schedule']))
@@ -629,7 +629,7 @@ def _calibration_record(run: dict, out: Path) -> dict:
 
 def _set_schedule(controller: dict, value: float) -> None:
     """Give every scheduled internal-load handle the same value."""
-    from .config.validation import format_schedule, parse_schedule
+    from .config.handles import format_schedule, parse_schedule
     controller['internal_load_schedule'] = format_schedule(
         (when, dict.fromkeys(handles, value))
         for when, handles in parse_schedule(controller.get('internal_load_schedule', [])))

@@ -18,12 +18,10 @@ from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray
 from visualization_msgs.msg import MarkerArray
 
-from wrench_distribution.config import (ConfigError, DISTRIBUTOR_PARAMS, load_distributor_config,
-                                        validate_params)
+from wrench_distribution.config import changed_config, ConfigError, DISTRIBUTOR_PARAMS
 from wrench_distribution.config.check import warn_findings
-from wrench_distribution.config.safety import (OPT_IN, RefusedChanges, unsafe_changes_allowed,
-                                               UnsafeChangeError)
-from wrench_distribution.core.codec import encode_wrench_payload, ns_to_stamp, seconds_to_ns
+from wrench_distribution.config.safety import OPT_IN, RefusedChanges, UnsafeChangeError
+from wrench_distribution.core.codec import encode_wrench_payload, ns_to_seconds, ns_to_stamp
 from wrench_distribution.core.messages import parse_internal_load_msg
 from wrench_distribution.engine.distribution import CONCERNS, DistributionEngine
 from wrench_distribution.ros.contact_input import ContactInput
@@ -33,13 +31,12 @@ from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, SimClo
                                                  start_steady_timers, WARN)
 from wrench_distribution.ros.friction import parse_friction_message
 from wrench_distribution.ros.markers import wrench_markers
-from wrench_distribution.ros.parameters import (add_parameter_callbacks, checked_changes,
-                                                declare_and_validate, param_value_of)
+from wrench_distribution.ros.parameters import (add_parameter_callbacks, declare_config,
+                                                param_value_of, requested_changes)
 from wrench_distribution.ros.qos import qos_from_name, reliable_qos
 from wrench_distribution.ros.runner import run_node
 
 _SPECS = {s.name: s for s in DISTRIBUTOR_PARAMS}
-_IL_PARAMS = ('internal_load', 'internal_load_handles')
 
 
 class DistributorNode(Node):
@@ -52,11 +49,9 @@ class DistributorNode(Node):
 
     def __init__(self, node_name: str = 'wrench_distributor', **kwargs) -> None:
         super().__init__(node_name, **kwargs)
-        cfg = declare_and_validate(self, DISTRIBUTOR_PARAMS, 'distributor')
-        typed = load_distributor_config(cfg)  # core objects, settings; ConfigError naming the cause
-        self._engine = engine = DistributionEngine(typed)
+        config = self._config = declare_config(self, DISTRIBUTOR_PARAMS, 'distributor')
+        self._engine = engine = DistributionEngine(config)
         warn_findings(self.get_logger().warning, sys.argv)  # check-config, both sections
-        self._cfg = cfg
         self._refused = RefusedChanges()
         for line in engine.safety_conditions():
             self.get_logger().warning(line[1])
@@ -64,54 +59,51 @@ class DistributorNode(Node):
                                       CONCERNS, self.get_logger())
         self._ros_clock = self.get_clock()  # not `_clock`: that name is rclpy's own
         self._sim_clock = SimClockMonitor()
-        self._friction_pub = self.create_publisher(
-            Float64MultiArray, cfg['friction_load_topic'], 10) if (
-                cfg['friction_load_topic'] and cfg['friction_mode'] == 'auto') else None
-        topics = self._create_outputs(cfg, typed)
-        held = cfg['hold_object_weight'] and cfg['gravity_frame']
-        self._contacts = ContactInput(self, typed, self._diag, self._on_contacts,
+        topics = config.topics
+        self._friction_pub = self.create_publisher(Float64MultiArray, topics.friction_load, 10) \
+            if topics.friction_load else None
+        self._create_outputs(config)
+        weight = config.settings.weight
+        self._contacts = ContactInput(self, config, self._diag, self._on_contacts,
                                       engine.offer_orientation,
-                                      cfg['gravity_frame'] if held else '')
+                                      weight.frame if weight.enabled else '')
         self._started = False  # a static prescription the solver rejects: ConfigError
         self._contacts.start()
         self._started = True
-        self._create_inputs(cfg)
+        self._create_inputs(config)
         # watchdog, diagnostics and the drop summary run on the steady clock: they keep
         # running under use_sim_time when no /clock arrives
-        steady = start_steady_timers(self, cfg['diagnostics_period'], self._publish_diagnostics,
-                                     cfg['summary_period'], self._log_drop_summary)
-        self.create_timer(1.0 / cfg['watchdog_rate'], self._on_watchdog, clock=steady)
+        steady = start_steady_timers(self, config.ros, self._publish_diagnostics,
+                                     self._log_drop_summary)
+        self.create_timer(ns_to_seconds(config.ros.watchdog_period_ns), self._on_watchdog,
+                          clock=steady)
         add_parameter_callbacks(self, _SPECS, self._check_parameters, self._apply_parameters)
         self.get_logger().info(
-            f'distributing to {", ".join(typed.effectors)} on {", ".join(topics)} '
-            f'(commands in the {cfg["command_frame"]} frame, contacts from '
-            f'{cfg["contact_source"]})')
+            f'distributing to {", ".join(config.effectors)} on {", ".join(topics.commands)} '
+            f'(commands in the {"object" if config.settings.output.object_axes else "contact"} '
+            f'frame, contacts from {config.contact_source})')
 
-    def _create_outputs(self, cfg: dict, typed) -> List[str]:
-        """Command, diagnostics and marker publishers; return the command topics."""
-        topics = typed.topics['commands']
-        out_qos = qos_from_name(cfg['output_qos'], cfg['qos_depth'])
-        self._pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in topics]
-        object_axes = cfg['command_frame'] == 'object'
-        self._frames = [cfg['object_frame'] if object_axes else f for f in typed.contact_frames]
+    def _create_outputs(self, config) -> None:
+        """Command, diagnostics and marker publishers."""
+        out_qos = qos_from_name(config.ros.output_qos, config.ros.qos_depth)
+        self._pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in config.topics.commands]
         self._quiet_since: Dict[str, int] = {}  # command topic -> steady ns without subscriber
         self._quiet_counted: Set[str] = set()
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self._marker_pub = self.create_publisher(MarkerArray, '~/markers', 1)
-        self._topics = topics
-        return topics
 
-    def _create_inputs(self, cfg: dict) -> None:
+    def _create_inputs(self, config) -> None:
         """Subscribe the desired wrench, the prescription and the two feedback measurements."""
-        in_qos = qos_from_name(cfg['input_qos'], cfg['qos_depth'])
-        self.create_subscription(WrenchStamped, cfg['desired_wrench_topic'], self._on_wrench,
+        topics = config.topics
+        in_qos = qos_from_name(config.ros.input_qos, config.ros.qos_depth)
+        self.create_subscription(WrenchStamped, topics.desired_wrench, self._on_wrench,
                                  in_qos, raw=True)  # decoded here (read_wrench_payload)
-        self.create_subscription(Float64MultiArray, cfg['internal_load_topic'],
+        self.create_subscription(Float64MultiArray, topics.internal_load,
                                  self._on_internal_load, reliable_qos(10))
         self._feedback_subscription = self.create_subscription(
-            Float64MultiArray, cfg['feedback_topic'], self._on_measured, in_qos)
-        if cfg['friction_mode'] == 'auto':  # the friction feedback's input (docs/force_control.md)
-            self.create_subscription(Float64MultiArray, cfg['friction_feedback_topic'],
+            Float64MultiArray, topics.feedback, self._on_measured, in_qos)
+        if config.settings.friction.mode == 'auto':  # the friction feedback's input
+            self.create_subscription(Float64MultiArray, topics.friction_feedback,
                                      self._on_friction, in_qos)
 
     # -- inputs ---------------------------------------------------------------------------
@@ -202,12 +194,12 @@ class DistributorNode(Node):
         if outcome.markers is not None:
             m = outcome.markers
             self._marker_pub.publish(wrench_markers(
-                self._cfg['object_frame'], ns_to_stamp(stamp_ns, TimeMsg), m.positions,
+                self._config.object_frame, ns_to_stamp(stamp_ns, TimeMsg), m.positions,
                 m.wrenches, m.resultant, m.com, m.scale, m.names, colors=m.colors))
 
     def _publish(self, out, stamp_ns: int) -> None:
         # raw CDR: the input's stamp kept, no message to fill or convert (core.codec)
-        for frame, row, pub in zip(self._frames, out.tolist(), self._pubs):
+        for frame, row, pub in zip(self._config.command_frames, out.tolist(), self._pubs):
             pub.publish(encode_wrench_payload(stamp_ns, frame, row))
 
     # -- watchdog (steady clock) ---------------------------------------------------------
@@ -227,7 +219,8 @@ class DistributorNode(Node):
     def _log_drop_summary(self) -> None:
         line = self._diag.drop_summary()
         if line is not None:
-            self.get_logger().warning(f'{line} (last {self._cfg["summary_period"]:g} s)')
+            self.get_logger().warning(
+                f'{line} (last {ns_to_seconds(self._config.ros.summary_period_ns):g} s)')
 
     # -- diagnostics --------------------------------------------------------------------
     def _quiet_outputs(self, mono_ns: int) -> List[str]:
@@ -235,9 +228,9 @@ class DistributorNode(Node):
 
         Each such episode is counted once (``no_subscriber``); a subscriber ends it.
         """
-        grace_ns = self._cfg['no_subscriber_grace'] * 1e9
+        grace_ns = self._config.ros.no_subscriber_grace_ns
         quiet = []
-        for topic, pub in zip(self._topics, self._pubs):
+        for topic, pub in zip(self._config.topics.commands, self._pubs):
             if pub.get_subscription_count() > 0:
                 self._quiet_since.pop(topic, None)
                 self._quiet_counted.discard(topic)
@@ -253,7 +246,7 @@ class DistributorNode(Node):
     def _publish_diagnostics(self) -> None:
         now = self._ros_clock.now()
         mono = time.monotonic_ns()
-        report = self._engine.diagnostics(mono)
+        report = self._engine.report(mono)
         cond = report.conditions
         why = self._contacts.problem(now.nanoseconds, self._engine.has_solver)
         if why is not None:
@@ -263,8 +256,9 @@ class DistributorNode(Node):
             cond['clock'].append(clock)
         quiet = self._quiet_outputs(mono)
         if quiet:
-            cond['outputs'].append((WARN, 'no subscriber for > no_subscriber_grace '
-                                    f'{self._cfg["no_subscriber_grace"]:g} s: {", ".join(quiet)}'))
+            grace = ns_to_seconds(self._config.ros.no_subscriber_grace_ns)
+            cond['outputs'].append((WARN, f'no subscriber for > no_subscriber_grace {grace:g} s: '
+                                    + ', '.join(quiet)))
         self._diag.counters.update(report.counters)
         self._diag.counters.update(self._refused.counters)
         values, per = report.values, report.per_concern
@@ -279,44 +273,26 @@ class DistributorNode(Node):
         """On-set callback body: validate a request without changing the node.
 
         :param params: the requested parameters.
-        :return: ``(reason or None, plan)``; the plan is what :meth:`_apply` needs.
+        :return: ``(reason or None, plan)``; the plan is what :meth:`_apply_parameters` needs.
         """
-        reason, plan = self._plan_parameters(params)
-        if reason is not None:
+        try:
+            change = changed_config(self._config, requested_changes(params, _SPECS))
+            plan = self._engine.plan(change)
+        except ValueError as e:  # ConfigError, UnsafeChangeError and core errors
             self._refused.note(', '.join(f'{p.name}={param_value_of(p)!r}' for p in params),
-                               reason, isinstance(plan, UnsafeChangeError))
-            self.get_logger().warning(f'parameter change refused: {reason}',
-                                      throttle_duration_sec=1.0)
-            return reason, None
-        allowed = unsafe_changes_allowed(plan['new'], self._cfg, plan['touched'])
-        if allowed:
+                               str(e), isinstance(e, UnsafeChangeError))
+            self.get_logger().warning(f'parameter change refused: {e}', throttle_duration_sec=1.0)
+            return str(e), None
+        if change.less_safe:
             self.get_logger().warning(f'{OPT_IN}: accepting less safe change(s) '
-                                      f'{"; ".join(allowed)}')
+                                      f'{"; ".join(change.less_safe)}')
         return None, plan
 
-    def _plan_parameters(self, params) -> tuple:
-        """Check a request: ``(None, plan)``, or ``(reason, the error or None)``."""
-        reason, new, touched = checked_changes(params, _SPECS, self._cfg)
-        if reason is not None:
-            return reason, None
-        # the latest internal-load setting wins (the other one is cleared in the node's copy
-        # only: the diagnostics show which is in force); clearing one clears the prescription
-        il = touched & set(_IL_PARAMS)
-        for name in ({'internal_load_handles'} if 'internal_load' in il else
-                     {'internal_load'} if il else set()) - il:
-            new[name] = []
-        try:
-            validate_params('distributor', new)
-            plan = self._engine.plan(new, touched, bool(il))
-        except ValueError as e:  # ConfigError, UnsafeChangeError and core errors
-            return str(e), e
-        return None, dict(plan, touched=touched)
-
-    def _apply_parameters(self, plan: dict) -> None:
+    def _apply_parameters(self, plan) -> None:
         """Post-set callback body: apply an accepted change (every check passed)."""
         self._engine.adopt(plan, time.monotonic_ns())
-        self._cfg = plan['new']
-        self._contacts.set_timeouts(seconds_to_ns(self._cfg['contact_timeout']))
+        self._config = plan.change.config
+        self._contacts.set_timeouts(self._config.contact_timeout_ns)
 
 
 def main(args=None) -> int:

@@ -132,12 +132,12 @@ def test_identify_finds_the_poses_and_writes_a_fragment_the_loader_takes(cell_ba
     for i, tool in enumerate(tools):
         assert abs(config.sensors[i].tool_mass - tool.mass) < 0.005
         assert np.linalg.norm(np.array(config.sensors[i].tool_com) - tool.com) < 0.002
-    biases = np.array(config.params['sensor_biases']).reshape(2, 6)
+    biases = np.array(config.settings.sensor_biases).reshape(2, 6)
     assert np.all(np.abs(biases - [t.bias for t in tools]) < [0.02] * 3 + [0.002] * 3)
-    assert abs(config.params['object_mass'] - MASS) < 0.005 * MASS
-    assert np.linalg.norm(np.array(config.params['object_com']) - COM) < 0.002
+    assert abs(config.object_model.mass - MASS) < 0.005 * MASS
+    assert np.linalg.norm(np.array(config.object_model.com) - COM) < 0.002
     distributor = read_ros_params_yaml(out, 'wrench_distributor')
-    assert distributor['object_com'] == config.params['object_com']
+    assert tuple(distributor['object_com']) == config.object_model.com
 
 
 def test_mounting_rotations_written_as_sensor_orientations(tmp_path, capsys):

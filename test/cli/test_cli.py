@@ -1,4 +1,6 @@
 """The ``wrench-distribution`` command line: JSON in the documented shape, exit status 2 on errors."""
+import contextlib
+import io
 import json
 from pathlib import Path
 import subprocess
@@ -8,6 +10,7 @@ import numpy as np
 import pytest
 
 from ros_harness import REPO
+from wrench_distribution import cli
 
 ROOT = Path(REPO)
 
@@ -64,7 +67,7 @@ def test_analyze_paper_example():
     ('contacts: [{name: a, position: [0, 0, 0]}]\noptions: {torque_share: 2}\nwrench: [0, 0, 1, 0, 0, 0]',
      'torque_share'),
     ('contacts: [{name: a, position: [0, 0, 0]}]\noptions: {speed: 2}\nwrench: [0, 0, 1, 0, 0, 0]',
-     'unknown options'),
+     "'speed'"),
     (': : not yaml [', 'not valid YAML'),
 ])
 def test_bad_input_exits_2_with_a_json_error(tmp_path, text, message):
@@ -85,7 +88,7 @@ def test_analyze_names_missing_and_unknown_contacts(tmp_path):
     code, out, _ = run('analyze', '--problem', str(problem))
     assert code == 2
     error = json.loads(out)['error']
-    assert 'unknown: c' in error and 'missing: b' in error
+    assert "unknown: 'c'" in error and 'missing: b' in error
 
 
 def test_missing_file():
@@ -99,3 +102,58 @@ def test_basis_subcommand_lists_names():
     doc = json.loads(out)
     assert doc['basis'][0] == 'squeeze(left,right)' and doc['units'][0] == 'N'
     assert len(doc['basis']) == 6
+
+
+def _problem_levels() -> dict:
+    """Each mapping of a full problem document, by its path, with its accepted keys."""
+    return {'': ('contacts', 'object', 'options', 'wrench', 'measured', 'limits'),
+            'object': ('com', 'mass', 'inertia'),
+            'options': ('torque_share', 'virtual_masses', 'torque_weights', 'internal_load',
+                        'basis_reference_axis', 'friction'),
+            'options.friction': ('mode', 'margin'),
+            'limits': ('force', 'torque', 'desired_force', 'desired_torque', 'internal_load',
+                       'on_limit'),
+            'contacts.0': ('name', 'type', 'position', 'orientation', 'friction', 'normal')}
+
+
+def _misspelt(key: str, how: int) -> str:
+    """Return a typo of a key: a letter dropped, two swapped, or one doubled."""
+    i = 1 + how % (len(key) - 2) if len(key) > 3 else 1
+    return (key[:i] + key[i + 1:], key[:i] + key[i + 1] + key[i] + key[i + 2:],
+            key[:i] + key[i] + key[i:])[how % 3]
+
+
+@pytest.mark.parametrize('level', sorted(_problem_levels()))
+@pytest.mark.parametrize('how', range(3))
+def test_a_misspelt_key_at_any_level_of_a_problem_file_is_named_with_the_meant_one(tmp_path, level,
+                                                                                   how):
+    """``optons:`` for ``options:`` must not drop the squeeze silently: exit 2, did you mean."""
+    import yaml
+    document = {'contacts': [{'name': 'left', 'position': [0, 0.3, 0]},
+                             {'name': 'right', 'position': [0, -0.3, 0]}],
+                'object': {'com': [0, 0, 0]},
+                'options': {'internal_load': {'squeeze(left,right)': 20.0},
+                            'friction': {'mode': 'check'}},
+                'limits': {'force': 500.0}, 'wrench': [0, 0, 10, 0, 0, 0]}
+    accepted = _problem_levels()[level]
+    checked = []
+    for key in accepted:
+        mapping = document
+        for part in filter(None, level.split('.')):
+            mapping = mapping[int(part)] if part.isdigit() else mapping[part]
+        if key not in mapping:
+            continue
+        typo = _misspelt(key, how)
+        if typo in accepted:
+            continue
+        mapping[typo] = mapping.pop(key)
+        path = tmp_path / f'{level or "top"}_{key}.yaml'
+        path.write_text(yaml.safe_dump(document))
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main(['synthesize', '--problem', str(path)])  # in process: 70 files
+        mapping[key] = mapping.pop(typo)
+        error = json.loads(out.getvalue())['error']
+        checked.append(typo)
+        assert code == 2 and err.getvalue() == '' and f"'{typo}' (did you mean '{key}'" in error, error
+    assert checked  # every level of the document holds keys to misspell

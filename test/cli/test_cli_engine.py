@@ -19,7 +19,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from wrench_distribution.cli import main
-from wrench_distribution.config import validate_params
+from wrench_distribution.config import load_distributor_config
 from wrench_distribution.engine.distribution import DistributionEngine
 
 SETTINGS = settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
@@ -41,9 +41,9 @@ def synthesize(document: dict) -> dict:
 
 def node_commands(params: dict, positions, quaternions, wrench) -> np.ndarray:
     """Commands of an engine built as the node builds it, for one desired wrench."""
-    engine = DistributionEngine(validate_params('distributor', params))
-    engine.cache.update(np.asarray(positions, float), np.asarray(quaternions, float))
-    assert engine.rebuilt(0) is None
+    engine = DistributionEngine(load_distributor_config(params))
+    update = engine.offer_contacts(np.asarray(positions, float), np.asarray(quaternions, float), 0)
+    assert update.rebuilt and update.refusal is None
     outcome = engine.step(0, list(wrench), 0, 0)
     assert outcome.valid, outcome.message
     return outcome.commands
@@ -171,15 +171,15 @@ def test_synthesize_limits_are_the_engine_step_and_never_exceeded(grasp, force_l
         'limits': {'force': force_limit, 'torque': [torque_limit] * len(names), 'on_limit': policy},
         'options': {'torque_share': share, 'friction': {'mode': 'off'}}})
     commands = np.array([output['contacts'][n]['wrench'] for n in names])
-    engine = DistributionEngine(validate_params('distributor', {
+    engine = DistributionEngine(load_distributor_config({
         'effectors': names, 'contact_source': 'static', 'contact_types': ['rigid'] * len(names),
         'contact_positions': positions.ravel().tolist(),
         'contact_orientations': quaternions.ravel().tolist(), 'object_com': com.tolist(),
         'torque_share': share, 'friction_mode': 'off', 'force_limits': [force_limit],
         'torque_limits': [torque_limit], 'desired_force_limit': 1e9, 'desired_torque_limit': 1e9,
         'on_limit': policy}))
-    engine.cache.update(positions, quaternions)
-    assert engine.rebuilt(0) is None
+    update = engine.offer_contacts(positions, quaternions, 0)
+    assert update.rebuilt and update.refusal is None
     outcome = engine.step(0, list(wrench), 0, 0)
     np.testing.assert_allclose(commands, outcome.commands, rtol=0,
                                atol=1e-9 * (1.0 + np.abs(outcome.commands).max()))
@@ -208,7 +208,8 @@ def test_synthesize_hold_over_a_limit_is_an_error_and_bad_limits_are_named(tmp_p
                             ({'force': [1, 2, 3]}, 'limits.force'),
                             ({'force': -1}, 'limits.force'),
                             ({'on_limit': 'clip'}, 'limits.on_limit'),
-                            ({'speed': 1}, '"limits" must be a mapping with keys')):
+                            ({'speed': 1}, '"limits": unknown key(s) \'speed\''),
+                            ({'torqe': 1}, "did you mean 'torque'")):
         path.write_text(json.dumps({**problem, 'limits': limits}))
         text = io.StringIO()
         with contextlib.redirect_stdout(text):

@@ -121,7 +121,7 @@ def test_parameter_files_only_raise_config_errors(tmp_path_factory, path, junk):
     except P.ConfigError as e:
         assert str(e).strip()
     else:  # accepted: every limit is a real, positive, finite number
-        assert all(0 < x <= P.LIMIT_CEILING for x in cfg.params['force_limits'])
+        assert all(0 < x <= P.LIMIT_CEILING for x in cfg.settings.limits.force)
 
 
 def _hostile_files(d):

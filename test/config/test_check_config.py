@@ -159,7 +159,10 @@ def test_simulator_commands_need_command_sign_one():
 
 
 @pytest.mark.parametrize('content,why', [
-    ('{/**/wrench_distributor: {ros__parameters: {effectors: [a, b]}}}', 'wrench_analyzer'),
+    ('{/**/wrench_distributor: {ros__parameters: {effectors: [a, b], '
+     'internal_load_handles: ["sqeeze(a,b)=20.0"]}}}', "unknown kind 'sqeeze' (did you mean 'squeeze'?)"),
+    ('{wrench_distributor: {ros__parameters: {effectors: [a, b], '
+     'internal_load_handles: ["squeeze(a,c)=20.0"]}}}', "unknown effector 'c'"),
     ('[1, 2', 'parameter file'),
     ('/**/wrench_distributor: {ros__parameters: {effectors: [a, b], contact_types: [rigid]}}\n'
      '/**/wrench_analyzer: {ros__parameters: {effectors: [a, b]}}\n', 'contact_types'),
@@ -169,6 +172,19 @@ def test_a_bad_file_exits_2(tmp_path, content, why):
     path.write_text(content)
     status, out = _cli(path)
     assert status == 2 and why in out['error']
+
+
+def test_a_file_for_one_node_is_judged_for_that_node(tmp_path):
+    """A robot without foot sensors runs the distributor alone: its file passes alone.
+
+    ``--node`` names the nodes a file must configure: the missing section is then an error.
+    """
+    path = tmp_path / 'feet.yaml'
+    path.write_text(yaml.safe_dump({DIST: _base()[DIST]}))
+    status, out = _cli(path)
+    assert (status, list(out['sections'])) == (0, ['wrench_distributor'])
+    status, stdout = _check_config(path, '--node', 'wrench_distributor', '--node', 'wrench_analyzer')
+    assert status == 2 and "no section for node 'wrench_analyzer'" in json.loads(stdout)['error']
 
 
 def test_a_missing_file_exits_2(tmp_path):
@@ -211,18 +227,32 @@ def _controllers(force) -> dict:
             'left_admittance_controller': {'ros__parameters': {
                 'joints': ['shoulder_pan_joint', 'elbow_joint'],
                 'ft_sensor': {'name': 'left_ft', 'frame': {'id': 'left_ft_sensor'}},
-                'gravity_compensation': {'frame': {'id': 'left_tool0'},
+                'gravity_compensation': {'frame': {'id': 'left_ft_sensor'},
                                          'CoG': {'pos': [0.0, 0.0, 0.04], 'force': force}}}}}
 
 
 TOOLS = ('tools', 'tool_masses (left) / left_admittance_controller.gravity_compensation')
+FRAME = ('frames', 'left_admittance_controller.ft_sensor.frame.id')
+COG = ('tools', 'tool_coms (left) / left_admittance_controller.gravity_compensation.CoG.pos')
 
 
-@pytest.mark.parametrize('force,findings', [(0.9 * 9.81, []), (4.9, [TOOLS])])
-def test_controller_sections_are_read_and_listed_as_ignored(tmp_path, force, findings):
-    """``CoG.force`` is one double (N) on Jazzy: compared with tool_masses, never a crash."""
+@pytest.mark.parametrize('force,change,findings', [
+    (0.9 * 9.81, {}, []), (4.9, {}, [TOOLS]),
+    (0.9 * 9.81, {'ft_sensor': {'name': 'left_ft', 'frame': {'id': 'left_tool0'}}}, [FRAME]),
+    (0.9 * 9.81, {'gravity_compensation': {'frame': {'id': 'left_ft_sensor'},
+                                           'CoG': {'pos': [0.0, 0.0, 0.14], 'force': 8.829}}},
+     [COG])])
+def test_controller_sections_are_read_and_listed_as_ignored(tmp_path, force, change, findings):
+    """docs/real_cell.md's table: the controller's frame ids and tool against the nodes'.
+
+    ``CoG.force`` is one double (N) on Jazzy: compared with tool_masses, never a crash; a
+    ``ft_sensor.frame.id`` other than the contact frame (the controller drops the commands),
+    a ``CoG.pos`` 10 cm off ``tool_coms``: one finding each.
+    """
+    controllers = _controllers(force)
+    controllers['left_admittance_controller']['ros__parameters'].update(change)
     path = tmp_path / 'cell.yaml'
-    path.write_text(yaml.safe_dump(dict(_base(), **_controllers(force))))
+    path.write_text(yaml.safe_dump(dict(_base(), **controllers)))
     status, out = _cli(path)
     assert out['ignored'] == ['controller_manager', 'left_admittance_controller']
     assert sorted(out['sections']) == ['wrench_analyzer', 'wrench_distributor']

@@ -23,8 +23,7 @@ import yaml
 
 from ros_harness import REPO
 from wrench_distribution import cli
-from wrench_distribution.config.judge import NODE_KINDS
-from wrench_distribution.config.validation import INDEX
+from wrench_distribution.config.index import INDEX, NODE_KINDS
 
 EXAMPLES = int(os.environ.get('WD_FUZZ_EXAMPLES', '150'))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=False,

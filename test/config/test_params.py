@@ -29,6 +29,11 @@ def test_defaults_fill_and_every_spec_is_documented():
     ('distributor', {'contact_positions': [0.0] * 5}, "'contact_positions'"),
     ('distributor', {'contact_orientations': [0.0] * 8}, 'zero'),
     ('distributor', {'internal_load_handles': ['squeeze']}, 'basis_name=number'),
+    ('distributor', {'internal_load_handles': ['sqeeze(left,right)=1']}, "did you mean 'squeeze'"),
+    ('distributor', {'internal_load_handles': ['squeeze(left,rihgt)=1']}, "did you mean 'right'"),
+    ('distributor', {'internal_load_handles': ['twist(left,right)=1'],
+                     'contact_types': ['point', 'point']}, 'point contacts apply none'),
+    ('distributor', {'internal_load_handles': ['squeeze(left,right)=9e9']}, 'internal_load_limit'),
     ('distributor', {'internal_load': [1.0], 'internal_load_handles': ['x=1']}, 'at most one'),
     ('distributor', {'command_frame': 'world'}, 'contact, object'),
     ('distributor', {'command_sign': 2}, "'command_sign'"),
@@ -41,8 +46,10 @@ def test_defaults_fill_and_every_spec_is_documented():
     ('analyzer', {'command_frame': 'contact'}, 'unknown parameter'),
 ])
 def test_invalid_values_name_the_parameter(kind, change, needle):
+    """The node's path (values, cross-checks, the configuration built) names what it refuses."""
+    load = P.load_distributor_config if kind == 'distributor' else P.load_analyzer_config
     with pytest.raises(P.ConfigError) as e:
-        P.validate_params(kind, dict(BASE, **change))
+        load(dict(BASE, **change))
     assert needle in str(e.value)
 
 
@@ -77,12 +84,12 @@ def test_yaml_sections_and_wildcards(tmp_path):
     with pytest.raises(P.ConfigError, match='nested.ignored'):
         P.load_analyzer_config(str(f))
     cfg = P.load_analyzer_config(str(f), strict_unknown=False)
-    assert cfg.effectors == ['a', 'b'] and cfg.object_frame == 'box'
+    assert cfg.effectors == ('a', 'b') and cfg.object_frame == 'box'
     assert [s.sign for s in cfg.sensors] == [-1, 1]
     assert cfg.sensors[0].tool_mass == 0.5
     assert [c.name for c in cfg.contacts] == ['a', 'b']
-    assert cfg.topics['ft'] == ['a/ft_sensor', 'b/ft_sensor']
-    assert cfg.gravity == (0.0, 0.0, -9.81) and cfg.max_age == 0.5
+    assert cfg.topics.ft == ('a/ft_sensor', 'b/ft_sensor')
+    assert cfg.gravity == (0.0, 0.0, -9.81) and cfg.settings.max_age_ns == 500_000_000
 
 
 def test_bad_files_give_config_errors(tmp_path):
@@ -106,12 +113,14 @@ def test_distributor_config_object():
     cfg = P.load_distributor_config({'wrench_distributor': {'ros__parameters': dict(
         BASE, internal_load_handles=['squeeze(left,right)=20'], torque_share=0.25,
         command_topics=['/a/wrench_reference', '/b/wrench_reference'])}})
-    assert cfg.internal_load_handles == {'squeeze(left,right)': 20.0}
+    prescription = cfg.settings.prescription
+    assert prescription.kind == 'handles' and prescription.handles == (('squeeze(left,right)', 20.0),)
     assert cfg.options.torque_share == 0.25
-    assert cfg.topics['commands'] == ['/a/wrench_reference', '/b/wrench_reference']
-    assert cfg.contact_frames == ['left_contact', 'right_contact']
+    assert cfg.topics.commands == ('/a/wrench_reference', '/b/wrench_reference')
+    assert cfg.contact_frames == ('left_contact', 'right_contact')
     flat = P.load_distributor_config(dict(BASE))  # a flat dict works too
-    assert flat.internal_load is None and flat.topics['commands'][0] == 'left/wrench_command'
+    assert flat.settings.prescription.kind == 'none'
+    assert flat.topics.commands[0] == 'left/wrench_command'
 
 
 def test_rcl_type_problems():

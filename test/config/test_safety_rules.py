@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from ros_harness import REPO
+from wrench_distribution.config import changed_config, load_distributor_config, validate_params
 from wrench_distribution.config import safety
-from wrench_distribution.config import validate_params
 from wrench_distribution.config.safety import (check_runtime_change, defaults_in_force,
                                                FREE_AT_RUNTIME, OPT_IN, RefusedChanges,
                                                RUNTIME_RULES, runtime_table, UnsafeChangeError)
@@ -113,14 +113,16 @@ def test_one_unsafe_change_refuses_the_whole_request():
 def test_the_engine_commands_inside_the_limits_in_force_after_any_request(factor, name,
                                                                           direction, size):
     cfg = validate_params('distributor', dict(BASE, on_limit='scale'))
-    engine = DistributionEngine(cfg)
-    engine.cache.update(np.reshape(cfg['contact_positions'], (3, 3)), np.tile([0, 0, 0, 1.0], (3, 1)))
-    assert engine.rebuilt(0) is None
+    config = load_distributor_config(cfg)
+    engine = DistributionEngine(config)
+    update = engine.offer_contacts(np.reshape(cfg['contact_positions'], (3, 3)),
+                                   np.tile([0, 0, 0, 1.0], (3, 1)), 0)
+    assert update.rebuilt and update.refusal is None
     old = cfg[name]
     asked = [v * factor for v in old] if isinstance(old, list) else old * factor
     new = dict(cfg, **{name: asked})
     try:
-        plan = engine.plan(new, {name}, False)
+        plan = engine.plan(changed_config(config, {name: asked}))
     except UnsafeChangeError:
         assert factor > 1.0
         in_force = cfg
@@ -139,9 +141,13 @@ def test_the_engine_commands_inside_the_limits_in_force_after_any_request(factor
 
 def test_defaults_in_force_are_named_and_the_refusals_counted():
     cfg = validate_params('distributor', {'effectors': NAMES, 'contact_source': 'topic'})
-    named = defaults_in_force(cfg)
+    named = defaults_in_force(cfg, frozenset())
     assert [n.split('=')[0] for n in named] == list(safety.LIMIT_PARAMS)
-    assert defaults_in_force(dict(cfg, force_limits=[10.0]))[0].startswith('torque_limits=')
+    assert defaults_in_force(cfg, {'force_limits'})[0].startswith('torque_limits=')
+    # a limit set to its default value is set: the user chose it (no WARN)
+    given = {'effectors': NAMES, 'contact_source': 'topic',
+             **{name: cfg[name] for name in safety.LIMIT_PARAMS}}
+    assert load_distributor_config(given).settings.defaults_in_force == ()
     log = RefusedChanges()
     assert log.values() == {'last_refused_change': 'none'}
     log.note('force_limits=[1e9]', 'no', True)

@@ -302,7 +302,7 @@ def test_schedule_entries_written_read_back_exactly(schedule):
     Every time and value bit for bit, every handle name, an entry without handles kept (it
     prescribes no internal load).
     """
-    from wrench_distribution.config.validation import format_schedule, parse_schedule
+    from wrench_distribution.config.handles import format_schedule, parse_schedule
     entries = format_schedule(schedule)
     assert len(entries) == len(schedule)
     assert parse_schedule(entries) == [(float(when), dict(handles)) for when, handles in schedule]

@@ -66,11 +66,11 @@ def test_limit_parameters_are_validated():
                 {'internal_load': [60.0], 'internal_load_limit': 50.0},
                 {'internal_load_handles': ['squeeze(a,b)=1e9']}, {'on_limit': 'ignore'}):
         try:
-            P.validate_params('distributor', dict(base, **bad))
+            P.load_distributor_config(dict(base, **bad))  # the node's path: values, checks, build
         except P.ConfigError as e:
             assert repr(list(bad)[0]).strip("'") in str(e) or 'internal_load' in str(e)
         else:
             raise AssertionError(f'accepted {bad}')
     ok = P.validate_params('distributor', dict(base, force_limits=[5.0, 6.0]))
-    assert P.per_effector_limits(ok['force_limits'], 2) == [5.0, 6.0]
-    assert P.per_effector_limits(ok['torque_limits'], 2) == [20.0, 20.0]  # the package default, per effector
+    assert P.expand_limits(ok['force_limits'], 2) == (5.0, 6.0)
+    assert P.expand_limits(ok['torque_limits'], 2) == (20.0, 20.0)  # the package default, per effector

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from wrench_distribution.config import validate_params
+from wrench_distribution.config import load_distributor_config, validate_params
 from wrench_distribution.engine.distribution import DistributionEngine
 
 SETTINGS = settings(deadline=None, max_examples=60,
@@ -53,11 +53,11 @@ def grasps(draw, max_contacts=5):
 
 
 def engine_for(params):
-    engine = DistributionEngine(validate_params('distributor', params))
+    engine = DistributionEngine(load_distributor_config(params))
     n = len(params['effectors'])
-    engine.cache.update(np.reshape(params['contact_positions'], (n, 3)),
-                        np.reshape(params['contact_orientations'], (n, 4)))
-    assert engine.rebuilt(0) is None
+    update = engine.offer_contacts(np.reshape(params['contact_positions'], (n, 3)),
+                                   np.reshape(params['contact_orientations'], (n, 4)), 0)
+    assert update.rebuilt and update.refusal is None
     return engine
 
 
@@ -145,7 +145,7 @@ def test_feedback_is_cut_back_not_the_command_set():
     assert np.all(np.linalg.norm(out.commands[:, :3], axis=1) <= 30.0)
     assert np.linalg.norm(out.commands[:, :3], axis=1).max() > 29.0  # as close as allowed
     np.testing.assert_allclose(out.commands[:, 2].sum(), 10.0, atol=1e-9)
-    assert 0.0 < engine.applied_correction[0] < 40.0
+    assert 0.0 < engine.internal.applied_correction[0] < 40.0
 
 
 # -- defect (a): friction is checked on the commands sent -------------------------------------
@@ -207,12 +207,12 @@ def test_refused_stream_lets_the_watchdog_trip(policy, bad):
     for k in range(1, 40):  # 10 ms apart, for 0.39 s: the timeout is 0.1 s
         out = engine.step(0, wrench, 0, k * 10 * MS)
         assert not out.valid
-        trips.append(engine.watchdog(k * 10 * MS, 0))
-        if engine.timed_out:  # once timed out, a refused input publishes nothing
+        trips.append(engine.guard.watchdog(k * 10 * MS, 0))
+        if engine.guard.timed_out:  # once timed out, a refused input publishes nothing
             assert out.commands is None or trips[-1] == 'timeout'
     assert trips.count('timeout') == 1 and trips.index('timeout') in (9, 10)
     assert engine.step(0, [0, 0, 10.0, 0, 0, 0], 0, 40 * 10 * MS).valid  # a valid one resets
-    assert engine.watchdog(40 * 10 * MS, 0) is None and not engine.timed_out
+    assert engine.guard.watchdog(40 * 10 * MS, 0) is None and not engine.guard.timed_out
 
 
 @SETTINGS
@@ -251,7 +251,7 @@ def test_hold_object_weight_adds_the_weight_at_the_centre_of_mass(grasp, mass, g
     scale = max(1.0, np.abs(out.commands).max())
     np.testing.assert_allclose(resultant(params, out.commands), expected,
                                atol=1e-9 * scale * max(1.0, *np.abs(params['contact_positions'])))
-    assert 'on: ' in engine.report(MS)[0]['hold_object_weight']
+    assert 'on: ' in engine.report(MS).values['hold_object_weight']
 
 
 def test_hold_object_weight_refuses_what_it_cannot_hold():
@@ -281,7 +281,8 @@ def test_diagnostics_show_the_shipped_dual_arm_internal_load_without_residue():
     path = os.path.join(REPO, 'config', 'dual_arm.yaml')
     engine = engine_for(read_ros_params_yaml(path, 'wrench_distributor'))
     assert engine.step(1, [0.0, 0.0, 39.24, 0.0, 0.0, 0.0], 1, 1).commands is not None
-    values, per = engine.report(2)
+    report = engine.report(2)
+    values, per = report.values, report.per_concern
     assert values['internal_load'] == '15, 0, 0, 0, 0, 0'
     assert per['feedback']['twist(left,right)'] == 'commanded 0, measured -, correction -'
     assert values['regime'] == 'extension'

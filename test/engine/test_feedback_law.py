@@ -10,7 +10,7 @@ MS = 1_000_000  # ns
 
 def loop(kp=0.5, ki=4.0, integral_limit=100.0, correction_limit=100.0, timeout=0.2):
     fb = InternalLoadFeedback(FeedbackGains([kp], [ki], integral_limit, correction_limit,
-                                            timeout), enabled=True)
+                                            int(timeout * 1e9)), enabled=True)
     fb.set_basis(NAMES, 0)
     return fb
 
@@ -132,9 +132,9 @@ def test_contacts_change_keeps_same_named_basis_and_resets_another():
 
 
 def test_gain_arrays_of_the_wrong_length_suspend_with_the_parameter_name():
-    fb = InternalLoadFeedback(FeedbackGains([0.1, 0.2, 0.3], [1.0], 1.0, 1.0, 0.2), True)
+    fb = InternalLoadFeedback(FeedbackGains([0.1, 0.2, 0.3], [1.0], 1.0, 1.0, 200_000_000), True)
     fb.set_basis(NAMES, 0)
     assert "'feedback_kp' has 3 values, the basis has 2" in fb.status()
-    fb.set_gains(FeedbackGains([0.1, 0.2], [1.0], 1.0, 1.0, 0.2))
+    fb.set_gains(FeedbackGains([0.1, 0.2], [1.0], 1.0, 1.0, 200_000_000))
     np.testing.assert_array_equal(fb.kp, [0.1, 0.2])
     np.testing.assert_array_equal(fb.ki, [1.0, 1.0])

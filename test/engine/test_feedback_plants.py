@@ -14,7 +14,7 @@ import pytest
 
 from foreign_plants import (coupled_arms, critical_integral_gain, named_wrenches,
                             settled_correction, spectral_radius)
-from wrench_distribution.config import validate_params
+from wrench_distribution.config import load_distributor_config
 from wrench_distribution.engine.distribution import DistributionEngine
 from wrench_distribution.engine.feedback import FeedbackGains, InternalLoadFeedback
 from wrench_distribution.engine.status import WARN
@@ -67,7 +67,7 @@ def run_law(gain, bias, kp, ki, delay, samples):
 
     :return: (samples, 6) the plant's true internal load, and the loop.
     """
-    fb = InternalLoadFeedback(FeedbackGains([kp], [ki], 1e9, 1e9, 1.0), True)
+    fb = InternalLoadFeedback(FeedbackGains([kp], [ki], 1e9, 1e9, 1_000_000_000), True)
     names = [f'x{j}' for j in range(6)]
     fb.set_basis(names, 0)
     fifo = [TARGET.copy()] * delay
@@ -128,7 +128,7 @@ def test_law_outside_the_range_with_a_correction_limit_saturates_and_says_so():
     """Beyond the range with the default feedback_correction_limit: bounded, but reported."""
     sigmas = np.array([0.6, 0.8, 1.0, 1.1, 1.25, 1.4])
     ki, _ = critical_ki(sigmas, 0.2, 9)
-    fb = InternalLoadFeedback(FeedbackGains([0.2], [1.5 * ki], 1e9, 20.0, 1.0), True)
+    fb = InternalLoadFeedback(FeedbackGains([0.2], [1.5 * ki], 1e9, 20.0, 1_000_000_000), True)
     names = [f'x{j}' for j in range(6)]
     fb.set_basis(names, 0)
     gain, fifo, truths, reported = coupled_gain(sigmas, 1), [TARGET.copy()] * 8, [], set()
@@ -152,7 +152,7 @@ def test_a_measurement_bias_moves_the_truth_by_exactly_that_bias():
     """The loop regulates what it measures: a biased read-out leaves the truth off by it."""
     sigmas = np.array([0.7, 0.9, 1.0, 1.0, 1.2, 1.3])
     gain, sensor_bias = coupled_gain(sigmas, 3), np.array([0.5, 0.0, -0.1, 0.0, 0.2, 0.0])
-    fb = InternalLoadFeedback(FeedbackGains([0.2], [2.0], 1e9, 1e9, 1.0), True)
+    fb = InternalLoadFeedback(FeedbackGains([0.2], [2.0], 1e9, 1e9, 1_000_000_000), True)
     names = [f'x{j}' for j in range(6)]
     fb.set_basis(names, 0)
     radius = spectral_radius(sigmas, 0.2, 2.0 * PERIOD, 9)
@@ -177,9 +177,9 @@ def engine(kp=0.2, ki=2.0, correction_limit=1e6):
               'feedback_correction_limit': correction_limit,
               'feedback_integral_limit': 1e6, 'internal_load_limit': 1e6,
               'force_limits': [1e6], 'torque_limits': [1e6]}
-    out = DistributionEngine(validate_params('distributor', params))
-    out.cache.update(POSITIONS, np.reshape(params['contact_orientations'], (2, 4)))
-    assert out.rebuilt(0) is None
+    out = DistributionEngine(load_distributor_config(params))
+    update = out.offer_contacts(POSITIONS, np.reshape(params['contact_orientations'], (2, 4)), 0)
+    assert update.rebuilt and update.refusal is None
     return out
 
 
@@ -231,7 +231,7 @@ def test_engine_with_the_default_gains_brings_the_truth_to_the_target():
     truths = run_engine(plant, eng, 4000)  # 8 s: 1 / (g ki) = 0.5 s per e-fold
     assert np.abs(truths[0] - TARGET).max() > 2.0
     np.testing.assert_allclose(truths[-1], TARGET, atol=0.01)
-    np.testing.assert_allclose(eng.applied_correction, settled_correction(plant, TARGET),
+    np.testing.assert_allclose(eng.internal.applied_correction, settled_correction(plant, TARGET),
                                atol=0.02)
 
 
@@ -263,14 +263,14 @@ def test_engine_outside_the_range_with_the_default_limit_warns_in_its_diagnostic
     eng = engine(0.2, stable_ki(plant, 0.2, 1.5), correction_limit=20.0)
     truths = run_engine(plant, eng, 2500)
     assert np.abs(truths[-500:] - TARGET).max() > 5.0  # never settles
-    assert eng.feedback.counters['feedback_at_limit'] > 100
+    assert eng.internal.feedback.counters['feedback_at_limit'] > 100
     names, wrench, hits = eng.cache.distributor.basis_names, np.r_[FORCE, np.zeros(3)], 0
     for k in range(2500, 2700):  # each instant: a WARN exactly while a correction is at 20
         outcome = eng.step(k * 2 * MS, wrench, 0, k * 2 * MS)
-        assert np.abs(eng.applied_correction).max() <= 20.0
+        assert np.abs(eng.internal.applied_correction).max() <= 20.0
         eng.offer_measurement(names, plant.truth(plant.deliver(outcome.commands)), k * 2 * MS)
-        warned = [(level, text) for level, text in eng.conditions(k * 2 * MS)['feedback']]
-        at_limit = [name for name, u in zip(names, eng.feedback.correction) if abs(u) == 20.0]
+        warned = [(level, text) for level, text in eng.report(k * 2 * MS).conditions['feedback']]
+        at_limit = [name for name, u in zip(names, eng.internal.feedback.correction) if abs(u) == 20.0]
         hits += bool(at_limit)
         assert [text for _, text in warned] == ([
             'internal-load feedback closed loop, correction at feedback_correction_limit 20 on '

@@ -16,7 +16,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 from test_distribution_engine import engine_for, resultant
 
-from wrench_distribution.config import ConfigError, validate_params
+from wrench_distribution.config import changed_config, ConfigError, validate_params
 from wrench_distribution.core.friction import FRICTION_FIELDS, STATUSES
 from wrench_distribution.engine.feedback import RELEASE_S
 
@@ -110,7 +110,7 @@ def friction_message(names, utilisation, codes=None, normal=1.0):
 def impose(engine, excess, t_ns):
     """Measure at the target (bumpless seed), then ``excess`` above it: kp = 1 sets the margin."""
     names = engine.names
-    target = 1.0 - engine.cfg['friction_margin']
+    target = 1.0 - engine.settings.friction.margin
     assert engine.friction.offer_measurement(*friction_message(names, [target] * len(names)),
                                              t_ns) is None
     assert engine.friction.offer_measurement(
@@ -230,7 +230,7 @@ def test_stale_measurement_suspends_counts_once_and_holds_then_resumes():
     assert 'stale' in fb.suspended and 'friction_feedback_timeout 0.2' in fb.suspended
     fb.effective_margin(late + 500 * MS)
     assert fb.counters == {'friction_feedback_suspended_stale': 1}
-    assert 'friction feedback suspended' in engine.conditions(late)['friction'][-1][1]
+    assert 'friction feedback suspended' in engine.report(late).conditions['friction'][-1][1]
     # resumes bumplessly: the first measurement after keeps the margin, the next moves it
     labels, data = friction_message(NAMES, [0.95, 0.1, 0.1])
     assert engine.friction.offer_measurement(labels, data, late + MS) is None
@@ -245,8 +245,8 @@ def test_contact_change_suspends_until_a_new_measurement():
     engine = engine_for(HAND)
     t = impose(engine, 0.1, 0)
     moved = np.reshape(HAND['contact_positions'], (3, 3)) * 1.5
-    engine.cache.update(moved, np.reshape(HAND['contact_orientations'], (3, 4)))
-    assert engine.rebuilt(t + MS) is None
+    update = engine.offer_contacts(moved, np.reshape(HAND['contact_orientations'], (3, 4)), t + MS)
+    assert update.rebuilt and update.refusal is None
     fb = engine.friction.feedback
     assert fb.suspended.startswith('contacts changed')
     assert fb.counters == {'friction_feedback_suspended_contacts': 1}
@@ -261,19 +261,17 @@ def test_switching_off_ramps_the_margin_back_and_on_starts_where_it_is():
     t = impose(engine, 0.2, 0)
     fb = engine.friction.feedback
     assert fb.effective_margin(t) == pytest.approx(0.3)
-    engine.adopt(engine.plan(dict(engine.cfg, friction_feedback=False),
-                             {'friction_feedback'}, False), t)
+    engine.adopt(engine.plan(changed_config(engine.config, {'friction_feedback': False})), t)
     assert fb.effective_margin(t) == pytest.approx(0.3)  # no jump
     half = t + int(RELEASE_S * 0.5e9)
     assert fb.effective_margin(half) == pytest.approx(0.2)
-    engine.adopt(engine.plan(dict(engine.cfg, friction_feedback=True),
-                             {'friction_feedback'}, False), half)
+    engine.adopt(engine.plan(changed_config(engine.config, {'friction_feedback': True})), half)
     assert fb.effective_margin(half) == pytest.approx(0.2)  # on again: from where it was
     labels, data = friction_message(NAMES, [0.95, 0.1, 0.1])
     engine.friction.offer_measurement(labels, data, half + MS)
     assert fb.effective_margin(half + MS) == pytest.approx(0.2)  # first measurement: bumpless
-    engine.adopt(engine.plan(dict(engine.cfg, friction_feedback=False),
-                             {'friction_feedback'}, False), half + 2 * MS)
+    engine.adopt(engine.plan(changed_config(engine.config, {'friction_feedback': False})),
+                 half + 2 * MS)
     assert fb.effective_margin(half + 2 * MS + int(RELEASE_S * 1e9) + MS) == 0.1
 
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from wrench_distribution.config import build_core_objects, validate_params
+from wrench_distribution.config import load_distributor_config
 from wrench_distribution.core import LoadDistributor
 from wrench_distribution.engine.cache import DistributorCache
 from wrench_distribution.engine.friction import FrictionStage, utilisation_color
@@ -20,12 +20,11 @@ PARAMS = {
 
 
 def stage_and_solver(mode, **extra):
-    cfg = validate_params('distributor', dict(PARAMS, friction_mode=mode, **extra))
-    contacts, obj, opts = build_core_objects(cfg)
-    stage = FrictionStage(cfg, mode)
-    cache = DistributorCache(cfg['effectors'], cfg['contact_types'], obj, opts)
-    cache.contact_extras = stage.extras
-    cache.update(np.array(cfg['contact_positions']).reshape(3, 3), np.array(QUATS))
+    config = load_distributor_config(dict(PARAMS, friction_mode=mode, **extra))
+    stage = FrictionStage(config.settings.friction, mode)
+    cache = DistributorCache(config.effectors, config.contact_types, config.object_model,
+                             config.options, contact_extras=stage.extras)
+    cache.update(np.array(PARAMS['contact_positions']).reshape(3, 3), np.array(QUATS))
     assert [c.friction for c in cache.distributor.contacts] == [0.5, None, 0.5]
     np.testing.assert_allclose(cache.distributor.contacts[0].normal, [0, 0, 1])
     return stage, cache.distributor
@@ -50,14 +49,13 @@ def test_object_frame_commands_get_the_same_load_as_contact_frame_ones():
 @pytest.mark.parametrize('behaviour', ['hold', 'zero'])
 def test_infeasible_falls_back_and_reports_an_error(behaviour):
     # two feet under the object (normals +z): they can lift it, never pull it down
-    cfg = validate_params('distributor', {
+    config = load_distributor_config({
         'effectors': ['left', 'right'], 'contact_types': ['point', 'point'],
         'contact_source': 'static', 'contact_positions': [0.1, 0, 0, -0.1, 0, 0],
         'friction_coefficients': [0.6, 0.6], 'friction_mode': 'auto',
         'on_friction_infeasible': behaviour})
-    contacts, obj, opts = build_core_objects(cfg)
-    stage = FrictionStage(cfg, 'auto')
-    dist = LoadDistributor(contacts, obj, opts)
+    stage = FrictionStage(config.settings.friction, 'auto')
+    dist = LoadDistributor(list(config.contacts), config.object_model, config.options)
     up = np.array([0.5, 0.0, 10.0, 0, 0, 0])
     good = stage.apply(dist, dist.wrench_commands(up), False)
     stage.check_sent(dist, good, False)

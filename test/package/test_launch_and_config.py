@@ -76,11 +76,10 @@ def test_config_matches_declared_parameters(path, kind):
     assert P.ros_yaml_type_problems(kind, flat) == []
     if cfg.contacts is not None:   # static contacts: the core accepts the geometry
         from wrench_distribution.core import LoadDistributor
-        dist = LoadDistributor(cfg.contacts, cfg.object_model, cfg.options)
-        if kind == 'distributor' and cfg.internal_load_handles:
-            dist.internal_load_from_handles(cfg.internal_load_handles)
-        if kind == 'distributor' and cfg.internal_load:
-            assert len(cfg.internal_load) == len(dist.basis_names)
+        dist = LoadDistributor(list(cfg.contacts), cfg.object_model, cfg.options)
+        if kind == 'distributor':
+            lam = cfg.settings.prescription.resolve(dist)  # handles or coordinates fit the basis
+            assert lam is None or len(lam) == len(dist.basis_names)
 
 
 @pytest.mark.ros

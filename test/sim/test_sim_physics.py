@@ -227,7 +227,7 @@ def test_min_jerk_profile():
 
 def test_schedule_parsing():
     from wrench_distribution.config import ConfigError
-    from wrench_distribution.config.validation import parse_schedule
+    from wrench_distribution.config.handles import parse_schedule
     from wrench_distribution.sim.control.object_controller import scheduled
     sched = parse_schedule(['3: squeeze(a,b)=40, twist(a,b)=-1.5', '0.0: squeeze(a,b)=20'])
     assert scheduled(sched, -1.0) == {}
@@ -292,7 +292,7 @@ def test_core_distribution_holds_each_scenario_still(name):
     """
     from wrench_distribution.core import Contact, LoadDistributor, ObjectModel
     from wrench_distribution.sim import scenarios
-    from wrench_distribution.config.validation import parse_schedule
+    from wrench_distribution.config.handles import parse_schedule
     sections = scenarios.load_sections(name)
     p = scenarios.sim_params(sections['object_sim'])
     # Rigid grasps apply their command in the effector frame, which the command's torque

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from wrench_distribution.config.handles import parse_schedule
 from wrench_distribution.config.schema import ConfigError
-from wrench_distribution.config.validation import parse_schedule
 from wrench_distribution.sim import scenarios
 from wrench_distribution.sim.control.object_controller import PoseController, tilt_profile
 from wrench_distribution.sim.nodes.calibration_step import CAPTURE_DEADLINE, procedure

@@ -17,7 +17,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from scipy.spatial.transform import Rotation
 
-from wrench_distribution.config import contact_friction_fields
 from wrench_distribution.core.friction import FrictionModel, FrictionOptions, STATUSES
 from wrench_distribution.engine.results import ChunkResult
 from .samples import close_writer
@@ -27,7 +26,7 @@ FIELDS = (('utilisation', '1'), ('normal_force', 'N'), ('status', 'code'))
 
 def friction_active(config: Any) -> bool:
     """Tell whether the configuration has a friction cone or a push-only (point) contact."""
-    cones = any(x['friction'] is not None for x in contact_friction_fields(config.params))
+    cones = any(x['friction'] is not None for x in config.contact_extras)
     return cones or 'point' in list(config.contact_types)
 
 
@@ -42,7 +41,7 @@ class FrictionRecorder:
     def __init__(self, config: Any, engine: Any, out_dir: Path) -> None:
         self.names = list(config.effectors)
         self.engine = engine
-        self.options = FrictionOptions('check', float(config.params['friction_margin']))
+        self.options = FrictionOptions('check', config.settings.friction.margin)
         self.path = Path(out_dir) / 'friction.parquet'
         self._model: Optional[FrictionModel] = None
         self._for = None
@@ -67,7 +66,7 @@ class FrictionRecorder:
     def applied(self, chunk: ChunkResult) -> np.ndarray:
         """Return the applied wrenches (k, n, 6), contact frames: ``h = h_m - h_c`` (eq. 80)."""
         h = chunk.manipulating - chunk.constraint
-        if self.engine.frame != 'object':
+        if self.engine.config.settings.output_frame != 'object':
             return h
         poses, _ = self.engine.poses.at(chunk.stamp_ns)  # object axes -> contact frames
         inverse = Rotation.from_quat(poses[..., 3:].reshape(-1, 4)).inv()

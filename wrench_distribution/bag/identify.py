@@ -69,8 +69,8 @@ def record_bag(bag_path: Path, config: Any, namespace: str = '/', node: str = 'w
         poses, sensor_poses = pose_sources(bag, config, config.contact_source, namespace, node)
         engine = AnalysisEngine(config, poses, sensor_poses, orientation=orientation_source(
             bag, config, namespace, node))
-        engine.recorder = CalibrationRecorder()
-        frames = engine.ft_frames if any(engine.ft_frames) else None
+        engine.set_recorder(CalibrationRecorder())
+        frames = config.settings.ft_frames if any(config.settings.ft_frames) else None
         for chunk in bag.wrench_chunks(topics, options.chunk, frames):
             engine.push_chunk(*chunk)
             if engine.recorder.full:
@@ -143,13 +143,13 @@ def identify_document(args: argparse.Namespace, config: Any) -> tuple:
     if args.held:
         labels = _segments(recording, _window(recording, args.held, '--held'), 'with the object held')
         biases = (np.stack([t.bias for t in tools]) if tools is not None
-                  else parse_biases(config.params['sensor_biases'], len(names)))
+                  else parse_biases(config.settings.sensor_biases, len(names)))
         obj = E.identify_held_object(recording, E.calibrated_sensors(config.sensors, tools), biases, labels)
         report['object'] = {'mass': [obj.mass, obj.mass_sigma], 'com': [obj.com.tolist(), obj.com_sigma.tolist()],
                             'samples': obj.fit.samples, 'outliers': obj.fit.outliers,
                             'condition': obj.fit.condition, 'residual_scale': obj.fit.rms}
         report['object_poses'] = _poses_table(recording, labels, 'object')
-    tf_sensors = bool(config.params.get('sensor_frames'))
+    tf_sensors = bool(config.settings.sensor_frames)
     if args.mounting and tf_sensors:
         report['note'] = ('sensor_frames (tf) give the sensor orientations: the mounting rotations are '
                           'relative to those frames and are not written; correct the robot description')
@@ -246,7 +246,7 @@ def _signs(args: argparse.Namespace, config: Any) -> int:
     recording = record_bag(args.bag, config, args.namespace, args.node_name)
     mask = _window(recording, args.held, '--held')
     labels = _segments(recording, mask, 'with the object held')
-    rows = check_signs(recording, config.sensors, parse_biases(config.params['sensor_biases'],
+    rows = check_signs(recording, config.sensors, parse_biases(config.settings.sensor_biases,
                                                                len(config.effectors)),
                        list(config.effectors), labels)
     from .command import _print

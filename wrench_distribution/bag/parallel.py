@@ -49,19 +49,17 @@ def is_bag(path: Path) -> bool:
     return (Path(path) / 'metadata.yaml').is_file()
 
 
-def analyze_one(bag: str, out: str, params: dict, options: Any,
+def analyze_one(bag: str, out: str, config: Any, options: Any,
                 config_name: str = '') -> BagResult:
     """Analyse one bag into ``out`` (runs on a worker); never raises.
 
-    :param params: the analyzer's validated parameters (``AnalyzerConfig.params``),
-        so that a worker needs the bag and the output directory, not the config file.
+    :param config: the analyzer's configuration (sent to the worker whole, so that it needs
+        the bag and the output directory, not the config file).
     """
-    from wrench_distribution.config.loading import load_analyzer_config
     from wrench_distribution.config.schema import ConfigError
 
     from .pipeline import analyze_bag
     try:
-        config = load_analyzer_config(params, options.node_name)
         summary = analyze_bag(Path(bag), config, Path(out), options, config_name=config_name)
         return BagResult(bag, out, summary=summary)
     except IncompleteBag as err:  # counted as a failure, with what was read in its row
@@ -252,7 +250,7 @@ def _run(client: Any, bags: list, outs: dict, config: Any, options: Any, config_
     """
     from distributed import as_completed
     run = uuid.uuid4().hex[:12]  # task keys unique on a cluster shared by several runs
-    futures = {client.submit(analyze_one, str(b), str(outs[b]), config.params, options,
+    futures = {client.submit(analyze_one, str(b), str(outs[b]), config, options,
                              config_name, key=f'analyze-bag-{run}-{i}-{b.name}'): b
                for i, b in enumerate(bags)}
     try:

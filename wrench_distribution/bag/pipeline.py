@@ -7,7 +7,7 @@ import time
 from typing import Any, Callable, Optional
 
 
-from wrench_distribution.config import contact_friction_fields
+from wrench_distribution.config import changed_config
 from wrench_distribution.core.codec import ns_to_seconds, seconds_to_ns
 from wrench_distribution.engine import AnalysisEngine, StaticPoses
 from wrench_distribution.engine.analysis import needs_orientation
@@ -85,13 +85,13 @@ def pose_sources(bag: BagReader, config: Any, source: str, namespace: str, node:
                            'in the configuration')
         return StaticPoses([list(c.position) + list(c.orientation) for c in config.contacts]), None
     if source == 'topic':
-        topic = resolve_topic(config.topics['contact_poses'], namespace, node)
+        topic = resolve_topic(config.topics.contact_poses, namespace, node)
         return read_pose_array(bag, topic, names, config.object_frame,
-                               float(config.contact_timeout)), None
+                               ns_to_seconds(config.contact_timeout_ns)), None
     if source == 'tf':
         edges = read_tf(bag)
         contacts = tf_poses(edges, [config.object_frame] * len(names), config.contact_frames)
-        sensor_frames = config.params.get('sensor_frames')
+        sensor_frames = config.settings.sensor_frames
         sensors = tf_poses(edges, config.contact_frames, sensor_frames) if sensor_frames else None
         return contacts, sensors
     raise BagError(f'unknown contact source {source!r}; use topic, static or tf')
@@ -102,13 +102,13 @@ def orientation_source(bag: BagReader, config: Any, namespace: str, node: str):
 
     :raises BagError: when the bag cannot give it.
     """
-    params = config.params
-    if not needs_orientation(params):
+    if not needs_orientation(config):
         return None
-    frame = params['gravity_frame']
-    if params['object_orientation_source'] == 'topic':
-        topic = resolve_topic(params['object_pose_topic'], namespace, node)
-        return read_pose_stamped(bag, topic, frame, float(params['orientation_timeout']))
+    settings = config.settings
+    frame = settings.gravity_frame
+    if settings.orientation_source == 'topic':
+        topic = resolve_topic(config.topics.object_pose, namespace, node)
+        return read_pose_stamped(bag, topic, frame, ns_to_seconds(settings.orientation_timeout_ns))
     return tf_poses(read_tf(bag), [frame], [config.object_frame])
 
 
@@ -191,7 +191,7 @@ def _analyse(bag: BagReader, config: Any, out_dir: Path, options: Options,
         clock = _StageClock(options.timings)
         order = ledger.StampOrder(len(names))
         try:
-            frames = analyzer.ft_frames if any(analyzer.ft_frames) else None
+            frames = config.settings.ft_frames if any(config.settings.ft_frames) else None
             _analyse_chunks(order.watch(bag.wrench_chunks(topics, options.chunk, frames)),
                             analyzer, samples,
                             (builder, buffer) + ((friction,) if friction else ()),
@@ -246,8 +246,7 @@ def _engine_for(bag: BagReader, topics: list, config: Any, out_dir: Path,
     tare = None
     if options.tare is not None:
         config, tare = _tare(bag, topics, config, (poses, sensor_poses, orientation), options)
-    engine = AnalysisEngine(config, poses, sensor_poses, contact_friction_fields(config.params),
-                            _same_basis(), orientation=orientation)
+    engine = AnalysisEngine(config, poses, sensor_poses, _same_basis(), orientation=orientation)
     return engine, config, poses, tare
 
 
@@ -258,12 +257,10 @@ def _tare(bag: BagReader, topics: list, config: Any, sources: tuple, options: Op
     :return: ``(config with sensor_biases set, the tare's report for summary.json)``.
     :raises BagError: when the window holds no sample, or the tare fails.
     """
-    import dataclasses
-
     from wrench_distribution.engine.sensing import TareWindow
     start, stop, absolute = options.tare
     engine = AnalysisEngine(config, sources[0], sources[1], orientation=sources[2])
-    frames = engine.ft_frames if any(engine.ft_frames) else None
+    frames = config.settings.ft_frames if any(config.settings.ft_frames) else None
     window = None
     counted = bag.read_state()  # the analysis pass counts the bag's messages afresh
     for chunk in bag.wrench_chunks(topics, options.chunk, frames):
@@ -277,18 +274,17 @@ def _tare(bag: BagReader, topics: list, config: Any, sources: tuple, options: Op
     bag.restore_read_state(counted)
     if window is None:
         raise BagError(f'--tare {start:g}:{stop:g}: the bag holds no F/T message')
-    state = config.params['tare_state']
+    state = config.settings.tare_state
     try:
         biases, spread, count = engine.tare(state)
     except ValueError as err:
         raise BagError(f'--tare {start:g}:{stop:g}: {err} (window {window.start_ns * 1e-9:.6f} s '
                        f'to {window.stop_ns * 1e-9:.6f} s)') from None
     values = [round(float(x), 12) for x in biases.ravel()]
-    params = dict(config.params, sensor_biases=values)
     report = {'window_s': [ns_to_seconds(window.start_ns), ns_to_seconds(window.stop_ns)], 'samples': count,
               'state': state, 'sensor_biases': values,
               'spread': [float(x) for x in spread.ravel()]}
-    return dataclasses.replace(config, params=params), report
+    return changed_config(config, {'sensor_biases': values}).config, report
 
 
 def incomplete_message(bag_path: Path, completeness: dict) -> str:
@@ -319,7 +315,7 @@ def _no_sample_reason(bag_path: Path, config: Any, analyzer: AnalysisEngine, tot
                 + ', '.join(f"{t} ({v['announced'] or 0} announced)" for t, v in empty)
                 + f' in {bag_path}: {why}')
     return (f'no synchronised sample in {bag_path}: {total} F/T messages, none matched '
-            f'within sync_tolerance={config.sync_tolerance} s'
+            f'within sync_tolerance={ns_to_seconds(config.settings.sync_tolerance_ns):g} s'
             + (f' with a contact pose ({analyzer.no_pose} samples had none: '
                f'{analyzer.contact_problem})' if analyzer.no_pose else '')
             + '; check sync_tolerance, max_age and the header stamps')
@@ -332,7 +328,7 @@ def _ft_topics(bag: BagReader, bag_path: Path, config: Any, options: Options) ->
     :raises BagError: when a topic is missing or carries no WrenchStamped.
     """
     topics = [resolve_topic(t, options.namespace, options.node_name)
-              for t in config.topics['ft']]
+              for t in config.topics.ft]
     for eff, topic in zip(config.effectors, topics):
         bag.require(topic, WRENCH_STAMPED, f'F/T sensor of {eff}')
     return topics, bag.count(topics)
@@ -350,7 +346,7 @@ def _write_outputs(out_dir: Path, summary: dict, analyzer: AnalysisEngine,
                                  analyzer.basis_names)
         if options.plots:
             for p in plots.write_plots(out_dir, buffer, names, analyzer.basis_names,
-                                       analyzer.basis_units, config.output_frame):
+                                       analyzer.basis_units, config.settings.output_frame):
                 summary['outputs'].append(p.name)
         summary_mod.write_json(out_dir / 'summary.json', summary)
     except OSError as err:
@@ -367,8 +363,8 @@ def _samples_writer(out_dir: Path, bag_path: Path, config: Any, options: Options
 def run_info(bag_path: Path, config: Any, options: Options, config_name: str) -> dict:
     """Return the metadata of ``samples.parquet``: version, bag, frame, configuration."""
     return {'package_version': package_version(), 'bag': str(bag_path),
-            'storage': storage_of(bag_path), 'output_frame': config.output_frame,
-            'config_file': config_name, 'parameters': config.params}
+            'storage': storage_of(bag_path), 'output_frame': config.settings.output_frame,
+            'config_file': config_name, 'parameters': config.as_parameters()}
 
 
 def _analyse_chunks(chunks, engine: AnalysisEngine, samples, sinks, progress, clock) -> None:
@@ -392,7 +388,6 @@ def _analyse_chunks(chunks, engine: AnalysisEngine, samples, sinks, progress, cl
         for sink in sinks:
             sink.add(result)
         clock.stop('summary')
-    sinks[0].no_pose = engine.no_pose
     engine.finish()
 
 

@@ -402,7 +402,7 @@ class BagReader:
          self.corrupt_first) = (dict(c) for c in counters)
         self.problems, self.notes = list(problems), list(notes)
         for file, (file_problems, file_notes) in zip(self.files, per_file):
-            file.problems[:], file.notes[:] = file_problems, file_notes
+            file.restore_findings(file_problems, file_notes)
 
     def completeness(self) -> dict:
         """Return what was read of each topic so far, against what the bag announces.

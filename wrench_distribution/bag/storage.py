@@ -152,6 +152,14 @@ class StorageFile:
         #: ``(topic, type)`` -> serialisation formats of its connections (``cdr``...)
         self.encodings: dict[tuple[str, str], set] = {}
 
+    def restore_findings(self, problems: list, notes: list) -> None:
+        """Forget what a pass found since these lists were taken (the next pass finds afresh).
+
+        :param problems: the problems to keep.
+        :param notes: the notes to keep.
+        """
+        self.problems, self.notes = list(problems), list(notes)
+
     def add_connection(self, key: tuple, connection: int, qos: str) -> None:
         """Record one connection of ``key`` and the QoS profiles it offered (rosbag2's text)."""
         from .publishers import qos_profile_count

@@ -69,7 +69,6 @@ class SummaryBuilder:
         self.gap_count = 0
         self.max_residual = 0.0
         self.max_residual_stamp: float | None = None
-        self.no_pose = 0
         self._lam: _Stats | None = None
         self._norm = _Stats(1)
 
@@ -136,7 +135,7 @@ class SummaryBuilder:
                 'future_messages': int(counters.future.sum()),
                 'wrong_frame_messages': int(counters.frame.sum()),
                 'out_of_order_samples': int(counters.out_of_order),
-                'samples_without_contact_pose': self.no_pose,
+                'samples_without_contact_pose': int(counters.no_pose),
                 'samples_without_orientation': int(getattr(counters, 'no_orientation', 0)),
                 'per_effector': per_eff},
             'max_resultant_residual': self.max_residual,

@@ -19,19 +19,22 @@ as the wrenches on the object), ``command_sign`` must be +1.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 import math
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from wrench_distribution.core.codec import same_frame
 from wrench_distribution.core.spatial import same_rotation
 
+from .arrays import per_effector
+from .findings import Finding
 from .judge import judge_document
-from .loading import read_param_document, read_ros_params_yaml
+from .loading import node_of, read_param_document, read_ros_params_yaml
 from .schema import ConfigError
 
 DISTRIBUTOR = 'wrench_distributor'
 ANALYZER = 'wrench_analyzer'
+#: A controller's tool centre of mass further than this (m, per axis) from the analyzer's differs.
+COM_TOLERANCE = 1e-3
 
 #: parameters of the object model and solver options both nodes must share
 _SHARED = ('object_com', 'object_mass', 'object_inertia', 'torque_share', 'virtual_masses',
@@ -39,40 +42,10 @@ _SHARED = ('object_com', 'object_mass', 'object_inertia', 'torque_share', 'virtu
            'contact_normals')
 
 
-@dataclass(frozen=True)
-class Finding:
-    """One disagreement between the two sections.
-
-    :param concern: ``effectors``, ``frames``, ``contacts``, ``object``, ``signs``,
-        ``topics`` or ``tools``.
-    :param parameter: the parameter(s) concerned.
-    :param message: what disagrees and why it matters.
-    :param distributor: the distributor's value (or None).
-    :param analyzer: the analyzer's value (or None).
-    """
-
-    concern: str
-    parameter: str
-    message: str
-    distributor: Any = None
-    analyzer: Any = None
-
-    def text(self) -> str:
-        """Return the finding as one line."""
-        return f'{self.concern}: {self.parameter}: {self.message}'
-
-    def as_dict(self) -> dict:
-        """Return the finding as a JSON-ready dict."""
-        return asdict(self)
-
-
 def _per_effector(v: dict, name: str, width: int, default: Sequence) -> dict:
     """Per-effector groups of a flat array parameter, by effector name."""
-    values = list(v.get(name) or [])
     names = v['effectors']
-    if not values:
-        return {e: tuple(default) for e in names}
-    return {e: tuple(values[i * width:(i + 1) * width]) for i, e in enumerate(names)}
+    return dict(zip(names, per_effector(v[name], len(names), width, default)))
 
 
 def _close(a: Sequence[float], b: Sequence[float], tolerance: float = 1e-9) -> bool:
@@ -215,30 +188,88 @@ def _resolved(topic: str) -> str:
     return topic.lstrip('/')
 
 
-def _tool_findings(d: dict, a: dict, controllers: Mapping[str, dict]) -> list:
-    """Tool masses against a controller's gravity compensation in the same file.
+def _controller_of(topics: Sequence[str], i: int, controllers: Mapping[str, dict]) -> tuple:
+    """``(name, section)`` of the controller whose topic is ``topics[i]`` (its first name), or ``('', {})``."""
+    if i >= len(topics):
+        return '', {}
+    name = topics[i].strip('/').split('/')[0]
+    return name, controllers.get(name) or {}
 
-    ``admittance_controller``: ``gravity_compensation.CoG.force`` (the weight, N); FZI
-    ``cartesian_force_controller``: ``tool.mass`` (kg). The controller is the first name of
-    the effector's command topic.
+
+def _frames_of(d: dict, a: dict) -> tuple:
+    """Per effector: the frame its command is in, and the frame its sensor reads in."""
+    effs = d['effectors']
+    contact = per_effector(d['contact_frames'], len(effs), 1, ('',))
+    commands = [d['object_frame'] if d['command_frame'] == 'object' else (c[0] or f'{e}_contact')
+                for e, c in zip(effs, contact)]
+    sensing = [s[0] or (c[0] or f'{e}_contact') for e, s, c in zip(
+        effs, per_effector(a['sensor_frames'], len(effs), 1, ('',)),
+        per_effector(a['contact_frames'], len(effs), 1, ('',)))]
+    return commands, sensing
+
+
+def _differs(controller: str, key: str, section: dict, want: str, why: str) -> list:
+    given = section.get(key)
+    if not isinstance(given, str) or same_frame(given, want):
+        return []
+    return [Finding('frames', f'{controller}.{key}', f"is '{given}', the nodes use '{want}': {why}",
+                    want, given)]
+
+
+def _controller_findings(d: dict, a: dict, controllers: Mapping[str, dict]) -> list:
+    """Compare the arm controllers and F/T broadcasters of the same file with the nodes (docs/real_cell.md).
+
+    The controller of an effector is the first name of its command topic, its broadcaster the
+    first name of its F/T topic: ``admittance_controller`` (``ft_sensor.frame.id``,
+    ``gravity_compensation.{frame.id, CoG.pos, CoG.force}``), FZI's
+    ``cartesian_force_controller`` (``end_effector_link``, ``ft_sensor_ref_link``, ``tool.mass``),
+    ``force_torque_sensor_broadcaster`` (``frame_id``).
     """
     out = []
-    effs = d['effectors']
-    masses = _per_effector(a, 'tool_masses', 1, (0.0,))
+    commands, sensing = _frames_of(d, a)
+    for i, e in enumerate(d['effectors']):
+        name, section = _controller_of(d['command_topics'], i, controllers)
+        out += _differs(name, 'ft_sensor.frame.id', section, commands[i],
+                        'the controller drops a wrench reference stamped in another frame')
+        out += _differs(name, 'end_effector_link', section, commands[i],
+                        'the controller reads the command in end_effector_link axes about its origin')
+        out += _differs(name, 'gravity_compensation.frame.id', section, sensing[i],
+                        "the controller's tool model must be in the sensor frame the analyzer's is")
+        out += _differs(name, 'ft_sensor_ref_link', section, sensing[i],
+                        'the controller reads the sensor in this frame')
+        out += _tool_findings(e, name, section, a, i)
+        broadcaster, section = _controller_of(a['ft_topics'], i, controllers)
+        out += _differs(broadcaster, 'frame_id', section, sensing[i],
+                        'the analyzer reads this sensor in another frame')
+    return out
+
+
+def _tool_findings(effector: str, name: str, section: dict, a: dict, i: int) -> list:
+    """Compare a controller's gravity compensation with the analyzer's tool of one effector.
+
+    ``admittance_controller``: ``gravity_compensation.CoG.force`` (the weight, N) and ``.pos``;
+    FZI ``cartesian_force_controller``: ``tool.mass`` (kg) and ``tool.com``.
+    """
+    n = len(a['effectors'])
+    mass = per_effector(a['tool_masses'], n, 1, (0.0,))[i][0]
+    com = list(per_effector(a['tool_coms'], n, 3, (0.0, 0.0, 0.0))[i])
     g = math.sqrt(sum(x * x for x in a['gravity']))
-    for e, topic in zip(effs, d['command_topics'] or []):
-        name = topic.strip('/').split('/')[0]
-        section = controllers.get(name) or {}
-        force = section.get('gravity_compensation.CoG.force')  # admittance_controller (N)
-        if force is None and 'tool.mass' in section:  # FZI cartesian controllers (kg)
-            force = _weight_of(section['tool.mass'], g)
-        weight = _weight_of(force, 1.0)
-        if weight is None:
-            continue  # absent, or not a number: the controller's own parser says so
-        if not math.isclose(weight, masses[e][0] * g, rel_tol=0.02, abs_tol=1e-6):
-            out.append(Finding('tools', f'tool_masses ({e}) / {name}.gravity_compensation',
-                               f'the controller compensates a tool weight of {weight:.4g} N, '
-                               f'the analyzer {masses[e][0] * g:.4g} N', force, masses[e][0]))
+    out = []
+    force = section.get('gravity_compensation.CoG.force')  # admittance_controller (N)
+    if force is None and 'tool.mass' in section:  # FZI cartesian controllers (kg)
+        force = _weight_of(section['tool.mass'], g)
+    weight = _weight_of(force, 1.0)
+    if weight is not None and not math.isclose(weight, mass * g, rel_tol=0.02, abs_tol=1e-6):
+        out.append(Finding('tools', f'tool_masses ({effector}) / {name}.gravity_compensation',
+                           f'the controller compensates a tool weight of {weight:.4g} N, '
+                           f'the analyzer {mass * g:.4g} N', force, mass))
+    for key in ('gravity_compensation.CoG.pos', 'tool.com'):
+        given = section.get(key)
+        if isinstance(given, list) and len(given) == 3 and _weight_of(given, 1.0) is not None \
+                and max(abs(float(x) - c) for x, c in zip(given, com)) > COM_TOLERANCE:
+            out.append(Finding('tools', f'tool_coms ({effector}) / {name}.{key}',
+                               f"the controller's tool centre of mass is {given}, the analyzer's "
+                               f'{com} (m, sensor frame)', given, com))
     return out
 
 
@@ -273,21 +304,35 @@ def config_findings(distributor: dict, analyzer: dict, simulated: bool = False,
                   _topic_findings):
         out += check(distributor, analyzer)
     out += _sign_findings(distributor, analyzer, simulated)
-    out += _tool_findings(distributor, analyzer, controllers or {})
+    out += _controller_findings(distributor, analyzer, controllers or {})
     return out
 
 
-def judge_file(path_or_dict: Any) -> tuple:
+def nodes_of(data: Mapping) -> tuple:
+    """Return the nodes a file is for: those of the two whose section it has (both when neither).
+
+    A robot without foot sensors runs the distributor alone: a file with only its section is
+    judged for it alone. A file with neither section (only ``/**``, or none) is for both.
+
+    :param data: the parsed file.
+    :return: a tuple of :data:`DISTRIBUTOR` and/or :data:`ANALYZER`.
+    """
+    present = tuple(n for n in (DISTRIBUTOR, ANALYZER) if any(node_of(k) == n for k in data))
+    return present or (DISTRIBUTOR, ANALYZER)
+
+
+def judge_file(path_or_dict: Any, nodes: Optional[Sequence[str]] = None) -> tuple:
     """Judge every section of this package's nodes in a file, then compare the two nodes'.
 
     :param path_or_dict: a file path, or the parsed YAML.
-    :return: ``(judgement, findings)``: the :class:`~.judge.Judgement` (errors, warnings,
-        ignored sections) and the disagreements between the distributor and the analyzer
-        (compared only when both sections are free of errors).
+    :param nodes: the nodes the file must configure (None: :func:`nodes_of`).
+    :return: ``(judgement, findings)``: the :class:`~.findings.Judgement` (errors, warnings,
+        ignored sections, the configurations built) and the disagreements between the
+        distributor and the analyzer (compared only when both sections are free of errors).
     :raises ConfigError: the file cannot be read or parsed, or is not a mapping.
     """
     data = read_param_document(path_or_dict)
-    judgement = judge_document(data, required=(DISTRIBUTOR, ANALYZER))
+    judgement = judge_document(data, required=tuple(nodes or nodes_of(data)))
     values = judgement.values
     findings = []
     if DISTRIBUTOR in values and ANALYZER in values:

@@ -7,10 +7,9 @@ safe direction, and a change the other way is refused unless the start-up-only o
 parameter, in :data:`RUNTIME_RULES`; the docs' table and the refusal messages come from it.
 """
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import AbstractSet, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .schema import default_of
-from .validation import per_effector_limits
+from .arrays import expand_limits
 
 #: The start-up-only option that lets a lab bench raise limits at runtime.
 OPT_IN = 'allow_unsafe_runtime_changes'
@@ -33,7 +32,7 @@ LIMIT_PARAMS = ('force_limits', 'torque_limits', 'desired_force_limit', 'desired
 def _no_higher(old, new, n: int) -> bool:
     """Tell whether a limit stays at most the one in force (per effector, expanded)."""
     if isinstance(old, (list, tuple)):
-        return all(b <= a for a, b in zip(per_effector_limits(old, n), per_effector_limits(new, n)))
+        return all(b <= a for a, b in zip(expand_limits(old, n), expand_limits(new, n)))
     return new <= old
 
 
@@ -166,14 +165,16 @@ def unsafe_changes_allowed(new_cfg: Mapping[str, object], current: Mapping[str, 
             and not RUNTIME_RULES[name].safer(current[name], new_cfg[name], n)]
 
 
-def defaults_in_force(cfg: Mapping[str, object]) -> List[str]:
-    """Name the limits at their package defaults (collaborative-arm values).
+def defaults_in_force(values: Mapping[str, object], given: AbstractSet[str]) -> Tuple[str, ...]:
+    """Name the limits the user left unset: the package defaults (collaborative-arm values).
 
-    :param cfg: validated distributor parameters.
-    :return: ``name=value`` of each limit equal to its default.
+    A limit set to the same value as its default is set: the user chose it.
+
+    :param values: validated distributor parameters.
+    :param given: the names the user set (a file, the command line, a runtime change).
+    :return: ``name=value`` of each limit not in ``given``.
     """
-    return [f'{name}={cfg[name]!r}' for name in LIMIT_PARAMS
-            if cfg[name] == default_of('distributor', name)]
+    return tuple(f'{name}={values[name]!r}' for name in LIMIT_PARAMS if name not in given)
 
 
 class RefusedChanges:

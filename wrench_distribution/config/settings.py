@@ -1,19 +1,19 @@
-"""The engines' typed settings, built once from validated parameters (no ROS import).
+"""The typed settings of each engine part, built from validated parameters (no ROS import).
 
-The distribution and analysis engines read these frozen objects, never the raw parameter
-dict: a setting has one name, one type and one unit here (times in integer nanoseconds),
-and every parameter it comes from was checked by :func:`~.validation.validate_params`.
-:class:`~.loading.DistributorConfig` and :class:`~.loading.AnalyzerConfig` carry them.
+A setting has one name, one type and one unit here (durations in integer nanoseconds); the
+node configurations of :mod:`.nodes` hold them, and the engines read only them. Each is
+built by one function from the values :func:`~.validation.validate_params` returned.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping, Optional, Tuple
 
 from wrench_distribution.core.codec import seconds_to_ns
+from wrench_distribution.core.limits import CommandLimits
+from wrench_distribution.core.prescription import InternalLoadPrescription
 
-from .schema import default_of
-from .validation import contact_friction_fields, parse_handles, per_effector_limits
+from .arrays import expand_limits, per_effector
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class GainSettings:
     :param ki: integral gains (1/s).
     :param integral_limit: largest |integral term|.
     :param correction_limit: largest |correction|.
-    :param timeout_s: a measurement older than this (s) is stale.
+    :param timeout_ns: a measurement older than this is stale.
     """
 
     enabled: bool
@@ -33,7 +33,7 @@ class GainSettings:
     ki: Tuple[float, ...]
     integral_limit: float
     correction_limit: float
-    timeout_s: float
+    timeout_ns: int
 
 
 @dataclass(frozen=True)
@@ -56,27 +56,6 @@ class FrictionSettings:
     contact_fields: Tuple[dict, ...]
     point_contacts: bool
     feedback: GainSettings
-
-    @classmethod
-    def from_params(cls, params: Mapping, mode: Optional[str] = None) -> 'FrictionSettings':
-        """Build from validated parameters of either node.
-
-        :param params: the parameters (the analyzer has no feedback and no fallback).
-        :param mode: the mode (None: ``friction_mode``).
-        :return: the settings.
-        """
-        def get(name):
-            return params.get(name, default_of('distributor', name))
-        limit = float(get('friction_feedback_limit'))
-        return cls(names=tuple(params['effectors']), mode=mode or params['friction_mode'],
-                   margin=float(params['friction_margin']),
-                   on_infeasible=get('on_friction_infeasible'),
-                   contact_fields=tuple(contact_friction_fields(params)),
-                   point_contacts='point' in (params['contact_types'] or []),
-                   feedback=GainSettings(bool(get('friction_feedback')),
-                                         (float(get('friction_feedback_kp')),),
-                                         (float(get('friction_feedback_ki')),), limit, limit,
-                                         float(get('friction_feedback_timeout'))))
 
 
 @dataclass(frozen=True)
@@ -132,36 +111,24 @@ class OutputSettings:
 
 
 @dataclass(frozen=True)
-class PrescriptionSettings:
-    """The internal load the parameters prescribe (none, coordinates or handles).
-
-    :param coordinates: ``internal_load`` (empty: none).
-    :param handles: ``internal_load_handles`` parsed (empty: none).
-    """
-
-    coordinates: Tuple[float, ...] = ()
-    handles: Mapping[str, float] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
 class DistributionSettings:
-    """Everything the distribution engine reads, typed (built by :func:`distribution_settings`).
+    """Everything the distribution engine reads beyond the grasp.
 
     :param names: effector names.
-    :param limits: the command limits (core ``CommandLimits``).
-    :param prescription: the prescribed internal load.
+    :param limits: the command limits (core ``CommandLimits``, per effector).
+    :param prescription: the internal load the parameters prescribe.
     :param feedback: the internal-load feedback.
     :param friction: friction (mode from ``friction_mode``).
     :param weight: ``hold_object_weight``.
     :param input: desired-wrench checks and watchdog.
     :param output: commands and markers.
     :param opt_in: ``allow_unsafe_runtime_changes``.
-    :param defaults_in_force: ``name=value`` of each limit at its package default.
+    :param defaults_in_force: ``name=value`` of each limit left unset (its package default).
     """
 
     names: Tuple[str, ...]
-    limits: object
-    prescription: PrescriptionSettings
+    limits: CommandLimits
+    prescription: InternalLoadPrescription
     feedback: GainSettings
     friction: FrictionSettings
     weight: WeightSettings
@@ -171,42 +138,13 @@ class DistributionSettings:
     defaults_in_force: Tuple[str, ...]
 
 
-def distribution_settings(v: Mapping) -> DistributionSettings:
-    """Build the distribution engine's settings from validated distributor parameters.
-
-    :param v: the parameters (:func:`~.validation.validate_params`).
-    :return: the settings.
-    """
-    from wrench_distribution.core.limits import CommandLimits
-    from .safety import defaults_in_force, OPT_IN
-    names = tuple(v['effectors'])
-    n = len(names)
-    limits = CommandLimits(list(names), per_effector_limits(v['force_limits'], n),
-                           per_effector_limits(v['torque_limits'], n), v['desired_force_limit'],
-                           v['desired_torque_limit'], v['internal_load_limit'], v['on_limit'])
-    feedback = GainSettings(bool(v['internal_load_feedback']), tuple(v['feedback_kp']),
-                            tuple(v['feedback_ki']), v['feedback_integral_limit'],
-                            v['feedback_correction_limit'], v['feedback_timeout'])
-    return DistributionSettings(
-        names=names, limits=limits,
-        prescription=PrescriptionSettings(tuple(v['internal_load']),
-                                          parse_handles(v['internal_load_handles'])),
-        feedback=feedback, friction=FrictionSettings.from_params(v),
-        weight=WeightSettings(bool(v['hold_object_weight']), float(v['object_mass']),
-                              tuple(v['gravity']), v['gravity_frame']),
-        input=InputSettings(v['object_frame'], int(v['input_timeout'] * 1e9),
-                            int(v['max_future'] * 1e9), v['on_timeout']),
-        output=OutputSettings(v['command_frame'] == 'object', v['command_sign'] == -1,
-                              bool(v['publish_markers']), seconds_to_ns(v['markers_period']),
-                              float(v['marker_scale']), tuple(v['object_com'])),
-        opt_in=bool(v.get(OPT_IN, False)), defaults_in_force=tuple(defaults_in_force(v)))
-
-
 @dataclass(frozen=True)
 class AnalysisSettings:
-    """What the analysis engine reads beyond the core objects (built by :func:`analysis_settings`).
+    """What the analysis engine reads beyond the grasp and the sensors.
 
     :param max_future_ns: ``max_future`` (0: no check).
+    :param sync_tolerance_ns: ``sync_tolerance``.
+    :param max_age_ns: ``max_age`` (0: no check).
     :param gravity_frame: ``gravity_frame`` ('': the object frame).
     :param sensor_biases: ``sensor_biases`` (6 n numbers, or empty).
     :param ft_frames: expected ``frame_id`` per F/T stream ('': any).
@@ -216,22 +154,91 @@ class AnalysisSettings:
     :param tare_samples: ``tare_samples``.
     :param tare_state: ``tare_state``.
     :param orientation_source: ``object_orientation_source`` (``tf`` or ``topic``).
-    :param object_pose_topic: ``object_pose_topic``.
     :param orientation_timeout_ns: ``orientation_timeout``.
+    :param output_frame: ``output_frame`` (``contact`` or ``object``).
     """
 
-    max_future_ns: int = 0
-    gravity_frame: str = ''
-    sensor_biases: Tuple[float, ...] = ()
-    ft_frames: Tuple[str, ...] = ()
-    sensor_frames: Tuple[str, ...] = ()
-    object_mass: float = 0.0
-    friction: Optional[FrictionSettings] = None
-    tare_samples: int = 200
-    tare_state: str = 'free'
-    orientation_source: str = 'tf'
-    object_pose_topic: str = 'object_pose'
-    orientation_timeout_ns: int = 100_000_000
+    max_future_ns: int
+    sync_tolerance_ns: int
+    max_age_ns: int
+    gravity_frame: str
+    sensor_biases: Tuple[float, ...]
+    ft_frames: Tuple[str, ...]
+    sensor_frames: Tuple[str, ...]
+    object_mass: float
+    friction: FrictionSettings
+    tare_samples: int
+    tare_state: str
+    orientation_source: str
+    orientation_timeout_ns: int
+    output_frame: str
+
+
+def contact_friction_fields(v: Mapping) -> Tuple[dict, ...]:
+    """Build the per-effector ``Contact`` keyword arguments of the friction parameters.
+
+    From ``friction_coefficients`` and ``contact_normals`` (0 or empty: no friction; empty
+    normals: +z).
+
+    :param v: validated parameters of a node holding them.
+    :return: one ``{'friction': mu or None, 'normal': (x, y, z)}`` per effector.
+    """
+    n = len(v['effectors'])
+    mu = per_effector(v['friction_coefficients'], n, 1, (0.0,))
+    normals = per_effector(v['contact_normals'], n, 3, (0.0, 0.0, 1.0))
+    return tuple({'friction': float(m[0]) if m[0] > 0 else None, 'normal': tuple(normal)}
+                 for m, normal in zip(mu, normals))
+
+
+def friction_settings(v: Mapping, mode: Optional[str] = None) -> FrictionSettings:
+    """Build a node's friction settings from its validated parameters.
+
+    :param v: the parameters (the analyzer's have no feedback and no fallback: off and hold).
+    :param mode: the mode (None: ``friction_mode``).
+    :return: the settings.
+    """
+    distributor = 'friction_feedback' in v
+    limit = float(v['friction_feedback_limit']) if distributor else 0.0
+    feedback = GainSettings(
+        bool(v['friction_feedback']), (float(v['friction_feedback_kp']),),
+        (float(v['friction_feedback_ki']),), limit, limit,
+        seconds_to_ns(v['friction_feedback_timeout'])) if distributor else GainSettings(
+            False, (0.0,), (0.0,), 0.0, 0.0, 0)
+    return FrictionSettings(names=tuple(v['effectors']), mode=mode or v['friction_mode'],
+                            margin=float(v['friction_margin']),
+                            on_infeasible=v['on_friction_infeasible'] if distributor else 'hold',
+                            contact_fields=contact_friction_fields(v),
+                            point_contacts='point' in v['contact_types'], feedback=feedback)
+
+
+def distribution_settings(v: Mapping, prescription: InternalLoadPrescription,
+                          defaults_in_force: Tuple[str, ...]) -> DistributionSettings:
+    """Build the distribution engine's settings from validated distributor parameters.
+
+    :param v: the parameters (:func:`~.validation.validate_params`).
+    :param prescription: the prescription the parameters ask for (parsed once, by the caller).
+    :param defaults_in_force: the limits the user left at their defaults.
+    :return: the settings.
+    """
+    names = tuple(v['effectors'])
+    n = len(names)
+    limits = CommandLimits(list(names), list(expand_limits(v['force_limits'], n)),
+                           list(expand_limits(v['torque_limits'], n)), v['desired_force_limit'],
+                           v['desired_torque_limit'], v['internal_load_limit'], v['on_limit'])
+    feedback = GainSettings(bool(v['internal_load_feedback']), tuple(v['feedback_kp']),
+                            tuple(v['feedback_ki']), v['feedback_integral_limit'],
+                            v['feedback_correction_limit'], seconds_to_ns(v['feedback_timeout']))
+    return DistributionSettings(
+        names=names, limits=limits, prescription=prescription, feedback=feedback,
+        friction=friction_settings(v),
+        weight=WeightSettings(bool(v['hold_object_weight']), float(v['object_mass']),
+                              tuple(v['gravity']), v['gravity_frame']),
+        input=InputSettings(v['object_frame'], seconds_to_ns(v['input_timeout']),
+                            seconds_to_ns(v['max_future']), v['on_timeout']),
+        output=OutputSettings(v['command_frame'] == 'object', v['command_sign'] == -1,
+                              bool(v['publish_markers']), seconds_to_ns(v['markers_period']),
+                              float(v['marker_scale']), tuple(v['object_com'])),
+        opt_in=bool(v['allow_unsafe_runtime_changes']), defaults_in_force=defaults_in_force)
 
 
 def analysis_settings(v: Mapping) -> AnalysisSettings:
@@ -242,14 +249,13 @@ def analysis_settings(v: Mapping) -> AnalysisSettings:
     """
     n = len(v['effectors'])
     return AnalysisSettings(
-        max_future_ns=seconds_to_ns(v.get('max_future', 0.0)),
-        gravity_frame=v.get('gravity_frame') or '',
-        sensor_biases=tuple(v.get('sensor_biases') or ()),
-        ft_frames=tuple(v.get('ft_frames') or [''] * n),
-        sensor_frames=tuple(v.get('sensor_frames') or ()),
-        object_mass=float(v.get('object_mass', 0.0)),
-        friction=FrictionSettings.from_params(v, 'check'),
-        tare_samples=int(v.get('tare_samples', 200)), tare_state=v.get('tare_state', 'free'),
-        orientation_source=v.get('object_orientation_source', 'tf'),
-        object_pose_topic=v.get('object_pose_topic', 'object_pose'),
-        orientation_timeout_ns=seconds_to_ns(v.get('orientation_timeout', 0.1)))
+        max_future_ns=seconds_to_ns(v['max_future']),
+        sync_tolerance_ns=seconds_to_ns(v['sync_tolerance']),
+        max_age_ns=seconds_to_ns(v['max_age']),
+        gravity_frame=v['gravity_frame'], sensor_biases=tuple(v['sensor_biases']),
+        ft_frames=tuple(v['ft_frames'] or [''] * n), sensor_frames=tuple(v['sensor_frames']),
+        object_mass=float(v['object_mass']), friction=friction_settings(v, 'check'),
+        tare_samples=int(v['tare_samples']), tare_state=v['tare_state'],
+        orientation_source=v['object_orientation_source'],
+        orientation_timeout_ns=seconds_to_ns(v['orientation_timeout']),
+        output_frame=v['output_frame'])

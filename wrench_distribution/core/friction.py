@@ -23,7 +23,7 @@ import numpy as np
 
 from .errors import InvalidInputError, WrenchDistributionError
 from .load_distributor import InternalLoad, LoadDistributor
-from .validation import finite_array
+from .validation import check_keys, finite_array
 
 FRICTION_MODES = ('auto', 'check', 'off')
 #: Status of a contact, in the order of its numeric code (the analyzer's topic).
@@ -76,8 +76,9 @@ class FrictionOptions:
         """
         if doc is None:
             return FrictionOptions()
-        if not isinstance(doc, Mapping) or set(doc) - {'mode', 'margin'}:
+        if not isinstance(doc, Mapping):
             raise InvalidInputError('options.friction must be a mapping with keys mode, margin')
+        check_keys(doc, ('mode', 'margin'), 'options.friction')
         return FrictionOptions(**dict(doc))
 
 

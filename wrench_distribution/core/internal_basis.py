@@ -35,6 +35,7 @@ import scipy.linalg
 
 from .options import BASIS_TOLERANCE
 from .spatial import cross
+from .validation import did_you_mean
 
 COMPONENTS = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
 #: Elements whose sign flips when the two contacts in the name are swapped.
@@ -343,6 +344,45 @@ def handle_vector(geometry: Geometry, key: str) -> Optional[np.ndarray]:
     if vector is not None and ids[0] > ids[1] and kind in ORDER_ODD:
         vector = -vector
     return vector
+
+
+def handle_problem(key: str, names: Sequence[str], types: Sequence[str] = ()) -> Optional[str]:
+    """Tell why a handle name can name no element of any grasp of these contacts.
+
+    The grammar of :func:`handle_vector` and of the basis names: ``kind(a,b)`` for a pair
+    kind, ``warp(a,b,c,d)``, ``balanced_<component>(k)``; the torque kinds need two rigid
+    contacts. What depends on the geometry (coincident or degenerate contacts) is not judged.
+
+    :param key: the handle name, e.g. ``squeeze(left,right)``.
+    :param names: the effector names.
+    :param types: ``rigid`` / ``point`` per effector (empty: not judged).
+    :return: the reason with the accepted forms, or None.
+    """
+    example = f'squeeze({names[0]},{names[-1]})' if len(names) else 'squeeze(left,right)'
+    match = _HANDLE.match(str(key))
+    if not match:
+        return f'{key!r} is not of the form kind(effector,effector), e.g. {example}'
+    kind, members = match.group(1), [m.strip() for m in match.group(2).split(',')]
+    kinds = PAIR_KINDS + ('warp',) + tuple(f'balanced_{c}' for c in COMPONENTS)
+    if kind not in kinds:
+        hint = did_you_mean(kind, kinds)
+        hint = f' ({hint})' if hint else ''
+        return f"unknown kind '{kind}'{hint}; kinds: {', '.join(PAIR_KINDS)}, warp, e.g. {example}"
+    if kind.startswith('balanced_'):
+        ok = len(members) == 1 and members[0].isdigit() and int(members[0]) < len(names)
+        return None if ok else f'{key!r}: balanced elements name one contact index below {len(names)}'
+    count = 4 if kind == 'warp' else 2
+    unknown = [m for m in members if m not in names]
+    if unknown:
+        hint = did_you_mean(unknown[0], names)
+        hint = f' ({hint})' if hint else ''
+        return f"{key!r}: unknown effector '{unknown[0]}'{hint}; effectors: {', '.join(names)}"
+    if len(members) != count or len(set(members)) != count:
+        return f'{key!r}: {kind} names {count} different effectors'
+    rigid = dict(zip(names, types))
+    if kind in TORQUE_KINDS and types and not all(rigid[m] == 'rigid' for m in members):
+        return f'{key!r}: {kind} is a torque between two rigid contacts; point contacts apply none'
+    return None
 
 
 class _Selection:

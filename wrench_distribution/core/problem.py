@@ -13,8 +13,10 @@ from .load_distributor import LoadDistributor
 from .options import DistributionOptions
 from .results import Analysis, Regime, Synthesis
 from .safe_load import load_document
-from .validation import finite_vector
+from .validation import check_keys, did_you_mean, finite_vector
 
+#: The keys of a problem document: the grasp, the object, options, and what is asked.
+PROBLEM_KEYS = ('contacts', 'object', 'options', 'wrench', 'measured', 'limits')
 OPTION_KEYS = ('torque_share', 'virtual_masses', 'torque_weights', 'internal_load', 'basis_reference_axis')
 #: Option keys handled outside DistributionOptions (see :func:`friction_options`).
 EXTRA_OPTION_KEYS = ('friction',)
@@ -35,6 +37,7 @@ def read_problem(path: str) -> Dict[str, Any]:
     document = load_document(path, 'problem file')
     if not isinstance(document, Mapping):
         raise InvalidInputError(f'problem file {path!r} must contain a mapping with "contacts"')
+    check_keys(document, PROBLEM_KEYS, f'problem file {path!r}')
     return dict(document)
 
 
@@ -44,10 +47,7 @@ def _mapping(value: Any, what: str, keys: Tuple[str, ...]) -> Mapping:
     if not isinstance(value, Mapping):
         raise InvalidInputError(f'{what} must be a mapping with keys {", ".join(keys)}, '
                                 f'got {type(value).__name__}')
-    unknown = set(map(str, value)) - set(keys)
-    if unknown:
-        label = f'unknown {what.strip(chr(34))}' if what.startswith('"') else f'{what} has unknown keys'
-        raise InvalidInputError(f'{label}: {", ".join(sorted(unknown))}; accepted: {", ".join(keys)}')
+    check_keys(value, keys, what)
     return value
 
 
@@ -226,12 +226,14 @@ def measured_matrix(distributor: LoadDistributor, measured: Any) -> np.ndarray:
     """
     if not isinstance(measured, Mapping):
         raise InvalidInputError('"measured" must be a mapping {contact name: [fx, fy, fz, tx, ty, tz]}')
-    unknown = set(measured) - set(distributor.names)
+    unknown = sorted(map(str, set(measured) - set(distributor.names)))
     missing = [n for n in distributor.names if n not in measured]
     if unknown or missing:
+        hints = [f"'{u}'" + (f' ({hint})' if (hint := did_you_mean(u, distributor.names)) else '')
+                 for u in unknown]
         raise InvalidInputError(
             '"measured" must name every contact exactly once'
-            + (f'; unknown: {", ".join(sorted(map(str, unknown)))}' if unknown else '')
+            + (f'; unknown: {", ".join(hints)}' if unknown else '')
             + (f'; missing: {", ".join(missing)}' if missing else ''))
     return np.array([finite_vector(measured[n], 6, f'measured[{n}]') for n in distributor.names])
 

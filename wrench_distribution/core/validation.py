@@ -68,3 +68,31 @@ def check_names(names: Sequence[str]) -> None:
         if name in seen:
             raise InvalidInputError(f'contact name {name!r} appears twice')
         seen.add(name)
+
+
+def did_you_mean(name: str, known: Sequence[str]) -> str:
+    """Return the accepted names closest to a misspelt one, as text (difflib), or ''.
+
+    :param name: the unknown name.
+    :param known: the accepted names.
+    :return: ``did you mean 'options'?``, or '' when none is close.
+    """
+    import difflib
+    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=3, cutoff=0.6)
+    return ('did you mean ' + ' or '.join(f"'{c}'" for c in close) + '?') if close else ''
+
+
+def check_keys(mapping, known: Sequence[str], where: str) -> None:
+    """Refuse a key a mapping of a document may not hold, with the nearest accepted ones.
+
+    :param mapping: the mapping read from a document.
+    :param known: the accepted keys.
+    :param where: where the mapping is (``problem file``, ``"options"``, ``contacts[1]``).
+    :raises InvalidInputError: naming each unknown key, what it may have meant and every
+        accepted key.
+    """
+    unknown = sorted(str(k) for k in mapping if str(k) not in known)
+    if unknown:
+        hints = [f"'{u}'" + (f' ({hint})' if (hint := did_you_mean(u, known)) else '') for u in unknown]
+        raise InvalidInputError(f'{where}: unknown key(s) {", ".join(hints)}; accepted: '
+                                f'{", ".join(known)}')

@@ -4,13 +4,14 @@
 at a stamp), :mod:`.cache` (one solver per contact configuration), :mod:`.results` (the
 per-sample quantities) and :mod:`.analysis` (:class:`AnalysisEngine`, which puts them
 together with the sensor models and gravity); :mod:`.distribution`
-(:class:`DistributionEngine`: prescription (:mod:`.prescription`), friction
+(:class:`DistributionEngine`: prescription and feedback (:mod:`.internal_load`), friction
 (:mod:`.friction`), limits, watchdog and the internal-load feedback (:mod:`.feedback`)).
 """
 from .analysis import AnalysisEngine
 from .cache import check_poses, DistributorCache
 from .distribution import DistributionEngine, Outcome
-from .live import Drop, Sample, Step
+from .drops import Drop
+from .live import Sample, Step
 from .poses import Edge, HeldPoses, PoseSource, same_frame, StaticPoses, TfTree
 from .results import ChunkResult, QUANTITIES
 from .sync import StampSynchronizer

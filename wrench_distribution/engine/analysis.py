@@ -1,57 +1,72 @@
 """The analysis engine: F/T readings -> manipulating and constraint parts, live and offline.
 
 One ROS-free object owns what turns raw sensor readings into the analyzer's outputs: the
-synchroniser (:mod:`.sync`), the contact poses at each sample's stamp (:mod:`.poses`), the
-sensor models and gravity, the solver cache (:mod:`.cache`) and the core's
-``LoadDistributor.analyze_batch``. The analyzer node calls :meth:`AnalysisEngine.offer`
-per message; ``analyze-bag`` calls :meth:`AnalysisEngine.push_chunk` per chunk of a bag. The
-rules are the same, so the two give the same samples, with the same values.
+drop rules (:mod:`.drops`), the synchroniser (:mod:`.sync`), the contact poses at each
+sample's stamp (:mod:`.poses`), the sensor models and gravity (:mod:`.sensor_stage`), the
+solver cache (:mod:`.cache`) and the core's ``LoadDistributor.analyze_batch``. The analyzer
+node calls :meth:`AnalysisEngine.offer` per message (:mod:`.live`); ``analyze-bag`` calls
+:meth:`AnalysisEngine.push_chunk` per chunk of a bag (:mod:`.batch`). The rules are the same,
+so the two give the same samples, with the same values. A runtime change is :meth:`plan` then
+:meth:`adopt`; the diagnostics are :meth:`report`.
 
-Per sample, in order: a reading in another frame than its ``ft_frames`` entry is dropped
-(``frame``); a reading stamped more than ``max_future`` after its receive time is dropped
-(``future``); the synchroniser's rule (``unsynchronised``, ``stale``, ``nan``); a
-sample stamped at or before the last analysed one is dropped (``out_of_order``); a sample
-without contact (or sensor) poses at its stamp is dropped (``no_contacts``), and one
+Per sample, in order: the drop rules of each reading (``frame``, ``future``); the
+synchroniser's rule (``unsynchronised``, ``stale``, ``nan``); the order (``out_of_order``);
+a sample without contact (or sensor) poses at its stamp is dropped (``no_contacts``), and one
 without the object's orientation in ``gravity_frame`` (:mod:`.sensing`) is dropped
-(``no_orientation``), except that live, while tf data that covers the stamp may still
-come, it waits (at most ``contact_timeout``, or :data:`DEFAULT_WAIT_NS` when that is 0).
-Readings have ``sensor_biases`` subtracted, in the sensor frame, before anything else.
+(``no_orientation``), except that live, while tf data that covers the stamp may still come,
+it waits (at most ``contact_timeout``, or :data:`DEFAULT_WAIT_NS` when that is 0). Readings
+have ``sensor_biases`` subtracted, in the sensor frame, before anything else.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Any, Callable, Optional
 
 import numpy as np
 
+from wrench_distribution.config import AnalyzerConfig, Change
 from wrench_distribution.core.codec import same_frame
-from . import batch
+from .batch import ChunkPath
 from .cache import DistributorCache
-from .live import Drop, LiveQueue, Sample, Step
+from .drops import Drop, DropRules
+from .friction import FrictionStage
+from .live import LiveQueue, Sample, Step
+from .outcome import Report
 from .poses import PoseSource
 from .results import ChunkResult, LazyValues
 from .sensing import GravityModel, TareWindow
 from .sensor_stage import SensorStage
+from .status import ERROR
 from .sync import StampSynchronizer
 
 #: longest wait (stamp time) for tf data covering a sample when ``contact_timeout`` is 0
 DEFAULT_WAIT_NS = 1_000_000_000
-__all__ = ['AnalysisEngine', 'DEFAULT_WAIT_NS', 'Drop', 'needs_orientation', 'Sample', 'Step']
+#: The analyzer's diagnostic concerns, one status each, in order.
+CONCERNS = ('input', 'contacts', 'sensing', 'solver', 'clock', 'friction')
+__all__ = ['AnalysisEngine', 'AnalysisPlan', 'CONCERNS', 'DEFAULT_WAIT_NS', 'Drop',
+           'needs_orientation', 'Sample', 'Step']
+
+
+@dataclass(frozen=True)
+class AnalysisPlan:
+    """A runtime change checked against the engine, ready to adopt (:meth:`AnalysisEngine.plan`).
+
+    :param change: the configuration's change.
+    :param distributor: the solver with a new ``torque_share`` on the current poses, or None.
+    """
+
+    change: Change
+    distributor: Any = None
 
 
 class AnalysisEngine:
-    """Turns F/T readings into the analyzer's outputs.
+    """Turns F/T readings into the analyzer's outputs (module docstring).
 
-    Composed of the synchroniser (:mod:`.sync`), the pose sources (:mod:`.poses`), the
-    gravity model and the sensors (:mod:`.sensor_stage`), the solver cache (:mod:`.cache`),
-    the live queue (:mod:`.live`) and, for the node, friction in check mode and the
-    diagnostics (:mod:`.analysis_report`).
-
-    :param config: ``AnalyzerConfig`` (:func:`wrench_distribution.config.load_analyzer_config`).
+    :param config: the analyzer's configuration.
     :param poses: contact poses in the object frame.
     :param sensor_poses: sensor poses in their contact frames (tf ``sensor_frames``), or
         None for the configured sensor poses.
-    :param contact_extras: extra ``Contact`` keyword arguments per effector (friction).
     :param on_rebuild: called with the basis names after each rebuild of the solver.
     :param orientation: the object frame's pose in ``gravity_frame`` (one frame), required
         when ``gravity_frame`` is set to another frame than the object frame.
@@ -59,54 +74,51 @@ class AnalysisEngine:
     :raises ValueError: when ``gravity_frame`` needs an orientation and none is given.
     """
 
-    def __init__(self, config: Any, poses: PoseSource, sensor_poses: Optional[PoseSource] = None,
-                 contact_extras: Optional[list] = None,
+    def __init__(self, config: AnalyzerConfig, poses: PoseSource,
+                 sensor_poses: Optional[PoseSource] = None,
                  on_rebuild: Optional[Callable[[list], None]] = None,
                  orientation: Optional[PoseSource] = None, friction: bool = False) -> None:
-        from . import analysis_report
         s = config.settings
         self.config = config
         self.names = list(config.effectors)
         self.n = len(self.names)
-        self.gravity = np.asarray(config.gravity, float)
         if needs_orientation(config) and orientation is None:
             raise ValueError(f"gravity_frame '{s.gravity_frame}' needs the object's "
                              'orientation in it (tf or object_pose_topic)')
-        self.gravity_model = GravityModel(self.gravity, orientation)
-        self.sensing = SensorStage(config.sensors, self.gravity, s.sensor_biases)
-        self.friction = analysis_report.friction_stage(s.friction) if friction else None
-        if self.friction is not None and contact_extras is None:
-            contact_extras = self.friction.extras
-        self.no_orientation = 0
-        #: why the last sample without an orientation had none (None after an analysed one)
-        self.orientation_problem: Optional[str] = None
-        self.frame = config.output_frame
+        self.gravity_model = GravityModel(np.asarray(config.gravity, float), orientation)
+        self.sensing = SensorStage(config.sensors, self.gravity_model.gravity, s.sensor_biases)
+        self.friction = FrictionStage(s.friction, 'check') if friction else None
         self.poses = poses
         self.sensor_poses = sensor_poses
         self.cache = DistributorCache(self.names, config.contact_types, config.object_model,
                                       config.options, config.contact_pose_tolerance,
-                                      contact_extras)
+                                      config.contact_extras)
         self.sync = StampSynchronizer(self.n, 0)
+        self.drops = DropRules(self.names, s.ft_frames, s.max_future_ns)
         self.on_rebuild = on_rebuild
         self.basis_names: list = []
         self.basis_units: list = []
         self.regimes: dict = {}
         self.distributors_built = 0
-        self.last_out_ns: Optional[int] = None
         self.no_pose = 0
-        #: expected ``frame_id`` per F/T stream (``''``: any), from ``ft_frames``
-        self.ft_frames = list(s.ft_frames)
-        self.future = np.zeros(self.n, np.int64)
-        self.wrong_frame = np.zeros(self.n, np.int64)
-        self.out_of_order = 0
-        #: header stamp of the newest reading of each stream (None: none yet)
-        self.last_stamp_ns: list = [None] * self.n
+        self.no_orientation = 0
         #: why the last sample without contacts had none (None after an analysed sample)
         self.contact_problem: Optional[str] = None
+        #: why the last sample without an orientation had none (None after an analysed one)
+        self.orientation_problem: Optional[str] = None
         self.live = LiveQueue(self)
+        self.chunks = ChunkPath(self)
         self._pose: Optional[bytes] = None  # the last contact poses the cache accepted, as bytes
-        self.set_limits(config.sync_tolerance, config.max_age, s.max_future_ns * 1e-9,
-                        config.contact_timeout)
+        self._limits(config)
+
+    def _limits(self, config: AnalyzerConfig) -> None:
+        """Apply the time limits of a configuration (synchroniser, order, tf wait)."""
+        s = config.settings
+        self.sync.tolerance_ns = s.sync_tolerance_ns
+        self.sync.max_age_ns = s.max_age_ns
+        self.drops.configure(s.max_future_ns)
+        self.wait_ns = config.contact_timeout_ns or DEFAULT_WAIT_NS
+        self.poses.set_timeout(config.contact_timeout_ns)
 
     @property
     def has_solver(self) -> bool:
@@ -118,39 +130,17 @@ class AnalysisEngine:
         """Tell whether each live sample is checked against friction cones (:class:`Sample` ``friction``)."""
         return self.friction is not None and self.friction.active
 
-    # -- the sensors' state, by name (services, tools, tests) ------------------------------
-    biases = property(lambda self: self.sensing.biases, doc='Sensor biases in use (n, 6).')
-    tare_window = property(lambda self: self.sensing.tare_window, doc='The tare window.')
-    recorder = property(lambda self: self.sensing.recorder,
-                        lambda self, recorder: setattr(self.sensing, 'recorder', recorder),
-                        doc='The calibration recorder, or None.')
-
-    def set_limits(self, sync_tolerance: float, max_age: float, max_future: float,
-                   contact_timeout: float) -> None:
-        """Apply the time limits (s; 0 disables ``max_age``, ``max_future``, the timeout).
-
-        :param sync_tolerance: largest stamp skew inside a sample.
-        :param max_age: staleness of a sample against its receive time.
-        :param max_future: how far a stamp may be ahead of its receive time.
-        :param contact_timeout: age limit of contact poses; also the longest tf wait.
-        """
-        self.sync.tolerance_ns = int(round(sync_tolerance * 1e9))
-        self.sync.max_age_ns = int(round(max_age * 1e9))
-        self.future_ns = int(round(max_future * 1e9))
-        timeout_ns = int(round(contact_timeout * 1e9))
-        self.wait_ns = timeout_ns or DEFAULT_WAIT_NS
-        self.poses.set_timeout(timeout_ns)
-
-    # -- offline: one chunk of a bag -------------------------------------------------------
+    # -- offline: chunks of a bag (:mod:`.batch`) -------------------------------------------
     def push_chunk(self, stream: np.ndarray, recv_ns: np.ndarray, stamp_ns: np.ndarray,
                    wrench: np.ndarray, frame_ok: Optional[np.ndarray] = None) -> ChunkResult:
-        """Synchronise and analyse one chunk of F/T messages (:func:`.batch.push_chunk`)."""
-        return batch.push_chunk(self, stream, recv_ns, stamp_ns, wrench, frame_ok)
+        """Synchronise and analyse one chunk of F/T messages (:meth:`.batch.ChunkPath.push`)."""
+        return self.chunks.push(stream, recv_ns, stamp_ns, wrench, frame_ok)
 
     def analyze(self, stamps_ns: np.ndarray, readings: np.ndarray) -> ChunkResult:
-        """Analyse synchronised samples as the live path would (:func:`.batch.analyze`)."""
-        return batch.analyze(self, stamps_ns, readings)
+        """Analyse synchronised samples as the live path would (:meth:`.batch.ChunkPath.analyze`)."""
+        return self.chunks.analyze(stamps_ns, readings)
 
+    # -- what both paths share ----------------------------------------------------------------
     def poses_at(self, stamps_ns: np.ndarray) -> tuple:
         """Contact poses (k, n, 7), sensor poses (k, n, 7) or None, validity (k,)."""
         poses, valid = self.poses.at(stamps_ns)
@@ -160,11 +150,15 @@ class AnalysisEngine:
             valid = valid & sensor_valid
         return poses, sensors, valid
 
-    def no_pose_at(self, stamp_ns: int, count: int) -> str:
-        """Count ``count`` samples without poses at ``stamp_ns``; return why."""
-        why = self.poses.why(stamp_ns)
-        if self.sensor_poses is not None and self.poses.at(np.array([stamp_ns]))[1].all():
-            why = f'sensor frames not known yet ({self.sensor_poses.why(stamp_ns)})'
+    def no_pose_at(self, stamp_ns: int, count: int, why: Optional[str] = None) -> str:
+        """Count ``count`` samples without poses at ``stamp_ns``; return why.
+
+        :param why: the reason when known (poses refused by the core), else the sources'.
+        """
+        if why is None:
+            why = self.poses.why(stamp_ns)
+            if self.sensor_poses is not None and self.poses.at(np.array([stamp_ns]))[1].all():
+                why = f'sensor frames not known yet ({self.sensor_poses.why(stamp_ns)})'
         self.no_pose += count
         self.contact_problem = why
         return why
@@ -183,7 +177,7 @@ class AnalysisEngine:
 
         :param gravity: (k, 3) gravity in the object frame per sample, or None (constant).
         :return: ``(values per quantity, each computed when first read; contact wrenches
-            (k, n, 6))``, or None when the poses are refused (the reason is in
+            (k, n, 6))``, or None when the poses are refused (counted, the reason in
             :attr:`contact_problem`).
         """
         key = pose.tobytes()  # the same bits: nothing to check (a tenth of `==` on 7 n numbers)
@@ -192,7 +186,7 @@ class AnalysisEngine:
                 if self.cache.update(pose[:, :3], pose[:, 3:]):
                     self._rebuilt()
             except ValueError as err:
-                self.contact_problem = f'contact poses rejected: {err}'
+                self.no_pose_at(int(stamps_ns[0]), len(stamps_ns), f'contact poses rejected: {err}')
                 return None
             self._pose = key
         contact = self.sensing.contact_wrenches(readings, pose, sensor_pose, gravity, stamps_ns)
@@ -200,7 +194,8 @@ class AnalysisEngine:
             batch = self.cache.distributor.analyze_batch(contact)
         self.contact_problem = None
         self.orientation_problem = None
-        return LazyValues(batch, self.frame), contact
+        self.drops.analysed(stamps_ns[-1])
+        return LazyValues(batch, self.config.settings.output_frame), contact
 
     def _rebuilt(self) -> None:
         dist = self.cache.distributor
@@ -216,15 +211,25 @@ class AnalysisEngine:
         """One live sample from :meth:`analyze_run`'s result (friction checked when configured)."""
         dist = self.cache.distributor
         contact = part[1][0]
-        check = None
-        if self.friction is not None and self.friction.active:
-            check = self.friction.check = self.friction.model(dist).check(contact)
+        check = self.friction.check_contacts(dist, contact) if self.checks_friction else None
         return Sample(stamp_ns, ChunkResult(np.array([stamp_ns], np.int64), part[0]), contact,
                       dist, check)
 
     # -- sensors -----------------------------------------------------------------------------
+    biases = property(lambda self: self.sensing.biases, doc='Sensor biases in use (n, 6).')
+    tare_window = property(lambda self: self.sensing.tare_window, doc='The tare window, or None.')
+    recorder = property(lambda self: self.sensing.recorder, doc='The calibration recorder, or None.')
+
+    def record_tare(self, window: Optional[TareWindow]) -> None:
+        """Record the analysed samples' readings into ``window`` (None: stop recording)."""
+        self.sensing.record_tare(window)
+
+    def set_recorder(self, recorder) -> None:
+        """Record the analysed samples for a calibration into ``recorder`` (None: stop)."""
+        self.sensing.set_recorder(recorder)
+
     def set_biases(self, biases) -> None:
-        """Use new sensor biases (the ``sensor_biases`` parameter: 6 n numbers, or empty)."""
+        """Use new sensor biases (6 n numbers, or empty: none)."""
         self.sensing.set_biases(biases)
 
     def set_sensors(self, sensors) -> None:
@@ -232,13 +237,8 @@ class AnalysisEngine:
 
         :param sensors: one core ``SensorModel`` per effector.
         """
-        from dataclasses import replace
-        self.config = replace(self.config, sensors=list(sensors))
+        self.config = replace(self.config, sensors=tuple(sensors))
         self.sensing.set_sensors(sensors)
-
-    def record_tare(self, window: Optional[TareWindow]) -> None:
-        """Record the analysed samples' readings into ``window`` (None: stop recording)."""
-        self.sensing.tare_window = window
 
     def tare(self, state: str = 'free', need: int = 0) -> tuple:
         """Biases from the recorded window (:meth:`.sensor_stage.SensorStage.tare`).
@@ -253,35 +253,17 @@ class AnalysisEngine:
         return self.sensing.tare(state, self.config.settings.object_mass,
                                  self.cache.distributor, need)
 
-    # -- contacts and options ------------------------------------------------------------------
-    def prepare(self, pose: np.ndarray) -> None:
-        """Build the solver for these contact poses now (static contacts fail at start-up).
-
-        :param pose: (n, 7) contact poses in the object frame.
-        :raises ValueError: when the core rejects them.
-        """
-        if self.cache.update(pose[:, :3], pose[:, 3:]):
-            self._rebuilt()
-
+    # -- contacts ------------------------------------------------------------------------------
     def check_static(self, positions, quaternions) -> Optional[str]:
-        """:meth:`prepare` for the contact input: why the static poses are refused, or None."""
+        """Build the solver for static poses now: why they are refused, or None (the contact input)."""
         try:
-            self.prepare(np.concatenate([positions, quaternions], axis=1))
+            if self.cache.update(positions, quaternions):
+                self._rebuilt()
         except ValueError as e:
             return f'contact poses rejected: {e}'
         return None
 
-    def adopt_options(self, options, distributor=None) -> None:
-        """Use new solver options (``torque_share``), with the solver already built for them.
-
-        :param options: the accepted ``DistributionOptions``.
-        :param distributor: the solver built with them on the current poses, or None.
-        """
-        self.cache.adopt_options(options, distributor)
-        if distributor is not None:
-            self._rebuilt()
-
-    # -- live: one message at a time ---------------------------------------------------------
+    # -- live: one message at a time (:mod:`.live`) ---------------------------------------------
     def offer(self, i: int, stamp_ns: int, wrench, recv_ns: int, frame_id: str = '') -> Step:
         """Take one F/T reading (the live path, :meth:`.live.LiveQueue.offer`).
 
@@ -289,7 +271,7 @@ class AnalysisEngine:
         :param stamp_ns: its header stamp.
         :param wrench: the reading (6,), sensor frame.
         :param recv_ns: receive time (node clock; 0 when the clock has not started).
-        :param frame_id: its header frame id (checked against :attr:`ft_frames`).
+        :param frame_id: its header frame id (checked against ``ft_frames``).
         :return: the samples analysed and the drops caused by this reading.
         """
         return self.live.offer(i, stamp_ns, wrench, recv_ns, frame_id)
@@ -300,49 +282,84 @@ class AnalysisEngine:
         :param now_ns: node clock now.
         :return: the samples analysed and the drops.
         """
-        step = Step()
-        self.live.drain(now_ns, step)
-        return step
+        return self.live.drain(now_ns, Step())
 
     def counters(self) -> Any:
         """Return what was dropped so far.
 
         :return: the synchroniser's counters, plus ``future`` and ``frame`` (per effector),
-            ``out_of_order`` and ``no_orientation`` (samples).
+            ``out_of_order``, ``no_pose`` and ``no_orientation`` (samples).
         """
-        return SimpleNamespace(**vars(self.sync.counters), future=self.future,
-                               frame=self.wrong_frame, out_of_order=self.out_of_order,
+        d = self.drops
+        return SimpleNamespace(**vars(self.sync.counters), future=d.future, frame=d.wrong_frame,
+                               out_of_order=d.out_of_order, no_pose=self.no_pose,
                                no_orientation=self.no_orientation)
 
     def finish(self) -> None:
         """End of the input: readings left waiting are counted as unsynchronised."""
         self.sync.finish()
 
-    # -- the node's diagnostics and runtime parameters (:mod:`.analysis_report`) ---------------
-    def report(self, now_ns: int):
-        """Everything the diagnostics show of the engine (the node adds its inputs and clock)."""
-        from .analysis_report import report
-        return report(self, now_ns)
+    # -- runtime parameters and diagnostics ------------------------------------------------------
+    def plan(self, change: Change) -> AnalysisPlan:
+        """Check a runtime change against the solver, without applying it.
 
-    def plan(self, new: dict, touched: set) -> tuple:
-        """Check a parameter change without applying it (:func:`.analysis_report.plan`)."""
-        from .analysis_report import plan
-        return plan(self, new, touched)
+        :param change: the configuration's change (:func:`~wrench_distribution.config.changed_config`).
+        :return: what :meth:`adopt` needs.
+        :raises ValueError: when the new options do not fit the current poses.
+        """
+        dist = None
+        if 'torque_share' in change.touched and self.cache.distributor is not None:
+            dist = self.cache.try_options(change.config.options)
+        return AnalysisPlan(change, dist)
 
-    def adopt(self, plan: tuple) -> bool:
-        """Apply a checked parameter change; return whether the tare window was resized."""
-        from .analysis_report import adopt
-        return adopt(self, plan)
+    def adopt(self, plan: AnalysisPlan, mono_ns: int = 0) -> None:
+        """Apply a checked runtime change.
+
+        :param plan: the result of :meth:`plan`.
+        :param mono_ns: steady time (unused: the analysis has no loop to switch bumplessly).
+        """
+        config = plan.change.config
+        if 'torque_share' in plan.change.touched:
+            self.cache.adopt_options(config.options, plan.distributor)
+            if plan.distributor is not None:
+                self._rebuilt()
+        self.config = replace(config, sensors=self.config.sensors)  # calibrated tools stay
+        self._limits(config)
+        self.set_biases(config.settings.sensor_biases)
+        window = self.tare_window
+        if window is not None and window.size != config.settings.tare_samples:
+            self.record_tare(TareWindow(config.settings.tare_samples))
+
+    def report(self, now_ns: int) -> Report:
+        """Everything the diagnostics show of the engine (the node adds its inputs and clock).
+
+        :param now_ns: node clock now (the streams' ages).
+        :return: values, per-concern values (``sensing``), conditions over :data:`CONCERNS`.
+        """
+        cond: dict = {c: [] for c in CONCERNS}
+        values: dict = {}
+        if self.contact_problem is not None:
+            cond['contacts'].append((ERROR, self.contact_problem))
+        if self.orientation_problem is not None:
+            cond['sensing'].append((ERROR, self.orientation_problem))
+        cond['input'] += self.drops.stream_conditions(now_ns, self.sync.max_age_ns, values)
+        if self.drops.last_out_ns is not None:
+            values['last_output_stamp_s'] = f'{self.drops.last_out_ns * 1e-9:.6f}'
+        values.update({k: v for k, v in self.cache.values().items() if k != 'virtual_masses'})
+        if self.friction is not None:
+            found = self.friction.condition() if self.friction.active else None
+            cond['friction'] += [found] if found is not None else []
+            values.update(self.friction.values())
+        sensing = self.sensing.values(self.names)
+        sensing['samples_without_orientation'] = str(self.no_orientation)
+        return Report(values, {'sensing': sensing}, cond, {})
 
 
-def needs_orientation(config) -> bool:
+def needs_orientation(config: AnalyzerConfig) -> bool:
     """Whether ``gravity_frame`` is another frame than the object frame.
 
-    :param config: the typed ``AnalyzerConfig``, or validated analyzer parameters.
+    :param config: the analyzer's configuration.
     :return: True when gravity needs the object's orientation.
     """
-    if isinstance(config, dict):
-        frame, object_frame = config.get('gravity_frame') or '', config.get('object_frame', '')
-    else:
-        frame, object_frame = config.settings.gravity_frame, config.object_frame
-    return bool(frame) and not same_frame(frame, object_frame)
+    frame = config.settings.gravity_frame
+    return bool(frame) and not same_frame(frame, config.object_frame)

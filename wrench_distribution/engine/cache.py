@@ -4,8 +4,10 @@ from typing import Optional, Sequence
 import numpy as np
 
 from wrench_distribution.core import Contact, LoadDistributor
+from wrench_distribution.core.codec import format_numbers
 from wrench_distribution.core.safe_load import MAX_ABS
 from wrench_distribution.core.spatial import normalize, same_poses, unusable_quaternions
+from .status import regime_word
 
 
 def check_poses(positions, quaternions, names: Sequence[str]) -> tuple:
@@ -119,3 +121,19 @@ class DistributorCache:
         extras = self.contact_extras or [{}] * len(self.names)
         return [Contact(name=n, type=t, position=tuple(p), orientation=tuple(q), **x)
                 for n, t, p, q, x in zip(self.names, self.types, positions, quaternions, extras)]
+
+    def values(self, internal_load: Optional[np.ndarray] = None) -> dict:
+        """Key/values of the diagnostics: the solver's regime, basis, virtual masses.
+
+        :param internal_load: the coordinates in force, shown with them (None: not shown).
+        :return: nothing before the first solver.
+        """
+        dist = self.distributor
+        if dist is None:
+            return {}
+        out = {'regime': dist.regime.name, 'regime_reasons': ', '.join(dist.regime.reasons),
+               'regime_message': regime_word(dist.regime), 'basis': ';'.join(dist.basis_names),
+               'virtual_masses': format_numbers(dist.virtual_masses)}
+        if internal_load is not None:
+            out['internal_load'] = format_numbers(internal_load)
+        return out

@@ -3,84 +3,94 @@
 One object owns what the distributor does with a desired wrench, composed of one part per
 responsibility: the input checks and watchdog (:mod:`.watchdog`), the solver cache
 (:mod:`.cache`), the internal load, prescribed and fed back (:mod:`.internal_load`),
-friction (:mod:`.friction`), the object's weight (:mod:`.holding`) and the command limits
-(:mod:`.limit_stage`, policy ``on_limit``). It reads the typed settings of
-:class:`~wrench_distribution.config.DistributorConfig`. The distributor node converts
+friction (:mod:`.friction`), the object's weight (:mod:`.holding`), the command limits
+(:mod:`.limit_stage`, policy ``on_limit``) and the outputs (:mod:`.outcome`). It reads the
+typed :class:`~wrench_distribution.config.DistributorConfig`. The distributor node converts
 messages and calls :meth:`DistributionEngine.step`, whose :class:`~.outcome.Outcome` holds
-everything it publishes for that message.
+everything it publishes for that message; a runtime change is :meth:`plan` then
+:meth:`adopt`; the diagnostics are :meth:`report`.
 
 Per desired wrench, in order: NaN or Inf (``nan``), another frame (``frame``), a stamp too
 far ahead of the clock (``future``), no contacts (``no_contacts``), a rejected prescription
 (``internal_load``), no object orientation for ``hold_object_weight`` (``no_contacts``);
-the object's weight added (:mod:`.holding`); then the commands: desired-wrench limit, solver,
-friction auto mode, command limits (the feedback correction is cut back first), the friction
-check on the commands as sent (scaled or not), the sign. Only a desired wrench whose commands
-were sent unchanged by any limit is a *valid input*: it alone resets the watchdog.
+the object's weight added (:mod:`.holding`); then the commands (:mod:`.commands`):
+desired-wrench limit, solver, friction auto mode, command limits (the feedback correction is
+cut back first), the friction check on the commands as sent (scaled or not), the sign. Only
+a desired wrench whose commands were sent unchanged by any limit is a *valid input*: it
+alone resets the watchdog.
 """
-from typing import Optional, Sequence, Union
+from dataclasses import dataclass
+from typing import Optional, Sequence
 
 import numpy as np
 
-from wrench_distribution.config import DistributorConfig, load_distributor_config
-from wrench_distribution.core import UnrealisableWrenchError, WrenchDistributionError
-from . import distribution_params, distribution_report as reporting
+from wrench_distribution.config import Change, DistributorConfig
+from wrench_distribution.core.prescription import InternalLoadPrescription
 from .cache import DistributorCache
+from .commands import CommandPath
+from .feedback import FeedbackGains
 from .friction import FrictionStage
 from .holding import ObjectWeight
-from .internal_load import InternalLoadStage
+from .internal_load import gains_from, InternalLoadStage
 from .limit_stage import LimitStage, safety_conditions
-from .outcome import ContactUpdate, Outcome, OutputStage, Refusal, Report
+from .outcome import ContactUpdate, FrictionLoad, MarkerData, Outcome, OutputStage, Refusal, Report
 from .status import ERROR, WARN
 from .watchdog import InputGuard
 
 #: The distributor's diagnostic concerns, one status each, in order.
-CONCERNS = reporting.CONCERNS
-__all__ = ['CONCERNS', 'DistributionEngine', 'Outcome']
+CONCERNS = ('input', 'contacts', 'internal load', 'solver', 'limits', 'clock', 'friction',
+            'feedback', 'outputs')
+__all__ = ['CONCERNS', 'DistributionEngine', 'DistributionPlan', 'Outcome']
+
+
+@dataclass(frozen=True)
+class DistributionPlan:
+    """A runtime change checked against the engine, ready to adopt (:meth:`DistributionEngine.plan`).
+
+    :param change: the configuration's change.
+    :param prescription: the prescription in force after it.
+    :param lam: its coordinates on the solver, or None.
+    :param gains: the feedback's gains.
+    :param distributor: the solver after it (a new one for a new ``torque_share``), or None.
+    """
+
+    change: Change
+    prescription: InternalLoadPrescription
+    lam: Optional[np.ndarray]
+    gains: FeedbackGains
+    distributor: object
 
 
 class DistributionEngine:
     """Desired wrench -> commands, with prescription, feedback, friction, limits, watchdog.
 
-    :param config: the typed configuration, or validated distributor parameters (a dict,
-        read with :func:`~wrench_distribution.config.load_distributor_config`).
-    :param typed: the typed configuration when ``config`` is a dict already read (the
-        command line builds it from a problem file: :func:`.problem.engine_for_problem`).
+    :param config: the distributor's configuration.
     :raises ConfigError: when the core objects cannot be built (message names the cause).
     """
 
-    def __init__(self, config: Union[DistributorConfig, dict],
-                 typed: Optional[DistributorConfig] = None) -> None:
-        if typed is None:
-            typed = config if isinstance(config, DistributorConfig) else \
-                load_distributor_config(config)
-        #: the typed configuration (topics, contact frames, core objects, settings)
-        self.config = typed
-        s = self.settings = typed.settings
-        self.names = list(s.names)
+    def __init__(self, config: DistributorConfig) -> None:
+        self.config = config
+        s = config.settings
+        self.names = list(config.effectors)
         self.n = len(self.names)
         self.guard = InputGuard(s.input)
         self.limit = LimitStage(s.limits, self.n)
         self.internal = InternalLoadStage(s.prescription, s.feedback, s.output.object_axes)
         self.friction = FrictionStage(s.friction)
-        self.weight = ObjectWeight(s.weight)  # hold_object_weight (engine/holding.py)
-        self.cache = DistributorCache(self.names, typed.contact_types, typed.object_model,
-                                      typed.options, typed.contact_pose_tolerance,
+        self.weight = ObjectWeight(s.weight)
+        self.cache = DistributorCache(self.names, config.contact_types, config.object_model,
+                                      config.options, config.contact_pose_tolerance,
                                       contact_extras=self.friction.extras)
         self.output = OutputStage(s.output)
-        self._w = np.zeros(6)
-        self._saturated = False
+        self.path = CommandPath(self.limit, self.internal, self.friction, s.output.object_axes,
+                                s.output.negate)
+        self._wrench = np.zeros(6)
+        self.saturated = False  # the last commands were cut back by a limit (the PI's anti-windup)
 
-    # -- the parts' state, by name (tests, tools) ------------------------------------------
-    cfg = property(lambda self: self.config.params, doc='The validated parameters (dict).')
-    limits = property(lambda self: self.limit.limits, doc='The command limits in force.')
-    feedback = property(lambda self: self.internal.feedback, doc='The internal-load feedback.')
-    lam = property(lambda self: self.internal.lam, doc='The prescription resolved, or None.')
-    lam_error = property(lambda self: self.internal.error, doc='Why it was rejected, or None.')
-    timed_out = property(lambda self: self.guard.timed_out, doc='Whether the input timed out.')
-    applied_correction = property(lambda self: self.internal.applied_correction,
-                                  doc='The feedback correction last applied, or None.')
-    object_axes = property(lambda self: self.settings.output.object_axes,
-                           doc='Whether commands are in object axes.')
+    @property
+    def settings(self):
+        """Return the distribution settings in force (``config.settings``)."""
+        return self.config.settings
 
     # -- inputs other than the desired wrench -------------------------------------------------
     def offer_contacts(self, positions, quaternions, mono_ns: int) -> ContactUpdate:
@@ -99,20 +109,12 @@ class DistributionEngine:
             return ContactUpdate(refusal=Refusal('rejected_contacts',
                                                  f'contact poses rejected: {e}', ERROR,
                                                  'contacts'))
-        why = self.rebuilt(mono_ns)
+        dist = self.cache.distributor
+        self.internal.feedback.set_basis(dist.basis_names, mono_ns)
+        self.friction.feedback.contacts_changed(mono_ns)
+        why = self.internal.rebuilt(dist, self.settings.limits)
         return ContactUpdate(True, self.basis_names, None if why is None else Refusal(
             'rejected_internal_load', why, ERROR, 'internal load'))
-
-    def rebuilt(self, mono_ns: int) -> Optional[str]:
-        """Adopt the solver the cache has just built (the contacts changed).
-
-        :param mono_ns: steady time.
-        :return: None, or why the prescription is rejected on the new solver.
-        """
-        dist = self.cache.distributor
-        self.feedback.set_basis(dist.basis_names, mono_ns)
-        self.friction.feedback.contacts_changed(mono_ns)
-        return self.internal.rebuilt(dist, self.limits)
 
     @property
     def has_solver(self) -> bool:
@@ -125,10 +127,10 @@ class DistributionEngine:
         dist = self.cache.distributor
         return [] if dist is None else list(dist.basis_names)
 
-    def set_prescription(self, prescription, source: str) -> None:
+    def set_prescription(self, prescription: InternalLoadPrescription, source: str) -> None:
         """Prescribe an internal load (a problem file's); resolved on the next solver.
 
-        :param prescription: the ``InternalLoadPrescription``.
+        :param prescription: the prescription.
         :param source: where it came from (diagnostics).
         """
         self.internal.adopt(prescription, source, None, None)
@@ -149,7 +151,7 @@ class DistributionEngine:
         :return: None when adopted, else why it was rejected (the previous one stays).
         """
         why = self.internal.offer(names, np.asarray(values, float), self.cache.distributor,
-                                  self.limits)
+                                  self.settings.limits)
         return None if why is None else Refusal('rejected_internal_load', why, ERROR,
                                                 'internal load')
 
@@ -172,16 +174,17 @@ class DistributionEngine:
         :return: None, or why it was refused (counted by the feedback; reported while on).
         """
         dist = self.cache.distributor
+        feedback = self.internal.feedback
         if dist is None:
             why = 'no contacts yet: measurement ignored'
         else:
-            why = self.feedback.measure(names, np.asarray(values, float), self.reference(),
-                                        mono_ns, self._saturated, clock_ns)
+            why = feedback.measure(names, np.asarray(values, float), self.reference(),
+                                   mono_ns, self.saturated, clock_ns)
             if why is None:  # the product E u here, off the desired wrench's path
-                self.internal.now(dist, mono_ns, self.limits.internal_load)
+                self.internal.now(dist, mono_ns, self.settings.limits.internal_load)
                 return None
         return Refusal('feedback_rejected', f'internal-load feedback: {why}', WARN, 'feedback',
-                       report=self.feedback.enabled)
+                       report=feedback.enabled)
 
     def offer_friction(self, labels, values: np.ndarray, mono_ns: int,
                        clock_ns: int = 0) -> Optional[Refusal]:
@@ -210,7 +213,7 @@ class DistributionEngine:
             period starts at the first one read).
         :return: the outcome: commands, drop, auto mode's load, markers when due.
         """
-        w = self._w
+        w = self._wrench
         w[:] = wrench
         refused = self.guard.refusal(wrench, stamp_ns, now_ns, frame_id)
         if refused is not None:
@@ -218,123 +221,119 @@ class DistributionEngine:
         if contacts_problem is not None or self.cache.distributor is None:
             return Outcome(None, 'no_contacts', f'no command: {contacts_problem or "no contacts"}',
                            'contacts', 'no_contacts')
-        if self.lam_error is not None:
-            return Outcome(None, 'internal_load', self.lam_error, 'internal load',
+        if self.internal.error is not None:
+            return Outcome(None, 'internal_load', self.internal.error, 'internal load',
                            'rejected_internal_load')
         if self.weight.problem() is not None:
             return Outcome(None, 'no_contacts', self.weight.problem(), 'contacts', 'no_contacts')
         self.weight.add_to(w)  # the limits and the solver see what the effectors must apply
-        outcome = self._commands(w, mono_ns)
+        outcome, self.saturated = self.path.commands(self.cache.distributor, w, mono_ns,
+                                                     self.guard.timed_out)
         if outcome.commands is not None:
-            self.output.attach(self, outcome, wrench, mono_ns, markers_read)
+            added = self.friction.added if self.friction.options.mode == 'auto' else None
+            load = None if added is None else FrictionLoad(self.basis_names, added.tolist())
+            outcome = self.output.attach(outcome, load, lambda: self._markers(wrench), mono_ns,
+                                         markers_read)
         if outcome.valid:
             self.guard.valid(mono_ns, now_ns)
         return outcome
 
-    def _commands(self, w: np.ndarray, mono_ns: int) -> Outcome:
-        """Commands for a checked desired wrench, inside every limit (module docstring)."""
-        lim = self.limits
-        dist = self.cache.distributor
-        over = lim.check_desired(w)
-        if over is not None and lim.policy != 'scale':
-            return self.limit.hit(over.text, None, 1.0, self.timed_out)
-        internal, corr = self.internal.now(dist, mono_ns, lim.internal_load)
-        scale = 1.0
-        if over is not None:
-            scale = over.scale  # the whole set scales: manipulating and internal parts alike
-            w *= scale
-            internal = None if internal is None else internal * scale
+    def _markers(self, wrench: Sequence[float]) -> Optional[MarkerData]:
+        """Return what the markers show for a desired wrench with the internal load last commanded.
+
+        :param wrench: the desired wrench (the object's weight is added here).
+        :return: the marker data, or None when the solver refuses the wrench.
+        """
+        from wrench_distribution.core import WrenchDistributionError
+        held = self.weight.held(wrench)  # what the effectors apply (hold_object_weight)
         try:
-            out = dist.wrench_commands(w, internal, self.object_axes, check_finite=False)
-        except WrenchDistributionError as e:
-            cause = 'unrealisable' if isinstance(e, UnrealisableWrenchError) else 'rejected'
-            return Outcome(None, cause, f'no command: {e}', 'solver', cause)
-        friction = self.friction
-        if friction.active and friction.options.mode == 'auto':
-            out = friction.apply(dist, out, self.object_axes, mono_ns, lim)
-            if out is None:
-                return self._friction_fallback()
-        if not np.isfinite(out).all():
-            return Outcome(None, 'solver_nan', 'solver returned NaN or Inf; no command',
-                           'solver', 'rejected_nan')
-        v = lim.check_commands(out)
-        self._saturated = over is not None
-        if v is not None and corr is not None:
-            delta = dist.internal_wrench(corr, self.object_axes).reshape(self.n, 6) * scale
-            out, kept = self.limit.back_off(out, delta)
-            self._saturated = True
-            corr = corr * kept
-            self.feedback.backed_off(corr)
-            v = lim.check_commands(out)
-        self.internal.applied_correction = corr
-        if v is not None and lim.policy != 'scale':
-            return self.limit.hit(v.text, None, 1.0, self.timed_out)
-        if v is not None:
-            self._saturated = True
-            out = out * v.scale
-            scale *= v.scale
-            if friction.added is not None:  # report auto mode's load as sent
-                friction.added = friction.added * v.scale
-        return self._finish(out, over, v, scale)
-
-    def _finish(self, out: np.ndarray, over, v, scale: float) -> Outcome:
-        """Friction check on the commands as sent, the sign, and the limit report."""
-        if self.friction.active:
-            self.friction.check_sent(self.cache.distributor, out, self.object_axes)
-        if self.settings.output.negate:
-            out = -out
-        if over is None and v is None:
-            self.limit.sent(out)
-            return Outcome(out)
-        text = '; '.join(x.text for x in (over, v) if x is not None)
-        return self.limit.hit(text, out, scale, self.timed_out)
-
-    def _friction_fallback(self) -> Outcome:
-        """Auto mode found no internal load: the configured fallback (not a valid input)."""
-        why = f'friction: {self.friction.infeasible}'
-        out = self.friction.fallback()
-        if out is not None and self.settings.output.negate:
-            out = -out
-        if self.timed_out or (out is not None and not self.limits.within(out)):
-            out = None
-        return Outcome(out, 'friction', why, 'friction', 'friction_infeasible')
+            syn = self.cache.distributor.synthesize(held, self.commanded())
+        except WrenchDistributionError:
+            return None
+        out = self.settings.output
+        return MarkerData(self.cache.positions, syn.wrench_object, held, out.object_com,
+                          self.names, self.friction.colors(), out.marker_scale)
 
     # -- watchdog ------------------------------------------------------------------------
-    def watchdog(self, mono_ns: int, now_ns: int) -> Optional[str]:
-        """Check the input timeout (:meth:`.watchdog.InputGuard.watchdog`)."""
-        return self.guard.watchdog(mono_ns, now_ns)
-
     def tick(self, mono_ns: int, now_ns: int) -> Outcome:
         """One watchdog check as the node acts on it (:meth:`.watchdog.InputGuard.tick`)."""
         return self.guard.tick(mono_ns, now_ns, self.n)
 
-    # -- runtime parameters (:mod:`.distribution_params`) ----------------------------------------
-    def plan(self, new: dict, touched: set, prescription_changed: bool) -> dict:
-        """Check a parameter change without applying it (:func:`.distribution_params.plan`)."""
-        return distribution_params.plan(self, new, touched, prescription_changed)
+    # -- runtime parameters --------------------------------------------------------------
+    def plan(self, change: Change) -> DistributionPlan:
+        """Check a runtime change against the solver, without applying it.
 
-    def adopt(self, plan: dict, mono_ns: int) -> None:
-        """Apply a checked parameter change (:func:`.distribution_params.adopt`)."""
-        distribution_params.adopt(self, plan, mono_ns)
+        :param change: the configuration's change (:func:`~wrench_distribution.config.changed_config`).
+        :return: what :meth:`adopt` needs.
+        :raises ValueError: when it does not fit the solver (the message names the parameter).
+        """
+        settings = change.config.settings
+        prescription = settings.prescription if change.prescription_changed \
+            else self.internal.prescription
+        dist = self.cache.distributor
+        if 'torque_share' in change.touched and dist is not None:
+            dist = self.cache.try_options(change.config.options)
+        lam = None if dist is None else self.internal.resolve(prescription, dist, settings.limits)
+        gains = gains_from(settings.feedback)
+        if dist is not None:
+            gains.per_element(len(dist.basis_names))  # raises naming the parameter
+        return DistributionPlan(change, prescription, lam, gains, dist)
+
+    def adopt(self, plan: DistributionPlan, mono_ns: int) -> None:
+        """Apply a checked runtime change (bumpless for the feedback).
+
+        :param plan: the result of :meth:`plan`.
+        :param mono_ns: steady time.
+        """
+        change, dist = plan.change, plan.distributor
+        settings = change.config.settings
+        if 'torque_share' in change.touched:
+            self.cache.adopt_options(change.config.options, dist)
+            if dist is not None:
+                self.internal.feedback.set_basis(dist.basis_names, mono_ns)
+                self.friction.feedback.contacts_changed(mono_ns)
+        self.limit.configure(settings.limits)
+        source = (('parameter' if plan.prescription.kind != 'none' else 'none')
+                  if change.prescription_changed else None)
+        self.internal.adopt(plan.prescription, source, dist, plan.lam)
+        self.internal.feedback.set_gains(plan.gains)
+        self.internal.feedback.set_enabled(settings.feedback.enabled, mono_ns)
+        self.friction.set_feedback(settings.friction, mono_ns)
+        self.guard.configure(settings.input)
+        self.output.configure(settings.output)
+        self.config = change.config
 
     # -- diagnostics ---------------------------------------------------------------------------
-    def report(self, mono_ns: int) -> tuple:
-        """Key/values of the summary status and per concern (:mod:`.distribution_report`)."""
-        return reporting.values(self, mono_ns)
-
-    def conditions(self, mono_ns: int) -> dict:
-        """Return the engine's persistent conditions per concern (the node adds its own)."""
-        return reporting.conditions(self, mono_ns)
-
-    def diagnostics(self, mono_ns: int) -> Report:
+    def report(self, mono_ns: int) -> Report:
         """Everything the diagnostics show of the engine, in one call (the node's timer).
 
-        :param mono_ns: steady time.
-        :return: values, per-concern values, conditions and the feedback loops' counters.
+        :param mono_ns: steady time (input age; the feedback's staleness is checked here too,
+            so a missing measurement shows without any desired wrench).
+        :return: values, per-concern values, conditions over :data:`CONCERNS` and the
+            feedback loops' counters.
         """
-        values, per = self.report(mono_ns)
-        return Report(values, per, self.conditions(mono_ns),
-                      {**self.feedback.counters, **self.friction.feedback.counters})
+        s, internal, friction = self.settings, self.internal, self.friction
+        feedback = internal.feedback
+        values = self.guard.values(mono_ns)
+        values.update(internal_load_prescription=internal.prescription.describe(),
+                      internal_load_source=internal.source, on_limit=s.limits.policy)
+        values.update(self.cache.values(internal.lam))
+        values.update(friction.values(mono_ns))
+        values.update(self.weight.values())
+        per = {'limits': self.limit.values(s.opt_in, s.defaults_in_force),
+               'internal load': {'source': internal.source,
+                                 'prescription': internal.prescription.describe()},
+               'feedback': internal.feedback_values(self.commanded())}
+        cond: dict = {c: [] for c in CONCERNS}
+        cond['internal load'] += [(ERROR, internal.error)] if internal.error else []
+        cond['input'] += self.guard.conditions()
+        cond['limits'] += self.limit.conditions(s.opt_in, s.defaults_in_force)
+        cond['friction'] += [c for c in (friction.condition() if friction.active else None,
+                                         friction.feedback_condition(mono_ns)) if c is not None]
+        feedback.current(mono_ns)
+        if feedback.enabled and feedback.status() != 'closed loop':
+            cond['feedback'].append((WARN, f'internal-load feedback {feedback.status()}'))
+        return Report(values, per, cond, {**feedback.counters, **friction.feedback.counters})
 
     def safety_conditions(self) -> list:
         """Return the WARNs of the limits status: the opt-in in force, package default limits."""

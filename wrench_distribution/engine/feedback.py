@@ -44,7 +44,7 @@ class FeedbackGains:
     :param ki: integral gain (1/s), one value or one per element.
     :param integral_limit: largest |integral term| (the elements' units).
     :param correction_limit: largest |correction| (the elements' units).
-    :param timeout_s: a measurement older than this (s, steady clock) is stale.
+    :param timeout_ns: a measurement older than this (steady clock) is stale.
     :param lowest: smallest correction (None: ``-correction_limit``, a symmetric range).
     :param gain_names: the parameters holding ``kp`` and ``ki`` (for messages).
     """
@@ -53,7 +53,7 @@ class FeedbackGains:
     ki: Sequence[float]
     integral_limit: float
     correction_limit: float
-    timeout_s: float
+    timeout_ns: int
     lowest: Optional[float] = None
     gain_names: tuple = ('feedback_kp', 'feedback_ki')
 
@@ -206,7 +206,7 @@ class PILoop:
         self.error = np.asarray(error, float)
         clock_ns = clock_ns if clock_ns > 0 else now_ns
         dt = 0.0 if self._last_clock_ns is None else min(
-            (clock_ns - self._last_clock_ns) * 1e-9, self.gains.timeout_s)
+            clock_ns - self._last_clock_ns, self.gains.timeout_ns) * 1e-9
         self._last_ns, self._last_clock_ns = now_ns, clock_ns
         self.suspended = None
         if not self.enabled or self.gain_error is not None:
@@ -276,10 +276,10 @@ class PILoop:
                 self._released_ns = None  # released: nothing more to add
             return self._released_from * max(0.0, left)
         since = self._last_ns if self._last_ns is not None else self._wait_ns
-        if since is not None and (now_ns - since) * 1e-9 > self.gains.timeout_s:
+        if since is not None and now_ns - since > self.gains.timeout_ns:
             self._suspend((f'{self.what} stale' if self._last_ns is not None else
                            f'no {self.what}') + f' for > {self.prefix}_timeout '
-                          f'{self.gains.timeout_s:g} s: correction held',
+                          f'{self.gains.timeout_ns * 1e-9:g} s: correction held',
                           f'{self.prefix}_suspended_stale')
             self._last_ns = self._last_clock_ns = self._wait_ns = None
         return self.correction

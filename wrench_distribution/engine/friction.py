@@ -6,7 +6,7 @@ A :class:`~wrench_distribution.core.friction.FrictionModel` is built once per
 :meth:`FrictionStage.check_sent` on the commands it publishes. With ``friction_feedback``,
 auto mode's margin comes from :class:`~.friction_feedback.FrictionFeedback`.
 """
-from typing import List, Mapping, Optional, Tuple, Union
+from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -44,15 +44,11 @@ LEVELS = {'ok': OK, 'unloaded': OK, 'unconstrained': OK, 'near_limit': WARN,
 class FrictionStage:
     """Friction for one node: configuration, the model per solver, and the last state.
 
-    :param settings: the friction settings (or validated node parameters, read with
-        :meth:`FrictionSettings.from_params`).
+    :param settings: the friction settings.
     :param mode: ``'off'``, ``'check'`` or ``'auto'`` (None: the settings' mode).
     """
 
-    def __init__(self, settings: Union[FrictionSettings, Mapping],
-                 mode: Optional[str] = None) -> None:
-        if not isinstance(settings, FrictionSettings):
-            settings = FrictionSettings.from_params(settings, mode)
+    def __init__(self, settings: FrictionSettings, mode: Optional[str] = None) -> None:
         mode = mode or settings.mode
         self.names = list(settings.names)
         self.extras = [dict(x) for x in settings.contact_fields]
@@ -193,6 +189,24 @@ class FrictionStage:
         if not self.feedback.enabled or status == 'closed loop':
             return None
         return WARN, f'friction feedback {status}'
+
+    def scale_added(self, scale: float) -> None:
+        """Scale auto mode's added load as the commands it went with were scaled (``on_limit: scale``).
+
+        :param scale: the factor.
+        """
+        if self.added is not None:
+            self.added = self.added * scale
+
+    def check_contacts(self, distributor, contact: np.ndarray) -> FrictionCheck:
+        """Check measured contact wrenches against the cones (the analyzer's check mode).
+
+        :param distributor: the solver of these contacts.
+        :param contact: (n, 6) wrenches in the contact frames.
+        :return: the check (also the state the diagnostics show).
+        """
+        self.check = self.model(distributor).check(contact)
+        return self.check
 
     def check_sent(self, distributor, out: np.ndarray, object_frame: bool) -> None:
         """Check the commands actually sent (after any scaling) against the cones.

@@ -39,7 +39,7 @@ def friction_gains(settings: GainSettings) -> FeedbackGains:
     :return: gains; the correction (a margin increase) stays in [0, friction_feedback_limit].
     """
     return FeedbackGains(list(settings.kp), list(settings.ki), settings.integral_limit,
-                         settings.correction_limit, settings.timeout_s, lowest=0.0,
+                         settings.correction_limit, settings.timeout_ns, lowest=0.0,
                          gain_names=('friction_feedback_kp', 'friction_feedback_ki'))
 
 

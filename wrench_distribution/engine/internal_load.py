@@ -10,25 +10,11 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from wrench_distribution.config.settings import GainSettings, PrescriptionSettings
+from wrench_distribution.config.settings import GainSettings
 from wrench_distribution.core.codec import zero_below_resolution
 from wrench_distribution.core.limits import CommandLimits
+from wrench_distribution.core.prescription import InternalLoadPrescription
 from .feedback import bounded, FeedbackGains, InternalLoadFeedback
-from .prescription import InternalLoadPrescription
-
-
-def prescription_from(settings: PrescriptionSettings) -> InternalLoadPrescription:
-    """Return the prescription the parameters ask for (may be none).
-
-    :param settings: the prescription settings.
-    :return: the prescription.
-    """
-    prescription = InternalLoadPrescription()
-    if settings.coordinates:
-        prescription.set_coords(settings.coordinates)
-    elif settings.handles:
-        prescription.set_handles(dict(settings.handles))
-    return prescription
 
 
 def gains_from(settings: GainSettings) -> FeedbackGains:
@@ -38,7 +24,7 @@ def gains_from(settings: GainSettings) -> FeedbackGains:
     :return: the gains.
     """
     return FeedbackGains(list(settings.kp), list(settings.ki), settings.integral_limit,
-                         settings.correction_limit, settings.timeout_s)
+                         settings.correction_limit, settings.timeout_ns)
 
 
 class InternalLoadStage:
@@ -49,9 +35,9 @@ class InternalLoadStage:
     :param object_axes: commands in object axes.
     """
 
-    def __init__(self, prescription: PrescriptionSettings, feedback: GainSettings,
+    def __init__(self, prescription: InternalLoadPrescription, feedback: GainSettings,
                  object_axes: bool) -> None:
-        self.prescription = prescription_from(prescription)
+        self.prescription = prescription
         self.source = 'parameter' if self.prescription.kind != 'none' else 'none'
         self.feedback = InternalLoadFeedback(gains_from(feedback), feedback.enabled)
         self.object_axes = object_axes
@@ -135,15 +121,14 @@ class InternalLoadStage:
         :param limits: the limits in force.
         :return: None when adopted, else why it was rejected (the previous one stays).
         """
-        candidate = InternalLoadPrescription()
         if not np.all(np.isfinite(values)):
             return 'internal_load message contains NaN or Inf'
         if names is not None and (dist is None or names != list(dist.basis_names)):
             if len(names) != values.size:
                 return f'internal_load message has {values.size} values but {len(names)} labels'
-            candidate.set_handles(dict(zip(names, values.tolist())))
+            candidate = InternalLoadPrescription.of_handles(dict(zip(names, values.tolist())))
         else:
-            candidate.set_coords(values)
+            candidate = InternalLoadPrescription.of_coordinates(values)
         why = limits.check_internal_load(values)
         if why is not None:
             return f'internal_load message rejected: {why}'
@@ -155,6 +140,13 @@ class InternalLoadStage:
                 return f'internal_load message rejected: {e}'
         self.adopt(candidate, 'topic', dist, lam)
         return None
+
+    def apply_correction(self, correction: Optional[np.ndarray]) -> None:
+        """Record the feedback correction applied with the last commands (None: none).
+
+        :param correction: the correction as applied (cut back by a limit, or not).
+        """
+        self.applied_correction = correction
 
     def reference(self, dist, added: Optional[np.ndarray]) -> Optional[np.ndarray]:
         """Return the internal load commanded before the feedback correction.

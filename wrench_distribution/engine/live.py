@@ -9,49 +9,15 @@ a node only counts and publishes what it is given.
 from collections import deque
 from dataclasses import dataclass, field
 import math
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
-from wrench_distribution.core.codec import same_frame
+from .drops import Drop
 from .results import ChunkResult
-from .status import ERROR, WARN
 
 #: the quantities of a sample that must be finite for it to be published
 _CHECKED = ('manipulating', 'constraint', 'resultant', 'internal_load')
-#: cause of a drop -> (diagnostic level, concern, counter it also adds to, or None)
-DROP_KINDS = {
-    'future': (ERROR, 'input', None), 'nan': (ERROR, 'input', 'rejected_nan'),
-    'malformed': (ERROR, 'input', None),
-    'frame': (ERROR, 'input', None), 'unsynchronised': (WARN, 'input', None),
-    'stale': (WARN, 'input', 'stale_drops'), 'out_of_order': (WARN, 'input', None),
-    'no_contacts': (ERROR, 'contacts', 'no_contacts'),
-    'no_orientation': (ERROR, 'sensing', 'no_orientation'),
-    'solver_nan': (ERROR, 'solver', 'rejected_nan'),
-}
-
-
-@dataclass
-class Drop:
-    """One dropped reading (``effector`` >= 0) or sample (``effector`` -1).
-
-    :param cause: ``future``, ``nan``, ``malformed``, ``frame``, ``unsynchronised``, ``stale``,
-        ``out_of_order``, ``no_contacts``, ``no_orientation``, ``solver_nan``.
-    :param message: what happened, user-readable.
-    :param counter: the aggregate counter it adds to (None: the cause's, :data:`DROP_KINDS`).
-    """
-
-    effector: int
-    cause: str
-    message: str
-    counter: Optional[str] = None
-
-    def __post_init__(self) -> None:
-        level, concern, counter = DROP_KINDS[self.cause]
-        self.level: int = level
-        self.concern: str = concern
-        if self.counter is None:
-            self.counter = counter
 
 
 @dataclass
@@ -102,19 +68,9 @@ class LiveQueue:
         """
         engine = self.engine
         step = Step()
-        engine.last_stamp_ns[i] = stamp_ns
-        want = engine.ft_frames[i]
-        if want and not same_frame(frame_id, want):
-            engine.wrong_frame[i] += 1
-            step.drops.append(Drop(i, 'frame', f"F/T reading of '{engine.names[i]}' is in frame "
-                                   f"'{frame_id}', expected '{want}' (ft_frames); dropped"))
-            return step
-        ahead = stamp_ns - recv_ns
-        if engine.future_ns and recv_ns > 0 and ahead > engine.future_ns:
-            engine.future[i] += 1
-            step.drops.append(Drop(i, 'future', f"F/T reading of '{engine.names[i]}' is stamped "
-                                   f'{ahead * 1e-9:.3f} s ahead of the node clock '
-                                   '(> max_future); dropped'))
+        drop = engine.drops.reading(i, stamp_ns, recv_ns, frame_id)
+        if drop is not None:
+            step.drops.append(drop)
             return step
         hi, readings = engine.sync.offer(i, stamp_ns, wrench, recv_ns if recv_ns > 0 else stamp_ns)
         if engine.sync.events:
@@ -139,24 +95,26 @@ class LiveQueue:
         return Drop(i, 'unsynchronised', f"F/T reading of '{names[i]}' replaced before the "
                     'other streams delivered theirs (streams at different rates?)')
 
-    def drain(self, now_ns: int, step: Step) -> None:
-        """Analyse the waiting samples in order, as far as their poses are known."""
+    def drain(self, now_ns: int, step: Step) -> Step:
+        """Analyse the waiting samples in order, as far as their poses are known.
+
+        :param now_ns: node clock now (how long to wait for tf data).
+        :param step: where the samples and drops go.
+        :return: ``step``.
+        """
         engine = self.engine
         while self.pending:
             hi, readings = self.pending[0]
-            if engine.last_out_ns is not None and hi <= engine.last_out_ns:
+            drop = engine.drops.sample(hi)
+            if drop is not None:
                 self.pending.popleft()
-                engine.out_of_order += 1
-                step.drops.append(Drop(-1, 'out_of_order', 'F/T sample stamped '
-                                       f'{(engine.last_out_ns - hi) * 1e-9:.6f} s before (or at) '
-                                       'the last published one; dropped (outputs never go '
-                                       'backwards)'))
+                step.drops.append(drop)
                 continue
             stamp = np.array([hi], np.int64)
             poses, sensors, valid = engine.poses_at(stamp)
             gravity, gravity_valid = engine.gravity_model.at(stamp)
             if not (valid[0] and gravity_valid[0]) and self.may_come(hi, now_ns):
-                return
+                return step
             self.pending.popleft()
             if not valid[0]:
                 step.drops.append(Drop(-1, 'no_contacts', f'no analysis: {engine.no_pose_at(hi, 1)}'))
@@ -168,11 +126,10 @@ class LiveQueue:
             part = engine.analyze_run(readings[None], poses[0], None if sensors is None
                                       else sensors[0], gravity, stamp)
             if part is None:
-                engine.no_pose += 1
                 step.drops.append(Drop(-1, 'no_contacts', f'no analysis: {engine.contact_problem}'))
                 continue
-            engine.last_out_ns = hi
             self._publishable(engine.sample(hi, part), step)
+        return step
 
     @staticmethod
     def _publishable(sample: Sample, step: Step) -> None:

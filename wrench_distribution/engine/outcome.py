@@ -5,8 +5,8 @@
 with its counter and concern, auto mode's added internal load, and the markers when they
 are due. The node converts and publishes; it reads nothing else of the engine.
 """
-from dataclasses import dataclass
-from typing import Optional, Sequence
+from dataclasses import dataclass, replace
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -149,41 +149,23 @@ class OutputStage:
         """Adopt new output settings (runtime parameters)."""
         self.settings = settings
 
-    def attach(self, engine, outcome: Outcome, wrench: Sequence[float], mono_ns: int,
-               markers_read: bool = True) -> None:
-        """Add auto mode's load and, when due, the markers to an outcome with commands.
+    def attach(self, outcome: Outcome, friction_load: Optional[FrictionLoad],
+               markers: Callable[[], Optional[MarkerData]], mono_ns: int,
+               markers_read: bool = True) -> Outcome:
+        """Return an outcome with commands, with auto mode's load and, when due, the markers.
 
-        :param engine: the distribution engine (its solver, friction and internal load).
         :param outcome: the outcome, with commands.
-        :param wrench: the desired wrench as received.
+        :param friction_load: auto mode's added load with these commands, or None.
+        :param markers: makes the markers (called only when they are due).
         :param mono_ns: steady time (``markers_period``).
         :param markers_read: whether the markers have a reader (False: none are made).
+        :return: the outcome with them.
         """
-        friction = engine.friction
-        if friction.added is not None and friction.options.mode == 'auto':
-            outcome.friction_load = FrictionLoad(engine.basis_names, friction.added.tolist())
         s = self.settings
-        if not (s.markers and markers_read and outcome.valid):
-            return
-        if self.last_marker_ns is not None and mono_ns - self.last_marker_ns < s.markers_period_ns:
-            return
-        self.last_marker_ns = mono_ns
-        outcome.markers = self.markers(engine, wrench)
-
-    def markers(self, engine, wrench: Sequence[float]) -> Optional[MarkerData]:
-        """Return what the markers show for a desired wrench with the internal load last commanded.
-
-        :param engine: the distribution engine.
-        :param wrench: the desired wrench (the object's weight is added here).
-        :return: the marker data, or None when the solver refuses the wrench.
-        """
-        from wrench_distribution.core import WrenchDistributionError
-        held = engine.weight.held(wrench)  # what the effectors apply (hold_object_weight)
-        cache = engine.cache
-        try:
-            syn = cache.distributor.synthesize(held, engine.commanded())
-        except WrenchDistributionError:
-            return None
-        s = self.settings
-        return MarkerData(cache.positions, syn.wrench_object, held, s.object_com, cache.names,
-                          engine.friction.colors(), s.marker_scale)
+        due = s.markers and markers_read and outcome.valid and (
+            self.last_marker_ns is None or mono_ns - self.last_marker_ns >= s.markers_period_ns)
+        if due:
+            self.last_marker_ns = mono_ns
+        if friction_load is None and not due:
+            return outcome
+        return replace(outcome, friction_load=friction_load, markers=markers() if due else None)

@@ -9,20 +9,22 @@ the problem file describes, not validated again against the schema. Limits are u
 unless the problem file's ``limits`` sets them (each value checked as the node's parameter
 is); the watchdog is off.
 """
+from dataclasses import replace
 import math
 from typing import Any, Mapping, Optional, Tuple
 
 import numpy as np
 
-from wrench_distribution.config import ConfigError, DistributorConfig, LIMIT_CEILING
+from wrench_distribution.config import build_config, ConfigError, LIMIT_CEILING
 from wrench_distribution.config.schema import PARAM_INDEX
-from wrench_distribution.config.validation import check_param_value
+from wrench_distribution.config.validation import defaults
+from wrench_distribution.config.values import check_param_value
 from wrench_distribution.core.errors import InvalidInputError, WrenchDistributionError
 from wrench_distribution.core.friction import FrictionOptions
 from wrench_distribution.core.load_distributor import LoadDistributor
-from wrench_distribution.core.validation import finite_array
+from wrench_distribution.core.prescription import InternalLoadPrescription
+from wrench_distribution.core.validation import check_keys, finite_array
 from .distribution import DistributionEngine, Outcome
-from .prescription import InternalLoadPrescription
 
 
 #: Problem-file ``limits`` keys and the distributor parameters they set.
@@ -42,8 +44,9 @@ def problem_limits(limits: Any, n: int) -> dict:
     """
     if limits is None:
         return {}
-    if not isinstance(limits, Mapping) or set(map(str, limits)) - set(LIMIT_KEYS):
+    if not isinstance(limits, Mapping):
         raise InvalidInputError('"limits" must be a mapping with keys ' + ', '.join(LIMIT_KEYS))
+    check_keys(limits, tuple(LIMIT_KEYS), '"limits"')
     out = {}
     for key, value in limits.items():
         name = LIMIT_KEYS[str(key)]
@@ -73,10 +76,9 @@ def problem_parameters(distributor: LoadDistributor, friction: FrictionOptions,
     :param limits: the problem file's ``limits`` (see :func:`problem_limits`), or None.
     :return: ``{parameter: value}``, the keys of the distributor schema.
     """
-    cfg = {name: (list(spec.default) if isinstance(spec.default, list) else spec.default)
-           for name, spec in PARAM_INDEX['distributor'].items()}
+    values = defaults('distributor')
     contacts = distributor.contacts
-    cfg.update(
+    values.update(
         effectors=[c.name for c in contacts], contact_types=[c.type for c in contacts],
         contact_source='static',
         contact_positions=[float(x) for c in contacts for x in c.position],
@@ -88,8 +90,8 @@ def problem_parameters(distributor: LoadDistributor, friction: FrictionOptions,
         publish_markers=False,
         force_limits=[math.inf], torque_limits=[math.inf], desired_force_limit=math.inf,
         desired_torque_limit=math.inf, internal_load_limit=math.inf)
-    cfg.update(problem_limits(limits, len(contacts)))
-    return cfg
+    values.update(problem_limits(limits, len(contacts)))
+    return values
 
 
 def prescription_of_problem(internal_load: Any) -> InternalLoadPrescription:
@@ -99,19 +101,16 @@ def prescription_of_problem(internal_load: Any) -> InternalLoadPrescription:
     :return: the prescription.
     :raises InvalidInputError: for any other form.
     """
-    prescription = InternalLoadPrescription()
     if internal_load is None:
-        return prescription
+        return InternalLoadPrescription()
     if isinstance(internal_load, Mapping):  # values checked as the core checks them
-        prescription.set_handles({str(k): float(finite_array(v, (), f'internal load {k!r}'))
-                                  for k, v in internal_load.items()})
-    elif isinstance(internal_load, list):
-        prescription.set_coords(finite_array(internal_load, (-1,), 'internal_load'))
-    else:
-        raise InvalidInputError('options.internal_load must be a list (one number per basis '
-                                'element) or a mapping {handle: value}, got '
-                                f'{type(internal_load).__name__}')
-    return prescription
+        return InternalLoadPrescription.of_handles(
+            {str(k): float(finite_array(v, (), f'internal load {k!r}')) for k, v in internal_load.items()})
+    if isinstance(internal_load, list):
+        return InternalLoadPrescription.of_coordinates(finite_array(internal_load, (-1,), 'internal_load'))
+    raise InvalidInputError('options.internal_load must be a list (one number per basis '
+                            'element) or a mapping {handle: value}, got '
+                            f'{type(internal_load).__name__}')
 
 
 def engine_for_problem(distributor: LoadDistributor, friction: FrictionOptions,
@@ -125,22 +124,17 @@ def engine_for_problem(distributor: LoadDistributor, friction: FrictionOptions,
     :return: the engine, with its solver built from the contact poses.
     :raises WrenchDistributionError: when the prescription does not fit the grasp or a limit.
     """
-    cfg = problem_parameters(distributor, friction, limits)
-    names = list(cfg['effectors'])
-    typed = DistributorConfig(
-        params=cfg, effectors=names, contact_types=list(cfg['contact_types']),
-        contact_source='static', contact_frames=[f'{name}_contact' for name in names],
-        contacts=list(distributor.contacts), object_frame=cfg['object_frame'],
-        object_model=distributor.object_model, options=distributor.options,
-        contact_pose_tolerance=cfg['contact_pose_tolerance'])
-    engine = DistributionEngine(cfg, typed)
+    values = problem_parameters(distributor, friction, limits)
+    config = replace(build_config('distributor', values, frozenset(values)),
+                     contacts=tuple(distributor.contacts), object_model=distributor.object_model,
+                     options=distributor.options)
+    engine = DistributionEngine(config)
     prescription = prescription_of_problem(internal_load)
     engine.set_prescription(prescription, 'problem' if prescription.kind != 'none' else 'none')
-    engine.cache.update(np.array([c.position for c in distributor.contacts], float),
-                        np.array([c.orientation for c in distributor.contacts], float))
-    why = engine.rebuilt(0)
-    if why is not None:
-        raise InvalidInputError(why)
+    update = engine.offer_contacts(np.array([c.position for c in distributor.contacts], float),
+                                   np.array([c.orientation for c in distributor.contacts], float), 0)
+    if update.refusal is not None:
+        raise InvalidInputError(update.refusal.message)
     return engine
 
 

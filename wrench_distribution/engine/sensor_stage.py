@@ -36,6 +36,14 @@ class SensorStage:
         self._map: tuple = ()  # (gain (n, 6, 6), gravity map (n, 6, 3)), configured sensors
         self._offset: Optional[np.ndarray] = None  # B g - A b of the configured sensors
 
+    def record_tare(self, window: Optional[TareWindow]) -> None:
+        """Record the analysed samples' readings into ``window`` (None: stop recording)."""
+        self.tare_window = window
+
+    def set_recorder(self, recorder) -> None:
+        """Record the analysed samples for a calibration into ``recorder`` (None: stop)."""
+        self.recorder = recorder
+
     def rebuilt(self, quaternions: np.ndarray) -> None:
         """Rebuild the maps for a new solver's contact orientations.
 

@@ -44,15 +44,15 @@ class CalibrationServices:
 
     :param node: the analyzer node (services, ``set_parameters``).
     :param engine: its analysis engine.
-    :param setting: ``setting(name)``: the node's current value of a parameter.
+    :param config: returns the node's configuration in force.
     :param names: effector names.
     :param sensors: the configured sensor models (what tools are identified against).
     """
 
-    def __init__(self, node, engine, setting: Callable[[str], Any], names: list, sensors: list) -> None:
+    def __init__(self, node, engine, config: Callable[[], Any], names: list, sensors: list) -> None:
         self.node = node
         self.engine = engine
-        self.setting = setting
+        self.config = config
         self.names = list(names)
         self.sensors = list(sensors)
         self.mounting = False
@@ -61,7 +61,7 @@ class CalibrationServices:
         self.object: Optional[tuple] = None
         self.grasps = None
         self.report = 'none'
-        self.resize(setting('tare_samples'))
+        self.resize(config().settings.tare_samples)
         for name, callback in (('calibration/capture', self._capture), ('calibration/clear', self._clear),
                                ('calibration/identify_tools', self._identify_tools),
                                ('calibration/identify_object', self._identify_object),
@@ -71,7 +71,7 @@ class CalibrationServices:
 
     def resize(self, samples: int) -> None:
         """Record the newest ``samples`` analysed samples (``tare_samples``)."""
-        self.engine.recorder = E.CalibrationRecorder(int(samples))
+        self.engine.set_recorder(E.CalibrationRecorder(int(samples)))
 
     def values(self) -> dict:
         """Key/values for the ``sensing`` diagnostics status (the identified contacts in use, if any)."""
@@ -90,7 +90,7 @@ class CalibrationServices:
         return E.recording_of(rows), labels
 
     def _capture(self, request, response):
-        want = int(self.setting('tare_samples'))
+        want = self.config().settings.tare_samples
         if len(self.engine.recorder) < want:
             return _answer(response, False, f'capture refused: only {len(self.engine.recorder)} of '
                            f'tare_samples={want} samples since the last capture; hold still and retry')
@@ -116,7 +116,7 @@ class CalibrationServices:
         try:
             for i, sensor in enumerate(sensors):
                 check_tool_motion(pose_directions(gravity[:, i] @ sensor.rotation, labels),
-                                  f'sensor {self.names[i]}', bool(self.setting('calibration_mounting')))
+                                  f'sensor {self.names[i]}', self.config().calibration.mounting)
             tools = 'tools: determined'
         except WrenchDistributionError as err:
             tools = f'tools: not yet ({err})'
@@ -136,7 +136,7 @@ class CalibrationServices:
     def _identify_tools(self, request, response):
         if not self.captured:
             return _answer(response, False, 'identify_tools refused: no pose captured (~/calibration/capture)')
-        mounting = bool(self.setting('calibration_mounting'))
+        mounting = self.config().calibration.mounting
         recording, labels = self._recording()
         try:
             tools = E.identify_tools(recording, self.sensors, labels, self.names, mounting)
@@ -173,7 +173,7 @@ class CalibrationServices:
                        '~/save_calibration, in effect at the next start')
 
     def _identify_grasps(self, request, response):
-        source = self.setting('contact_source')
+        source = self.config().contact_source
         if source != 'static':
             return _answer(response, False, f"identify_grasps refused: contact_source is '{source}': the contact "
                            'poses come from it at every sample, and grasp identification corrects static '
@@ -186,7 +186,8 @@ class CalibrationServices:
         try:
             grasps = E.identify_contacts(recording, config.sensors, self.engine.biases, labels, self.names,
                                          [t == 'rigid' for t in config.contact_types],
-                                         float(self.setting('object_mass')), self.setting('object_com'))
+                                         self.config().settings.object_mass,
+                                         list(self.config().object_model.com))
             self.engine.poses.replace(np.concatenate([grasps.positions, grasps.quaternions], axis=1),
                                       'static configuration, corrected by ~/calibration/identify_grasps')
         except (WrenchDistributionError, ValueError) as err:
@@ -197,7 +198,7 @@ class CalibrationServices:
         return _answer(response, True, 'applied: ' + grasp_summary(grasps, self.names))
 
     def _check_signs(self, request, response):
-        want = int(self.setting('tare_samples'))
+        want = self.config().settings.tare_samples
         if len(self.engine.recorder) < want:
             return _answer(response, False, f'check_signs refused: only {len(self.engine.recorder)} of '
                            f'tare_samples={want} samples; hold the object still and retry')
@@ -211,7 +212,7 @@ class CalibrationServices:
 
     def parameters(self) -> dict:
         """Return the calibration in use, as analyzer parameter values (the biases always, a tare's too)."""
-        tf_sensors = bool(self.setting('sensor_frames'))  # orientations from tf: not written
+        tf_sensors = bool(self.config().settings.sensor_frames)  # orientations from tf: not written
         out = E.calibration_parameters(self.tools, self.object, self.mounting and not tf_sensors)
         if self.grasps is not None:
             out.update(E.contact_parameters(self.grasps))
@@ -219,7 +220,7 @@ class CalibrationServices:
         return out
 
     def _save(self, request, response):
-        path = self.setting('calibration_file')
+        path = self.config().calibration.file
         if not path:
             return _answer(response, False, 'save_calibration refused: calibration_file is empty (set it to '
                            'the file the launch files load, e.g. ~/.ros/wrench_calibration.yaml)')

@@ -27,7 +27,7 @@ from typing import Callable, Optional
 from geometry_msgs.msg import PoseArray, PoseStamped
 
 from wrench_distribution.config.schema import ConfigError
-from wrench_distribution.core.codec import seconds_to_ns, stamp_to_ns
+from wrench_distribution.core.codec import stamp_to_ns
 from wrench_distribution.core.messages import pose_array_to_arrays
 from wrench_distribution.engine.analysis import needs_orientation
 from wrench_distribution.engine.poses import HeldPoses, same_frame, StaticPoses
@@ -64,7 +64,7 @@ class ContactInput:
         self.on_latest = on_latest
         self.on_orientation = on_orientation
         self.orientation_frame = orientation_frame
-        self.timeout_ns = seconds_to_ns(config.contact_timeout)
+        self.timeout_ns = config.contact_timeout_ns
         self.names = list(config.effectors)
         self.sensors = None
         self.orientation = None
@@ -101,7 +101,7 @@ class ContactInput:
         frames = list(self.config.contact_frames)
         lookup = self._tf_lookup('contact_source', 'topic, static')
         self.contacts = TfBufferPoses(lookup, [self.config.object_frame] * len(frames), frames)
-        sensor_frames = getattr(self.config.settings, 'sensor_frames', ())  # the analyzer's
+        sensor_frames = getattr(self.config.settings, 'sensor_frames', ())  # the analyzer's only
         if sensor_frames:
             self.sensors = TfBufferPoses(lookup, frames, list(sensor_frames))
 
@@ -111,7 +111,7 @@ class ContactInput:
         if s.orientation_source == 'topic':
             self.orientation = LiveHeldPoses(['object'], s.gravity_frame,
                                              s.orientation_timeout_ns,
-                                             description=f'topic {s.object_pose_topic}')
+                                             description=f'topic {config.topics.object_pose}')
             return
         from wrench_distribution.ros.tf import TfBufferPoses
         lookup = self._tf_lookup('object_orientation_source', 'topic')
@@ -134,10 +134,10 @@ class ContactInput:
                 raise ConfigError(f"parameter 'contact_positions'/'contact_orientations': {why}")
             self.has_poses = True
         elif self.source == 'topic':
-            self.node.create_subscription(PoseArray, self.config.topics['contact_poses'],
+            self.node.create_subscription(PoseArray, self.config.topics.contact_poses,
                                           self._on_poses, reliable_qos(10))
         if isinstance(self.orientation, HeldPoses):
-            self.node.create_subscription(PoseStamped, self.config.settings.object_pose_topic,
+            self.node.create_subscription(PoseStamped, self.config.topics.object_pose,
                                           self._on_object_pose, reliable_qos(10))
         if self._lookup is not None:
             self.node.create_timer(TF_PERIOD, self._on_tf_timer)

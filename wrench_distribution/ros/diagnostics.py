@@ -12,7 +12,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
-from wrench_distribution.core.codec import seconds_to_ns
+from wrench_distribution.core.codec import ns_to_seconds, seconds_to_ns
 from wrench_distribution.engine.status import ERROR, OK, STALE, WARN
 _LEVEL_IS_BYTES = isinstance(DiagnosticStatus().level, (bytes, bytearray))
 _LEVEL_NAMES = {OK: 'OK', WARN: 'WARN', ERROR: 'ERROR', STALE: 'STALE'}
@@ -255,23 +255,21 @@ class SimClockMonitor:
                       f'{frozen * 1e-9:.1f} s (paused?); the watchdog runs on the steady clock')
 
 
-def start_steady_timers(node, diagnostics_period: float, publish, summary_period: float,
-                        summarise):
+def start_steady_timers(node, ros, publish, summarise):
     """Diagnostics and drop-summary timers on the steady clock.
 
     They keep running under ``use_sim_time`` when no ``/clock`` arrives.
 
     :param node: the rclpy node.
-    :param diagnostics_period: seconds between diagnostics.
+    :param ros: the node's ``RosSettings`` (``diagnostics_period``, ``summary_period``).
     :param publish: diagnostics callback.
-    :param summary_period: seconds between drop summaries.
     :param summarise: summary callback.
     :return: the steady ``Clock`` (for more timers).
     """
     from rclpy.clock import Clock, ClockType
     steady = Clock(clock_type=ClockType.STEADY_TIME)
-    node.create_timer(diagnostics_period, publish, clock=steady)
-    node.create_timer(summary_period, summarise, clock=steady)
+    node.create_timer(ns_to_seconds(ros.diagnostics_period_ns), publish, clock=steady)
+    node.create_timer(ns_to_seconds(ros.summary_period_ns), summarise, clock=steady)
     return steady
 
 

@@ -7,8 +7,9 @@ from rclpy.exceptions import InvalidParameterTypeException, ParameterUninitializ
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from wrench_distribution.config.nodes import build_config
 from wrench_distribution.config.schema import ConfigError, ParamSpec
-from wrench_distribution.config.validation import check_param_value, unknown_message, validate_params
+from wrench_distribution.config.validation import unknown_message, validate_params
 
 #: ``check(params) -> (reason or None, plan)`` of :func:`add_parameter_callbacks`.
 CheckFn = Callable[[list], Tuple[Optional[str], Any]]
@@ -58,46 +59,52 @@ def typed_parameter(spec: ParamSpec, value: object) -> Parameter:
         value, (list, tuple)) else value)
 
 
-def declare_from_specs(node: Node, specs: Sequence[ParamSpec]) -> Dict[str, object]:
-    """Declare every parameter and return the values (defaults where not overridden).
+def declare_from_specs(node: Node, specs: Sequence[ParamSpec]) -> Tuple[Dict[str, object], Set[str]]:
+    """Declare every parameter; return the values (defaults where not given) and the names given.
 
-    An empty list has no ROS type of its own (rclpy would infer a byte array), so an
-    empty-array default is declared with its static type and then set to a typed empty
-    array: ``ros2 param get`` and ``ros2 param dump`` show ``[]`` like any other value.
-    Type mismatches in overrides raise rclpy's ``InvalidParameterTypeException``, which
-    the caller reports.
+    Each parameter is declared with its static type and no value, so that rclpy tells whether
+    it was given (a parameter file, ``-p``, the overrides of a launch file or of a node made in
+    a process): it is then set, else uninitialised and set here to its default. An empty list
+    has no ROS type of its own (rclpy would infer a byte array): declared this way, it is a
+    typed empty array that ``ros2 param get`` and ``ros2 param dump`` show as ``[]``. Type
+    mismatches in overrides raise rclpy's ``InvalidParameterTypeException``, which the caller
+    reports.
 
     :param node: the node.
     :param specs: the parameter specs.
-    :return: name -> Python value.
+    :return: ``(name -> Python value, the names given)``.
     """
     values: Dict[str, object] = {}
+    given: Set[str] = set()
     for spec in specs:
         try:
-            _declare(node, spec)
+            if _declare(node, spec):
+                given.add(spec.name)
         except InvalidParameterTypeException:
             if spec.type not in _INTEGER_FORMS:
                 raise
             _declare_from_integers(node, spec)
+            given.add(spec.name)
         values[spec.name] = read_value(node, spec)
-    return values
+    return values, given
 
 
-def _declare(node: Node, spec: ParamSpec) -> None:
-    """Declare one parameter with its static type (see :func:`declare_from_specs`)."""
-    desc = descriptor_for(spec)
-    default = spec.default
-    if isinstance(default, list) and not default:
-        writable = descriptor_for(spec)
-        writable.read_only = False  # to set the typed [] once; restored just below
-        node.declare_parameter(spec.name, _TYPES[spec.type][1], writable)
-        try:
-            node.get_parameter(spec.name)
-        except ParameterUninitializedException:  # not overridden: a typed []
-            node.set_parameters([typed_parameter(spec, [])])
-        node.set_descriptor(spec.name, desc)
-    else:
-        node.declare_parameter(spec.name, default, desc)
+def _declare(node: Node, spec: ParamSpec) -> bool:
+    """Declare one parameter with its static type (see :func:`declare_from_specs`).
+
+    :return: whether it was given.
+    """
+    writable = descriptor_for(spec)
+    writable.read_only = False  # to set the default once; restored just below
+    node.declare_parameter(spec.name, _TYPES[spec.type][1], writable)
+    try:
+        node.get_parameter(spec.name)
+        given = True
+    except ParameterUninitializedException:  # not given: its default
+        node.set_parameters([typed_parameter(spec, spec.default)])
+        given = False
+    node.set_descriptor(spec.name, descriptor_for(spec))
+    return given
 
 
 #: Declared type -> the integer type rcl gives a value written without a decimal point.
@@ -149,24 +156,32 @@ def read_value(node: Node, spec: ParamSpec) -> object:
     return v
 
 
-def coerce_empty_arrays(params: list, specs: Mapping[str, ParamSpec]) -> list:
-    """Pre-set callback body: an empty array of any type becomes the declared array type.
+def retyped(params: list, specs: Mapping[str, ParamSpec]) -> list:
+    """Pre-set callback body: a request typed as a file would be (rclpy >= Iron).
 
-    ``ros2 param set /node internal_load "[]"`` sends an empty array whose type the client
-    guessed; without this, rclpy refuses it as the wrong type.
+    An empty array of any type becomes the declared array type (``ros2 param set /node
+    internal_load "[]"`` sends an empty array whose type the client guessed), and an integer
+    (array) set on a double (array) parameter becomes that double (``ros2 param set /node
+    torque_share 1``), as the same value in a parameter file is read. Without this, rclpy
+    refuses both as the wrong type before the node sees them.
 
     :param params: the requested parameters.
     :param specs: schema by name.
-    :return: the parameters, empty arrays retyped.
+    :return: the parameters, retyped.
     """
     out = []
     for p in params:
         spec = specs.get(p.name)
         v = p.value
-        if (spec is not None and spec.type.endswith('_array') and p.type_ != _TYPES[spec.type][1]
-                and isinstance(v, (list, tuple)) and len(v) == 0):
-            p = typed_parameter(spec, [])
-        out.append(p)
+        if spec is None or p.type_ == _TYPES[spec.type][1]:
+            out.append(p)
+        elif spec.type.endswith('_array') and isinstance(v, (list, tuple)) and len(v) == 0:
+            out.append(typed_parameter(spec, []))
+        elif spec.type in _INTEGER_FORMS and p.type_ == _INTEGER_FORMS[spec.type]:
+            out.append(typed_parameter(spec, [float(x) for x in v] if spec.type.endswith('_array')
+                                       else float(v)))
+        else:
+            out.append(p)
     return out
 
 
@@ -199,16 +214,13 @@ def ros_args_parameters(argv: Sequence[str], node_name: str) -> Dict[str, object
     return out
 
 
-def unknown_overrides(node: Node, specs: Sequence[ParamSpec], argv: Sequence[str] = ()) -> list:
+def unknown_overrides(specs: Sequence[ParamSpec], given: Mapping[str, object]) -> list:
     """Names given to the node (params file, command line) that it does not declare.
 
-    :param node: the node.
     :param specs: the declared specs.
-    :param argv: the process arguments (``sys.argv`` when empty).
+    :param given: the parameters given (:func:`ros_args_parameters`).
     :return: sorted unknown names.
     """
-    import sys
-    given = ros_args_parameters(list(argv) or sys.argv, node.get_name())
     known = {s.name for s in specs} | {'use_sim_time', 'start_type_description_service'}
     return sorted(k for k in given if k not in known and not k.startswith('qos_overrides.'))
 
@@ -225,36 +237,25 @@ def param_value_of(p: Parameter) -> object:
     return v
 
 
-def checked_changes(params, specs: Mapping[str, ParamSpec], current: Mapping[str, object]
-                    ) -> Tuple[Optional[str], Dict[str, object], Set[str]]:
-    """Apply a set-parameters request to a copy of the configuration, each value checked.
+def requested_changes(params, specs: Mapping[str, ParamSpec]) -> Dict[str, object]:
+    """Return the values a set-parameters request asks for, by name (arrays as lists, unset as ``[]``).
 
     :param params: the ``rclpy.parameter.Parameter`` list of the request.
-    :param specs: schema by parameter name (unknown names are left to rclpy).
-    :param current: the node's current configuration values.
-    :return: ``(reason, new, touched)``: ``reason`` is None when every value is accepted,
-        else the message to refuse the request with.
+    :param specs: schema by name.
+    :return: name -> value of the node's own parameters (rclpy's, ``use_sim_time``, are
+        rclpy's business); every check is the configuration's
+        (:func:`~wrench_distribution.config.changed_config`).
     """
-    new = dict(current)
-    touched = set()
+    out: Dict[str, object] = {}
     for p in params:
         spec = specs.get(p.name)
-        if spec is None:
-            continue
-        if spec.read_only:
-            return f"parameter '{p.name}' is read-only", new, touched
-        value = param_value_of(p)
-        if value is None and spec.type.endswith('array'):
-            value = []
-        try:
-            new[p.name] = check_param_value(spec, value)
-        except ConfigError as e:
-            return str(e), new, touched
-        touched.add(p.name)
-    return None, new, touched
+        if spec is not None:
+            value = param_value_of(p)
+            out[p.name] = [] if value is None and spec.type.endswith('_array') else value
+    return out
 
 
-def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> dict:
+def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> Tuple[dict, Set[str]]:
     """Declare every parameter of a node, refuse unknown overrides, validate the values.
 
     A name given to the node (parameter file, command line) that it does not declare is an
@@ -262,19 +263,35 @@ def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> d
 
     :param node: the node.
     :param specs: its parameter schema.
-    :param kind: ``'distributor'`` or ``'analyzer'`` (for ``params.validate_params``).
-    :return: the validated configuration.
+    :param kind: the node kind (:data:`~wrench_distribution.config.index.INDEX`).
+    :return: ``(validated values, the names given)``.
     :raises ConfigError: naming the parameter and its accepted values.
     """
-    values = declare_from_specs(node, specs)
-    unknown = unknown_overrides(node, specs)
+    import sys
+    values, given = declare_from_specs(node, specs)
+    unknown = unknown_overrides(specs, ros_args_parameters(sys.argv, node.get_name()))
     if unknown:
         message = unknown_message(kind, unknown)
         if not values.get('allow_unknown_parameters', False):
             raise ConfigError(f'{message}; set allow_unknown_parameters: true to run on with a '
                               'warning')
         node.get_logger().warning(f'{message}: ignored (allow_unknown_parameters)')
-    return validate_params(kind, values)
+    return validate_params(kind, values), given
+
+
+def declare_config(node: Node, specs: Sequence[ParamSpec], kind: str):
+    """Declare the parameters of the distributor or the analyzer and build its configuration.
+
+    The names given count as set (the package's default limits are a WARN only when unset).
+
+    :param node: the node.
+    :param specs: its parameter schema.
+    :param kind: ``'distributor'`` or ``'analyzer'``.
+    :return: the node's configuration (:mod:`wrench_distribution.config.nodes`).
+    :raises ConfigError: naming the parameter and its accepted values.
+    """
+    values, given = declare_and_validate(node, specs, kind)
+    return build_config(kind, values, frozenset(given))
 
 
 def add_parameter_callbacks(node: Node, specs: Mapping[str, ParamSpec], check: CheckFn,
@@ -286,8 +303,8 @@ def add_parameter_callbacks(node: Node, specs: Mapping[str, ParamSpec], check: C
     changes the node. On rclpy >= Iron it runs in the post-set callback, once rclpy has
     stored the new values; Humble has no post-set callback, so there it runs at the end of
     the on-set callback, after every check passed (the node's only on-set callback, so the
-    set cannot fail after it). On Iron and later the empty-array retyping runs as the
-    pre-set callback.
+    set cannot fail after it). On Iron and later :func:`retyped` runs as the pre-set callback
+    (on Humble, an empty array or an integer for a double is refused by rclpy's type check).
 
     :param node: the node.
     :param specs: schema by name.
@@ -313,7 +330,7 @@ def add_parameter_callbacks(node: Node, specs: Mapping[str, ParamSpec], check: C
             apply(staged.pop(0))
 
     if hasattr(node, 'add_pre_set_parameters_callback'):  # rclpy >= Iron
-        node.add_pre_set_parameters_callback(lambda ps: coerce_empty_arrays(ps, specs))
+        node.add_pre_set_parameters_callback(lambda ps: retyped(ps, specs))
     node.add_on_set_parameters_callback(on_set)
     if post_set:
         node.add_post_set_parameters_callback(on_post_set)

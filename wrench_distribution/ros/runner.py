@@ -101,6 +101,10 @@ class StopRequest:
     def __init__(self) -> None:
         self.requested = False
 
+    def reset(self) -> None:
+        """Forget an earlier request (a new run of the process's spin loop)."""
+        self.requested = False
+
     def __call__(self, signum, frame) -> None:  # noqa: D102 (a signal handler)
         self.requested = True
 
@@ -138,7 +142,7 @@ def init_without_signal_handlers(args=None) -> None:
 def install_signal_handlers() -> None:
     """Route SIGINT and SIGTERM to :data:`STOP` (main thread only)."""
     import signal
-    STOP.requested = False
+    STOP.reset()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, STOP)
 

@@ -178,6 +178,15 @@ class PositionLoop:
         self.velocity = np.zeros(3)
         self.omega = np.zeros(3)
 
+    def place(self, position: np.ndarray, rotation: np.ndarray) -> None:
+        """Put the tip at a pose (a rig that turns the arm, at rest).
+
+        :param position: world position.
+        :param rotation: world orientation, (3, 3).
+        """
+        self.position = np.asarray(position, float).reshape(3).copy()
+        self.rotation = np.asarray(rotation, float).reshape(3, 3).copy()
+
     def step(self, position, rotation, dt: float) -> None:
         """Advance the tip toward the commanded pose for one period; the linear part is exact.
 

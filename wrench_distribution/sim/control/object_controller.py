@@ -60,7 +60,7 @@ def tilt_profile(tilts, t: float) -> tuple:
 def scheduled(schedule: list, t: float) -> dict:
     """Return the handles in force at time ``t`` (the last entry at or before it).
 
-    :param schedule: from :func:`~wrench_distribution.config.validation.parse_schedule`.
+    :param schedule: from :func:`~wrench_distribution.config.handles.parse_schedule`.
     :param t: time, s.
     :return: ``{name: value}`` (empty before the first entry)
     """

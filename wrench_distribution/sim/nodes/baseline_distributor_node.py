@@ -27,7 +27,7 @@ class BaselineDistributorNode(Node):
 
     def __init__(self) -> None:
         super().__init__('baseline_distributor')
-        p = declare_and_validate(self, BASELINE_PARAMS, 'baseline_distributor')
+        p, _ = declare_and_validate(self, BASELINE_PARAMS, 'baseline_distributor')
         self.effectors = list(p['effectors'])
         self.types = list(p['contact_types']) or ['rigid'] * len(self.effectors)
         self.com = np.array(p['object_com'], dtype=float)

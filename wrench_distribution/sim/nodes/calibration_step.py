@@ -72,7 +72,7 @@ def grasp_procedure(checked: Mapping) -> list:
     :raises ValueError: when the analyzer's contacts are not static, or fewer than two
         different internal loads are held before the move
     """
-    from ...config.validation import parse_schedule
+    from ...config.handles import parse_schedule
     source = checked['wrench_analyzer']['contact_source']
     if source != 'static':
         raise ValueError(f"grasp identification corrects static contacts; the analyzer's contact_source "

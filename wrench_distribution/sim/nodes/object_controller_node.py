@@ -17,8 +17,8 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float64MultiArray
 
+from wrench_distribution.config.handles import parse_schedule
 from wrench_distribution.config.sim import CONTROLLER_PARAMS
-from wrench_distribution.config.validation import parse_schedule
 from wrench_distribution.core.codec import ns_to_seconds, stamp_to_ns
 from wrench_distribution.core.messages import fill_wrench, pose_to_list, vector_to_array
 from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
@@ -33,7 +33,7 @@ class ObjectControllerNode(Node):
 
     def __init__(self) -> None:
         super().__init__('object_controller')
-        p = declare_and_validate(self, CONTROLLER_PARAMS, 'object_controller')
+        p, _ = declare_and_validate(self, CONTROLLER_PARAMS, 'object_controller')
         self.p = p
         self.schedule = parse_schedule(p['internal_load_schedule'])
         self.law = controller_from(p)

@@ -63,7 +63,7 @@ class ObjectSimNode(Node):
 
     def __init__(self) -> None:
         super().__init__('object_sim')
-        self.p = declare_and_validate(self, SIM_PARAMS, 'object_sim')
+        self.p, _ = declare_and_validate(self, SIM_PARAMS, 'object_sim')
         self.extra = {k: self.p[k] for k in EXTRA}
         self.effectors = list(self.p['effectors'])
         self.n = len(self.effectors)
@@ -189,7 +189,7 @@ class ObjectSimNode(Node):
                 self.sim.step(commands, self.dt, fixed=fixed)
         if self.started:
             self.ticks += 1
-            self.sim.time = self.ticks * self.period
+            self.sim.set_clock(self.ticks * self.period)
         if self.p['free_tilts'] and not self.grasped():  # the open grippers turn with the fixture
             self.sim.turn_rig(tilt_profile(self.p['free_tilts'], self.sim.time)[0])
         self.publish()

@@ -64,7 +64,7 @@ class ArmHeldObjectSim(HeldObjectSim):
         """
         super().turn_rig(rotation)
         for loop, position, rot in zip(self.loops, *self.tip_poses()):
-            loop.position, loop.rotation = position, rot
+            loop.place(position, rot)
 
     def readings(self) -> np.ndarray:
         """Raw F/T readings now (truth: tool weight, sign, bias, noise).

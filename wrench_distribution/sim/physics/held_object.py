@@ -110,7 +110,7 @@ class HeldObjectSim:
                          self.eff_pos - origin, self.eff_rot.copy())
         origin, body, body_rot, eff, eff_rot = self._rig
         rotation = np.asarray(rotation, float)
-        self.body.position, self.body.rotation = origin + rotation @ body, rotation @ body_rot
+        self.body.place(origin + rotation @ body, rotation @ body_rot)
         self.eff_pos, self.eff_rot = origin + eff @ rotation.T, rotation @ eff_rot
 
     # --- kinematics -------------------------------------------------------------
@@ -285,6 +285,13 @@ class HeldObjectSim:
         self.eff_rot = exp_so3(self.eff_omega * dt) @ self.eff_rot
         self.time += dt
 
+    def set_clock(self, time: float) -> None:
+        """Set the simulation time (a node keeps it on its tick grid, free of summed rounding).
+
+        :param time: s.
+        """
+        self.time = float(time)
+
     def step_object(self, dt: float, fixed: bool = False) -> tuple:
         """Advance the object alone by one step under the grasp wrenches and gravity.
 
@@ -307,8 +314,7 @@ class HeldObjectSim:
         torque = (world[:, 3:] + cross(self.eff_pos - self.body.position,
                                        world[:, :3])).sum(axis=0)
         if fixed:
-            self.body.velocity = np.zeros(3)
-            self.body.omega = np.zeros(3)
+            self.body.stop()
         else:
             self.body.step(force, torque, dt)
         return world, frames

@@ -34,6 +34,20 @@ class RigidBody:
             setattr(self, name, np.asarray(getattr(self, name), dtype=float).copy())
         self.rotation = np.asarray(self.rotation, dtype=float).copy()
 
+    def place(self, position: np.ndarray, rotation: np.ndarray) -> None:
+        """Put the body at a pose (a rig that turns it), its twist unchanged.
+
+        :param position: world position of the centre of mass.
+        :param rotation: world orientation, (3, 3).
+        """
+        self.position = np.asarray(position, dtype=float).copy()
+        self.rotation = np.asarray(rotation, dtype=float).copy()
+
+    def stop(self) -> None:
+        """Hold the body still: zero twist (it is fixed)."""
+        self.velocity = np.zeros(3)
+        self.omega = np.zeros(3)
+
     def world_inertia(self) -> np.ndarray:
         """Inertia tensor about the centre of mass in world axes.
 

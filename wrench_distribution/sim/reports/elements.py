@@ -60,7 +60,7 @@ def steady_window(checked: Mapping, duration: float) -> tuple:
     :param duration: sim time of the run, s.
     :return: ``(start, end, last_change)`` in s
     """
-    from ...config.validation import parse_schedule
+    from ...config.handles import parse_schedule
     ctl = checked['object_controller']
     schedule = parse_schedule(ctl['internal_load_schedule'])
     last_change = max([when for when, _ in schedule] + [checked['object_sim']['release_time']])
@@ -71,7 +71,7 @@ def steady_window(checked: Mapping, duration: float) -> tuple:
 def _commanded(series_t: np.ndarray, checked: Mapping, dist) -> np.ndarray:
     """Commanded coordinates at each time, from the schedule (the core resolves the handles)."""
     from ..control.object_controller import scheduled
-    from ...config.validation import parse_schedule
+    from ...config.handles import parse_schedule
     schedule = parse_schedule(checked['object_controller']['internal_load_schedule'])
     return np.array([dist.internal_load_from_handles(scheduled(schedule, t)) for t in series_t])
 
@@ -83,14 +83,14 @@ def limit_violations(bag: Path, distributor: Mapping) -> int:
     :param distributor: validated distributor parameters.
     :return: number of command messages whose force or torque norm exceeds its limit
     """
-    from ...config.validation import per_effector_limits
+    from ...config.arrays import expand_limits
     from .series import read_bag
     effectors = list(distributor['effectors'])
     topics = [f'{e}/wrench_command' for e in effectors]
     series = read_bag(bag, topics)
     n = len(effectors)
-    forces = per_effector_limits(distributor['force_limits'], n)
-    torques = per_effector_limits(distributor['torque_limits'], n)
+    forces = expand_limits(distributor['force_limits'], n)
+    torques = expand_limits(distributor['torque_limits'], n)
     count = 0
     for topic, f_lim, t_lim in zip(topics, forces, torques):
         s = series.get(topic)
@@ -261,13 +261,13 @@ def element_summary(out: Path, sections: Mapping, duration: float, tare_biases=N
     :param tare_biases: the biases the run's free tare wrote, or None (not tared).
     :return: JSON-ready summary; ``'_series'`` holds the arrays of the plot.
     """
-    from ...config.loading import contacts_from
+    from ...config.nodes import static_contacts
     from ...core import LoadDistributor, ObjectModel
     from ..scenarios.sections import validate_sections
     checked = validate_sections(sections)
     sim = checked['object_sim']
-    dist = LoadDistributor(contacts_from(sim), ObjectModel(com=tuple(sim['object_com']),
-                                                           mass=sim['object_mass']))
+    dist = LoadDistributor(list(static_contacts(sim)), ObjectModel(com=tuple(sim['object_com']),
+                                                                   mass=sim['object_mass']))
     names, units = list(dist.basis_names), list(dist.basis_units)
     lo, hi, last_change = steady_window(checked, duration)
     (t, estimated), (t_true, truth), (t_b, believed), true_basis = _recorded(Path(out) / 'bag', names)

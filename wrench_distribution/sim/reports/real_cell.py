@@ -21,7 +21,7 @@ from typing import Mapping
 import numpy as np
 
 from ..scenarios.parts import true_contacts, true_object
-from ...config.loading import per_effector as _per
+from ...config.arrays import rows as _per
 from ...core.spatial import exp_so3, log_so3, quaternion_to_matrix
 
 #: The four runs, in the order of the procedure: (label, tare, internal-load feedback).

@@ -29,7 +29,7 @@ import numpy as np
 from wrench_distribution.core.spatial import matrix_to_quaternion, quaternion_to_matrix
 
 from ..scenarios.parts import true_contacts, true_object
-from ...config.loading import per_effector as _group
+from ...config.arrays import rows as _group
 
 #: Belief parameters, per effector (``<name>(<effector>)``) then of the object.
 EFFECTOR_PARAMETERS = ('sensor_bias', 'tool_mass', 'tool_com', 'grasp_position',
@@ -47,21 +47,22 @@ def readout(params: Mapping, readings: np.ndarray, tare: Optional[np.ndarray] = 
         or None (``sensor_biases`` as given).
     :return: (m,) the internal load in the basis of ``params``
     """
-    from wrench_distribution.config.loading import build_core_objects, sensor_models_from
+    from wrench_distribution.config import load_analyzer_config
     from wrench_distribution.core import LoadDistributor
-    contacts, obj, options = build_core_objects(params)
-    models = sensor_models_from(params)
+    config = load_analyzer_config(params)
+    contacts, models = config.contacts, config.sensors
     n = len(models)
-    gravity = np.asarray(params['gravity'], float)
+    gravity = np.asarray(config.gravity, float)
     wrenches = np.zeros((n, 6))
     for i, (contact, model) in enumerate(zip(contacts, models)):
         g_contact = quaternion_to_matrix(contact.orientation).T @ gravity
         if tare is None:
-            bias = _group(params['sensor_biases'], n, 6, [0.0] * 6)[i]
+            bias = _group(config.settings.sensor_biases, n, 6, [0.0] * 6)[i]
         else:  # free: sign * (m_free - b) + tool = 0
             bias = tare[i] + model.sign * model.tool_wrench(g_contact)
         wrenches[i] = model.to_contact(readings[i] - bias, g_contact)
-    return np.asarray(LoadDistributor(contacts, obj, options).analyze(wrenches).internal_load)
+    return np.asarray(LoadDistributor(list(contacts), config.object_model, config.options)
+                      .analyze(wrenches).internal_load)
 
 
 def tare_readings(params: Mapping, biases) -> np.ndarray:
@@ -71,13 +72,13 @@ def tare_readings(params: Mapping, biases) -> np.ndarray:
     :param biases: (n, 6) the biases the tare wrote.
     :return: (n, 6) ``m_free = b - s T_tool(belief)``
     """
-    from wrench_distribution.config.loading import contacts_from, sensor_models_from
-    gravity = np.asarray(params['gravity'], float)
-    models = sensor_models_from(params)
-    biases = np.asarray(biases, float).reshape(len(models), 6)
+    from wrench_distribution.config import load_analyzer_config
+    config = load_analyzer_config(params)
+    gravity = np.asarray(config.gravity, float)
+    biases = np.asarray(biases, float).reshape(len(config.sensors), 6)
     return np.array([b - model.sign * model.tool_wrench(
         quaternion_to_matrix(contact.orientation).T @ gravity)
-        for b, model, contact in zip(biases, models, contacts_from(params))])
+        for b, model, contact in zip(biases, config.sensors, config.contacts)])
 
 
 def _sensor_on_contact(sim: Mapping, n: int, deflection: np.ndarray) -> tuple:

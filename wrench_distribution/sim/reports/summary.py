@@ -15,7 +15,7 @@ from .friction import TOPICS as FRICTION_TOPICS
 from .series import read_bag as read_series, Series
 from ..control.object_controller import controller_from
 from ..scenarios.sections import validate_sections
-from ...config.validation import parse_schedule
+from ...config.handles import parse_schedule
 
 #: Seconds after the fixture release and after each internal-load change that the
 #: comparison skips (transients of the grasp springs and of the controller).
@@ -46,10 +46,10 @@ def read_bag(path: Path) -> dict:
 
 
 def _distributor(sim_params: Mapping):
-    from ...config.loading import contacts_from
+    from ...config.nodes import static_contacts
     from ...core import LoadDistributor, ObjectModel
-    return LoadDistributor(contacts_from(sim_params), ObjectModel(com=tuple(sim_params['object_com']),
-                                                                  mass=sim_params['object_mass']))
+    return LoadDistributor(list(static_contacts(sim_params)),
+                           ObjectModel(com=tuple(sim_params['object_com']), mass=sim_params['object_mass']))
 
 
 def summarize(series: Mapping[str, Series], sections: Mapping, duration: float) -> dict:

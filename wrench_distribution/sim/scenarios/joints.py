@@ -20,7 +20,7 @@ from .parts import build_sensors, configured_contacts, true_contacts_of, true_ob
 from ..physics.arm_models import load_arm, pinocchio
 from ..physics.closed_chain import ClosedChain, Grasp
 from ..physics.joint_arms import DlsSettings, drive_gains, JointArmController, JointArmsSim
-from ...config.loading import per_effector
+from ...config.arrays import rows as per_effector
 from ...core.contacts import inertia_matrix
 from ...core.spatial import quaternion_to_matrix
 

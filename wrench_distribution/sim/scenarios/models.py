@@ -18,9 +18,9 @@ from typing import Callable, Mapping, Optional
 
 from .arms import build_admittance_arms, check_rigid_grasps, follow_controller_move
 from .parts import build_held_object
+from ...config.index import INDEX
 from ...config.schema import ConfigError
 from ...config.sim import SIM_DEFAULTS
-from ...config.validation import INDEX
 
 
 def _nothing(*_) -> None:

@@ -14,7 +14,8 @@ import numpy as np
 from ..physics.ft_sensor import SimulatedFTSensors
 from ..physics.grasp import GraspCompliance
 from ..physics.held_object import HeldObjectSim
-from ...config.loading import per_effector, sensor_models_from
+from ...config.arrays import rows as per_effector
+from ...config.nodes import sensor_models
 from ...core.contacts import inertia_matrix
 from ...core.spatial import exp_so3, quaternion_to_matrix
 
@@ -74,7 +75,7 @@ def build_sensors(p: Mapping) -> SimulatedFTSensors:
     :param p: validated ``object_sim`` parameters.
     :return: the sensors
     """
-    return SimulatedFTSensors(sensor_models_from(p), p['sensor_force_noise'],
+    return SimulatedFTSensors(list(sensor_models(p)), p['sensor_force_noise'],
                               p['sensor_torque_noise'], p['sensor_biases'], int(p['noise_seed']))
 
 

@@ -90,7 +90,7 @@ def calibration_motions(sim: Mapping, controller: Mapping) -> tuple:
     :param controller: the controller's validated parameters.
     :return: ``(free, held)``, rows ``(start s, duration s, rotation vector)``, in time order
     """
-    from ...config.validation import parse_schedule
+    from ...config.handles import parse_schedule
     last_change = max((when for when, _ in parse_schedule(controller['internal_load_schedule'])),
                       default=np.inf)
     held = _tilt_rows(controller['tilts'])
@@ -121,7 +121,7 @@ def without_calibration_motions(sections: dict, checked: dict) -> None:
     :param sections: node name -> parameters (changed in place).
     :param checked: the same sections validated (their values and defaults).
     """
-    from ...config.validation import format_schedule, parse_schedule
+    from ...config.handles import format_schedule, parse_schedule
     sim, controller = checked['object_sim'], checked['object_controller']
     spans = calibration_spans(sim, controller)
     if not spans:

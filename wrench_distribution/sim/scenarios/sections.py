@@ -14,8 +14,9 @@ from typing import Mapping
 import yaml
 
 from .models import effector_model
+from ...config.index import NODE_KINDS
 from ...config.schema import ConfigError
-from ...config.validation import NODE_KINDS, validate_params
+from ...config.validation import validate_params
 
 SCENARIOS = ('dual_arm', 'three_finger_hand', 'quadruped_stance', 'dual_arm_admittance',
              'dual_arm_joints', 'dual_arm_real_cell', 'dual_arm_real_cell_tilt')

@@ -52,13 +52,13 @@ class TruthReadout:
     """
 
     def __init__(self, params: Mapping, true_positions, true_rotations) -> None:
-        from wrench_distribution.config.loading import contacts_from
+        from wrench_distribution.config.nodes import static_contacts
         from .parts import true_object
         self.true_positions = np.asarray(true_positions, float).reshape(-1, 3)
         self.true_rotations = np.asarray(true_rotations, float).reshape(-1, 3, 3)
         n = len(self.true_positions)
         self.mass, self.com = true_object(params)
-        believed = contacts_from(params)
+        believed = static_contacts(params)
         self.believed = _distributor(believed, params['object_mass'], params['object_com'])
         if believed is None:
             self.believed_positions, self.believed_rotations = self.true_positions, self.true_rotations
