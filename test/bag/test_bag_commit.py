@@ -282,7 +282,7 @@ def test_single_run_stopped_at_random_points(material, tmp_path, sig):
         run.signal(sig)
         status, _, err = run.finish(timeout=60)
         check_after_stop(sig, status, err)
-        assert run.group_alive() == []
+        assert run.left_behind == []
         check_result_or_nothing(out, reference)
         if sig == signal.SIGINT:
             assert hidden_free(tmp_path), 'an interrupted run removes its hidden directory'
@@ -349,7 +349,7 @@ def test_fleet_stopped_at_random_points(material, cluster, tmp_path, sig):
         run.signal(sig)
         status, _, err = run.finish(timeout=60)
         check_after_stop(sig, status, err)
-        assert run.group_alive() == []
+        assert run.left_behind == []
         check_fleet(out, reference, fleet, status == EXIT_INTERRUPTED)
         wait_idle(client)
         check_fleet(out, reference, fleet, status == EXIT_INTERRUPTED)
@@ -376,7 +376,7 @@ def test_ctrl_c_to_a_fleet_on_its_own_cluster(material, tmp_path):
         run.signal(signal.SIGINT, group=True)
         status, _, err = run.finish(timeout=60)
         check_after_stop(signal.SIGINT, status, err)
-        assert run.group_alive() == [] and 'Traceback' not in err
+        assert run.left_behind == [] and 'Traceback' not in err
         if status == EXIT_INTERRUPTED and 'bags done' in err:
             rows = pq.read_table(out / 'index.parquet').to_pylist()
             done = [r for r in rows if r['status'] == 'done']

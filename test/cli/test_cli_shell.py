@@ -95,7 +95,7 @@ def test_ctrl_c_at_any_point_prints_one_line(inputs, tmp_path, name):
         time.sleep(0.0 if attempt == 0 else chance.uniform(0.0, span))  # the first: at once
         run.signal(signal.SIGINT)
         code, _, err = run.finish(timeout=60)
-        assert run.group_alive() == []
+        assert run.left_behind == []
         assert 'Traceback' not in err and 'Exception ignored' not in err, err
         if code == EXIT_INTERRUPTED:
             interrupted += 1

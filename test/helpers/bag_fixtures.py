@@ -325,6 +325,8 @@ class Command:
                                          stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                                          cwd=REPO, env=env, start_new_session=True)
         self.started_at = time.monotonic()
+        #: live processes of the group that had not ended within the settling time
+        self.left_behind: list = []
 
     def running_package(self, timeout: float = 60.0) -> float:
         """Wait (bounded) until the process runs the package's code; return the seconds it took.
@@ -350,8 +352,11 @@ class Command:
         except ProcessLookupError:
             pass
 
-    def finish(self, timeout: float = 120.0) -> tuple[int, str, str]:
-        """Wait for the exit (at most ``timeout``), kill what is left of the group.
+    def finish(self, timeout: float = 120.0, settle: float = 15.0) -> tuple[int, str, str]:
+        """Wait for the exit (at most ``timeout``), then kill what is left of the group.
+
+        What the command started has ``settle`` seconds after its exit to end by itself
+        (:attr:`left_behind` lists what had not); then the whole group is killed.
 
         :return: ``(exit status, stdout, stderr)``; the status is -9 if it had to be killed.
         """
@@ -359,13 +364,16 @@ class Command:
             self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             pass
-        finally:
-            self.signal(signal.SIGKILL, group=True)
-            self.proc.wait(30)
+        deadline = time.monotonic() + settle
+        while self.group_alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.left_behind = self.group_alive()
+        self.signal(signal.SIGKILL, group=True)
+        self.proc.wait(30)
         return (self.proc.returncode, self.stdout_path.read_text(), self.stderr_path.read_text())
 
     def group_alive(self) -> list:
-        """Return the live processes (not zombies) still in the command's group."""
+        """Return the live processes (not zombies) in the command's group, itself included."""
         alive = []
         for entry in Path('/proc').iterdir():
             if not entry.name.isdigit():

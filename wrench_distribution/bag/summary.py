@@ -182,8 +182,8 @@ def format_table(summary: dict) -> str:
         f"gaps           {summary['gaps']['count']} "
         f"(> {summary['gaps']['threshold_periods']:g} periods)",
         f'dropped        {drops_line(d)}',
-        f"stamps back    {summary['stamps_going_backwards']} F/T messages stamped before the "
-        'previous one of their topic',
+        f"stamps back    {summary.get('stamps_going_backwards', 0)} F/T messages stamped before "
+        'the previous one of their topic',
         f"max residual   {_num(summary['max_resultant_residual'])}",
     ]
     if 'complete' in summary:
