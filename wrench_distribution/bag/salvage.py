@@ -21,10 +21,10 @@ import struct
 from typing import Iterator, Optional
 
 MAX_ROW_ID = (1 << 63) - 1
-MIN_ROW_ID = -(1 << 63)
-_ROWS = ('SELECT topic_id, timestamp, data, id FROM messages WHERE id > ? AND topic_id IN ({}) '
+MIN_ROW_ID = -(1 << 63) + 1
+_ROWS = ('SELECT topic_id, timestamp, data, id FROM messages WHERE id >= ? AND topic_id IN ({}) '
          'ORDER BY id LIMIT ?')
-_PROBE = 'SELECT id, length(data) FROM messages WHERE id >= ? ORDER BY id LIMIT 1'
+_PROBE = 'SELECT id, data FROM messages WHERE id >= ? ORDER BY id LIMIT 1'
 
 
 # -- sqlite3 -----------------------------------------------------------------------------------
@@ -32,28 +32,33 @@ def rows_in_storage_order(db: sqlite3.Connection, topic_ids: list, chunk: int,
                           lost: list) -> Iterator[list]:
     """Yield ``(topic_id, timestamp, data, id)`` rows of ``topic_ids`` by row id, past damage.
 
+    Each block is asked from the first row id not read yet (``id >= start``: a search for a
+    row id before it would land on its page, which may be the damaged one).
+
     :param chunk: rows per block.
     :param lost: receives ``(last row id read, next readable row id or None)`` per damaged
         stretch.
     """
     query = _ROWS.format(','.join('?' for _ in topic_ids))
-    after, limit = MIN_ROW_ID, chunk
+    start, limit, resumed_at = MIN_ROW_ID, chunk, None
     while True:
         try:
-            rows = db.execute(query, (after, *topic_ids, limit)).fetchall()
+            rows = db.execute(query, (start, *topic_ids, limit)).fetchall()
         except sqlite3.DatabaseError:
             if limit > 1:
                 limit = max(1, limit // 4)  # again in smaller blocks: lose nothing before it
                 continue
-            resume = next_readable(db, after)
-            lost.append((after, resume))
+            # stopped again where reading went on: a row a probe reads, a scan does not
+            resume = next_readable(db, start if start == resumed_at else start - 1)
+            lost.append((start - 1, resume))
             if resume is None:
                 return
-            after, limit = resume - 1, chunk
+            start = resumed_at = resume
+            limit = chunk
             continue
         if not rows:
             return
-        after = rows[-1][3]
+        start = rows[-1][3] + 1
         limit = min(chunk, limit * 4)
         yield rows
 
@@ -94,7 +99,7 @@ def next_readable(db: sqlite3.Connection, after: int) -> Optional[int]:
 
 def lost_text(name: str, after: int, resume: Optional[int], truncation: str) -> str:
     """One line saying which rows a damaged stretch of a sqlite3 file took."""
-    start = 'the first row' if after == MIN_ROW_ID else f'row id {after + 1}'
+    start = 'the first row' if after < MIN_ROW_ID else f'row id {after + 1}'
     if resume is None:
         return (f'{name}: nothing can be read from {start} on ({truncation or "damaged pages"}); '
                 'the rows before were read in storage order')

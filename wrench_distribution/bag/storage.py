@@ -235,25 +235,24 @@ class SqliteFile(StorageFile):
         if sqlite_truncation(self.path):  # the index may be cut too: by the table alone
             yield from self._storage_order(to_stream, chunk, None)
             return
-        query = ('SELECT topic_id, timestamp, data, id FROM messages WHERE topic_id IN '
+        query = ('SELECT topic_id, timestamp, data FROM messages WHERE topic_id IN '
                  f'({",".join("?" for _ in to_stream)}) ORDER BY timestamp, id')
-        last = None  # (receive time, row id) of the last row given
+        given = None  # (receive time of the last row given, rows given at that time)
         try:
             cursor = self._db.execute(query, tuple(to_stream))
             while True:
                 with _gc_paused():  # C-level calls per row; no collector walking the rows
                     rows = cursor.fetchmany(chunk)
-                    if rows:
-                        last = (rows[-1][1], rows[-1][3])
                     batch = self._batch(rows, to_stream)
                     del rows
                 if batch is None:
                     return
+                given = _given_until(given, batch.recv)
                 yield batch
         except sqlite3.DatabaseError as err:
             self.notes.append(f'{self.path.name}: the query in receive-time order stopped '
                               f'({err}); the rest was read in storage order')
-        yield from self._storage_order(to_stream, chunk, last)
+        yield from self._storage_order(to_stream, chunk, given)
 
     def _batch(self, rows: list, to_stream: dict) -> Optional[Batch]:
         """Return the batch of ``(topic id, receive time, payload, ...)`` rows (None: none)."""
@@ -276,9 +275,16 @@ class SqliteFile(StorageFile):
         from .salvage import cut_rows, lost_text, rows_in_storage_order, sqlite_truncation
         lost: list = []
         cut = cut_rows(self.path)
+        last, ties = given or (None, 0)
         for rows in rows_in_storage_order(self._db, list(to_stream), chunk, lost):
-            if given is not None:
-                rows = [r for r in rows if (r[1], r[3]) > given]
+            if last is not None:  # the rows given in receive-time order (ties: by row id)
+                kept = []
+                for row in rows:
+                    if row[1] == last and ties:
+                        ties -= 1
+                    elif row[1] >= last:
+                        kept.append(row)
+                rows = kept
             if cut:  # a row the cut took in part: an empty payload, counted as corrupt
                 rows = [(r[0], r[1], b'', r[3]) if r[3] in cut else r for r in rows]
             batch = self._batch(rows, to_stream)
@@ -297,6 +303,13 @@ class SqliteFile(StorageFile):
         """Close the database."""
         with contextlib.suppress(sqlite3.Error):
             self._db.close()
+
+
+def _given_until(given: Optional[tuple], recv: np.ndarray) -> tuple:
+    """Return ``(last receive time, rows at that time)`` given so far, rows in receive order."""
+    last = int(recv[-1])
+    ties = int(np.count_nonzero(recv == last))
+    return last, ties + (given[1] if given is not None and given[0] == last else 0)
 
 
 def decompress_batch(batch: Batch, path: Path) -> Batch:
