@@ -160,3 +160,12 @@ def test_defaults_in_force_are_named_and_the_refusals_counted():
 def test_the_security_page_holds_the_generated_table():
     with open(os.path.join(REPO, 'docs', 'security.md')) as f:
         assert runtime_table() in f.read()
+
+
+def test_the_shipped_ur5e_cell_sets_every_limit_and_gets_no_default_warn():
+    """Its limits equal the package defaults, but it sets them: no 'package default limits' WARN."""
+    from wrench_distribution.config import load_distributor_config
+    path = os.path.join(REPO, 'config', 'ur5e_cell', 'wrench_distribution.yaml')
+    config = load_distributor_config(path)
+    assert config.settings.defaults_in_force == ()
+    assert DistributionEngine(config).safety_conditions() == []

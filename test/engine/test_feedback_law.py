@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from wrench_distribution.core.codec import seconds_to_ns
 from wrench_distribution.engine.feedback import FeedbackGains, InternalLoadFeedback, RELEASE_S
 
 NAMES = ['squeeze(a,b)', 'twist(a,b)']
@@ -10,7 +11,7 @@ MS = 1_000_000  # ns
 
 def loop(kp=0.5, ki=4.0, integral_limit=100.0, correction_limit=100.0, timeout=0.2):
     fb = InternalLoadFeedback(FeedbackGains([kp], [ki], integral_limit, correction_limit,
-                                            int(timeout * 1e9)), enabled=True)
+                                            seconds_to_ns(timeout)), enabled=True)
     fb.set_basis(NAMES, 0)
     return fb
 

@@ -334,6 +334,26 @@ def test_runtime_parameters_refused_with_the_name_or_applied(ctx):
         assert send(n, desired) is not None
 
 
+def test_an_integer_set_on_a_double_is_that_double_as_in_a_file(ctx):
+    """``ros2 param set /wrench_distributor torque_share 1`` sends an INTEGER: read as 1.0.
+
+    (From Iron on, rclpy's pre-set callback; Humble has none and refuses the type first.)
+    """
+    from rclpy.parameter import Parameter
+    with node(ctx, **LIMITS) as n:
+        desired = [0.0, 0.0, 10.0, 0.0, 0.0, 1.0]
+        res = n.node.set_parameters([Parameter('torque_share', Parameter.Type.INTEGER, 1)])[0]
+        assert res.successful, res.reason
+        got = n.node.get_parameter('torque_share')
+        assert (got.type_, got.value) == (Parameter.Type.DOUBLE, 1.0)
+        res = n.node.set_parameters([Parameter('force_limits', Parameter.Type.INTEGER_ARRAY, [50])])[0]
+        assert res.successful, res.reason
+        assert list(n.node.get_parameter('force_limits').value) == [50.0]
+        np.testing.assert_allclose(resultant(send(n, desired)), desired, atol=1e-9)
+        res = n.node.set_parameters([Parameter('torque_share', Parameter.Type.STRING, 'one')])[0]
+        assert not res.successful  # any other type is still refused
+
+
 @settings(max_examples=25, deadline=None)
 @given(values=st.lists(st.floats(min_value=-0.5, max_value=1.5), min_size=1, max_size=5))
 def test_torque_share_applied_exactly_when_in_range(ctx, values):

@@ -409,3 +409,24 @@ def warn_findings(warn: Callable[[str], None], argv: Sequence[str]) -> int:
             warn(f'{path}: {finding.text()} (wrench-distribution check-config)')
             count += 1
     return count
+
+
+def param_file_problems(argv: Sequence[str]) -> list:
+    """Return what rcl's parser refuses or misreads in the parameter files of a command line.
+
+    A node refuses such a file (rcl may have read part of a list and made parameters of the
+    rest), as ``check-config`` reports it (:func:`~.rcl.refused_lists`).
+
+    :param argv: the process arguments.
+    :return: ``path: parameter: message`` per problem (unreadable files are the node's own
+        reader's to report).
+    """
+    from .rcl import refused_lists
+    out = []
+    for path in param_files(argv):
+        try:
+            data = read_param_document(path)
+        except ConfigError:
+            continue
+        out += [f'{path}: {where}: {message}; {fix}' for where, message, fix in refused_lists(data)]
+    return out

@@ -26,10 +26,10 @@ from typing import Any, Mapping, Optional, Sequence
 from .cross_checks import cross_check_errors
 from .findings import Judgement, Problem
 from .index import INDEX, NODE_KINDS
-from .loading import flatten_parameters, node_of
+from .loading import flatten_parameters, node_of, RCL_EMPTY
 from .nodes import build_config
 from .plausibility import plausibility
-from .rcl import integer_for_double, number_text, refused_lists, shortened
+from .rcl import empty_lists, integer_for_double, number_text, refused_lists, shortened
 from .schema import ConfigError
 from .validation import did_you_mean, unknown_names
 from .values import check_param_value
@@ -78,6 +78,9 @@ def judge_document(data: Mapping, required: Sequence[str] = ()) -> Judgement:
     """
     out = Judgement(problems=[Problem('error', 'file', path, message, fix)
                               for path, message, fix in refused_lists(data)])
+    out.problems += [Problem('warning', 'file', path, 'an empty list: rcl gives it no value, so '
+                             "the node keeps the parameter's default", 'omit it, or write its values')
+                     for path in empty_lists(data)]
     wildcard, own = _sections(data, out)
     out.controllers.update({node_of(k): _section_params(k, s)[0] for k, s in data.items()
                             if str(k) in out.ignored})
@@ -136,6 +139,10 @@ def _judge_section(name: str, kind: str, params: dict, problems: list) -> Option
         note = integer_for_double(spec, value)
         if note:
             problems.append(Problem('warning', name, pname, note, _number_fix(value)))
+        if value == RCL_EMPTY:
+            problems.append(Problem('warning', name, pname, "an empty value (or '~'): rcl reads "
+                                    "the string '~', which the node takes as it is",
+                                    'omit the parameter for its default'))
     values = {n: checked[n] if n in checked else (list(s.default) if isinstance(s.default, list)
                                                   else s.default) for n, s in index.items()}
     for error in cross_check_errors(kind, values):
@@ -157,7 +164,7 @@ def _number_fix(value: Any) -> str:
 
 
 def _type_fix(spec, value: Any) -> str:
-    if value is None:
+    if value == RCL_EMPTY:
         return "rcl reads an empty value (or '~') as the string '~': omit the parameter for its default"
     if spec.type == 'integer' and isinstance(value, float) and value.is_integer():
         return f'write {int(value)} (an integer, no decimal point)'

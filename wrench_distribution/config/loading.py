@@ -42,8 +42,15 @@ def node_of(key: Any) -> str:
     return str(key).lstrip('/').split('/')[-1]
 
 
+#: What rcl reads for an empty value (``name:`` or ``name: ~``): the string ``~``.
+RCL_EMPTY = '~'
+
+
 def flatten_parameters(params: Mapping) -> dict:
-    """Return ``ros__parameters`` flattened with dots, as ROS does (lists are values).
+    """Return ``ros__parameters`` flattened with dots, read as rcl reads them.
+
+    Lists are values; an empty value (YAML null) is the string ``~``, and an empty list is no
+    value at all (the parameter keeps its default), as rcl's parser gives them.
 
     :param params: the nested mapping.
     :return: ``{dotted name: value}``.
@@ -56,8 +63,8 @@ def flatten_parameters(params: Mapping) -> dict:
             name = f'{prefix}{k}'
             if isinstance(v, Mapping):
                 stack.append((name + '.', v))
-            else:
-                out[name] = v
+            elif not (isinstance(v, list) and not v):
+                out[name] = RCL_EMPTY if v is None else v
     return out
 
 

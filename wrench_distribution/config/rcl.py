@@ -42,11 +42,34 @@ def number_text(value: Any) -> str:
 
 
 def refused_lists(data: Mapping) -> list:
-    """Every list rcl's parser refuses, anywhere in the file (it parses every section).
+    """Every list rcl's parser refuses or misreads, anywhere in the file (it parses every section).
+
+    A list that mixes types, or holds two lists, ends every node started with the file; a
+    list holding one list or a mapping is misread (rcl keeps part of it, and takes what
+    follows for new parameters), so the nodes refuse the file too.
 
     :param data: the parsed file.
-    :return: ``(dotted path, message, fix)`` per list that mixes types or holds a list.
+    :return: ``(dotted path, message, fix)`` per such list.
     """
+    out = []
+    for path, value in _lists(data):
+        found = _list_problem(value) if value else None
+        if found is not None:
+            out.append((path,) + found)
+    return sorted(out)
+
+
+def empty_lists(data: Mapping) -> list:
+    """Return the empty lists of a file: rcl gives them no value (the parameter keeps its default).
+
+    :param data: the parsed file.
+    :return: their dotted paths, sorted.
+    """
+    return sorted(path for path, value in _lists(data) if not value)
+
+
+def _lists(data: Mapping) -> list:
+    """``(dotted path, list)`` of every list in the file's mappings (bounded depth)."""
     out: list = []
     stack = [('', data, 0)]
     while stack:
@@ -56,16 +79,15 @@ def refused_lists(data: Mapping) -> list:
         if isinstance(value, Mapping):
             stack.extend((f'{path}.{k}' if path else str(k), v, depth + 1) for k, v in value.items())
         elif isinstance(value, list):
-            found = _list_problem(value)
-            if found is not None:
-                out.append((path,) + found)
-    return sorted(out)
+            out.append((path, value))
+    return out
 
 
 def _list_problem(value: list):
-    if any(isinstance(v, list) for v in value):
-        return ("rcl refuses a list of lists ('Sequences cannot be key'): every node started "
-                'with this file exits before its code runs', 'write one flat list of numbers or strings')
+    if any(isinstance(v, (list, Mapping)) for v in value):
+        return ("a list holding lists or mappings: rcl refuses the file ('Sequences cannot be "
+                "key') or misreads it, so every node started with this file refuses it",
+                'write one flat list of numbers or strings')
     forms = {yaml_form(v) for v in value if not isinstance(v, Mapping)}
     if len(forms) < 2:
         return None

@@ -268,6 +268,10 @@ def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> T
     :raises ConfigError: naming the parameter and its accepted values.
     """
     import sys
+    from wrench_distribution.config.check import param_file_problems
+    misread = param_file_problems(sys.argv)
+    if misread:
+        raise ConfigError('parameter file refused: ' + '; '.join(misread))
     values, given = declare_from_specs(node, specs)
     unknown = unknown_overrides(specs, ros_args_parameters(sys.argv, node.get_name()))
     if unknown:

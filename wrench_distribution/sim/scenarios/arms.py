@@ -15,6 +15,7 @@ from .parts import configured_contacts, held_object_arguments, true_contacts_of
 from ..control.admittance import AdmittanceParameters
 from ..control.object_controller import PoseController
 from ..physics.admittance_arms import ArmHeldObjectSim
+from ...config.arrays import rows
 from ...config.schema import ConfigError
 from ...core.spatial import matrix_to_quaternion, quaternion_to_matrix
 
@@ -101,8 +102,8 @@ def laws_from(params: Mapping) -> list:
     :return: the laws
     """
     n = len(params['effectors'])
-    forces = list(params['admittance_cog_forces']) or [0.0] * n
-    cogs = np.asarray(params['admittance_cog_positions'] or [0.0] * (3 * n), float).reshape(n, 3)
+    forces = rows(params['admittance_cog_forces'], n, 1, (0.0,))[:, 0]
+    cogs = rows(params['admittance_cog_positions'], n, 3, (0.0, 0.0, 0.0))
     return [AdmittanceParameters(params['admittance_mass'], params['admittance_damping_ratio'],
                                  params['admittance_stiffness'],
                                  params['admittance_joint_damping'],
