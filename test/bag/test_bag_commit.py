@@ -266,11 +266,13 @@ def check_result_or_nothing(out: Path, reference: dict) -> None:
         assert F.output_files(out) == reference
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGKILL], ids=['SIGINT', 'SIGKILL'])
-def test_single_run_stopped_at_random_points(material, tmp_path, sig):
-    bag, _, _, cfg = material
-    argv = ['analyze-bag', bag, '--config', cfg, *ARGS, '--out']
+def stop_at_random_points(argv: list, tmp_path: Path, sig: int, check) -> None:
+    """Run ``argv --out OUT`` :data:`TRIES` times, each stopped by ``sig`` at a random point.
+
+    The runs alternate ``--replace`` and ``--resume``; after each, ``check(out, reference,
+    status)`` judges what it left; at the end an uninterrupted ``--resume`` must give the
+    files of the uninterrupted reference run, byte for byte, and leave no hidden directory.
+    """
     out = tmp_path / 'out'
     reference, span = reference_run(tmp_path / 'ref', argv, out)
     chance = random.Random(sig)
@@ -283,12 +285,23 @@ def test_single_run_stopped_at_random_points(material, tmp_path, sig):
         status, _, err = run.finish(timeout=60)
         check_after_stop(sig, status, err)
         assert run.left_behind == []
-        check_result_or_nothing(out, reference)
-        if sig == signal.SIGINT:
-            assert hidden_free(tmp_path), 'an interrupted run removes its hidden directory'
+        check(out, reference, status)
     run = F.Command(argv + [out, '--resume'], tmp_path / 'last')
     assert run.finish()[0] == 0
     assert F.output_files(out) == reference and hidden_free(tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGKILL], ids=['SIGINT', 'SIGKILL'])
+def test_single_run_stopped_at_random_points(material, tmp_path, sig):
+    bag, _, _, cfg = material
+
+    def check(out: Path, reference: dict, status: int) -> None:
+        check_result_or_nothing(out, reference)
+        if sig == signal.SIGINT:
+            assert hidden_free(tmp_path), 'an interrupted run removes its hidden directory'
+    stop_at_random_points(['analyze-bag', bag, '--config', cfg, *ARGS, '--out'], tmp_path, sig,
+                          check)
 
 
 @pytest.fixture(scope='module')
@@ -337,25 +350,13 @@ def check_fleet(out: Path, reference: dict, fleet: Path, interrupted: bool) -> N
 def test_fleet_stopped_at_random_points(material, cluster, tmp_path, sig):
     _, _, fleet, cfg = material
     address, client = cluster
-    argv = ['analyze-bag', fleet, '--config', cfg, *ARGS, '--scheduler', address, '--out']
-    out = tmp_path / 'out'
-    reference, span = reference_run(tmp_path / 'ref', argv, out)
-    chance = random.Random(sig)
-    for attempt in range(TRIES):
-        run = F.Command(argv + [out, ('--replace', '--resume')[attempt % 2]],
-                        tmp_path / f'log{attempt}')
-        run.running_package()
-        time.sleep(chance.uniform(0.0, span))
-        run.signal(sig)
-        status, _, err = run.finish(timeout=60)
-        check_after_stop(sig, status, err)
-        assert run.left_behind == []
+
+    def check(out: Path, reference: dict, status: int) -> None:
         check_fleet(out, reference, fleet, status == EXIT_INTERRUPTED)
-        wait_idle(client)
+        wait_idle(client)  # tasks of a stopped client run on and commit: still nothing torn
         check_fleet(out, reference, fleet, status == EXIT_INTERRUPTED)
-    run = F.Command(argv + [out, '--resume'], tmp_path / 'last')
-    assert run.finish()[0] == 0
-    assert F.output_files(out) == reference and hidden_free(out)
+    stop_at_random_points(['analyze-bag', fleet, '--config', cfg, *ARGS, '--scheduler', address,
+                           '--out'], tmp_path, sig, check)
 
 
 @pytest.mark.slow
