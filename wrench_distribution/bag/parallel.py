@@ -154,10 +154,11 @@ def analyze_directory(root: Path, config: Any, out_dir: Path, options: Any, *,
     outs = {b: out_dir / b.relative_to(root) for b in bags}
     options = dataclasses.replace(  # no bars from workers; out_dir was emptied unless resumed
         options, progress=False, existing='resume' if options.existing == 'resume' else 'replace')
-    results = kept_results(bags, outs, config, options, config_name)
-    todo = [b for b in bags if b not in results]
+    results: dict = {}
     interrupted = False
     try:
+        keep_results(bags, outs, config, options, config_name, results)
+        todo = [b for b in bags if b not in results]
         if todo:
             _on_cluster(client, scheduler, jobs, todo, outs, config, options, config_name,
                         Progress(len(todo), 'bags', enabled=show_progress, unit='bags',
@@ -196,12 +197,15 @@ def prepare_output(out_dir: Path, policy: str) -> None:
         raise BagError(f'cannot prepare the output directory {out_dir}: {err}') from None
 
 
-def kept_results(bags: list, outs: dict, config: Any, options: Any, config_name: str) -> dict:
-    """Bag -> :class:`BagResult` of the bags whose committed output is kept (``resume``)."""
+def keep_results(bags: list, outs: dict, config: Any, options: Any, config_name: str,
+                 kept: dict) -> None:
+    """Put in ``kept`` the :class:`BagResult` of each bag whose committed output is kept.
+
+    Only with ``resume``: a bag whose output is the committed one of the same bag and settings.
+    """
     from .pipeline import kept_summary, run_settings
-    kept: dict = {}
     if options.existing != 'resume':
-        return kept
+        return
     for bag in bags:
         try:
             identity = (outputs.bag_identity(bag), outputs.settings_identity(
@@ -211,7 +215,6 @@ def kept_results(bags: list, outs: dict, config: Any, options: Any, config_name:
         summary = kept_summary(outs[bag], identity, options)
         if summary is not None:
             kept[bag] = BagResult(str(bag), str(outs[bag]), summary=summary)
-    return kept
 
 
 def _on_cluster(client: Any, scheduler: Optional[str], jobs: Optional[int], bags: list,
