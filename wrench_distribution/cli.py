@@ -208,6 +208,8 @@ def _run(argv: Optional[List[str]]) -> int:
     except (TypeError, ValueError, KeyError, OverflowError, RecursionError, MemoryError,
             FloatingPointError) as error:  # a value the checks above did not foresee
         message = f'invalid input: {type(error).__name__}: {error}'
+    if shell.interrupted():  # the error is what the Ctrl-C became (module bag.shell)
+        raise KeyboardInterrupt
     message = ' '.join(message.split())[:2000]
     if args.command in BAG_COMMANDS:
         print(f'error: {message}', file=sys.stderr)

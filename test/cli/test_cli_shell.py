@@ -118,3 +118,24 @@ def test_interrupted_error_line_is_the_only_output_of_a_single_run(inputs, tmp_p
         assert not (tmp_path / 'out').exists() and F.hidden_leftovers(tmp_path) == []
     else:
         assert code == 0 and Path(tmp_path / 'out' / 'manifest.json').exists()
+
+
+def test_an_error_a_ctrl_c_became_is_the_ctrl_c(capsys):
+    """End with one line and 130 when a library turned the Ctrl-C into another error.
+
+    As a C extension being imported does: ``ImportError: initialization failed``.
+    """
+    from wrench_distribution.bag import shell
+
+    def body() -> int:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # the command's handler raises KeyboardInterrupt
+            time.sleep(5)
+        except KeyboardInterrupt:
+            raise ImportError('initialization failed') from None
+        return 0
+    before = signal.getsignal(signal.SIGINT)
+    assert shell.run(body) == EXIT_INTERRUPTED
+    assert capsys.readouterr().err == 'error: interrupted\n'
+    assert signal.getsignal(signal.SIGINT) is before  # given back to the caller
+    assert shell.run(lambda: 0) == 0 and not shell.interrupted()  # a new command, a new state

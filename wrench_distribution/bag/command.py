@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 import sys
 
+from . import shell
 from .errors import BagError
 from ..core.errors import WrenchDistributionError
 
@@ -74,6 +75,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _error(message: str) -> int:
+    if shell.interrupted():  # the error is what the Ctrl-C became: say that instead
+        raise KeyboardInterrupt
     one_line = ' '.join(str(message).split())
     sys.stderr.write(f'error: {one_line}\n')
     return 2
@@ -199,8 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog='wrench-distribution analyze-bag',
                                      description=__doc__.splitlines()[0])
     add_arguments(parser)
-    from .shell import run as end_as_shell_tool
-    return end_as_shell_tool(lambda: run(parser.parse_args(argv)), program=argv is None)
+    return shell.run(lambda: run(parser.parse_args(argv)), program=argv is None)
 
 
 if __name__ == '__main__':

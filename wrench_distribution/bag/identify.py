@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-import sys
 from typing import Any
 
 import numpy as np
@@ -209,8 +208,8 @@ def _run(args: argparse.Namespace, body) -> int:
         message = f'{args.command} refused: {err}'
     except MemoryError:
         message = 'out of memory'
-    sys.stderr.write('error: ' + ' '.join(message.split())[:2000] + '\n')
-    return 2
+    from .command import _error
+    return _error(message[:2000])
 
 
 def run_identify(args: argparse.Namespace) -> int:

@@ -39,8 +39,22 @@ class Interrupted(KeyboardInterrupt):
     """A Ctrl-C the command has handled; its message says what was done and what was not."""
 
 
+#: whether the running command has been interrupted (set by the first Ctrl-C)
+_STATE = {'interrupted': False}
+
+
+def interrupted() -> bool:
+    """Tell whether Ctrl-C has come: an error from now on is its consequence, not the error.
+
+    A Ctrl-C can reach the command inside a library that turns it into another exception
+    (a C extension being imported: ``ImportError: initialization failed``).
+    """
+    return _STATE['interrupted']
+
+
 def _interrupt_once(signum: int, frame: object) -> None:
     """Raise one KeyboardInterrupt, then ignore Ctrl-C while the command cleans up."""
+    _STATE['interrupted'] = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     raise KeyboardInterrupt
 
@@ -83,6 +97,7 @@ def run(body: Callable[[], int], program: bool = False,
     """
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, _interrupt_once) if main_thread else None
+    _STATE['interrupted'] = False
     try:
         with held_interrupts(prepare is not None):
             if prepare is not None:
@@ -101,6 +116,12 @@ def run(body: Callable[[], int], program: bool = False,
     except BrokenPipeError:
         _to_devnull(sys.stdout)
         return EXIT_CLOSED_PIPE
+    except Exception:
+        if not interrupted():
+            raise
+        _ignore_interrupts(main_thread)  # what the Ctrl-C became inside a library
+        say('error: interrupted')
+        return EXIT_INTERRUPTED
     finally:
         if main_thread:
             signal.signal(signal.SIGINT, signal.SIG_IGN if program else previous)
