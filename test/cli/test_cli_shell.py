@@ -139,3 +139,17 @@ def test_an_error_a_ctrl_c_became_is_the_ctrl_c(capsys):
     assert capsys.readouterr().err == 'error: interrupted\n'
     assert signal.getsignal(signal.SIGINT) is before  # given back to the caller
     assert shell.run(lambda: 0) == 0 and not shell.interrupted()  # a new command, a new state
+
+
+def test_a_held_ctrl_c_acts_once_the_block_is_done():
+    """A rename or a removal that must finish holds Ctrl-C; it acts right after."""
+    from wrench_distribution.bag import shell
+    finished = []
+
+    def body() -> int:
+        with shell.held_interrupts():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.2)  # the handler ran meanwhile, and only noted it
+            finished.append(True)
+        return 0
+    assert shell.run(body) == EXIT_INTERRUPTED and finished == [True]

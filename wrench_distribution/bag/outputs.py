@@ -12,6 +12,9 @@ that fails or is interrupted removes its hidden directory (a killed one leaves i
 Replacing (``--replace``) removes every file of the old run: the old directory is renamed
 aside (``.<name>.old-...``) when the new one is renamed into place, then removed. Only a
 directory that holds nothing but what ``analyze-bag`` writes is ever replaced.
+
+The renames and removals hold Ctrl-C until they are done (:func:`.shell.held_interrupts`):
+an interruption never leaves a hidden directory behind, only a kill does.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from typing import Callable, Iterator, Optional
 import uuid
 
 from .errors import BagError
+from .shell import held_interrupts
 
 MANIFEST = 'manifest.json'
 #: ``format`` of ``manifest.json``
@@ -176,7 +180,8 @@ def sweep(directory: Path, recursive: bool = False) -> None:
     for entry in list(directory.iterdir()):
         if entry.is_dir() and not entry.is_symlink():
             if stale(entry):
-                shutil.rmtree(entry, ignore_errors=True)
+                with held_interrupts():
+                    shutil.rmtree(entry, ignore_errors=True)
             elif recursive and not entry.name.startswith('.'):
                 sweep(entry, recursive=True)
 
@@ -222,17 +227,18 @@ def remove_contents(directory: Path) -> None:
     removal is stopped; it is emptied in place where it cannot be renamed (a mount point).
     """
     aside = _hidden(directory, OLD)
-    try:
-        os.rename(directory, aside)
-    except OSError:  # a mount point, or no right on the parent: remove in place
-        for entry in list(directory.iterdir()):
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry)
-            else:
-                entry.unlink()
-        return
-    directory.mkdir()
-    shutil.rmtree(aside, ignore_errors=True)
+    with held_interrupts():
+        try:
+            os.rename(directory, aside)
+        except OSError:  # a mount point, or no right on the parent: remove in place
+            for entry in list(directory.iterdir()):
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
+            return
+        directory.mkdir()
+        shutil.rmtree(aside, ignore_errors=True)
 
 
 def fsync_tree(directory: Path) -> None:
@@ -257,17 +263,18 @@ def fsync_directory(directory: Path) -> None:
 def swap_into_place(source: Path, target: Path) -> None:
     """Rename ``source`` to ``target``; an existing ``target`` is renamed aside, then removed."""
     old = None
-    try:
-        os.rename(source, target)  # also replaces an empty directory
-    except OSError:
-        if not target.is_dir():
-            raise
-        old = _hidden(target, OLD)
-        os.rename(target, old)
-        os.rename(source, target)
-    fsync_directory(target.parent)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    with held_interrupts():
+        try:
+            os.rename(source, target)  # also replaces an empty directory
+        except OSError:
+            if not target.is_dir():
+                raise
+            old = _hidden(target, OLD)
+            os.rename(target, old)
+            os.rename(source, target)
+        fsync_directory(target.parent)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
@@ -283,7 +290,7 @@ def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
             os.fsync(f.fileno())
         os.replace(temporary, path)
     finally:
-        with contextlib.suppress(FileNotFoundError):
+        with held_interrupts(), contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
     fsync_directory(path.parent)
 
@@ -334,7 +341,8 @@ class Commit:
 
     def __exit__(self, *exc: object) -> None:
         if not self.committed and self.path is not None:
-            shutil.rmtree(self.path, ignore_errors=True)
+            with held_interrupts():
+                shutil.rmtree(self.path, ignore_errors=True)
 
 
 @contextlib.contextmanager

@@ -90,7 +90,7 @@ def run(body: Callable[[], int], program: bool = False,
     :param body: the command; returns its exit status.
     :param program: this call is the whole process (the console script): Ctrl-C stays ignored
         after the body, while the interpreter exits (joining threads).
-    :param prepare: imports run with Ctrl-C held (the threads the libraries start inherit
+    :param prepare: imports run with Ctrl-C blocked (the threads the libraries start inherit
         the mask that :func:`children_ignore_interrupts` needs); a Ctrl-C meanwhile is acted
         on right after.
     :return: the body's status, 130 after Ctrl-C, 141 on a closed pipe.
@@ -99,7 +99,7 @@ def run(body: Callable[[], int], program: bool = False,
     previous = signal.signal(signal.SIGINT, _interrupt_once) if main_thread else None
     _STATE['interrupted'] = False
     try:
-        with held_interrupts(prepare is not None):
+        with _threads_inherit_held(prepare is not None):
             if prepare is not None:
                 prepare()
         status = body()
@@ -129,15 +129,40 @@ def run(body: Callable[[], int], program: bool = False,
 
 @contextlib.contextmanager
 def held_interrupts(hold: bool = True) -> Iterator[None]:
-    """Hold Ctrl-C in this (the main) thread for the block; it arrives at the block's end."""
-    if not (hold and _can_mask()):
+    """Hold Ctrl-C for the block (a rename, a removal that must finish): it acts at the end.
+
+    The handler only notes the signal meanwhile, whichever thread the signal reached; at the
+    block's end the handler the block found runs (the command's raises KeyboardInterrupt).
+    Outside the main thread (a Dask worker's task), nothing is held: workers ignore Ctrl-C.
+    """
+    if not (hold and threading.current_thread() is threading.main_thread()):
         yield
         return
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    came: list = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, previous)
+        if came and callable(previous):
+            previous(signal.SIGINT, None)
+
+
+@contextlib.contextmanager
+def _threads_inherit_held(hold: bool) -> Iterator[None]:
+    """Block Ctrl-C in this thread for the block: threads started in it inherit the block.
+
+    A Ctrl-C meanwhile stays pending and arrives at the block's end (no other thread exists
+    yet to take it: the block is the command's first).
+    """
+    if not (hold and _can_mask()):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 @contextlib.contextmanager
@@ -151,13 +176,13 @@ def children_ignore_interrupts() -> Iterator[None]:
     if not _can_mask():
         yield
         return
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def _ignore_interrupts(main_thread: bool) -> None:
