@@ -20,6 +20,7 @@ import random
 import resource
 import shutil
 import signal
+import socket
 import subprocess
 import time
 
@@ -163,6 +164,29 @@ def test_fleet_refused_resumed_and_replaced(material, tmp_path, capsys):
     assert run_cli(fleet, '--config', cfg, '--out', out, *ARGS, '--replace', '--jobs', '1') == 0
     assert F.output_files(out) == first  # the old run's files are gone, the stray one too
     assert hidden_free(out)
+
+
+def test_what_killed_runs_left_is_swept_and_never_blocks_a_run(material, tmp_path):
+    """Sweep what killed runs left (a hidden directory, an index's temporary file).
+
+    The next run into the same place removes them (their process has ended), whether it
+    replaces the output or resumes it.
+    """
+    _, _, fleet, cfg = material
+    out = tmp_path / 'out'
+    assert run_cli(fleet, '--config', cfg, '--out', out, *ARGS, '--jobs', '1') == 0
+    first = F.output_files(out)
+    gone = subprocess.Popen(['true'])  # its pid names a process that has ended
+    gone.wait()
+    tag = f'{socket.gethostname().replace("-", "_")}-{gone.pid}-0123abcd'
+    (out / f'.index.parquet.partial-{tag}').write_bytes(b'PAR1 torn')
+    (out / 'day1' / f'.a.partial-{tag}').mkdir()
+    (out / 'day1' / f'.a.partial-{tag}' / 'samples.parquet').write_bytes(b'torn')
+    assert run_cli(fleet, '--config', cfg, '--out', out, *ARGS, '--replace', '--jobs', '1') == 0
+    assert F.output_files(out) == first and hidden_free(out)
+    (out / f'.index.parquet.partial-{tag}').write_bytes(b'PAR1 torn')
+    assert run_cli(fleet, '--config', cfg, '--out', out, *ARGS, '--resume') == 0
+    assert F.output_files(out) == first and hidden_free(out)
 
 
 # -- a full disk -------------------------------------------------------------------------------

@@ -396,6 +396,6 @@ def output_files(directory: Path) -> dict:
 
 
 def hidden_leftovers(directory: Path) -> list:
-    """Return the hidden directories of runs (``.<name>.partial-...``, ``.old-``) below ``directory``."""
+    """Return what runs hide below ``directory`` (``.<name>.partial-...``, ``.old-``)."""
     return sorted(str(p) for p in Path(directory).rglob('.*')
-                  if p.is_dir() and ('.partial-' in p.name or '.old-' in p.name))
+                  if '.partial-' in p.name or '.old-' in p.name)

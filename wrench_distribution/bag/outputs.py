@@ -161,7 +161,7 @@ def _alive(pid: int) -> bool:
 
 
 def stale(path: Path) -> bool:
-    """Tell whether ``path`` is the hidden directory of a dead run on this host."""
+    """Tell whether ``path`` is the hidden directory (or temporary file) of a dead run on this host."""
     name = path.name
     marker = PARTIAL if PARTIAL in name else OLD if OLD in name else None
     if not name.startswith('.') or marker is None:
@@ -173,25 +173,38 @@ def stale(path: Path) -> bool:
 
 
 def sweep(directory: Path, recursive: bool = False) -> None:
-    """Remove the hidden directories left in ``directory`` by killed runs on this host."""
+    """Remove what killed runs on this host left in ``directory``.
+
+    Their hidden directories, and their temporary files (an index's).
+    """
     directory = Path(directory)
     if not directory.is_dir():
         return
     for entry in list(directory.iterdir()):
-        if entry.is_dir() and not entry.is_symlink():
-            if stale(entry):
-                with held_interrupts():
+        if entry.is_symlink():
+            continue
+        if stale(entry):
+            with held_interrupts():
+                if entry.is_dir():
                     shutil.rmtree(entry, ignore_errors=True)
-            elif recursive and not entry.name.startswith('.'):
-                sweep(entry, recursive=True)
+                else:
+                    with contextlib.suppress(FileNotFoundError):
+                        entry.unlink()
+        elif recursive and entry.is_dir() and not entry.name.startswith('.'):
+            sweep(entry, recursive=True)
+
+
+def _ours(name: str) -> bool:
+    """Tell whether a hidden name is one of a run's (``.<name>.partial-...``, ``.old-``)."""
+    return name.startswith('.') and (PARTIAL in name or OLD in name)
 
 
 def foreign_file(directory: Path) -> Optional[Path]:
     """Return a file below ``directory`` that analyze-bag does not write, or None."""
     for folder, dirs, files in os.walk(directory):
-        dirs[:] = [d for d in dirs if not (d.startswith('.') and (PARTIAL in d or OLD in d))]
+        dirs[:] = [d for d in dirs if not _ours(d)]
         for name in files:
-            if name not in OWN_FILES:
+            if name not in OWN_FILES and not _ours(name):
                 return Path(folder) / name
     return None
 
