@@ -222,10 +222,11 @@ def _identify(args: argparse.Namespace, config: Any) -> int:
 
     from wrench_distribution.engine.calibration import fragment
     report, parameters = identify_document(args, config)
-    from .outputs import write_atomic
+    from .outputs import sweep, write_atomic
     text = ('# written by wrench-distribution identify ' + str(args.bag) + '\n'
             + yaml.safe_dump(fragment(parameters, args.node_name), sort_keys=False))
     try:  # whole or not at all: a reader never takes a cut fragment for a calibration
+        sweep(Path(args.out).absolute().parent)  # a killed run's temporary file
         write_atomic(args.out, lambda path: path.write_text(text))
     except OSError as err:
         raise BagError(f'cannot write {args.out}: {err}') from None

@@ -190,6 +190,7 @@ def prepare_output(out_dir: Path, policy: str) -> None:
         if held and policy == 'replace':
             outputs.remove_contents(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
+        outputs.sweep(out_dir.parent)  # a run killed while it emptied out_dir renamed it aside
         outputs.sweep(out_dir, recursive=True)
         with contextlib.suppress(FileNotFoundError):
             (out_dir / 'index.parquet').unlink()
