@@ -1,7 +1,10 @@
 """Launch the wrench distributor with a parameter file.
 
 Usage: ``ros2 launch wrench_distribution distributor.launch.py config:=/path/to.yaml``
-(default: the package's ``config/dual_arm.yaml``); ``namespace:=``, ``use_sim_time:=``.
+(default: the package's ``config/dual_arm.yaml``); ``namespace:=``, ``use_sim_time:=``;
+``calibration:=FILE`` (default ``~/.ros/wrench_distribution_calibration.yaml``): the node's
+``calibration_file``, whose object and contacts it loads at start-up when it exists (the
+analyzer's ``~/save_calibration`` writes it; docs/calibration.md).
 """
 import os
 
@@ -13,6 +16,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
 DEFAULT_CONFIG = 'dual_arm.yaml'
+DEFAULT_CALIBRATION = '~/.ros/wrench_distribution_calibration.yaml'  # a user file, not shipped
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -31,9 +35,13 @@ def generate_launch_description() -> LaunchDescription:
                               description='namespace of the node and its relative topics'),
         DeclareLaunchArgument('use_sim_time', default_value='false',
                               description='use /clock (bag replay, simulation)'),
+        DeclareLaunchArgument('calibration', default_value=DEFAULT_CALIBRATION,
+                              description='calibration_file: its object and contacts loaded when '
+                                          'it exists'),
         Node(package='wrench_distribution', executable='distributor',
              name='wrench_distributor', namespace=LaunchConfiguration('namespace'),
              output='screen', emulate_tty=True,
              parameters=[config,
-                         {'use_sim_time': ParameterValue(use_sim_time, value_type=bool)}]),
+                         {'calibration_file': LaunchConfiguration('calibration'),  # '~' expanded by the node
+                          'use_sim_time': ParameterValue(use_sim_time, value_type=bool)}]),
     ])

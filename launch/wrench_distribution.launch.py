@@ -6,9 +6,10 @@ config:=/path/to.yaml`` (default: ``config/dual_arm.yaml``; also
 ``use_sim_time:=``, ``distributor:=false`` / ``analyzer:=false`` to leave one out;
 ``layout:=processes`` (default: each node in its own process) or ``layout:=one-process``
 (both in one, the ``cell`` executable; docs/performance.md);
-``calibration:=FILE`` (default ``~/.ros/wrench_distribution_calibration.yaml``): loaded after
-the config by both nodes when it exists, and where the analyzer's ``~/save_calibration`` writes
-(docs/calibration.md).
+``calibration:=FILE`` (default ``~/.ros/wrench_distribution_calibration.yaml``): both nodes'
+``calibration_file``, which each loads at start-up when it exists (its calibration values only,
+over the config's) and the analyzer's ``~/save_calibration`` writes (docs/calibration.md). It is
+not given to rcl as a parameter file: rcl would load whatever it holds.
 """
 import os
 
@@ -26,15 +27,14 @@ DEFAULT_CALIBRATION = '~/.ros/wrench_distribution_calibration.yaml'  # a user fi
 
 
 def _nodes(context) -> list:
-    """Build the nodes started, in the chosen layout, the calibration file appended when it exists.
+    """Build the nodes started, in the chosen layout, each given the calibration file.
 
     :raises ValueError: on a ``distributor``/``analyzer`` value that is no boolean, or an
         unknown ``layout`` (the message names the accepted values).
     """
     calibration = os.path.expanduser(LaunchConfiguration('calibration').perform(context))
-    saved = [calibration] if calibration and os.path.isfile(calibration) else []
     sim = {'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool)}
-    own = {'distributor': {}, 'analyzer': {'calibration_file': calibration}}
+    own = {exe: {'calibration_file': calibration} for exe in ('distributor', 'analyzer')}
     for exe in list(own):
         value = LaunchConfiguration(exe).perform(context)
         if value.lower() not in ('true', 'false', '1', '0'):
@@ -43,7 +43,7 @@ def _nodes(context) -> list:
             del own[exe]
     return launch_actions(Node, LaunchConfiguration('layout').perform(context),
                           LaunchConfiguration('namespace'),
-                          [LaunchConfiguration('config'), *saved, sim], own, {},
+                          [LaunchConfiguration('config'), sim], own, {},
                           output='screen', emulate_tty=True)
 
 
@@ -70,7 +70,8 @@ def generate_launch_description() -> LaunchDescription:
                               description='processes: each node in its own process; '
                                           'one-process: both in one (the cell executable)'),
         DeclareLaunchArgument('calibration', default_value=DEFAULT_CALIBRATION,
-                              description='calibration file: loaded when it exists, written by '
-                                          "the analyzer's ~/save_calibration"),
+                              description="both nodes' calibration_file: its calibration values "
+                                          "loaded when it exists, written by the analyzer's "
+                                          '~/save_calibration'),
         OpaqueFunction(function=_nodes),
     ])
