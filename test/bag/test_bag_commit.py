@@ -1,4 +1,4 @@
-"""Outputs committed whole or not at all, and fleets that keep every error (issue 50).
+"""Outputs committed whole or not at all, and fleets that keep every error.
 
 A reader of the documented format (docs/bags.md) takes an output directory as a result when
 it exists and :func:`read_result` accepts its ``manifest.json``; a directory run's result is

@@ -1,4 +1,4 @@
-"""Everything a damaged bag still holds, and nothing mixed or dropped in silence (issue 50).
+"""Everything a damaged bag still holds, and nothing mixed or dropped in silence.
 
 Bags are written with rosbags, then damaged. What each damaged file still holds is found
 without the code under test: for sqlite3, by asking sqlite for every row by its id; for MCAP,

@@ -1,4 +1,4 @@
-"""Issue 19: every valid recording analysed, every broken one refused, nothing lost in silence.
+"""Every valid recording analysed, every broken one refused, nothing lost in silence.
 
 Each bag is written by the tool that writes it in the field (:mod:`rosbag2_writers`: the
 ``mcap`` writer with rosbag2's layout, sqlite3 in WAL mode killed mid-run; rosbags'

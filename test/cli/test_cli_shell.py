@@ -1,4 +1,4 @@
-"""Every subcommand of ``wrench-distribution`` ends as a shell tool should (issue 50).
+"""Every subcommand of ``wrench-distribution`` ends as a shell tool should.
 
 A closed pipe (the reader gone before the output is written: ``| head`` that has read what
 it wanted, a ``less`` quit early) ends quietly with status 141 (128 + SIGPIPE, what a shell
