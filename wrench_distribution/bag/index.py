@@ -60,6 +60,7 @@ def _fixed_fields() -> list[pa.Field]:
                f('regimes', pa.list_(pa.string())), f('complete', pa.bool_()),
                f('read_whole', pa.bool_()), f('missing_messages', pa.int64()),
                f('problems', pa.list_(pa.string())),
+               f('sensors_in_doubt', pa.list_(pa.string())), f('set_inconsistent', pa.int64()),
                f('error', pa.string())])
 
 
@@ -90,6 +91,11 @@ def index_row(r: BagResult) -> dict:
                stamps_going_backwards=s.get('stamps_going_backwards'))
     row.update({LAMBDA_MAX + name: st.get('max_abs')
                 for name, st in s['internal_load'].items()})
+    health = s.get('health')  # the sensors with an episode of a health check, their checks
+    if health is not None:
+        row.update(sensors_in_doubt=[f"{name}:{'+'.join(checks)}" for name, checks
+                                     in health['sensors'].items() if checks],
+                   set_inconsistent=health['set']['episodes'])
     return row
 
 
@@ -97,7 +103,8 @@ def index_table(results: Sequence[BagResult]) -> pa.Table:
     """Return the index table, one row per bag.
 
     Columns: path, duration, samples, drops per cause, largest |internal load| per basis element
-    and of its norm, regimes seen, completeness (complete, messages missing, problems), error.
+    and of its norm, regimes seen, completeness (complete, messages missing, problems), the
+    sensors a health check doubted (``name:checks``) and the set's inconsistent episodes, error.
     """
     basis = _basis(results)
     fields = _fixed_fields()
@@ -140,5 +147,9 @@ def format_index(results: Sequence[BagResult]) -> str:
                      f"{_num(row['internal_load_norm_max']):>12}  {','.join(row['regimes'])}"
                      + ('' if row.get('complete') in (True, None) else
                         '  INCOMPLETE: ' + '; '.join((r.summary or {}).get('incomplete_because',
-                                                                           [])[:2])))
+                                                                           [])[:2]))
+                     + ('  DOUBT: ' + ', '.join(row['sensors_in_doubt'])
+                        if row.get('sensors_in_doubt') else '')
+                     + (f"  SET INCONSISTENT ({row['set_inconsistent']})"
+                        if row.get('set_inconsistent') else ''))
     return '\n'.join(lines)

@@ -11,6 +11,8 @@ from wrench_distribution.config import changed_config
 from wrench_distribution.core.codec import ns_to_seconds, seconds_to_ns
 from wrench_distribution.engine import AnalysisEngine, StaticPoses
 from wrench_distribution.engine.analysis import needs_orientation
+from wrench_distribution.engine.health import HealthMonitor
+from wrench_distribution.engine.health_report import health_summary
 from . import ledger, outputs, plotjuggler, plots, summary as summary_mod
 from .errors import BagError, IncompleteBag
 from .friction import friction_active, FrictionRecorder
@@ -215,6 +217,7 @@ def _analyse(bag: BagReader, config: Any, out_dir: Path, options: Options,
             distributors_built=analyzer.distributors_built, config=config_name, topics=topics)
         if tare is not None:
             summary['tare'] = tare
+        summary['health'] = health_summary(analyzer.health)
     summary['completeness'] = completeness
     ledger.account(summary, completeness, order, names)
     if friction is not None:
@@ -247,6 +250,7 @@ def _engine_for(bag: BagReader, topics: list, config: Any, out_dir: Path,
     if options.tare is not None:
         config, tare = _tare(bag, topics, config, (poses, sensor_poses, orientation), options)
     engine = AnalysisEngine(config, poses, sensor_poses, _same_basis(), orientation=orientation)
+    engine.health = HealthMonitor.for_config(config)  # the analyzer's checks (docs/health.md)
     return engine, config, poses, tare
 
 
@@ -346,7 +350,8 @@ def _write_outputs(out_dir: Path, summary: dict, analyzer: AnalysisEngine,
                                  analyzer.basis_names)
         if options.plots:
             for p in plots.write_plots(out_dir, buffer, names, analyzer.basis_names,
-                                       analyzer.basis_units, config.settings.output_frame):
+                                       analyzer.basis_units, config.settings.output_frame,
+                                       plots.health_marks(summary.get('health'))):
                 summary['outputs'].append(p.name)
         summary_mod.write_json(out_dir / 'summary.json', summary)
     except OSError as err:

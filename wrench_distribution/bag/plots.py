@@ -6,7 +6,7 @@ A long bag is plotted from a uniformly decimated copy of the samples (at most
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -96,9 +96,21 @@ def _import_pyplot():
     return plt
 
 
+def health_marks(health: Optional[dict]) -> list:
+    """Return the onsets a summary's sensor health marks on the plots: ``[(stamp s, label)]``.
+
+    :param health: the summary's ``health`` (:func:`~wrench_distribution.engine.health_report.health_summary`), or None.
+    :return: one mark per episode listed, in time order (``left frozen``, ``set inconsistent``).
+    """
+    if not health:
+        return []
+    return sorted((e['onset_s'], f"{e['sensor'] or 'set'} {e['check']}")
+                  for e in health['events'] if e['onset_s'] is not None)
+
+
 def write_plots(out_dir: Path, buffer: PlotBuffer, effectors: Sequence[str],
                 basis_names: Sequence[str], basis_units: Sequence[str],
-                frame: str = 'contact') -> list[Path]:
+                frame: str = 'contact', marks: Sequence = ()) -> list[Path]:
     """Write ``internal_load.png`` and ``constraint_wrenches.png``; return their paths.
 
     :param out_dir: output directory.
@@ -107,6 +119,7 @@ def write_plots(out_dir: Path, buffer: PlotBuffer, effectors: Sequence[str],
     :param basis_names: names of the internal-load elements.
     :param basis_units: their units.
     :param frame: frame of the per-effector wrenches (for the titles).
+    :param marks: ``(stamp s, label)`` drawn on the internal load (:func:`health_marks`).
     :return: the two paths.
     """
     if _PRELOAD:
@@ -116,16 +129,22 @@ def write_plots(out_dir: Path, buffer: PlotBuffer, effectors: Sequence[str],
     t_ns, lam, norm, con, internal = buffer.arrays()
     t = (t_ns - t_ns[0]) * 1e-9 if len(t_ns) else np.empty(0)
     t0 = t_ns[0] * 1e-9 if len(t_ns) else 0.0
-    paths = [_plot_internal_load(plt, Path(out_dir), t, t0, lam, norm, basis_names, basis_units),
+    paths = [_plot_internal_load(plt, Path(out_dir), t, t0, lam, norm, basis_names, basis_units,
+                                 marks),
              _plot_effectors(plt, Path(out_dir), t, t0, {'constraint': con, 'internal': internal},
                              effectors, frame)]
     return paths
 
 
 def _plot_internal_load(plt, out_dir: Path, t, t0: float, lam, norm, basis_names,
-                        basis_units) -> Path:
-    """Plot the internal load's coordinates (N and N*m elements apart) and its norm."""
+                        basis_units, marks: Sequence = ()) -> Path:
+    """Plot the internal load's coordinates (N and N*m elements apart), its norm, the doubts' onsets."""
     fig, axes = plt.subplots(2, 1, sharex=True, figsize=(10, 7))
+    for stamp, label in marks[:20]:  # a sensor in doubt from here: the read-out may be wrong
+        for ax in axes:
+            ax.axvline(stamp - t0, color='r', lw=0.8, ls=':')
+        axes[0].annotate(label, (stamp - t0, 1.0), xycoords=('data', 'axes fraction'),
+                         rotation=90, va='top', ha='right', fontsize=7, color='r')
     units = list(basis_units) + ['N'] * (len(basis_names) - len(basis_units))
     for unit, ax in zip(('N', 'N*m'), axes):
         cols = [j for j, u in enumerate(units) if u == unit]

@@ -9,6 +9,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from wrench_distribution.core.codec import zero_below_resolution
+from wrench_distribution.engine.health_report import health_lines
 from wrench_distribution.engine.results import ChunkResult
 from .ledger import drops_line
 
@@ -194,6 +195,8 @@ def format_table(summary: dict) -> str:
     if done:
         lines += [f'problem        {p}' for p in done['problems'][:10]]
         lines += [f'note           {n}' for n in done['notes']]
+    if 'health' in summary:
+        lines += health_lines(summary['health'])
     lines.append('')
     rows = [(name, s.get('unit', ''), s) for name, s in summary['internal_load'].items()]
     rows.append(('internal_load_norm', 'N', summary['internal_load_norm']))

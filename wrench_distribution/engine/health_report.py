@@ -114,3 +114,46 @@ def health_diagnostics(monitor, elements: Optional[Sequence[Sequence[str]]] = No
                      'consistent' if monitor.consistent else 'inconsistent')
     values['consistency_check'] = monitor.settings.consistency
     return conditions, values, counters
+
+
+#: episodes listed in a summary (the counts cover them all)
+SUMMARY_EVENTS = 100
+
+
+def health_summary(monitor) -> dict:
+    """Return what a bag's summary says of its sensors' health (``analyze-bag``'s ``health``).
+
+    :param monitor: the :class:`~.health.HealthMonitor` after the bag.
+    :return: ``{'consistency_check', 'in_doubt': [sensors with an episode], 'sensors': {name:
+        {check: {'episodes', 'flagged', 'first_onset_s'}} for the checks with an episode},
+        'set': {...}, 'events': the first SUMMARY_EVENTS episodes, 'events_listed'}``.
+    """
+    report = health_report(monitor)
+    keys = ('episodes', 'flagged', 'first_onset_s')
+    sensors = {name: {check: {key: entry[check][key] for key in keys}
+                      for check in list(CHECKS) + ['drift'] if entry[check]['episodes']}
+               for name, entry in report['sensors'].items()}
+    return {'consistency_check': monitor.settings.consistency,
+            'in_doubt': [name for name, checks in sensors.items() if checks],
+            'sensors': sensors, 'set': report['set'],
+            'events': report['events'][:SUMMARY_EVENTS],
+            'events_listed': min(len(report['events']), SUMMARY_EVENTS)}
+
+
+def health_lines(health: dict) -> list:
+    """Return the summary table's lines of a bag's sensor health (:func:`health_summary`).
+
+    :param health: the summary's ``health``.
+    :return: lines such as ``health         left: frozen 1 episode(s) from 2.000 s``.
+    """
+    parts = [f'{name}: ' + ', '.join(f"{check} {e['episodes']} episode(s) from "
+                                     f"{e['first_onset_s']:.3f} s" for check, e in checks.items())
+             for name, checks in health['sensors'].items() if checks]
+    s = health['set']
+    if s['episodes']:
+        parts.append(f"set inconsistent {s['episodes']} episode(s) from {s['first_onset_s']:.3f} s"
+                     f" ({s['latest']})")
+    lines = [f'health         {part}' for part in parts] or ['health         no sensor in doubt']
+    if not s['checked']:
+        lines.append(f"health         set not checked (consistency_check {health['consistency_check']})")
+    return lines
