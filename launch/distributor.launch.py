@@ -1,7 +1,9 @@
 """Launch the wrench distributor with a parameter file.
 
 Usage: ``ros2 launch wrench_distribution distributor.launch.py config:=/path/to.yaml``
-(default: the package's ``config/dual_arm.yaml``); ``namespace:=``, ``use_sim_time:=``.
+(default: the package's ``config/dual_arm.yaml``); ``namespace:=``, ``use_sim_time:=``;
+``autostart:=false`` leaves the node unconfigured for a lifecycle manager (default ``true``:
+it configures and activates itself; docs/wiring.md, "Bringing a cell up").
 """
 import os
 
@@ -9,20 +11,23 @@ from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
+from launch_ros.actions import LifecycleNode
 from launch_ros.parameter_descriptions import ParameterValue
+
+from wrench_distribution.cell import AUTOSTART_CHOICES, AUTOSTART_HELP
 
 DEFAULT_CONFIG = 'dual_arm.yaml'
 
 
 def generate_launch_description() -> LaunchDescription:
-    """Declare the arguments and the distributor node.
+    """Declare the arguments and the distributor node (a managed node).
 
     :return: the launch description.
     """
     share = get_package_share_directory('wrench_distribution')
     config = LaunchConfiguration('config')
     use_sim_time = LaunchConfiguration('use_sim_time')
+    autostart = LaunchConfiguration('autostart')
     return LaunchDescription([
         DeclareLaunchArgument('config', default_value=os.path.join(share, 'config',
                                                                    DEFAULT_CONFIG),
@@ -31,9 +36,12 @@ def generate_launch_description() -> LaunchDescription:
                               description='namespace of the node and its relative topics'),
         DeclareLaunchArgument('use_sim_time', default_value='false',
                               description='use /clock (bag replay, simulation)'),
-        Node(package='wrench_distribution', executable='distributor',
-             name='wrench_distributor', namespace=LaunchConfiguration('namespace'),
-             output='screen', emulate_tty=True,
-             parameters=[config,
-                         {'use_sim_time': ParameterValue(use_sim_time, value_type=bool)}]),
+        DeclareLaunchArgument('autostart', default_value='true', choices=AUTOSTART_CHOICES,
+                              description=AUTOSTART_HELP),
+        LifecycleNode(package='wrench_distribution', executable='distributor',
+                      name='wrench_distributor', namespace=LaunchConfiguration('namespace'),
+                      output='screen', emulate_tty=True,
+                      parameters=[config,
+                                  {'use_sim_time': ParameterValue(use_sim_time, value_type=bool),
+                                   'autostart': ParameterValue(autostart, value_type=bool)}]),
     ])

@@ -6,7 +6,9 @@ FZI ``cartesian_force_controller``); ``config:=`` another nodes' file, ``namespa
 ``use_sim_time:=``, ``layout:=one-process`` (both nodes in one process, the ``cell``
 executable; default ``processes``, docs/performance.md); ``calibration:=FILE`` (default
 ``~/.ros/wrench_distribution_calibration.yaml``): loaded after the config by both nodes when
-it exists, and where the analyzer's ``~/save_calibration`` writes (docs/calibration.md). The
+it exists, and where the analyzer's ``~/save_calibration`` writes (docs/calibration.md);
+``autostart:=false`` leaves the nodes unconfigured for a lifecycle manager (default ``true``:
+each configures and activates itself; docs/wiring.md, "Bringing a cell up"). The
 controllers themselves run in the controller manager, with
 ``config/ur5e_cell/controllers_jazzy.yaml`` or ``controllers_humble.yaml``
 (docs/real_cell.md).
@@ -21,9 +23,10 @@ from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
+import launch_ros.actions
 
-from wrench_distribution.cell import DEFAULT_LAYOUT, launch_actions, LAYOUTS
+from wrench_distribution.cell import (AUTOSTART_CHOICES, AUTOSTART_HELP, DEFAULT_LAYOUT,
+                                      launch_actions, LAYOUTS)
 
 NODES_FILE = 'ur5e_cell/wrench_distribution.yaml'
 SIDES = ('left', 'right')
@@ -48,13 +51,14 @@ def _nodes(context) -> list:
                          f"{', '.join(sorted(COMMAND_TOPICS))}")
     config = LaunchConfiguration('config').perform(context)
     namespace = LaunchConfiguration('namespace').perform(context)
-    sim = {'use_sim_time': LaunchConfiguration('use_sim_time').perform(context) == 'true'}
+    sim = {name: LaunchConfiguration(name).perform(context) == 'true'
+           for name in ('use_sim_time', 'autostart')}
     calibration = os.path.expanduser(LaunchConfiguration('calibration').perform(context))
     saved = [calibration] if calibration and os.path.isfile(calibration) else []
     commands = [(f'{side}/wrench_command', COMMAND_TOPICS[controllers].format(side=side))
                 for side in SIDES]
     sensors = [(f'{side}/ft_sensor', SENSOR_TOPIC.format(side=side)) for side in SIDES]
-    return launch_actions(Node, LaunchConfiguration('layout').perform(context), namespace,
+    return launch_actions(launch_ros.actions, LaunchConfiguration('layout').perform(context), namespace,
                           [config, *saved, sim],
                           {'distributor': {}, 'analyzer': {'calibration_file': calibration}},
                           {'distributor': commands, 'analyzer': sensors},
@@ -84,5 +88,7 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument('calibration', default_value=DEFAULT_CALIBRATION,
                               description='calibration file: loaded when it exists, written by '
                                           "the analyzer's ~/save_calibration"),
+        DeclareLaunchArgument('autostart', default_value='true', choices=AUTOSTART_CHOICES,
+                              description=AUTOSTART_HELP),
         OpaqueFunction(function=_nodes),
     ])

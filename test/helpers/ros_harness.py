@@ -319,6 +319,40 @@ class TestClient:
                     and all(self.node.count_publishers(t) > 0 for t in topics))
         return self.spin_until(ok, timeout)
 
+    def call(self, srv_type, name: str, request, timeout: float = 5.0,
+             again_after: float = 1.0):
+        """Call a service, spinning meanwhile (the collections go on filling).
+
+        A node that ended a moment ago can leave its services in this process's graph: the
+        service then looks available before the new node's server has matched this client,
+        and a request sent then is lost. So a request left unanswered for ``again_after``
+        seconds is sent again; the first answer counts.
+
+        :param srv_type: the service type.
+        :param name: the service name.
+        :param request: the request.
+        :param timeout: seconds, for the service to appear and then for the answer.
+        :param again_after: seconds without an answer before the request goes again.
+        :return: the response.
+        :raises TimeoutError: naming the service.
+        """
+        cli = self.node.create_client(srv_type, name)
+        try:
+            if not cli.wait_for_service(timeout_sec=timeout):
+                raise TimeoutError(f'{name} not available')
+            end = time.monotonic() + timeout
+            sent = []
+            while time.monotonic() < end:
+                sent.append(cli.call_async(request))
+                self.spin_until(lambda: any(f.done() for f in sent),
+                                min(again_after, end - time.monotonic()))
+                answered = [f for f in sent if f.done()]
+                if answered:
+                    return answered[0].result()
+            raise TimeoutError(f'{name} timed out')
+        finally:
+            self.node.destroy_client(cli)
+
     def set_parameters(self, node_name: str, params: list, timeout: float = 5.0):
         """Call ``/<node>/set_parameters``.
 
@@ -328,19 +362,39 @@ class TestClient:
         :return: list of ``SetParametersResult``.
         """
         from rcl_interfaces.srv import SetParameters
-        cli = self.node.create_client(SetParameters, f'/{node_name}/set_parameters')
-        try:
-            if not cli.wait_for_service(timeout_sec=timeout):
-                raise TimeoutError(f'/{node_name}/set_parameters not available')
-            req = SetParameters.Request()
-            req.parameters = [p.to_parameter_msg() for p in params]
-            fut = cli.call_async(req)
-            self.executor.spin_until_future_complete(fut, timeout_sec=timeout)
-            if not fut.done():
-                raise TimeoutError('set_parameters timed out')
-            return fut.result().results
-        finally:
-            self.node.destroy_client(cli)
+        req = SetParameters.Request()
+        req.parameters = [p.to_parameter_msg() for p in params]
+        return self.call(SetParameters, f'/{node_name}/set_parameters', req, timeout).results
+
+    def change_state(self, node_name: str, transition: str, timeout: float = 10.0) -> bool:
+        """Ask a managed node for a transition, as ``ros2 lifecycle set`` does (``~/change_state``).
+
+        :param node_name: target node name.
+        :param transition: ``configure``, ``activate``, ``deactivate``, ``cleanup``,
+            ``unconfigured_shutdown``, ``inactive_shutdown`` or ``active_shutdown``
+            (``lifecycle_msgs/Transition``'s ids).
+        :param timeout: seconds.
+        :return: the response's ``success``.
+        """
+        from lifecycle_msgs.msg import Transition
+        from lifecycle_msgs.srv import ChangeState
+        req = ChangeState.Request()
+        req.transition.id = getattr(Transition, f'TRANSITION_{transition.upper()}')
+        # sent again only after a long silence: a second request for the same transition
+        # would be refused (its state has changed), the first answer counts
+        return self.call(ChangeState, f'/{node_name}/change_state', req, timeout,
+                         again_after=3.0).success
+
+    def lifecycle_state(self, node_name: str, timeout: float = 10.0) -> str:
+        """Return a managed node's primary state, as ``ros2 lifecycle get`` does (``~/get_state``).
+
+        :param node_name: target node name.
+        :param timeout: seconds.
+        :return: the state's label (``unconfigured``, ``inactive``, ``active``, ``finalized``).
+        """
+        from lifecycle_msgs.srv import GetState
+        return self.call(GetState, f'/{node_name}/get_state', GetState.Request(),
+                         timeout).current_state.label
 
     def close(self) -> None:
         """Destroy the node and shut the context down."""

@@ -42,7 +42,7 @@ ROS_FREE = ('core', 'config', 'engine', 'bag', 'sim.control', 'sim.physics', 'si
             'sim.reports')
 ROS_PACKAGES = ('rclpy', 'rosgraph_msgs', 'builtin_interfaces', 'geometry_msgs', 'std_msgs',
                 'std_srvs', 'sensor_msgs', 'diagnostic_msgs', 'visualization_msgs',
-                'rcl_interfaces', 'tf2_ros', 'tf2_msgs', 'launch', 'launch_ros')
+                'rcl_interfaces', 'lifecycle_msgs', 'tf2_ros', 'tf2_msgs', 'launch', 'launch_ros')
 ROS_EXCEPTIONS = {'bag/player.py'}
 
 

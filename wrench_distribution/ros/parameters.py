@@ -3,7 +3,8 @@ from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Set, Tuple
 
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 ParameterType, SetParametersResult)
-from rclpy.exceptions import InvalidParameterTypeException, ParameterUninitializedException
+from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
+                              ParameterUninitializedException)
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -11,6 +12,9 @@ from wrench_distribution.config.nodes import build_config
 from wrench_distribution.config.schema import ConfigError, ParamSpec
 from wrench_distribution.config.validation import unknown_message, validate_params
 
+#: What bad parameters raise while a node reads its configuration: the runner exits 2 on them,
+#: a managed node's configure fails on them (the message names the parameter).
+CONFIG_ERRORS = (ConfigError, InvalidParameterTypeException, InvalidParameterValueException)
 #: ``check(params) -> (reason or None, plan)`` of :func:`add_parameter_callbacks`.
 CheckFn = Callable[[list], Tuple[Optional[str], Any]]
 #: ``apply(plan)`` of :func:`add_parameter_callbacks`.
@@ -59,7 +63,8 @@ def typed_parameter(spec: ParamSpec, value: object) -> Parameter:
         value, (list, tuple)) else value)
 
 
-def declare_from_specs(node: Node, specs: Sequence[ParamSpec]) -> Tuple[Dict[str, object], Set[str]]:
+def declare_from_specs(node: Node, specs: Sequence[ParamSpec],
+                       given: Optional[Set[str]] = None) -> Tuple[Dict[str, object], Set[str]]:
     """Declare every parameter; return the values (defaults where not given) and the names given.
 
     Each parameter is declared with its static type and no value, so that rclpy tells whether
@@ -68,15 +73,21 @@ def declare_from_specs(node: Node, specs: Sequence[ParamSpec]) -> Tuple[Dict[str
     has no ROS type of its own (rclpy would infer a byte array): declared this way, it is a
     typed empty array that ``ros2 param get`` and ``ros2 param dump`` show as ``[]``. Type
     mismatches in overrides raise rclpy's ``InvalidParameterTypeException``, which the caller
-    reports.
+    reports. A parameter the node has declared already (a managed node configured again) is
+    read as it is now.
 
     :param node: the node.
     :param specs: the parameter specs.
+    :param given: the names given so far, updated in place (a managed node keeps it across
+        its configures; None: a new set).
     :return: ``(name -> Python value, the names given)``.
     """
     values: Dict[str, object] = {}
-    given: Set[str] = set()
+    given = set() if given is None else given
     for spec in specs:
+        if node.has_parameter(spec.name):
+            values[spec.name] = read_value(node, spec)
+            continue
         try:
             if _declare(node, spec):
                 given.add(spec.name)
@@ -255,7 +266,8 @@ def requested_changes(params, specs: Mapping[str, ParamSpec]) -> Dict[str, objec
     return out
 
 
-def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> Tuple[dict, Set[str]]:
+def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str,
+                         given: Optional[Set[str]] = None) -> Tuple[dict, Set[str]]:
     """Declare every parameter of a node, refuse unknown overrides, validate the values.
 
     A name given to the node (parameter file, command line) that it does not declare is an
@@ -264,6 +276,7 @@ def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> T
     :param node: the node.
     :param specs: its parameter schema.
     :param kind: the node kind (:data:`~wrench_distribution.config.index.INDEX`).
+    :param given: the names given so far (:func:`declare_from_specs`).
     :return: ``(validated values, the names given)``.
     :raises ConfigError: naming the parameter and its accepted values.
     """
@@ -272,7 +285,7 @@ def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> T
     misread = param_file_problems(sys.argv)
     if misread:
         raise ConfigError('parameter file refused: ' + '; '.join(misread))
-    values, given = declare_from_specs(node, specs)
+    values, given = declare_from_specs(node, specs, given)
     unknown = unknown_overrides(specs, ros_args_parameters(sys.argv, node.get_name()))
     if unknown:
         message = unknown_message(kind, unknown)
@@ -283,18 +296,22 @@ def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> T
     return validate_params(kind, values), given
 
 
-def declare_config(node: Node, specs: Sequence[ParamSpec], kind: str):
+def declare_config(node: Node, specs: Sequence[ParamSpec], kind: str,
+                   given: Optional[Set[str]] = None):
     """Declare the parameters of the distributor or the analyzer and build its configuration.
 
     The names given count as set (the package's default limits are a WARN only when unset).
+    A managed node calls it at each configure: the parameters declared by an earlier one are
+    read as they are now (:func:`declare_from_specs`).
 
     :param node: the node.
     :param specs: its parameter schema.
     :param kind: ``'distributor'`` or ``'analyzer'``.
+    :param given: the names given so far, updated in place (None: a new set).
     :return: the node's configuration (:mod:`wrench_distribution.config.nodes`).
     :raises ConfigError: naming the parameter and its accepted values.
     """
-    values, given = declare_and_validate(node, specs, kind)
+    values, given = declare_and_validate(node, specs, kind, given)
     return build_config(kind, values, frozenset(given))
 
 

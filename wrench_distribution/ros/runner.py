@@ -175,6 +175,17 @@ def _stop_executor(executor) -> None:
         pass
 
 
+def _shut_down(nodes: tuple, name: str) -> None:
+    """Take the managed nodes to ``finalized``: from ``active``, each publishes its stop first."""
+    from wrench_distribution.ros.managed import ManagedNode
+    for each in nodes:
+        if isinstance(each, ManagedNode):
+            try:
+                each.shut_down()
+            except Exception as e:  # noqa: BLE001 - its context gone: the process ends anyway
+                print(f'[{name}] shutdown of {each.get_name()}: {e}', file=sys.stderr, flush=True)
+
+
 def _destroy(nodes: tuple) -> None:
     """Destroy the nodes a run made (one failing does not keep the others alive)."""
     for each in nodes:
@@ -189,7 +200,8 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
     """Create the executor and the node, spin until shutdown; configuration errors exit 2.
 
     Every node entry point of the package starts here, so they all run on
-    :func:`make_executor`'s choice.
+    :func:`make_executor`'s choice. At the end (Ctrl-C, SIGTERM) the managed nodes are shut
+    down (:mod:`.managed`: the distributor publishes its stop when active), then destroyed.
 
     :param factory: node class or factory taking no arguments; a factory may return a tuple
         of nodes, spun by one executor in this process (:mod:`wrench_distribution.cell`).
@@ -200,8 +212,7 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
     :param config_errors: further exception types the factory raises for bad parameters.
     :return: exit code: 0 after a normal shutdown, 2 on invalid configuration.
     """
-    from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
-    from wrench_distribution.config.schema import ConfigError
+    from wrench_distribution.ros.parameters import CONFIG_ERRORS
     try:
         from rclpy.executors import ExternalShutdownException
     except ImportError:  # pragma: no cover
@@ -218,8 +229,7 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
             made = factory()
             nodes = made if isinstance(made, tuple) else (made,)
             node = nodes[0]
-        except (ConfigError, InvalidParameterTypeException,
-                InvalidParameterValueException) + tuple(config_errors) as e:
+        except CONFIG_ERRORS + tuple(config_errors) as e:
             print(f'[{name}] invalid configuration: {e}', file=sys.stderr, flush=True)
             return 2
         for each in nodes:
@@ -239,5 +249,6 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
         return 0
     finally:
         _stop_executor(locals().get('executor'))
+        _shut_down(nodes, name)
         _destroy(nodes)
         rclpy.try_shutdown()
