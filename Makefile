@@ -177,13 +177,13 @@ test-core: $(TEST_STAMP)
 
 # The demo scenarios; add a scenario as one more line.
 demo: $(DEMO_STAMP)
-	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.demo
-	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.demo --scenario three_finger_hand --friction compare --duration 3
-	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.demo --scenario dual_arm_admittance --internal-load-feedback off --summary-json demo_output/dual_arm_admittance_open_loop.json
-	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.demo --scenario dual_arm_admittance --internal-load-feedback on --summary-json demo_output/dual_arm_admittance_closed_loop.json
-	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.demo --scenario dual_arm_joints --internal-load-feedback off --summary-json demo_output/dual_arm_joints_open_loop.json
-	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.demo --scenario dual_arm_joints --internal-load-feedback on --summary-json demo_output/dual_arm_joints_closed_loop.json
-	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.demo --scenario dual_arm_real_cell --tare compare --summary-json demo_output/dual_arm_real_cell_tare_compare.json
+	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.sim.demo
+	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.sim.demo --scenario three_finger_hand --friction compare --duration 3
+	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.sim.demo --scenario dual_arm_admittance --internal-load-feedback off --summary-json demo_output/dual_arm_admittance_open_loop.json
+	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.sim.demo --scenario dual_arm_admittance --internal-load-feedback on --summary-json demo_output/dual_arm_admittance_closed_loop.json
+	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.sim.demo --scenario dual_arm_joints --internal-load-feedback off --summary-json demo_output/dual_arm_joints_open_loop.json
+	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.sim.demo --scenario dual_arm_joints --internal-load-feedback on --summary-json demo_output/dual_arm_joints_closed_loop.json
+	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.sim.demo --scenario dual_arm_real_cell --tare compare --summary-json demo_output/dual_arm_real_cell_tare_compare.json
 
 bench: $(DEMO_STAMP)
 	$(PY) benchmarks/bench_core.py

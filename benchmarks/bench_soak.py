@@ -1,7 +1,7 @@
 """Soak test of the distributor: N minutes at a fixed rate, four effectors, over real DDS.
 
 Source, distributor and sink run in separate processes (the source and sink roles of
-``bench_relay.py``). Reports, per minute of the run: inputs sent, lost cycles (an input
+``bench_relay.py``, ``relay/roles.py``). Reports, per minute of the run: inputs sent, lost cycles (an input
 whose four commands did not all arrive), latency percentiles from the input stamp to the
 last of its four commands; and the distributor's resident memory sampled every few
 seconds, with its least-squares slope after the first minute (kB per minute).
@@ -13,25 +13,17 @@ Usage::
 The machine is shared: the load average at the start and end is printed with the figures.
 """
 import argparse
-import importlib.util
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
+from relay.fanout import distributor_params, FanOut, write_params
+from relay.runs import read_role_json, start_role
 
-
-def _relay_module():
-    spec = importlib.util.spec_from_file_location('bench_relay',
-                                                  os.path.join(_HERE, 'bench_relay.py'))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from wrench_distribution.processes import Children, console_command, loopback_environment
 
 
 def rss_kb(pid: int) -> int:
@@ -101,43 +93,33 @@ def run(minutes: float, rate: float, settle: float, domain: int, rss_period: flo
 
     :return: ``{'minutes': [...], 'rss': [...], 'rss_slope_kb_per_min': float, ...}``.
     """
-    relay = _relay_module()
     duration = minutes * 60.0
-    tmp = tempfile.mkdtemp(prefix='wd_soak_')
-    env = relay.ros_env(domain)
-    pf = os.path.join(tmp, 'p.yaml')
-    relay.write_params(pf, {'/**': relay.distributor_params()})
-    exe = os.path.join(os.path.dirname(sys.executable), 'distributor')
-    relay_py = [sys.executable, os.path.join(_HERE, 'bench_relay.py')]
+    fan = FanOut()
+    env = loopback_environment(domain)
     common = ['--rate', str(rate), '--duration', str(duration), '--settle', str(settle)]
-    sink_out, src_out = os.path.join(tmp, 'sink.json'), os.path.join(tmp, 'src.json')
     load0 = os.getloadavg()[0]
-    if target == 'relay':
-        dist = subprocess.Popen(relay_py + ['--role', 'relay', '--relay-executor', 'single'],
-                                env=env)
-    else:
-        dist = subprocess.Popen([exe, '--ros-args', '--params-file', pf, '--log-level',
-                                 'warn'], env=env)
     rss = []
-    try:
-        sink = subprocess.Popen(relay_py + ['--role', 'sink', '--out', sink_out] + common,
-                                env=env)
+    with tempfile.TemporaryDirectory(prefix='wd_soak_') as tmp, Children() as procs:
+        pf = os.path.join(tmp, 'p.yaml')
+        write_params(pf, {'/**': distributor_params(fan)})
+        sink_out, src_out = os.path.join(tmp, 'sink.json'), os.path.join(tmp, 'src.json')
+        if target == 'relay':
+            dist = start_role(procs, tmp, env, fan, 'relay', '--relay-executor', 'single')
+        else:
+            dist = procs.start('distributor', console_command('distributor', 'wrench_distribution.distributor_node')
+                               + ['--ros-args', '--params-file', pf, '--log-level', 'warn'], env,
+                               log=os.path.join(tmp, 'distributor.log'))
+        sink = start_role(procs, tmp, env, fan, 'sink', '--out', sink_out, *common)
         time.sleep(0.5)
-        src = subprocess.Popen(relay_py + ['--role', 'source', '--out', src_out] + common,
-                               env=env)
+        src = start_role(procs, tmp, env, fan, 'source', '--out', src_out, *common)
         t0 = time.monotonic()
         while src.poll() is None:
             rss.append((time.monotonic() - t0 - settle, rss_kb(dist.pid)))
             time.sleep(rss_period)
         sink.wait(settle + 60)
-    finally:
-        relay.stop(dist)
-    with open(src_out) as f:
-        src_data = json.load(f)
-    with open(sink_out) as f:
-        sink_data = json.load(f)
-    rows = per_minute(src_data['stamps'], sink_data['counts'], sink_data['last'],
-                      relay.N_EFFECTORS)
+        procs.stop()
+        src_data, sink_data = read_role_json(procs, src_out), read_role_json(procs, sink_out)
+    rows = per_minute(src_data['stamps'], sink_data['counts'], sink_data['last'], fan.effectors)
     return {'rate': rate, 'minutes': rows, 'rss': rss, 'load_start': round(load0, 2),
             'load_end': round(os.getloadavg()[0], 2),
             'rss_slope_kb_per_min': rss_slope(rss),

@@ -51,9 +51,9 @@ def import_pyplot_up_front() -> None:
 
     ``analyze-bag`` imports it in a background thread while a bag is analysed
     (``bag/plots.py``, ``preload``). Run in the test's own process, a command that fails
-    early left that import running into pytest's teardown, whose iteration over a dictionary
-    the import was growing: "dictionary changed size during iteration" (once in a
-    ``make test``). Imported here, the thread finds the module loaded and returns at once.
+    early can leave that import running into pytest's teardown, whose iteration over a
+    dictionary the import grows ("dictionary changed size during iteration"). Imported here,
+    the thread finds the module loaded and returns at once.
     """
     import matplotlib
     matplotlib.use('Agg')
@@ -123,3 +123,11 @@ def pytest_runtest_setup(item) -> None:
             and item.get_closest_marker('xdist_group') and '@' not in item.nodeid):
         pytest.fail('--dist loadgroup ignored the xdist_group of this test: install the pytest that '
                     'requirements-test.txt names', pytrace=False)
+
+
+@pytest.fixture
+def children():
+    """Give a test its child processes by name, all stopped at its end (``processes.Children``)."""
+    from wrench_distribution.processes import Children
+    with Children() as group:
+        yield group

@@ -9,7 +9,6 @@ parameter and the accepted values. The shipped scenario files pass, and so do th
 """
 import math
 import os
-import subprocess
 import sys
 
 from hypothesis import given, strategies as st
@@ -19,6 +18,7 @@ import pytest
 from ros_harness import domain_id_for, REPO, ros_env
 from wrench_distribution import config as P
 from wrench_distribution.config.sim import SIM_SPECS
+from wrench_distribution.processes import run_to_end
 from wrench_distribution.sim import scenarios
 
 #: A valid minimal parameter set of each simulator node (two effectors).
@@ -280,11 +280,10 @@ def test_sim_nodes_refuse_a_bad_value_at_start(module, args, needle):
     cmd = [sys.executable, '-m', f'wrench_distribution.sim.nodes.{module}', '--ros-args']
     for a in args:
         cmd += ['-p', a]
-    proc = subprocess.run(cmd, env=ros_env(domain_id_for()), capture_output=True, text=True,
-                          timeout=60)
-    assert proc.returncode == 2, (proc.stdout, proc.stderr)
-    assert 'invalid configuration' in proc.stderr and needle in proc.stderr, proc.stderr
-    assert 'accepted' in proc.stderr and 'Traceback' not in proc.stderr, proc.stderr
+    done = run_to_end(cmd, ros_env(domain_id_for()), 60.0)
+    assert done.returncode == 2, done.output
+    assert 'invalid configuration' in done.output and needle in done.output, done.output
+    assert 'accepted' in done.output and 'Traceback' not in done.output, done.output
 
 
 _HANDLE_NAMES = st.sampled_from(['squeeze(left,right)', 'twist(left,right)', 'bend_u(a,b)',

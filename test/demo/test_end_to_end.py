@@ -1,21 +1,18 @@
 """End to end over real DDS: simulator, controller, distributor, analyzer, via the demo.
 
-Each test runs ``python -m wrench_distribution.demo`` in a subprocess (which starts the
+Each test runs ``python -m wrench_distribution.sim.demo`` in a subprocess (which starts the
 four nodes on its own ROS_DOMAIN_ID, DDS on localhost) for a few seconds of sim time and
 checks its ``summary.json``. Reference values come from the scenario files (commanded
 squeezes, sensor noise levels), never from the code under test.
 """
 import json
-import os
 from pathlib import Path
 import re
-import subprocess
-import sys
 
 import pytest
 import yaml
 
-from ros_harness import domain_id_for, REPO
+from ros_harness import domain_id_for, REPO, run_demo_command
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -28,18 +25,15 @@ def scenario(name: str) -> dict:
 
 
 def run_demo(tmp_path: Path, offset: int, *args: str) -> dict:
-    env = dict(os.environ)
-    env.update({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1',
-                'ROS_DOMAIN_ID': str(domain_id_for(offset=offset)), 'MPLBACKEND': 'Agg'})
     # 100 Hz control instead of the demo's 200 Hz: half the lockstep round trips.
-    cmd = [sys.executable, '-m', 'wrench_distribution.demo', '--out', str(tmp_path),
-           '--timeout', '100', '--rate', '100', *args]
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=150)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    done = run_demo_command(
+        ['--out', str(tmp_path), '--timeout', '100', '--rate', '100', *args],
+        domain_id_for(offset=offset), timeout=150)
+    assert done.returncode == 0, done.output[-6000:]
     (out,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     summary = json.loads((out / 'summary.json').read_text())
     summary['_dir'] = out
-    summary['_stdout'] = proc.stdout
+    summary['_stdout'] = done.output
     return summary
 
 

@@ -4,30 +4,21 @@ The lightly squeezed grasp slips, the same grasp with ``friction_mode: auto`` ho
 added squeeze follows the force the motion needs.
 """
 import json
-import os
-from pathlib import Path
-import subprocess
-import sys
 
 import pytest
 
-from ros_harness import domain_id_for, REPO
+from ros_harness import domain_id_for, run_demo_command
 from truth_checks import DEMO_PACE
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-ROOT = Path(REPO)
-
 
 def test_prescription_alone_slips_and_auto_holds(tmp_path):
-    env = dict(os.environ)
-    env.update({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1',
-                'ROS_DOMAIN_ID': str(domain_id_for()), 'MPLBACKEND': 'Agg'})
-    cmd = [sys.executable, '-m', 'wrench_distribution.demo', '--scenario', 'three_finger_hand',
-           '--friction', 'compare', '--duration', '2.5', '--rate', '100', '--timeout', '100',
-           '--out', str(tmp_path), '--real-time-factor', str(DEMO_PACE)]
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    done = run_demo_command(
+        ['--scenario', 'three_finger_hand', '--friction', 'compare', '--duration', '2.5', '--rate', '100',
+         '--timeout', '100', '--out', str(tmp_path), '--real-time-factor', str(DEMO_PACE)],
+        domain_id_for(), timeout=300)
+    assert done.returncode == 0, done.output[-6000:]
     check, auto = (json.loads((tmp_path / f'three_finger_hand_squeeze0.5_friction_{m}' / 'summary.json')
                               .read_text()) for m in ('check', 'auto'))
     slipped, held = check['friction'], auto['friction']
@@ -56,7 +47,7 @@ def test_prescription_alone_slips_and_auto_holds(tmp_path):
         assert max(abs(t - c) for t, c in zip(phase['true'], phase['commanded'])) < 0.5, phase
     assert held['added_squeeze']['min_sum'] > 0
     assert held['added_squeeze']['correlation_with_desired_force'] > 0.9
-    assert 'Friction: the same grasp' in proc.stdout
+    assert 'Friction: the same grasp' in done.output
     assert (tmp_path / 'three_finger_hand_friction_compare.png').stat().st_size > 10_000
 
 
@@ -70,20 +61,18 @@ def test_comparison_with_friction_feedback_reads_its_own_runs(tmp_path):
     stale = tmp_path / 'three_finger_hand_squeeze0.5_friction_auto'
     stale.mkdir()
     (stale / 'summary.json').write_text('{}')
-    env = dict(os.environ)
-    env.update({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1',
-                'ROS_DOMAIN_ID': str(domain_id_for()), 'MPLBACKEND': 'Agg'})
-    cmd = [sys.executable, '-m', 'wrench_distribution.demo', '--scenario', 'three_finger_hand',
-           '--friction', 'compare', '--friction-feedback', 'on', '--duration', '2.5',
-           '--rate', '100', '--timeout', '100', '--out', str(tmp_path), '--real-time-factor', str(DEMO_PACE)]
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    done = run_demo_command(
+        ['--scenario', 'three_finger_hand', '--friction', 'compare', '--friction-feedback', 'on',
+         '--duration', '2.5', '--rate', '100', '--timeout', '100', '--out', str(tmp_path),
+         '--real-time-factor', str(DEMO_PACE)],
+        domain_id_for(), timeout=300)
+    assert done.returncode == 0, done.output[-6000:]
     run = tmp_path / 'three_finger_hand_squeeze0.5_friction_auto_friction_feedback'
     params = (run / 'params.yaml').read_text()
     assert 'friction_feedback: true' in params
     assert 'friction_feedback: true' not in (
         tmp_path / 'three_finger_hand_squeeze0.5_friction_check' / 'params.yaml').read_text()
-    assert f'friction_mode auto ({run.name}): held' in proc.stdout
+    assert f'friction_mode auto ({run.name}): held' in done.output
     assert (stale / 'summary.json').read_text() == '{}'  # untouched, and not what was read
     held = json.loads((run / 'summary.json').read_text())['friction']
     assert not held['slipped'] and max(held['slip_m'].values()) < 1e-3

@@ -1,23 +1,19 @@
 """The arms with joints over real DDS: the dual_arm_joints demo, open and closed loop.
 
-Each test runs ``python -m wrench_distribution.demo --scenario dual_arm_joints`` in a
+Each test runs ``python -m wrench_distribution.sim.demo --scenario dual_arm_joints`` in a
 subprocess (simulator, distributor, analyzer and controller as separate processes, DDS on
 localhost, the run's ROS_DOMAIN_ID from ``ros_harness``) at the scenario's duration, and checks
 the file written by ``--summary-json``. Commanded values are parsed here from the scenario
-file's schedule; the closed-loop target, max(2 %, 0.2 N or 0.02 N*m), is issue 17's.
+file's schedule; the closed-loop target is max(2 %, 0.2 N or 0.02 N*m) per element, on the truth.
 """
-import json
-import os
 from pathlib import Path
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import yaml
 
-from ros_harness import domain_id_for, REPO
+from ros_harness import demo_summary, domain_id_for, REPO
 from truth_checks import check_closed_loop_on_truth, check_grasps, check_truth_at_rest, DEMO_PACE, target
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -41,18 +37,9 @@ def last_commanded() -> dict:
 
 
 def run_demo(tmp_path: Path, feedback: str) -> dict:
-    env = dict(os.environ)
-    env.update({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1',
-                'ROS_DOMAIN_ID': str(domain_id_for()), 'MPLBACKEND': 'Agg',
-                'PYTHONPATH': os.pathsep.join([str(ROOT)] + [
-                    p for p in env.get('PYTHONPATH', '').split(os.pathsep) if p])})
-    path = tmp_path / 'summary' / f'joints_feedback_{feedback}.json'
-    cmd = [sys.executable, '-m', 'wrench_distribution.demo', '--scenario', 'dual_arm_joints',
-           '--internal-load-feedback', feedback, '--summary-json', str(path), '--out', str(tmp_path),
-           '--timeout', '240', '--no-plot', '--real-time-factor', str(DEMO_PACE)]
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads(path.read_text())
+    return demo_summary(['--scenario', 'dual_arm_joints', '--internal-load-feedback', feedback, '--out', str(tmp_path),
+                         '--timeout', '240', '--no-plot', '--real-time-factor', str(DEMO_PACE)],
+                        tmp_path / 'summary' / f'joints_feedback_{feedback}.json', domain_id_for(), timeout=300)
 
 
 def check_shape(summary: dict) -> None:
@@ -98,7 +85,7 @@ def test_open_loop_runs_and_falls_short_as_the_arms_really_do(tmp_path):
 
 @pytest.mark.one_distribution
 def test_closed_loop_with_the_grasps_identified_holds_the_truth_on_target(tmp_path):
-    """Issue 28's bar, as dual_arm_admittance: the grasps identified at the rests, the truth on target.
+    """As dual_arm_admittance: the grasps identified at the rests, the truth on target.
 
     Every element's truth within max(2 %, 0.2 N or 0.02 N*m).
     """

@@ -1,6 +1,6 @@
-"""The real cell over real DDS: what the tare and the loop buy, judged on the truth (issue 28).
+"""The real cell over real DDS: what the tare and the loop buy, judged on the truth.
 
-Each test runs ``python -m wrench_distribution.demo --scenario dual_arm_real_cell`` closed loop
+Each test runs ``python -m wrench_distribution.sim.demo --scenario dual_arm_real_cell`` closed loop
 in a subprocess (separate processes, DDS on localhost), once untared and once tared with the
 object free (the analyzer's ``~/tare`` before the grasp). References are derived here: the
 biases a free tare must find (true bias + true tool weight - believed tool weight, gravity
@@ -8,17 +8,14 @@ turned into the true and the believed sensor frames with scipy), the true object
 (:mod:`truth_checks`).
 """
 import json
-import os
 from pathlib import Path
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 import yaml
 
-from ros_harness import domain_id_for, REPO
+from ros_harness import demo_summary, domain_id_for, REPO, run_demo_command
 from truth_checks import (check_closed_loop_on_truth, check_truth_at_rest, DEMO_PACE, GRASP_PARAMETERS,
                           target, truth_of)
 
@@ -37,16 +34,9 @@ def sections() -> dict:
 
 
 def run_demo(tmp_path: Path, offset: int, tare: str) -> dict:
-    env = dict(os.environ)
-    env.update({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1',
-                'ROS_DOMAIN_ID': str(domain_id_for(offset=offset)), 'MPLBACKEND': 'Agg'})
-    path = tmp_path / 'summary' / f'tare_{tare}.json'
-    cmd = [sys.executable, '-m', 'wrench_distribution.demo', '--scenario', 'dual_arm_real_cell',
-           '--tare', tare, '--internal-load-feedback', 'on', '--summary-json', str(path),
-           '--out', str(tmp_path), '--timeout', '150', '--no-plot']
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=200)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads(path.read_text())
+    return demo_summary(['--scenario', 'dual_arm_real_cell', '--tare', tare, '--internal-load-feedback', 'on',
+                         '--out', str(tmp_path), '--timeout', '150', '--no-plot'],
+                        tmp_path / 'summary' / f'tare_{tare}.json', domain_id_for(offset=offset), timeout=200)
 
 
 def tool_wrench(mass: float, com, gravity_sensor) -> np.ndarray:
@@ -128,26 +118,23 @@ TILT_SCENARIO = ROOT / 'config' / 'demo_dual_arm_real_cell_tilt.yaml'
 
 @pytest.mark.one_distribution
 def test_calibration_procedure_identifies_the_cell_and_holds_the_load_through_the_tilt(tmp_path):
-    """Issue 29: a user's calibration through the analyzer's services, then a 30 deg tilt.
+    """A user's calibration through the analyzer's services, then a 30 deg tilt.
 
     ``--calibrate compare``: the free tools turned through five orientations and the held box
     through three (captured at each rest, identified, saved), then the hold with the saved file
     loaded by both nodes, with the typed guesses as typed, and with them tared. The saved parameters are compared
-    here with the scenario's truth (the issue's figures); the internal load is judged on the
+    here with the scenario's truth (the targets of ``sim/reports/real_cell.py``); the internal load is judged on the
     simulator's truth while the box tilts by 30 deg: within the target with the identified
     parameters; not with the guesses (visibly as typed, by a little once tared).
     """
     with open(TILT_SCENARIO, encoding='utf-8') as f:
         cell = {k: v['ros__parameters'] for k, v in yaml.safe_load(f).items()}
     sim = cell['object_sim']
-    env = dict(os.environ)
-    env.update({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1',
-                'ROS_DOMAIN_ID': str(domain_id_for(offset=2)), 'MPLBACKEND': 'Agg'})
-    cmd = [sys.executable, '-m', 'wrench_distribution.demo', '--scenario', 'dual_arm_real_cell_tilt',
-           '--calibrate', 'compare', '--out', str(tmp_path), '--timeout', '300', '--no-plot',
-           '--real-time-factor', str(DEMO_PACE)]
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=700)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    done = run_demo_command(
+        ['--scenario', 'dual_arm_real_cell_tilt', '--calibrate', 'compare', '--out', str(tmp_path),
+         '--timeout', '300', '--no-plot', '--real-time-factor', str(DEMO_PACE)],
+        domain_id_for(offset=2), timeout=700)
+    assert done.returncode == 0, done.output[-6000:]
     calibrating = json.loads((tmp_path / 'dual_arm_real_cell_tilt_calibrate_feedback' / 'summary.json').read_text())
     calls = calibrating['calibration']['calls']
     assert calibrating['calibration']['success'] and len(calls) == 11, calls

@@ -1,22 +1,18 @@
 """The admittance arms over real DDS: the reference-frame rule, and the demo open and closed loop.
 
-The demo tests run ``python -m wrench_distribution.demo --scenario dual_arm_admittance`` in a
+The demo tests run ``python -m wrench_distribution.sim.demo --scenario dual_arm_admittance`` in a
 subprocess (its own ROS_DOMAIN_ID, DDS on localhost) and check the file written by
-``--summary-json``, judged on the simulator's truth (issue 28). Commanded values come from the
-scenario file's schedule; the closed-loop target, max(2 %, 0.2 N or 0.02 N*m), is issue 17's.
+``--summary-json``, judged on the simulator's truth. Commanded values come from the
+scenario file's schedule; the closed-loop target is max(2 %, 0.2 N or 0.02 N*m) per element.
 """
-import json
-import os
 from pathlib import Path
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import yaml
 
-from ros_harness import domain_id_for, NodeProcess, REPO, stamped_wrench, TestClient
+from ros_harness import demo_summary, domain_id_for, NodeProcess, REPO, stamped_wrench, TestClient
 from truth_checks import check_closed_loop_on_truth, check_grasps, check_truth_at_rest, DEMO_PACE, target
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -44,16 +40,9 @@ def last_commanded() -> dict:
 
 
 def run_demo(tmp_path: Path, offset: int, feedback: str) -> dict:
-    env = dict(os.environ)
-    env.update({'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_LOCALHOST_ONLY': '1',
-                'ROS_DOMAIN_ID': str(domain_id_for(offset=offset)), 'MPLBACKEND': 'Agg'})
-    path = tmp_path / 'summary' / f'feedback_{feedback}.json'
-    cmd = [sys.executable, '-m', 'wrench_distribution.demo', '--scenario', 'dual_arm_admittance',
-           '--internal-load-feedback', feedback, '--summary-json', str(path),
-           '--out', str(tmp_path), '--timeout', '120', '--no-plot', '--real-time-factor', str(DEMO_PACE)]
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads(path.read_text())
+    return demo_summary(['--scenario', 'dual_arm_admittance', '--internal-load-feedback', feedback,
+                         '--out', str(tmp_path), '--timeout', '120', '--no-plot', '--real-time-factor', str(DEMO_PACE)],
+                        tmp_path / 'summary' / f'feedback_{feedback}.json', domain_id_for(offset=offset), timeout=180)
 
 
 def check_shape(summary: dict) -> None:
@@ -96,7 +85,7 @@ def test_open_loop_runs_and_measures_what_the_arms_really_apply(tmp_path):
 
 
 def test_closed_loop_with_the_grasps_identified_holds_the_truth_on_target(tmp_path):
-    """Issue 28's bar: closed loop, every element's TRUTH within max(2 %, 0.2 N or 0.02 N*m).
+    """Closed loop, every element's TRUTH within max(2 %, 0.2 N or 0.02 N*m).
 
     With today's errors (grasps 1-3 mm and 1-2 deg off, grippers 20-30 g, biases 0.1-0.2 N)
     the demo does what a user would: captures the rests before the move, identifies the grasps

@@ -14,13 +14,13 @@ import glob
 import os
 import re
 import shlex
-import subprocess
 import sys
 from typing import List, NamedTuple, Optional
 
 import pytest
 
 from ros_harness import domain_id_for, REPO, ros_env, script
+from wrench_distribution.processes import run_to_end
 
 SKIP = re.compile(r'<!-- docs-test: skip \((?P<why>[^)]*?);? ?equivalent: '
                   r'(?P<file>test/[\w/]+\.py)::(?P<test>\w+)(?:\[[^\]]*\])?\) -->')
@@ -131,12 +131,11 @@ def _run_alone_if_it_makes_the_venv(block: Block):
 def test_docs_command(block):
     """Run one block with ``bash -e -o pipefail`` from the repository root."""
     text = block.text if MAKES_VENV.search(block.text) else _in_this_environment(block.text)
-    res = subprocess.run(['bash', '-e', '-o', 'pipefail', '-c', text], cwd=REPO,
-                         env=_environment(), capture_output=True, text=True,
-                         timeout=BLOCK_TIMEOUT, stdin=subprocess.DEVNULL)
-    assert res.returncode == 0, (f'{block.ident} failed ({res.returncode}):\n{block.text}\n'
-                                 f'--- stdout\n{res.stdout[-3000:]}\n--- stderr\n{res.stderr[-3000:]}')
-    assert 'Traceback' not in res.stderr, res.stderr[-3000:]
+    res = run_to_end(['bash', '-e', '-o', 'pipefail', '-c', text], _environment(), BLOCK_TIMEOUT, cwd=REPO)
+    assert res.returncode == 0 and not res.timed_out, (
+        f'{block.ident} failed ({res.returncode}{", timed out" if res.timed_out else ""}):\n{block.text}\n'
+        f'--- output\n{res.output[-6000:]}')
+    assert 'Traceback' not in res.output, res.output[-3000:]
 
 
 def _test_names(path: str) -> set:

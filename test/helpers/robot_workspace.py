@@ -24,6 +24,7 @@ import time
 import xml.etree.ElementTree as ElementTree
 
 from ros_harness import domain_id_for, REPO, ros_env
+from wrench_distribution.processes import Finished, run_to_end
 
 PKG = 'wrench_distribution'
 #: Not copied into the workspace: version control, environments, build output, caches.
@@ -103,19 +104,22 @@ def installed_env(prefix: Path, domain: int) -> dict:
     return env
 
 
-def colcon_test(python: str, ws: Path, env: dict, pytest_args, timeout: float) -> subprocess.CompletedProcess:
+def colcon_test(python: str, ws: Path, env: dict, pytest_args, timeout: float) -> Finished:
     """Run ``colcon test`` of the package with ``pytest_args``; the report is :func:`report_of`.
+
+    The tests it runs start ROS nodes: past ``timeout`` it is stopped as any child is (SIGINT to
+    its process group, then SIGKILL), so that nothing it started is left running.
 
     :param python: the robot-like interpreter.
     :param ws: the built workspace.
     :param env: the environment (:func:`installed_env`).
     :param pytest_args: arguments handed to pytest.
     :param timeout: seconds.
-    :return: colcon's completed process (output captured).
+    :return: colcon's exit status and output (stdout and stderr).
     """
-    return subprocess.run([python, '-m', 'colcon', 'test', '--packages-select', PKG,
-                           '--event-handlers', 'console_direct-', '--pytest-args', *pytest_args],
-                          cwd=ws, env=env, capture_output=True, text=True, timeout=timeout)
+    return run_to_end([python, '-m', 'colcon', 'test', '--packages-select', PKG,
+                       '--event-handlers', 'console_direct-', '--pytest-args', *pytest_args],
+                      env, timeout, cwd=ws)
 
 
 def report_of(ws: Path) -> Path:
@@ -172,7 +176,7 @@ def run_whole_suite(root: Path, workers: int, select=()) -> int:
         counts = junit_counts(report_of(root / 'ws')) if report_of(root / 'ws').is_file() else {}
         _step(f'colcon test, {name}: {counts or "no report"}', start)
         if not counts:
-            print(res.stdout[-6000:], res.stderr[-2000:], sep='\n')
+            print(res.output[-8000:])
             return 1
         totals = {key: totals[key] + counts[key] for key in totals}
     print(f'colcon test of the whole suite on a robot-like Python: {totals}', flush=True)

@@ -3,17 +3,21 @@
 Every process keeps DDS discovery on loopback (``ROS_AUTOMATIC_DISCOVERY_RANGE=
 LOCALHOST``, ``ROS_LOCALHOST_ONLY=1``) and uses a domain id of this pytest process's
 own block (:func:`domain_id_for`), so concurrent tests and test runs do not see each other.
+Subprocesses are started and stopped by the package's one recipe,
+:mod:`wrench_distribution.processes` (a node with its parameter file: :class:`NodeProcess`;
+the demo: :func:`run_demo`).
 """
+import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
 from typing import Callable, Dict, List, Optional
 
 import yaml
+
+from wrench_distribution.processes import ChildProcess, Finished, LOOPBACK, loopback_environment, run_to_end
 
 #: the repository (this file is in test/helpers/)
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -53,23 +57,18 @@ def domain_id_for(module_name: str = '', offset: int = 0) -> int:
     return base + xdist_worker_index() * DOMAIN_BLOCK + offset
 
 
-def ros_env(domain_id: int) -> Dict[str, str]:
+def ros_env(domain_id: int, **extra: str) -> Dict[str, str]:
     """Environment for a ROS subprocess: loopback-only discovery on ``domain_id``.
 
     A subprocess is no pytest-xdist worker: a pytest run in it takes ``domain_id`` as its
     base (its block must then fit in the caller's: offsets up to ``DOMAIN_BLOCK - 1`` in all).
 
     :param domain_id: ROS domain id.
-    :return: a copy of ``os.environ`` with the ROS variables set.
+    :param extra: more variables (e.g. ``MPLBACKEND='Agg'``).
+    :return: a copy of ``os.environ`` with the ROS variables set (:func:`loopback_environment`).
     """
-    env = {k: v for k, v in os.environ.items() if not k.startswith('PYTEST_XDIST')}
-    env['ROS_DOMAIN_ID'] = str(domain_id)
-    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    env['ROS_LOCALHOST_ONLY'] = '1'
-    env.setdefault('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
-    env['PYTHONUNBUFFERED'] = '1'
-    env['RCUTILS_COLORIZED_OUTPUT'] = '0'
-    return env
+    own = {k: v for k, v in os.environ.items() if not k.startswith('PYTEST_XDIST')}
+    return loopback_environment(domain_id, own, **extra)
 
 
 PACKAGE = 'wrench_distribution'
@@ -142,30 +141,39 @@ def script(name: str) -> str:
                             'colcon install (install/setup.bash)')
 
 
-def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> Optional[int]:
-    """Stop a subprocess politely: SIGINT, then SIGKILL after ``timeout``; always reap it.
+def node_command(name: str, param_files=(), extra_args=()) -> List[str]:
+    """Return the command line of a node console script with its parameter files.
 
-    :param proc: the process.
-    :param timeout: seconds to wait after each signal.
-    :return: its exit code.
+    :param name: console script (``distributor``, ``analyzer``, ...).
+    :param param_files: ``--params-file`` arguments, in order.
+    :param extra_args: more ``--ros-args`` arguments.
+    :return: the command.
     """
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout)
-    return proc.returncode
+    return ([script(name), '--ros-args'] + [a for f in param_files for a in ('--params-file', str(f))]
+            + list(extra_args))
 
 
-class NodeProcess:
+def start_node(name: str, param_files, domain_id: int, log=None, env: Optional[dict] = None) -> ChildProcess:
+    """Start a node console script with parameter files on ``domain_id`` (stop it with ``close``).
+
+    :param name: console script.
+    :param param_files: its parameter files.
+    :param domain_id: ROS domain id.
+    :param log: its log file (default: a temporary one).
+    :param env: more environment variables.
+    :return: the running node.
+    """
+    return ChildProcess(node_command(name, param_files), ros_env(domain_id, **(env or {})), log=log)
+
+
+class NodeProcess(ChildProcess):
     """A node console script running in a subprocess with a parameter file.
 
     :param name: console script (``distributor`` / ``analyzer``).
     :param params: parameters, written to a ``/**: ros__parameters:`` YAML file.
     :param domain_id: ROS domain id.
     :param extra_args: more ``--ros-args`` arguments.
+    :param env: more environment variables.
     """
 
     def __init__(self, name: str, params: dict, domain_id: int,
@@ -174,67 +182,46 @@ class NodeProcess:
         self.param_file = os.path.join(self.dir, 'params.yaml')
         with open(self.param_file, 'w') as f:
             yaml.safe_dump({'/**': {'ros__parameters': params}}, f)
-        self.log_path = os.path.join(self.dir, 'log.txt')
-        self._final: Optional[str] = None
-        self._log = open(self.log_path, 'w')
-        cmd = [script(name), '--ros-args', '--params-file', self.param_file] + (extra_args or [])
-        e = ros_env(domain_id)
-        e.update(env or {})
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=e,
-                                     start_new_session=True)
+        super().__init__(node_command(name, [self.param_file], extra_args or []),
+                         ros_env(domain_id, **(env or {})), log=os.path.join(self.dir, 'log.txt'))
 
-    def output(self) -> str:
-        """Everything the process printed so far.
+    def close(self) -> Optional[int]:
+        """Stop the node, keep its output and remove its directory.
 
-        :return: text.
+        :return: its exit code.
         """
-        if self._final is not None:
-            return self._final
-        self._log.flush()
-        with open(self.log_path) as f:
-            return f.read()
-
-    def wait(self, timeout: float) -> Optional[int]:
-        """Wait for exit.
-
-        :param timeout: seconds.
-        :return: exit code, or None if still running.
-        """
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return None
-
-    def stop(self) -> Optional[int]:
-        """SIGINT, then SIGKILL after 5 s; always reaps the process.
-
-        :return: exit code.
-        """
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGINT)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                self.proc.wait(5)
-        if self._final is None:
-            self._log.close()
-            with open(self.log_path) as f:
-                self._final = f.read()
-        return self.proc.returncode
-
-    def __enter__(self) -> 'NodeProcess':
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        code = super().close()
         shutil.rmtree(self.dir, ignore_errors=True)
+        return code
+
+
+def demo_summary(args: List[str], summary_json, domain_id: int, timeout: float) -> dict:
+    """Run the demo with ``--summary-json summary_json`` to its end and return that summary.
+
+    :param args: its other options.
+    :param summary_json: where it writes the per-element summary.
+    :param domain_id: its ROS domain id.
+    :param timeout: seconds it may run.
+    :return: the summary.
+    :raises AssertionError: when the demo failed or timed out (with the end of its output).
+    """
+    done = run_demo_command([*args, '--summary-json', str(summary_json)], domain_id, timeout)
+    assert done.returncode == 0 and not done.timed_out, done.output[-6000:]
+    with open(summary_json, encoding='utf-8') as f:
+        return json.load(f)
+
+
+def run_demo_command(args: List[str], domain_id: int, timeout: float, **env: str) -> Finished:
+    """Run the demo (``python -m wrench_distribution.sim.demo``) to its end from the repository.
+
+    :param args: its options.
+    :param domain_id: its ROS domain id.
+    :param timeout: seconds it may run before it is stopped (SIGINT: it stops its nodes first).
+    :param env: more environment variables.
+    :return: its exit code, output (stdout and stderr), and whether time ran out.
+    """
+    return run_to_end([sys.executable, '-m', 'wrench_distribution.sim.demo', *args],
+                      ros_env(domain_id, MPLBACKEND='Agg', **env), timeout, cwd=REPO)
 
 
 class TestClient:
@@ -247,8 +234,7 @@ class TestClient:
     __test__ = False  # not a pytest class
 
     def __init__(self, domain_id: int, name: str = 'wd_test_client') -> None:
-        os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-        os.environ['ROS_LOCALHOST_ONLY'] = '1'
+        os.environ.update(LOOPBACK)
         import rclpy
         from rclpy.context import Context
         from rclpy.executors import SingleThreadedExecutor
@@ -404,6 +390,12 @@ class TestClient:
         finally:
             self.rclpy.try_shutdown(context=self.context)
 
+    def __enter__(self) -> 'TestClient':
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
 
 def diag_messages(arrays: list, name_contains: str) -> List[str]:
     """Messages of the statuses whose name contains a text.
@@ -437,10 +429,11 @@ def stamped_wrench(values, stamp_ns: int, frame: str = ''):
     :param frame: header frame id.
     :return: the message.
     """
+    from wrench_distribution.core.codec import ns_to_stamp
     from wrench_distribution.core.messages import fill_wrench
     from wrench_distribution.ros.conversions import make_wrench_stamped
     m = make_wrench_stamped(frame)
-    m.header.stamp.sec, m.header.stamp.nanosec = divmod(int(stamp_ns), 1_000_000_000)
+    m.header.stamp = ns_to_stamp(stamp_ns, type(m.header.stamp))
     fill_wrench(m.wrench, [float(v) for v in values])
     return m
 

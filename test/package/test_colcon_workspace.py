@@ -20,7 +20,8 @@ import pytest
 
 from robot_workspace import (colcon_build, colcon_test, installed_env, junit_counts, make_robot_python,
                              PKG, report_of, robot_env)
-from ros_harness import domain_id_for, stop_process, TestClient
+from ros_harness import domain_id_for, TestClient
+from wrench_distribution.processes import Children
 
 # one worker under pytest-xdist: the tests share the module's robot-like Python and workspace
 pytestmark = [pytest.mark.slow, pytest.mark.ros, pytest.mark.xdist_group('colcon_workspace')]
@@ -100,23 +101,15 @@ def test_installed_command_line_runs_from_install(workspace, robot_python, tmp_p
     assert set(doc['contacts']) == {'left', 'right'}, res.stdout[:500]
 
 
-def _start(prefix, name: str, env: dict, log_dir):
+def _start(nodes: Children, prefix, name: str, env: dict, log_dir) -> None:
     config = prefix / 'share' / PKG / 'config' / 'dual_arm.yaml'
-    log = open(log_dir / f'{name}.log', 'w')
-    proc = subprocess.Popen([str(prefix / 'lib' / PKG / name), '--ros-args', '--params-file',
-                             str(config)], env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True, cwd=log_dir)
-    return proc, log
-
-
-def _stop(proc, log) -> None:
-    stop_process(proc)
-    log.close()
+    nodes.start(name, [str(prefix / 'lib' / PKG / name), '--ros-args', '--params-file', str(config)], env,
+                log=log_dir / f'{name}.log', cwd=log_dir)
 
 
 @pytest.mark.parametrize('executables', [('cell',), ('distributor', 'analyzer')],
                          ids=['one-process', 'processes'])
-def test_installed_nodes_come_up_with_shipped_config(workspace, tmp_path, executables):
+def test_installed_nodes_come_up_with_shipped_config(workspace, tmp_path, executables, children):
     """Start the installed distributor and analyzer, in one process or two, on the installed dual_arm.yaml.
 
     Both publish /diagnostics under their node names, and the distributor answers a desired
@@ -128,7 +121,8 @@ def test_installed_nodes_come_up_with_shipped_config(workspace, tmp_path, execut
     _, prefix = workspace
     domain = domain_id_for(offset=1)
     env = installed_env(prefix, domain)
-    procs = [_start(prefix, name, env, tmp_path) for name in executables]
+    for name in executables:
+        _start(children, prefix, name, env, tmp_path)
     client = TestClient(domain, 'wd_colcon_client')
     try:
         diags = client.collect(DiagnosticArray, '/diagnostics')
@@ -148,11 +142,10 @@ def test_installed_nodes_come_up_with_shipped_config(workspace, tmp_path, execut
             pub.publish(stamped_wrench([0.0, 0.0, 39.24, 0.0, 0.0, 0.0], now, 'box'))
             client.spin_for(0.1)
         assert cmds, 'no command on /left_admittance_controller/wrench_reference'
-        assert all(p.poll() is None for p, _ in procs), 'a node exited'
+        assert not children.ended(), 'a node exited'
     finally:
         client.close()
-        for proc, log in procs:
-            _stop(proc, log)
+        children.stop()
 
 
 def test_colcon_test_on_a_robot_python_has_no_failure(workspace, robot_python):
@@ -167,8 +160,8 @@ def test_colcon_test_on_a_robot_python_has_no_failure(workspace, robot_python):
     env = installed_env(prefix, domain_id_for(offset=0))
     res = colcon_test(robot_python, ws, env, COLCON_TESTS, timeout=900)
     report = report_of(ws)
-    assert report.is_file(), f'no pytest report from colcon test:\n{res.stdout[-4000:]}\n{res.stderr[-2000:]}'
+    assert report.is_file(), f'no pytest report from colcon test:\n{res.output[-6000:]}'
     counts = junit_counts(report)
     assert counts['tests'] >= 5, counts
     assert counts['failures'] == counts['errors'] == counts['skipped'] == 0, (
-        f'{counts}\n{res.stdout[-6000:]}')
+        f'{counts}\n{res.output[-6000:]}')

@@ -18,8 +18,7 @@ import numpy as np
 import pytest
 import yaml
 
-from ros_harness import (domain_id_for, REPO, ros_env, script, stamped_wrench, stop_process,
-                         TestClient)
+from ros_harness import domain_id_for, REPO, stamped_wrench, start_node, TestClient
 
 pytestmark = pytest.mark.ros
 
@@ -87,22 +86,15 @@ def _contact_poses(ana: dict, frame: str) -> PoseArray:
 @pytest.mark.parametrize('path', CONFIGS, ids=os.path.basename)
 def test_commands_carry_the_promised_frame_ids(path, tmp_path):
     """Run the distributor on the shipped file; each topic's frame_id is the promised one."""
-    import subprocess
     dist, ana = _sections(path)
     promises = _promises(path)
     domain = domain_id_for(__name__)
-    log = open(tmp_path / 'log.txt', 'w')
-    proc = subprocess.Popen([script('distributor'), '--ros-args', '--params-file', path],
-                            env=ros_env(domain), stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    client = TestClient(domain, 'wd_wiring_client')
-    try:
+    with start_node('distributor', [path], domain) as node, TestClient(domain, 'wd_wiring_client') as client:
         got = {t: client.collect(WrenchStamped, t) for t in promises}
         pubs = [client.publisher(WrenchStamped, dist.get('desired_wrench_topic', 'desired_wrench'))]
         if dist['contact_source'] == 'topic':
             pubs.append(client.publisher(PoseArray, dist['contact_poses_topic']))
-        assert client.wait_matched(publishers=pubs, topics=list(promises), timeout=20.0), (
-            (tmp_path / 'log.txt').read_text())
+        assert client.wait_matched(publishers=pubs, topics=list(promises), timeout=20.0), node.output()
         weight = 9.81 * float(dist.get('object_mass', 1.0))
         for _ in range(60):
             if all(got.values()):
@@ -116,10 +108,6 @@ def test_commands_carry_the_promised_frame_ids(path, tmp_path):
                                            dist['object_frame']))
             client.spin_for(0.1)
         missing = [t for t, box in got.items() if not box]
-        assert not missing, f'no command on {missing}:\n' + (tmp_path / 'log.txt').read_text()
+        assert not missing, f'no command on {missing}:\n' + node.output()
         for topic, (_, frame, _) in promises.items():
             assert {m.header.frame_id for m in got[topic]} == {frame}, topic
-    finally:
-        client.close()
-        stop_process(proc)
-        log.close()

@@ -4,10 +4,6 @@ import glob
 import os
 import py_compile
 import re
-import select
-import signal
-import subprocess
-import time
 
 import pytest
 import yaml
@@ -154,26 +150,10 @@ def test_config_matches_declared_parameters(path, kind):
 @pytest.mark.parametrize('kind', sorted(NODES))
 def test_node_starts_with_config(path, kind):
     """The real node parses the file with rcl (types, sections) and comes up."""
-    from ros_harness import ros_env, script
+    from ros_harness import start_node
     ready = 'distributing to' if kind == 'distributor' else 'analysing'
-    proc = subprocess.Popen([script(kind), '--ros-args', '--params-file', path],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env=ros_env(domain_id_for(__name__)), start_new_session=True)
-    out = ''
-    try:
-        end = time.monotonic() + 15
-        while time.monotonic() < end and proc.poll() is None and ready not in out:
-            # unbuffered reads: a buffered readline() can hold the ready line back from select()
-            if select.select([proc.stdout], [], [], 0.2)[0]:
-                out += os.read(proc.stdout.fileno(), 65536).decode(errors='replace')
-        assert ready in out, (NODES[kind][0], out)
-        assert 'unknown parameter' not in out and 'Traceback' not in out
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGINT)
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(5)
-        proc.stdout.close()
+    with start_node(kind, [path], domain_id_for(__name__)) as node:
+        node.wait_for_output(ready, 15.0)
+        out = node.output()
+    assert ready in out, (NODES[kind][0], out)
+    assert 'unknown parameter' not in out and 'Traceback' not in out

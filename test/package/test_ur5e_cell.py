@@ -29,13 +29,13 @@ from std_msgs.msg import Float64MultiArray
 import yaml
 
 import launch_standin
-from ros_harness import (diag_values, domain_id_for, REPO, ros_env, script, stamped_wrench,
-                         stop_process, TestClient)
+from ros_harness import diag_values, domain_id_for, REPO, ros_env, script, stamped_wrench, TestClient
 import tf2_standin
 from wrench_distribution import config as P
 from wrench_distribution.cell import LAYOUTS, NODE_NAMES
 from wrench_distribution.core.codec import stamp_to_ns
 from wrench_distribution.core.messages import wrench_to_array
+from wrench_distribution.processes import Children
 
 CELL = os.path.join(REPO, 'config', 'ur5e_cell')
 NODES_FILE = os.path.join(CELL, 'wrench_distribution.yaml')
@@ -391,16 +391,12 @@ def _reading(command: np.ndarray, side: str, t: float, tool_mass: float, tool_co
     return list(-command + np.concatenate([weight, np.cross(tool_com, weight)]))
 
 
-def _launch_processes(tmp_path, domain: int, layout: str) -> list:
+def _launch_processes(tmp_path, domain: int, layout: str, nodes: Children) -> None:
     """Start the launch file's nodes as launch_ros would, each on the tf2 stand-in."""
-    procs = []
     for node in launch_standin.nodes_of(LAUNCH, {'controllers': 'admittance', 'layout': layout}):
         cmd = ([sys.executable, os.path.join(REPO, 'test', 'helpers', 'standin_node.py'), node.executable]
                + node.ros_arguments(str(tmp_path)))
-        log = open(tmp_path / f'{node.executable}.log', 'w')
-        procs.append((subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                       env=ros_env(domain), start_new_session=True), log))
-    return procs
+        nodes.start(node.executable, cmd, ros_env(domain), log=tmp_path / f'{node.executable}.log')
 
 
 @pytest.mark.ros
@@ -415,8 +411,9 @@ def test_launch_starts_both_nodes_against_a_tf_tree_and_ft_streams(tmp_path, lay
     domain = domain_id_for(__name__)
     dist, ana = _nodes_sections()
     client = TestClient(domain, 'wd_cell_client')
-    procs = _launch_processes(tmp_path, domain, layout)
+    nodes = Children()
     try:
+        _launch_processes(tmp_path, domain, layout, nodes)
         static_tf = tf2_standin.StaticTransformBroadcaster(client.node)
         tf = tf2_standin.TransformBroadcaster(client.node)
         desired_pub = client.publisher(WrenchStamped, 'desired_wrench')
@@ -473,7 +470,5 @@ def test_launch_starts_both_nodes_against_a_tf_tree_and_ft_streams(tmp_path, lay
         np.testing.assert_allclose([float(x) for x in values['held_weight_force'].split(',')],
                                    held[:3], rtol=1e-5)
     finally:
-        for proc, log in procs:
-            stop_process(proc)
-            log.close()
+        nodes.stop()
         client.close()

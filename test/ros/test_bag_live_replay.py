@@ -6,10 +6,7 @@ The analyzer node under ``use_sim_time``, fed by the bag player, gives the same 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
-import signal
-import subprocess
 import sys
 import textwrap
 import time
@@ -20,7 +17,7 @@ import pytest
 import yaml
 
 import bag_fixtures as F
-from ros_harness import domain_id_for, REPO, script
+from ros_harness import domain_id_for, REPO, ros_env, script
 from wrench_distribution.bag.pipeline import analyze_bag, Options
 from wrench_distribution.config import load_analyzer_config
 
@@ -83,58 +80,6 @@ RECORDER = textwrap.dedent('''
 ''')
 
 
-def ros_env() -> dict:
-    env = dict(os.environ)
-    env['ROS_DOMAIN_ID'] = str(domain_id_for())
-    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    env['ROS_LOCALHOST_ONLY'] = '1'
-    env.setdefault('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
-    env['PYTHONUNBUFFERED'] = '1'
-    return env
-
-
-class Processes:
-    """Subprocesses of one test; all of them are stopped in teardown."""
-
-    def __init__(self) -> None:
-        self.procs: list[subprocess.Popen] = []
-
-    def start(self, args: list[str], log: Path, env: dict) -> subprocess.Popen:
-        proc = subprocess.Popen(args, stdout=open(log, 'w'), stderr=subprocess.STDOUT,
-                                env=env, cwd=ROOT, start_new_session=True)
-        self.procs.append(proc)
-        return proc
-
-    def stop_all(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGINT)
-        for proc in self.procs:
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=5)
-
-
-@pytest.fixture
-def procs():
-    p = Processes()
-    yield p
-    p.stop_all()
-
-
-def wait_for_line(path: Path, text: str, timeout: float, proc: subprocess.Popen) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and text in path.read_text():
-            return True
-        if proc.poll() is not None:
-            return False
-        time.sleep(0.05)
-    return False
-
-
 def read_offline(out: Path) -> tuple[list[str], np.ndarray, list[int]]:
     """Column names, values (the stamp column as float) and the int64 ns stamps."""
     table = pq.read_table(out / 'samples.parquet')
@@ -144,9 +89,9 @@ def read_offline(out: Path) -> tuple[list[str], np.ndarray, list[int]]:
 
 @pytest.mark.timing  # relies on the order of arrival across topics, which CPU contention can change
 @pytest.mark.parametrize('poses', ['static', 'topic'])
-def test_live_replay_equals_offline(tmp_path, procs, poses):
+def test_live_replay_equals_offline(tmp_path, children, poses):
     analyzer = script('analyzer')  # wherever it is installed (venv, colcon, PATH)
-    env = ros_env()
+    env = ros_env(domain_id_for())
     sc = F.make_scenario(SAMPLES, seed=7)
     # one F/T message lost and one in the wrong frame, so that the synchronisation rule matters
     bag = F.write_scenario_bag(tmp_path / 'bag', sc, 'sqlite3', drop=[(40, 2)],
@@ -164,32 +109,31 @@ def test_live_replay_equals_offline(tmp_path, procs, poses):
     assert len(offline_stamps) == SAMPLES - 2
 
     # live: analyzer (sim time) <- player (/clock + recorded topics); recorder -> JSON
-    node = procs.start([analyzer, '--ros-args', '--params-file', str(cfg)],
-                       tmp_path / 'analyzer.log', env)
+    node = children.start('analyzer', [analyzer, '--ros-args', '--params-file', str(cfg)], env,
+                          log=tmp_path / 'analyzer.log', cwd=ROOT)
     rec_script = tmp_path / 'recorder.py'
     rec_script.write_text(RECORDER)
     rec_out = tmp_path / 'live.json'
-    rec = procs.start([sys.executable, str(rec_script), str(rec_out), str(SAMPLES - 2), '40',
-                       ','.join(F.EFFECTORS)], tmp_path / 'recorder.log', env)
-    assert wait_for_line(tmp_path / 'recorder.log', 'READY', 30, rec), \
-        (tmp_path / 'analyzer.log').read_text()[-2000:]
+    rec = children.start('recorder', [sys.executable, str(rec_script), str(rec_out), str(SAMPLES - 2),
+                                      '40', ','.join(F.EFFECTORS)], env, log=tmp_path / 'recorder.log', cwd=ROOT)
+    assert rec.wait_for_output('READY', 30), node.output()[-2000:]
     # every input the analyzer subscribes to must be matched before the first message, both
     # ways: a reliable message sent before the reader has matched the writer comes late, by
     # retransmission, after the other topics' (cross-topic order is what the rule relies on)
     inputs = [f'/{e}/ft_sensor' for e in F.EFFECTORS] + ['/clock', '/contact_poses']
     time.sleep(1.0)  # READY is the recorder's view; let the analyzer match the recorder too
-    player = procs.start([sys.executable, '-m', 'wrench_distribution.bag.player', str(bag),
-                          '--rate', '0.2', '--wait-for', *inputs, '--wait-timeout', '20',
-                          '--start-delay', '2'], tmp_path / 'player.log', env)
-    assert player.wait(timeout=60) == 0, (tmp_path / 'player.log').read_text()[-2000:]
-    rec.wait(timeout=45)
-    assert rec_out.exists(), (tmp_path / 'recorder.log').read_text()[-2000:]
+    player = children.start('player', [sys.executable, '-m', 'wrench_distribution.bag.player', str(bag),
+                                       '--rate', '0.2', '--wait-for', *inputs, '--wait-timeout', '20',
+                                       '--start-delay', '2'], env, log=tmp_path / 'player.log', cwd=ROOT)
+    assert player.wait(60) == 0, player.output()[-2000:]
+    rec.wait(45)
+    assert rec_out.exists(), rec.output()[-2000:]
     live = json.loads(rec_out.read_text())
-    assert node.poll() is None, (tmp_path / 'analyzer.log').read_text()[-2000:]
+    assert node.poll() is None, node.output()[-2000:]
 
     # the same samples, stamped with the same header stamps
     obj = np.array(live.get('/object_wrench', []))
-    assert obj.shape[0] == len(offline_stamps), (tmp_path / 'analyzer.log').read_text()[-2000:]
+    assert obj.shape[0] == len(offline_stamps), node.output()[-2000:]
     assert [r[0] for r in live['/object_wrench']] == offline_stamps
     res = offline[:, [header.index(f'resultant.{c}') for c in COMP]]
     np.testing.assert_allclose(obj[:, 1:], res, rtol=1e-9, atol=1e-9)

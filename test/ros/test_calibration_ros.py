@@ -9,25 +9,16 @@ offline tests (test_identify_cli.py).
 """
 from __future__ import annotations
 
-import subprocess
-
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 import yaml
 
 import calibration_fixtures as C
-from ros_harness import domain_id_for, ros_env, script, stamped_wrench, stop_process, taken_in, TestClient
+from ros_harness import domain_id_for, stamped_wrench, start_node, taken_in, TestClient
 import test_identify_cli as two_arms
 
 pytestmark = pytest.mark.ros
-
-
-def _start(tmp_path, files, name):
-    log = open(tmp_path / f'{name}.log', 'w')
-    args = [script('analyzer'), '--ros-args'] + [a for f in files for a in ('--params-file', str(f))]
-    return subprocess.Popen(args, env=ros_env(domain_id_for(__name__)), stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True), log
 
 
 def _call(client, name):
@@ -95,12 +86,11 @@ def test_capture_identify_save_and_restart(tmp_path):
     saved = tmp_path / 'calibration.yaml'
     config = two_arms._config(tmp_path, tare_samples=100, calibration_file=str(saved),
                               orientation_timeout=0.5, max_future=0.0, sync_tolerance=0.001)
-    proc, log = _start(tmp_path, [config], 'first')
-    client = TestClient(domain_id_for(__name__), 'wd_calibration_client')
-    try:
+    with start_node('analyzer', [config], domain_id_for(__name__), log=tmp_path / 'first.log') as node, \
+            TestClient(domain_id_for(__name__), 'wd_calibration_client') as client:
         cell = _Cell(client)
         outputs = client.collect(WrenchStamped, '/object_wrench')
-        assert client.wait_matched(publishers=cell.ft + [cell.pose], timeout=20.0), (tmp_path / 'first.log').read_text()
+        assert client.wait_matched(publishers=cell.ft + [cell.pose], timeout=20.0), node.output()
 
         def capture():  # once the analyzer has taken in the last reading published
             assert client.spin_until(lambda: taken_in(outputs, cell.last_stamp), 10.0)
@@ -138,22 +128,13 @@ def test_capture_identify_save_and_restart(tmp_path):
         assert signs.success and signs.message.count('configured -1, measured -1') == 2, signs.message
         response = _call(client, 'save_calibration')
         assert response.success and str(saved) in response.message, response.message
-    finally:
-        client.close()
-        stop_process(proc)
-        log.close()
     document = yaml.safe_load(saved.read_text())
     section = document['/**/wrench_analyzer']['ros__parameters']
     assert abs(section['object_mass'] - two_arms.MASS) < 0.02 * two_arms.MASS
     assert np.linalg.norm(np.array(section['object_com']) - two_arms.COM) < 0.005
     assert document['/**/wrench_distributor']['ros__parameters']['object_com'] == section['object_com']
-    proc, log = _start(tmp_path, [config, saved], 'second')
-    client = TestClient(domain_id_for(__name__), 'wd_calibration_client2')
-    try:
+    with start_node('analyzer', [config, saved], domain_id_for(__name__), log=tmp_path / 'second.log') as node, \
+            TestClient(domain_id_for(__name__), 'wd_calibration_client2') as client:
         masses, mass, biases = _parameters(client, ['tool_masses', 'object_mass', 'sensor_biases'])
         assert np.allclose(masses, [t.mass for t in two_arms._tools()], atol=0.01)
         assert mass == section['object_mass'] and biases == section['sensor_biases']
-    finally:
-        client.close()
-        stop_process(proc)
-        log.close()

@@ -8,7 +8,6 @@ at the contacts (the same sum), and SIGINT ends the process with exit code 0.
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -20,8 +19,8 @@ import pytest
 from std_msgs.msg import Float64MultiArray
 import yaml
 
-from ros_harness import (diag_values, domain_id_for, ros_env, stamped_wrench, stop_process,
-                         TestClient)
+from ros_harness import diag_values, domain_id_for, ros_env, stamped_wrench, TestClient
+from wrench_distribution.processes import ChildProcess
 
 pytestmark = [pytest.mark.ros]
 
@@ -44,10 +43,10 @@ def values(msg: WrenchStamped) -> list:
     return [f.x, f.y, f.z, t.x, t.y, t.z]
 
 
-def start_cell(distributor: dict, executor: str = 'events') -> tuple:
+def start_cell(distributor: dict, executor: str = 'events') -> ChildProcess:
     """Start the cell on one parameter file (the distributor's extra parameters given).
 
-    :return: ``(process, log path)``.
+    :return: the running cell.
     """
     tmp = tempfile.mkdtemp(prefix='wd_cell_')
     params = os.path.join(tmp, 'params.yaml')
@@ -56,16 +55,12 @@ def start_cell(distributor: dict, executor: str = 'events') -> tuple:
             'wrench_distributor': {'ros__parameters': dict(COMMON, input_timeout=0.0,
                                                            **distributor)},
             'wrench_analyzer': {'ros__parameters': dict(COMMON, max_age=0.0)}})), f)
-    log_path = os.path.join(tmp, 'log.txt')
-    with open(log_path, 'w') as log:
-        proc = subprocess.Popen([sys.executable, '-m', 'wrench_distribution.cell', '--ros-args',
-                                 '--params-file', params], stdout=log, stderr=subprocess.STDOUT,
-                                env=dict(ros_env(DOMAIN), WRENCH_DISTRIBUTION_EXECUTOR=executor))
-    return proc, log_path
+    return ChildProcess([sys.executable, '-m', 'wrench_distribution.cell', '--ros-args', '--params-file', params],
+                        ros_env(DOMAIN, WRENCH_DISTRIBUTION_EXECUTOR=executor), log=os.path.join(tmp, 'log.txt'))
 
 
 def test_distributor_and_analyzer_share_one_process():
-    proc, log_path = start_cell({})
+    cell = start_cell({})
     client = TestClient(DOMAIN)
     try:
         commands = {e: client.collect(WrenchStamped, f'{e}/wrench_command') for e in ('left', 'right')}
@@ -74,7 +69,7 @@ def test_distributor_and_analyzer_share_one_process():
         ft_pubs = [client.publisher(WrenchStamped, f'{e}/ft_sensor') for e in ('left', 'right')]
         assert client.wait_matched(publishers=[desired_pub] + ft_pubs,
                                    topics=['left/wrench_command', 'object_wrench'], timeout=30.0), \
-            open(log_path).read()
+            cell.output()
         desired = [2.0, -1.0, 15.0, 0.3, -0.2, 0.1]
         readings = ([1.0, 12.0, 4.0, 0.1, 0.0, 0.2], [-0.5, -11.0, 5.0, 0.0, 0.3, -0.1])
         end = time.monotonic() + 10.0
@@ -84,14 +79,14 @@ def test_distributor_and_analyzer_share_one_process():
             for pub, reading in zip(ft_pubs, readings):
                 pub.publish(stamped_wrench(reading, now))
             client.spin_for(0.05)
-        assert commands['left'] and commands['right'] and measured, open(log_path).read()
+        assert commands['left'] and commands['right'] and measured, cell.output()
         np.testing.assert_allclose(resultant(values(commands['left'][-1]), values(commands['right'][-1])),
                                    desired, atol=1e-9)
         np.testing.assert_allclose(values(measured[-1]), resultant(*readings), atol=1e-9)
     finally:
         client.close()
-        code = stop_process(proc)
-    output = open(log_path).read()
+        code = cell.close()
+    output = cell.output()
     assert code == 0 and 'Traceback' not in output, output
 
 
@@ -114,8 +109,8 @@ def test_the_distributor_takes_the_analyzers_measurement_in_the_process(feedback
     """
     closes = feedback_topic == 'measured/internal_load'
     direct = closes and executor != 'multi'
-    proc, log_path = start_cell({'internal_load_feedback': True, 'feedback_topic': feedback_topic,
-                                 'internal_load': [10.0, 0.0, 0.0, 0.0, 0.0, 0.0]}, executor)
+    cell = start_cell({'internal_load_feedback': True, 'feedback_topic': feedback_topic,
+                       'internal_load': [10.0, 0.0, 0.0, 0.0, 0.0, 0.0]}, executor)
     client = TestClient(DOMAIN)
     try:
         diags = client.collect(DiagnosticArray, '/diagnostics')
@@ -124,7 +119,7 @@ def test_the_distributor_takes_the_analyzers_measurement_in_the_process(feedback
         ft_pubs = [client.publisher(WrenchStamped, f'{e}/ft_sensor') for e in ('left', 'right')]
         assert client.wait_matched(publishers=[desired_pub] + ft_pubs,
                                    topics=['measured/internal_load'], timeout=30.0), \
-            open(log_path).read()
+            cell.output()
         readings = ([1.0, 12.0, 4.0, 0.1, 0.0, 0.2], [-0.5, -11.0, 5.0, 0.0, 0.3, -0.1])
 
         def status() -> dict:
@@ -140,7 +135,7 @@ def test_the_distributor_takes_the_analyzers_measurement_in_the_process(feedback
             for pub, reading in zip(ft_pubs, readings):
                 pub.publish(stamped_wrench(reading, now))
             client.spin_for(0.05)
-        output = open(log_path).read()
+        output = cell.output()
         assert messages, output
         names = messages[-1].layout.dim[0].label.split(';')
         shown = status()
@@ -158,5 +153,5 @@ def test_the_distributor_takes_the_analyzers_measurement_in_the_process(feedback
             assert not shown.get('state', '').startswith('closed loop'), shown
     finally:
         client.close()
-        code = stop_process(proc)
-    assert code == 0 and 'Traceback' not in open(log_path).read()
+        code = cell.close()
+    assert code == 0 and 'Traceback' not in cell.output()

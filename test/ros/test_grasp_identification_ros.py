@@ -10,15 +10,13 @@ whose contacts come from a topic refuses, saying why.
 """
 from __future__ import annotations
 
-import subprocess
-
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 import yaml
 
 import calibration_fixtures as C
-from ros_harness import domain_id_for, ros_env, script, stamped_wrench, stop_process, taken_in, TestClient
+from ros_harness import domain_id_for, stamped_wrench, start_node, taken_in, TestClient
 import test_calibration_ros as services
 
 pytestmark = pytest.mark.ros
@@ -72,13 +70,6 @@ def analyzer_params(**overrides) -> dict:
             'diagnostics_period': 0.2, **overrides}
 
 
-def start(tmp_path, files, name):
-    log = open(tmp_path / f'{name}.log', 'w')
-    args = [script('analyzer'), '--ros-args'] + [a for f in files for a in ('--params-file', str(f))]
-    return subprocess.Popen(args, env=ros_env(domain_id_for(__name__)), stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True), log
-
-
 def write(tmp_path, name, params) -> str:
     path = tmp_path / name
     path.write_text(yaml.safe_dump({'wrench_analyzer': {'ros__parameters': params}}))
@@ -119,9 +110,8 @@ def squeeze_of(loads: list) -> float:
 
 
 # timing: each capture takes the analyzer's newest 100 samples once it has taken in the last of the
-# 150 published (its object wrench keeps their stamp); before that wait an analyzer lagging 0.2 s
-# behind under CPU contention refused a capture (once at make test's peak load, in the timing
-# lane): still alone, after everything else
+# 150 published (its object wrench keeps their stamp); an analyzer lagging behind under CPU
+# contention can still refuse a capture: alone, after everything else
 @pytest.mark.timing
 @pytest.mark.serial
 def test_identify_grasps_corrects_the_contacts_live_and_saves_them(tmp_path):
@@ -130,9 +120,8 @@ def test_identify_grasps_corrects_the_contacts_live_and_saves_them(tmp_path):
     from std_msgs.msg import Float64MultiArray
     saved = tmp_path / 'calibration.yaml'
     config = write(tmp_path, 'cell.yaml', analyzer_params(calibration_file=str(saved)))
-    proc, log = start(tmp_path, [config], 'first')
-    client = TestClient(domain_id_for(__name__), 'wd_grasps_client')
-    try:
+    with start_node('analyzer', [config], domain_id_for(__name__), log=tmp_path / 'first.log') as node, \
+            TestClient(domain_id_for(__name__), 'wd_grasps_client') as client:
         rests = Rests(client)
         loads = client.collect(Float64MultiArray, '/measured/internal_load')
         diagnostics = client.collect(DiagnosticArray, '/diagnostics')
@@ -141,7 +130,7 @@ def test_identify_grasps_corrects_the_contacts_live_and_saves_them(tmp_path):
         def capture():
             assert client.spin_until(lambda: taken_in(outputs, rests.last_stamp), 10.0)
             return services._call(client, 'calibration/capture')
-        assert client.wait_matched(publishers=rests.ft, timeout=20.0), (tmp_path / 'first.log').read_text()
+        assert client.wait_matched(publishers=rests.ft, timeout=20.0), node.output()
         none = services._call(client, 'calibration/identify_grasps')
         assert not none.success and 'no rest captured' in none.message, none.message
         rests.hold(RESTS[0], 150)
@@ -173,10 +162,6 @@ def test_identify_grasps_corrects_the_contacts_live_and_saves_them(tmp_path):
             for v in s.values), 5.0), 'no identified contacts in the diagnostics'
         response = services._call(client, 'save_calibration')
         assert response.success and 'contact_positions' in response.message, response.message
-    finally:
-        client.close()
-        stop_process(proc)
-        log.close()
     document = yaml.safe_load(saved.read_text())
     section = document['/**/wrench_analyzer']['ros__parameters']
     assert document['/**/wrench_distributor']['ros__parameters']['contact_positions'] == section['contact_positions']
@@ -186,26 +171,16 @@ def test_identify_grasps_corrects_the_contacts_live_and_saves_them(tmp_path):
     position, rotation = relative_pose(found_p, found_r)
     assert np.linalg.norm(position - true_position) < 3e-4  # m: 12 mm off as configured
     assert np.degrees((true_rotation.inv() * rotation).magnitude()) < 0.1  # deg: 3.7 deg as configured
-    proc, log = start(tmp_path, [config, saved], 'second')
-    client = TestClient(domain_id_for(__name__), 'wd_grasps_client2')
-    try:
+    with start_node('analyzer', [config, saved], domain_id_for(__name__), log=tmp_path / 'second.log') as node, \
+            TestClient(domain_id_for(__name__), 'wd_grasps_client2') as client:
         positions, = services._parameters(client, ['contact_positions'])
         assert np.allclose(positions, section['contact_positions'])
-    finally:
-        client.close()
-        stop_process(proc)
-        log.close()
 
 
 def test_contacts_from_a_topic_are_refused_saying_why(tmp_path):
     config = write(tmp_path, 'topic.yaml', analyzer_params(contact_source='topic'))
-    proc, log = start(tmp_path, [config], 'topic')
-    client = TestClient(domain_id_for(__name__), 'wd_grasps_topic')
-    try:
+    with start_node('analyzer', [config], domain_id_for(__name__), log=tmp_path / 'topic.log'), \
+            TestClient(domain_id_for(__name__), 'wd_grasps_topic') as client:
         response = services._call(client, 'calibration/identify_grasps')
         assert not response.success
         assert "contact_source is 'topic'" in response.message and 'static' in response.message, response.message
-    finally:
-        client.close()
-        stop_process(proc)
-        log.close()

@@ -99,8 +99,8 @@ def test_a_file_with_the_controllers_sections_starts_the_analyzer(tmp_path):
     """``gravity_compensation.CoG.force`` as one double (ros2_controllers): no traceback at start.
 
     The analyzer compares its tool masses with the controller's gravity compensation when
-    its file holds both (check-config's findings, logged at start-up); one double used to
-    raise ``TypeError: 'float' object is not iterable`` there.
+    its file holds both (check-config's findings, logged at start-up); ``CoG.force`` is one
+    double, not an array, and must be read as such.
     """
     import yaml
     root = __file__.rsplit('/test/', 1)[0]
@@ -111,10 +111,8 @@ def test_a_file_with_the_controllers_sections_starts_the_analyzer(tmp_path):
     path = tmp_path / 'cell.yaml'
     path.write_text(yaml.safe_dump(doc))
     with NodeProcess('analyzer', {}, DOMAIN, extra_args=['--params-file', str(path)]) as proc:
-        end = time.monotonic() + 20.0
-        while time.monotonic() < end and 'analysing' not in proc.output():
-            time.sleep(0.2)
+        proc.wait_for_output('analysing', 20.0)
         out = proc.output()
-        assert proc.proc.poll() is None, out
+        assert proc.poll() is None, out
     assert 'analysing' in out and 'Traceback' not in out, out
     assert 'tools: tool_masses (left) / left_admittance_controller.gravity_compensation' in out, out

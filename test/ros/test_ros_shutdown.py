@@ -2,9 +2,9 @@
 
 Each try starts the node in its own process, streams its input at 500 Hz for about half a
 second, queues a burst of 50 more messages and sends SIGINT while they are being handled
-(the moment rclpy's own handler used to shut the context down under a running callback:
+(the moment rclpy's own signal handler would shut the context down under a running callback:
 ``[FATAL] Exception in 'subscriptions' callback: publisher's context is invalid`` and a
-traceback, measured on 3 of 6 tries per node before the fix), then keeps publishing for
+traceback; the nodes' runner makes SIGINT a stop request instead), then keeps publishing for
 0.2 s. The node must exit by itself within 10 s, with exit code 0, and its output must hold
 no ``[FATAL]``, ``Traceback`` or ``Exception``. ``WD_SHUTDOWN_TRIES`` sets the tries per
 package node (default 20; the simulator's nodes take half as many); the figures print at
@@ -89,12 +89,12 @@ def _one_try(client: TestClient, name: str) -> tuple:
     with NodeProcess(name, params, DOMAIN) as proc:
         streams = [(client.publisher(kind, topic), message) for kind, topic, message in inputs]
         assert client.spin_until(lambda: all(p.get_subscription_count() > 0 for p, _ in streams)
-                                 or proc.proc.poll() is not None, 20.0), proc.output()
-        assert proc.proc.poll() is None, proc.output()
+                                 or proc.poll() is not None, 20.0), proc.output()
+        assert proc.poll() is None, proc.output()
         _stream(client, streams, 0.5)
         for _ in range(50):
             _publish_all(streams, time.time_ns())
-        os.killpg(proc.proc.pid, signal.SIGINT)
+        proc.send(signal.SIGINT)
         _stream(client, streams, 0.2, spin=False)
         started = time.monotonic()
         code = proc.wait(10.0)

@@ -2,11 +2,11 @@
 import importlib.metadata
 import os
 import re
-import subprocess
 
 import pytest
 
 from ros_harness import domain_id_for, REPO, ros_env, script
+from wrench_distribution.processes import Children
 
 PACKAGE_ROOT = REPO
 PACKAGE_DIR = os.path.join(PACKAGE_ROOT, 'wrench_distribution')
@@ -100,18 +100,11 @@ def test_every_node_entry_point_takes_its_executor_from_make_executor():
     scripts = {e.name for e in importlib.metadata.distribution('wrench_distribution').entry_points
                if e.group == 'console_scripts' and e.value.split(':')[0].endswith('_node')}
     assert scripts == NODE_SCRIPTS
-    env = dict(ros_env(domain_id_for()), WRENCH_DISTRIBUTION_EXECUTOR='fastest')
-    procs = {name: subprocess.Popen([script(name)], env=env, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True)
-             for name in sorted(scripts)}
-    results = {}
-    for name, proc in procs.items():
-        try:
-            _, err = proc.communicate(timeout=90)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            _, err = proc.communicate()
-        results[name] = (proc.returncode, err)
+    env = ros_env(domain_id_for(), WRENCH_DISTRIBUTION_EXECUTOR='fastest')
+    with Children() as nodes:
+        for name in sorted(scripts):
+            nodes.start(name, [script(name)], env)
+        results = {name: (node.wait(90), node.output()) for name, node in nodes.items()}
     for name, (rc, err) in results.items():
         assert rc == 2, (name, rc, err)
         assert "WRENCH_DISTRIBUTION_EXECUTOR='fastest'" in err, (name, err)

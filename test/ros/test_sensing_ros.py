@@ -18,30 +18,24 @@ from scipy.spatial.transform import Rotation
 import yaml
 
 import bag_fixtures as F
-from ros_harness import domain_id_for, ros_env as harness_env, script, stamped_wrench, TestClient
+from ros_harness import domain_id_for, ros_env, script, stamped_wrench, TestClient
 import sensing_fixtures as S
-from test_bag_live_replay import Processes, read_offline, RECORDER, ros_env, wait_for_line
+from test_bag_live_replay import read_offline, RECORDER
 from wrench_distribution.bag.pipeline import analyze_bag, Options
 from wrench_distribution.config import load_analyzer_config
+from wrench_distribution.processes import ChildProcess
 
 pytestmark = pytest.mark.ros
 
 COMP = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
 
 
-@pytest.fixture
-def procs():
-    p = Processes()
-    yield p
-    p.stop_all()
-
-
 # relies on the order of arrival across topics (a pose 5 ms before its readings, an orientation
-# timeout of 4.9 ms), which any load reorders: alone, after everything else (twice in make test's
-# timing lane a pose came after its readings and a sample was dropped live, not offline)
+# timeout of 4.9 ms), which any load reorders (a pose after its readings drops a sample live,
+# not offline): alone, after everything else
 @pytest.mark.timing
 @pytest.mark.serial
-def test_tilting_replay_over_dds_equals_offline(tmp_path, procs):
+def test_tilting_replay_over_dds_equals_offline(tmp_path, children):
     """Live (PoseStamped orientation, biases) = offline, sample by sample, and = the truth."""
     rec = S.make_tilting()
     gap = range(150, 165)  # /object_pose pauses: the same samples are dropped live and offline
@@ -59,25 +53,24 @@ def test_tilting_replay_over_dds_equals_offline(tmp_path, procs):
     assert summary['dropped']['samples_without_orientation'] == len(dropped)
     assert len(stamps) == len(rec.stamps_ns) - len(dropped)
 
-    env = ros_env()
-    node = procs.start([script('analyzer'), '--ros-args', '--params-file', str(cfg)],
-                       tmp_path / 'analyzer.log', env)
+    env = ros_env(domain_id_for())
+    node = children.start('analyzer', [script('analyzer'), '--ros-args', '--params-file', str(cfg)],
+                          env, log=tmp_path / 'analyzer.log')
     (tmp_path / 'recorder.py').write_text(RECORDER)
     rec_out = tmp_path / 'live.json'
-    recorder = procs.start([sys.executable, str(tmp_path / 'recorder.py'), str(rec_out),
-                            str(len(stamps)), '60', ','.join(F.EFFECTORS)],
-                           tmp_path / 'recorder.log', env)
-    assert wait_for_line(tmp_path / 'recorder.log', 'READY', 30, recorder), \
-        (tmp_path / 'analyzer.log').read_text()[-2000:]
+    recorder = children.start('recorder', [sys.executable, str(tmp_path / 'recorder.py'), str(rec_out),
+                                           str(len(stamps)), '60', ','.join(F.EFFECTORS)],
+                              env, log=tmp_path / 'recorder.log')
+    assert recorder.wait_for_output('READY', 30), node.output()[-2000:]
     time.sleep(1.0)
     inputs = [f'/{e}/ft_sensor' for e in F.EFFECTORS] + ['/clock', '/object_pose']
-    player = procs.start([sys.executable, '-m', 'wrench_distribution.bag.player', str(bag),
-                          '--rate', '0.2', '--wait-for', *inputs, '--wait-timeout', '20',
-                          '--start-delay', '2'], tmp_path / 'player.log', env)
-    assert player.wait(timeout=90) == 0, (tmp_path / 'player.log').read_text()[-2000:]
-    recorder.wait(timeout=60)
+    player = children.start('player', [sys.executable, '-m', 'wrench_distribution.bag.player', str(bag),
+                                       '--rate', '0.2', '--wait-for', *inputs, '--wait-timeout', '20',
+                                       '--start-delay', '2'], env, log=tmp_path / 'player.log')
+    assert player.wait(90) == 0, player.output()[-2000:]
+    recorder.wait(60)
     live = json.loads(rec_out.read_text())
-    log = (tmp_path / 'analyzer.log').read_text()
+    log = node.output()
     assert node.poll() is None, log[-2000:]
 
     obj = np.array(live.get('/object_wrench', []))
@@ -146,18 +139,13 @@ def test_tare_service_writes_the_biases_back(tmp_path):
                       tare_samples=20, diagnostics_period=0.2)['wrench_analyzer']['ros__parameters']
     cfg = tmp_path / 'both.yaml'
     cfg.write_text(yaml.safe_dump(_both_sections(params)))
-    log = open(tmp_path / 'log.txt', 'w')
-    import subprocess
-    proc = subprocess.Popen([script('analyzer'), '--ros-args', '--params-file', str(cfg)],
-                            env=harness_env(domain), stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    node = ChildProcess([script('analyzer'), '--ros-args', '--params-file', str(cfg)], ros_env(domain))
     client = TestClient(domain, 'wd_tare_client')
     try:
         pubs = [client.publisher(WrenchStamped, f'/{e}/ft_sensor') for e in F.EFFECTORS]
         diag = client.collect(DiagnosticArray, '/diagnostics')
         objects = client.collect(WrenchStamped, '/object_wrench')
-        assert client.wait_matched(publishers=pubs, topics=['/object_wrench'], timeout=20.0), \
-            (tmp_path / 'log.txt').read_text()
+        assert client.wait_matched(publishers=pubs, topics=['/object_wrench'], timeout=20.0), node.output()
         readings = _free_readings()
 
         def publish(count: int) -> None:
@@ -191,10 +179,8 @@ def test_tare_service_writes_the_biases_back(tmp_path):
         assert values['tare'].startswith('free, 20 samples')
     finally:
         client.close()
-        from ros_harness import stop_process
-        stop_process(proc)
-        log.close()
-    text = (tmp_path / 'log.txt').read_text()
+        node.close()
+    text = node.output()
     assert 'signs: command_sign/sensor_signs' in text and 'check-config' in text, text[-2000:]
     assert 'right' in text.split('signs: command_sign/sensor_signs')[1].splitlines()[0]
 
@@ -225,21 +211,12 @@ def test_orientation_from_tf_live_equals_offline(tmp_path):
 
 def test_distributor_logs_the_check_config_findings_at_start_up(tmp_path):
     """The distributor, given a file with both sections, warns of the same disagreement."""
-    import subprocess
-    from ros_harness import stop_process
     domain = domain_id_for(__name__, 1)
     params = F.params('static')['wrench_analyzer']['ros__parameters']
     cfg = tmp_path / 'both.yaml'
     cfg.write_text(yaml.safe_dump(_both_sections(params)))
-    log_path = tmp_path / 'log.txt'
-    with open(log_path, 'w') as log:
-        proc = subprocess.Popen([script('distributor'), '--ros-args', '--params-file', str(cfg)],
-                                env=harness_env(domain), stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-        try:
-            assert wait_for_line(log_path, 'check-config', 30.0, proc), log_path.read_text()
-        finally:
-            stop_process(proc)
-    text = log_path.read_text()
+    with ChildProcess([script('distributor'), '--ros-args', '--params-file', str(cfg)], ros_env(domain)) as node:
+        assert node.wait_for_output('check-config', 30.0), node.output()
+    text = node.output()
     assert 'signs: command_sign/sensor_signs' in text, text[-2000:]
     assert 'right' in text.split('signs: command_sign/sensor_signs')[1].splitlines()[0]

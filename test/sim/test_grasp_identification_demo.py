@@ -1,4 +1,4 @@
-"""The demo's grasp identification (sim/nodes/calibration_step.py, demo.py, sim/reports/real_cell.py), no ROS.
+"""The demo's grasp identification (sim/nodes/calibration_step.py, sim/demo/, sim/reports/real_cell.py), no ROS.
 
 The calls the demo makes are derived here from the scenario file's schedule (parsed with a
 regular expression, not by the package): a capture at the end of each held rest before the
@@ -14,7 +14,8 @@ from scipy.spatial.transform import Rotation
 import yaml
 
 from ros_harness import REPO
-from wrench_distribution import demo
+from wrench_distribution.sim.demo.run import main as demo_main
+from wrench_distribution.sim.demo.sections import grasp_steps, run_sections
 from wrench_distribution.sim.nodes.calibration_step import CAPTURE_DEADLINE, CAPTURE_LEAD, grasp_procedure
 from wrench_distribution.sim.reports.real_cell import grasps_vs_truth
 from wrench_distribution.sim.scenarios import load_sections, validate_sections
@@ -43,25 +44,25 @@ def test_the_demo_captures_each_rest_then_identifies_as_the_move_starts(name):
 
 def test_rests_too_short_or_contacts_not_static_are_refused():
     sections = load_sections('dual_arm_admittance')
-    short = demo.run_sections(sections, 4.0, False)  # the schedule squeezed into 4 s: rests of 0.5 s
+    short = run_sections(sections, 4.0, False)  # the schedule squeezed into 4 s: rests of 0.5 s
     with pytest.raises(ValueError, match='held still for 1 s or more'):
         grasp_procedure(validate_sections(short))
-    assert demo._grasp_steps('auto', validate_sections(short)) is None
+    assert grasp_steps('auto', validate_sections(short)) is None
     with pytest.raises(ValueError, match='held still'):
-        demo._grasp_steps('on', validate_sections(short))
+        grasp_steps('on', validate_sections(short))
     topic = {k: dict(v) for k, v in sections.items()}
     topic['wrench_analyzer']['contact_source'] = 'topic'
     with pytest.raises(ValueError, match="contact_source is 'topic'"):
         grasp_procedure(validate_sections(topic))
-    assert demo._grasp_steps('off', validate_sections(sections)) is None
+    assert grasp_steps('off', validate_sections(sections)) is None
 
 
 def test_identify_grasps_on_a_scenario_without_rests_is_refused(tmp_path, capsys):
     """The ideal dual arm: contacts from a topic (the controller's), and no rest before the move."""
-    assert demo.main(['--scenario', 'dual_arm', '--identify-grasps', 'on', '--out', str(tmp_path)]) == 2
+    assert demo_main(['--scenario', 'dual_arm', '--identify-grasps', 'on', '--out', str(tmp_path)]) == 2
     assert "contact_source is 'topic'" in capsys.readouterr().err
     # the real cell: static contacts, one internal load before its move
-    assert demo.main(['--scenario', 'dual_arm_real_cell', '--identify-grasps', 'on', '--out', str(tmp_path)]) == 2
+    assert demo_main(['--scenario', 'dual_arm_real_cell', '--identify-grasps', 'on', '--out', str(tmp_path)]) == 2
     assert 'two or more different internal loads held still' in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
 

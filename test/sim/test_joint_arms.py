@@ -265,7 +265,7 @@ def test_nodes_core_engines_and_bag_tools_never_import_pinocchio():
             'import wrench_distribution.distributor_node, wrench_distribution.analyzer_node\n'
             'import wrench_distribution.cli, wrench_distribution.bag\n'
             'import wrench_distribution.sim.scenarios, wrench_distribution.sim.nodes.object_sim_node\n'
-            'import wrench_distribution.demo\n'
+            'import wrench_distribution.sim.demo.run\n'
             'print(sorted(m for m in sys.modules if "pinocchio" in m or "example_robot" in m))\n')
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, '-c', code], cwd=ROOT, env=env, capture_output=True,
@@ -278,7 +278,7 @@ def test_without_the_extra_the_scenario_says_how_to_install_it(tmp_path):
     """Pinocchio hidden: the demo refuses dual_arm_joints before starting anything, naming .[sim]."""
     code = ('import sys\n'
             'sys.modules["pinocchio"] = None\n'
-            'from wrench_distribution.demo import main\n'
+            'from wrench_distribution.sim.demo.run import main\n'
             f'rc = main(["--scenario", "dual_arm_joints", "--out", {str(tmp_path)!r}])\n'
             'try:\n'
             '    import wrench_distribution.sim.physics.arm_models\n'

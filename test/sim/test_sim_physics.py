@@ -319,7 +319,7 @@ def test_core_distribution_holds_each_scenario_still(name):
 
 
 def test_demo_run_sections_stretch_the_timeline():
-    from wrench_distribution.demo import run_sections
+    from wrench_distribution.sim.demo.sections import run_sections
     from wrench_distribution.sim import scenarios
     sections = scenarios.load_sections('dual_arm')
     # nominal 6 s, release 0.5 s: a 3.25 s run halves every time after the release

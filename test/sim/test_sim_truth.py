@@ -191,8 +191,8 @@ def test_limiting_parameters_are_named_largest_first():
 
 def test_a_tare_needs_a_free_phase(tmp_path, capsys):
     """--tare on a scenario whose grippers never open is refused before anything starts."""
-    from wrench_distribution import demo
-    assert demo.main(['--scenario', 'dual_arm', '--tare', 'on', '--out', str(tmp_path)]) == 2
+    from wrench_distribution.sim.demo.run import main
+    assert main(['--scenario', 'dual_arm', '--tare', 'on', '--out', str(tmp_path)]) == 2
     assert 'grasp_time' in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
 

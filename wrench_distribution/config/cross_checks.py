@@ -202,6 +202,18 @@ def _check_analyzer(v: dict, idx: dict) -> None:
         _width(v, idx, name, n, width)
 
 
+def _check_health(v: dict, idx: dict) -> None:
+    """Analyzer cross-check: the sensors' ratings and the set's consistency tolerance."""
+    n, ratings = len(v['effectors']), v['sensor_ratings']
+    if len(ratings) not in (0, 6, 6 * n) or any(r < 0 for r in ratings):
+        raise ConfigError(f"parameter 'sensor_ratings': got {ratings!r} ({len(ratings)} numbers, "
+                          f"{n} effectors); accepted: {idx['sensor_ratings'].constraint_text()}")
+    tolerance = v['consistency_tolerance']
+    if len(tolerance) != 2 or any(t <= 0 for t in tolerance):
+        raise ConfigError(f"parameter 'consistency_tolerance': got {tolerance!r}; accepted: "
+                          f"{idx['consistency_tolerance'].constraint_text()}")
+
+
 def _check_gravity(v: dict, idx: dict) -> None:
     """Analyzer cross-check: the gravity vector."""
     _fixed_widths(v, idx, (('gravity', 3),))
@@ -299,7 +311,7 @@ def _check_baseline(v: dict, idx: dict) -> None:
 #: The cross-checks of each node kind, after :func:`_check_frames_and_effectors`.
 CHECKS = {'distributor': (_check_contacts, _check_object, _check_distributor),
           'analyzer': (_check_contacts, _check_object, _check_analyzer, _check_sensors,
-                       _check_gravity),
+                       _check_gravity, _check_health),
           'object_sim': (_check_sim,), 'object_controller': (_check_controller,),
           'baseline_distributor': (_check_baseline,)}
 

@@ -351,6 +351,16 @@ ANALYZER_PARAMS: tuple = tuple(COMMON_PARAMS + [
        'Bias of each sensor, subtracted from its raw reading in the sensor frame '
        '[fx,fy,fz,tx,ty,tz per effector] (N, N m); ~/tare writes it; empty: none.',
        read_only=False, constraints='6 finite numbers per effector, or empty'),
+    _p('sensor_ratings', DOUBLE_ARRAY, [],
+       'Rated range of the F/T sensors per axis [fx,fy,fz,tx,ty,tz] (N, N m): 6 numbers for '
+       'every sensor, or 6 per effector; 0 where an axis is not rated. A reading at or beyond '
+       'it is out of range (docs/health.md). Empty: unknown (a clip is still found by the value '
+       'it holds).', constraints='6 or 6 per effector finite numbers >= 0, or empty'),
+    _p('consistency_tolerance', DOUBLE_ARRAY, [1.0, 0.2],
+       'Force (N) and torque (N m) by which the resultant of the corrected readings may differ '
+       "from the object's known wrench through the model's errors (mass, centre of mass, tools, "
+       'biases) before the sensor set is inconsistent (docs/health.md).',
+       constraints='2 finite numbers > 0'),
     _p('tare_samples', INTEGER, 200,
        'Samples ~/tare averages: the newest synchronised, analysed samples.',
        minimum=1, maximum=100000, read_only=False),

@@ -138,6 +138,48 @@ class DistributionSettings:
     defaults_in_force: Tuple[str, ...]
 
 
+#: what the sensor set's consistency is checked against: nothing, or the object at rest (its
+#: weight when ``object_mass`` is known, else a constant)
+CONSISTENCY_MODES = ('off', 'rest')
+
+
+@dataclass(frozen=True)
+class HealthSettings:
+    """The sensor health checks (docs/health.md).
+
+    :param ratings: (n, 6) rated range per sensor axis (N, N m), 0 where unknown
+        (``sensor_ratings``).
+    :param tolerance: ``(force N, torque N m)`` of the set's consistency
+        (``consistency_tolerance``).
+    :param consistency: one of :data:`CONSISTENCY_MODES`.
+    :param point_torques: check each point contact's torque (six-axis sensors on point contacts).
+    """
+
+    ratings: Tuple[Tuple[float, ...], ...]
+    tolerance: Tuple[float, float] = (1.0, 0.2)
+    consistency: str = 'off'
+    point_torques: bool = False
+
+    def __post_init__(self) -> None:
+        if self.consistency not in CONSISTENCY_MODES:
+            raise ValueError(f'consistency {self.consistency!r}: accepted: '
+                             f"{', '.join(CONSISTENCY_MODES)}")
+
+
+def health_settings(v: Mapping) -> HealthSettings:
+    """Build the health checks' settings from validated analyzer parameters.
+
+    :param v: the parameters (``sensor_ratings``: 6 numbers for every sensor, 6 per effector,
+        or none).
+    :return: the settings (consistency ``off``: what the object does is not a parameter yet).
+    """
+    n = len(v['effectors'])
+    ratings = list(v['sensor_ratings']) or [0.0] * 6
+    table = ratings * n if len(ratings) == 6 else ratings
+    return HealthSettings(tuple(tuple(table[6 * i:6 * i + 6]) for i in range(n)),
+                          tuple(v['consistency_tolerance']))
+
+
 @dataclass(frozen=True)
 class AnalysisSettings:
     """What the analysis engine reads beyond the grasp and the sensors.
@@ -156,6 +198,7 @@ class AnalysisSettings:
     :param orientation_source: ``object_orientation_source`` (``tf`` or ``topic``).
     :param orientation_timeout_ns: ``orientation_timeout``.
     :param output_frame: ``output_frame`` (``contact`` or ``object``).
+    :param health: the sensor health checks.
     """
 
     max_future_ns: int
@@ -172,6 +215,7 @@ class AnalysisSettings:
     orientation_source: str
     orientation_timeout_ns: int
     output_frame: str
+    health: HealthSettings
 
 
 def contact_friction_fields(v: Mapping) -> Tuple[dict, ...]:
@@ -258,4 +302,4 @@ def analysis_settings(v: Mapping) -> AnalysisSettings:
         tare_samples=int(v['tare_samples']), tare_state=v['tare_state'],
         orientation_source=v['object_orientation_source'],
         orientation_timeout_ns=seconds_to_ns(v['orientation_timeout']),
-        output_frame=v['output_frame'])
+        output_frame=v['output_frame'], health=health_settings(v))

@@ -108,6 +108,8 @@ class AnalysisEngine:
         self.orientation_problem: Optional[str] = None
         self.live = LiveQueue(self)
         self.chunks = ChunkPath(self)
+        #: sensor health (:class:`.health.HealthMonitor`) given every analysed run, or None
+        self.health = None
         self._pose: Optional[bytes] = None  # the last contact poses the cache accepted, as bytes
         self._limits(config)
 
@@ -190,6 +192,9 @@ class AnalysisEngine:
                 return None
             self._pose = key
         contact = self.sensing.contact_wrenches(readings, pose, sensor_pose, gravity, stamps_ns)
+        if self.health is not None:
+            self.health.observe(stamps_ns, readings, contact, pose, sensor_pose,
+                                self.gravity_model.gravity if gravity is None else gravity)
         with np.errstate(all='ignore'):  # overflow ends as Inf, refused by the caller
             batch = self.cache.distributor.analyze_batch(contact)
         self.contact_problem = None

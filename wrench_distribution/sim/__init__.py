@@ -10,5 +10,7 @@ config, ros and bag layers); see docs/contributing.md, "Architecture", and docs/
   them (the physics, the sensors, the truth's read-out);
 - :mod:`.nodes`: the ROS side: ``object_sim``, ``object_controller``,
   ``baseline_distributor``, the demo's recorder and the user's service calls;
-- :mod:`.reports`: the demo's summaries and plots, read from a run's bag and files.
+- :mod:`.reports`: the demo's summaries and plots, read from a run's bag and files;
+- :mod:`.demo`: the demo (``python -m wrench_distribution.sim.demo``): the nodes over DDS, the
+  bag recorded, the reports.
 """

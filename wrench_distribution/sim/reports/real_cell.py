@@ -1,6 +1,6 @@
 """What each step of a real cell's procedure buys: tare off/on x open/closed loop (no ROS needed).
 
-``python -m wrench_distribution.demo --scenario dual_arm_real_cell --tare compare`` makes the
+``python -m wrench_distribution.sim.demo --scenario dual_arm_real_cell --tare compare`` makes the
 four runs; :func:`compare` reads their ``elements.json`` (judged on the simulator's truth,
 :mod:`.elements`) and writes one table: per element the command, then per run the
 true mean and the analyzer's estimate; the elements outside the target in the tared closed
@@ -75,7 +75,7 @@ def compare(runs: Mapping[str, Path]) -> tuple:
     return '\n'.join(lines), summary
 
 
-#: The issue's figures for the identified parameters: (unit, absolute target, relative target).
+#: The targets for the identified parameters: (unit, absolute target, relative target).
 CALIBRATION_TARGETS = {'object mass': ('kg', 0.005, 0.005), 'object com': ('m', 0.002, 0.0),
                        'object com, contacts': ('m', 0.002, 0.0),
                        'tool mass': ('kg', 0.005, 0.0), 'tool com': ('m', None, 0.0),
