@@ -10,11 +10,10 @@ between a message and its commands is the ROS-free
 """
 import sys
 import time
-from typing import Dict, List, Optional, Sequence, Set
+from typing import Optional, Sequence
 
 from builtin_interfaces.msg import Time as TimeMsg
 from geometry_msgs.msg import WrenchStamped
-from rclpy.duration import Duration
 from std_msgs.msg import Float64MultiArray
 from visualization_msgs.msg import MarkerArray
 
@@ -34,11 +33,10 @@ from wrench_distribution.ros.managed import CONFIGURED, LIFECYCLE, ManagedNode
 from wrench_distribution.ros.markers import wrench_markers
 from wrench_distribution.ros.parameters import declare_config, param_value_of, requested_changes
 from wrench_distribution.ros.qos import qos_from_name, reliable_qos
+from wrench_distribution.ros.readers import QuietOutputs
 from wrench_distribution.ros.runner import run_node
 
 _SPECS = {s.name: s for s in DISTRIBUTOR_PARAMS}
-#: Longest wait for the stop's delivery to the command topics' subscribers (s).
-STOP_DELIVERY_S = 0.5
 
 
 class DistributorNode(ManagedNode):
@@ -98,22 +96,15 @@ class DistributorNode(ManagedNode):
         out_qos = qos_from_name(config.ros.output_qos, config.ros.qos_depth)
         self._pubs = [self.create_lifecycle_publisher(WrenchStamped, t, out_qos)
                       for t in config.topics.commands]
-        self._quiet_since: Dict[str, int] = {}  # command topic -> steady ns without subscriber
-        self._quiet_counted: Set[str] = set()
+        self._quiet = QuietOutputs(zip(config.topics.commands, self._pubs))
         self._marker_pub = self.create_lifecycle_publisher(MarkerArray, '~/markers', 1)
 
     def _stop(self) -> str:
-        """Publish the engine's stop commands (deactivate, shutdown); return what they were.
-
-        Each is waited for, up to :data:`STOP_DELIVERY_S` in all, until every (reliable)
-        subscriber has it: right after, the publishers close or go.
-        """
+        """Publish the engine's stop commands (deactivate, shutdown); return what they were."""
         stop = self._engine.stop()
         self._publish(stop.commands, self._ros_clock.now().nanoseconds)
         self._diag.count(stop.key)
-        deadline = time.monotonic() + STOP_DELIVERY_S
-        for pub in self._pubs:
-            pub.wait_for_all_acked(Duration(seconds=max(0.0, deadline - time.monotonic())))
+        self._await_delivery(self._pubs)
         return stop.message
 
     def _resume(self) -> None:
@@ -261,25 +252,6 @@ class DistributorNode(ManagedNode):
                 f'{line} (last {ns_to_seconds(self._config.ros.summary_period_ns):g} s)')
 
     # -- diagnostics --------------------------------------------------------------------
-    def _quiet_outputs(self, mono_ns: int) -> List[str]:
-        """Command topics without a subscriber for longer than ``no_subscriber_grace``.
-
-        Each such episode is counted once (``no_subscriber``); a subscriber ends it.
-        """
-        grace_ns = self._config.ros.no_subscriber_grace_ns
-        quiet = []
-        for topic, pub in zip(self._config.topics.commands, self._pubs):
-            if pub.get_subscription_count() > 0:
-                self._quiet_since.pop(topic, None)
-                self._quiet_counted.discard(topic)
-                continue
-            since = self._quiet_since.setdefault(topic, mono_ns)
-            if grace_ns > 0 and mono_ns - since > grace_ns:
-                if topic not in self._quiet_counted:
-                    self._quiet_counted.add(topic)
-                    self._diag.count('no_subscriber')
-                quiet.append(topic)
-        return quiet
 
     def _publish_diagnostics(self) -> None:
         now = self._ros_clock.now()
@@ -292,7 +264,9 @@ class DistributorNode(ManagedNode):
         clock = self._sim_clock.problem()
         if clock is not None:
             cond['clock'].append(clock)
-        quiet = self._quiet_outputs(mono)
+        quiet, episodes = self._quiet.quiet(mono, self._config.ros.no_subscriber_grace_ns)
+        if episodes:
+            self._diag.count('no_subscriber', episodes)
         if quiet:
             grace = ns_to_seconds(self._config.ros.no_subscriber_grace_ns)
             cond['outputs'].append((WARN, f'no subscriber for > no_subscriber_grace {grace:g} s: '

@@ -469,3 +469,27 @@ def taken_in(outputs: list, stamp_ns: int) -> bool:
     """
     from wrench_distribution.core.codec import stamp_to_ns
     return bool(outputs) and stamp_to_ns(outputs[-1].header.stamp) >= stamp_ns
+
+
+def wrench_values(msg) -> list:
+    """Return ``[fx, fy, fz, tx, ty, tz]`` of a ``WrenchStamped``.
+
+    :param msg: the message.
+    :return: the six values.
+    """
+    f, t = msg.wrench.force, msg.wrench.torque
+    return [f.x, f.y, f.z, t.x, t.y, t.z]
+
+
+def resultant_at(positions, wrenches):
+    """Resultant about the origin of wrenches applied at points, axes aligned (by hand).
+
+    ``F = sum f_i``, ``T = sum (t_i + p_i x f_i)``.
+
+    :param positions: (n, 3) points of application.
+    :param wrenches: n wrenches ``[fx, fy, fz, tx, ty, tz]`` about those points.
+    :return: the resultant, 6 values.
+    """
+    import numpy as np
+    p, w = np.asarray(positions, float), np.asarray(wrenches, float)
+    return np.concatenate([w[:, :3].sum(0), w[:, 3:].sum(0) + np.cross(p, w[:, :3]).sum(0)])

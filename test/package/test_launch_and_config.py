@@ -109,23 +109,23 @@ def test_the_standin_lifecycle_node_takes_launch_ros_arguments():
 @pytest.mark.parametrize('layout', LAYOUTS)
 def test_launched_nodes_wait_for_a_manager_with_autostart_false(layout, tmp_path):
     """The command lines launch builds with autostart:=false: the nodes wait, then take the manager's transitions."""
-    from ros_harness import ros_env, script, stop_process, TestClient
+    from ros_harness import ros_env, script, TestClient
+    from wrench_distribution.processes import ChildProcess, stop_all
     path = os.path.join(REPO, 'launch', 'wrench_distribution.launch.py')
     domain = domain_id_for(__name__, offset=1)
-    procs = [subprocess.Popen([script(node.executable)] + node.ros_arguments(str(tmp_path)),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                              env=ros_env(domain), start_new_session=True)
+    procs = [ChildProcess([script(node.executable)] + node.ros_arguments(str(tmp_path)),
+                          ros_env(domain))
              for node in launch_standin.nodes_of(path, {'layout': layout, 'autostart': 'false'})]
     client = TestClient(domain, 'wd_launch_client')
     try:
         for name, _ in NODES.values():
-            assert client.lifecycle_state(name, 30.0) == 'unconfigured'
+            assert client.lifecycle_state(name, 30.0) == 'unconfigured', [p.output() for p in procs]
             assert client.change_state(name, 'configure') and client.change_state(name, 'activate')
             assert client.lifecycle_state(name) == 'active'
     finally:
         client.close()
-        codes = [stop_process(proc) for proc in procs]
-    assert codes == [0] * len(procs)
+        stop_all(procs)
+    assert [p.close() for p in procs] == [0] * len(procs), [p.output() for p in procs]
 
 
 @pytest.mark.parametrize('path', CONFIGS, ids=os.path.basename)

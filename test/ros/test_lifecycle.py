@@ -16,7 +16,6 @@ every state, the two nodes in one process (``cell``) included.
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,9 +27,10 @@ import pytest
 from rclpy.parameter import Parameter
 import yaml
 
-from ros_harness import (diag_messages, domain_id_for, NodeProcess, ros_env, stamped_wrench,
-                         stop_process, TestClient)
+from ros_harness import (diag_messages, domain_id_for, NodeProcess, resultant_at, ros_env,
+                         stamped_wrench, TestClient, wrench_values)
 from wrench_distribution.core.codec import stamp_to_ns
+from wrench_distribution.processes import ChildProcess
 from wrench_distribution.ros.diagnostics import ERROR, level_of
 
 pytestmark = [pytest.mark.ros]
@@ -56,15 +56,7 @@ PATHS = {'unconfigured': [], 'inactive': ['configure'], 'active': ['configure', 
 
 def resultant(left, right) -> np.ndarray:
     """Resultant about the origin of two wrenches applied at the contacts (by hand)."""
-    force = np.add(left[:3], right[:3])
-    torque = (np.add(left[3:], right[3:]) + np.cross(POSITIONS[0], left[:3])
-              + np.cross(POSITIONS[1], right[:3]))
-    return np.concatenate([force, torque])
-
-
-def values(msg: WrenchStamped) -> list:
-    f, t = msg.wrench.force, msg.wrench.torque
-    return [f.x, f.y, f.z, t.x, t.y, t.z]
+    return resultant_at(POSITIONS, [left, right])
 
 
 @pytest.fixture(scope='module')
@@ -123,7 +115,7 @@ def _active_commands(client, proc, commands, streams) -> list:
     for received in commands.values():  # the stop of an earlier deactivate
         received.clear()
     assert _until_each(client, streams, commands), proc.output()
-    got = [values(commands[e][-1]) for e in NAMES]
+    got = [wrench_values(commands[e][-1]) for e in NAMES]
     np.testing.assert_allclose(resultant(*got), DESIRED, atol=1e-9)
     return got
 
@@ -157,12 +149,12 @@ def test_distributor_commands_only_while_active(client):
         _quiet(client, commands)
         _transition(client, proc, node, 'active_shutdown', 'finalized')
         assert client.spin_until(lambda: all(commands.values()), 5.0), 'no stop on shutdown'
-        assert all(values(commands[e][-1]) == [0.0] * 6 for e in NAMES)
+        assert all(wrench_values(commands[e][-1]) == [0.0] * 6 for e in NAMES)
         client.spin_for(0.3)
-        assert proc.proc.poll() is None, proc.output()
+        assert proc.poll() is None, proc.output()
         states = [m.split(':')[0] for m in _lifecycle_statuses(diag, node)]
         assert {'unconfigured', 'inactive', 'active', 'finalized'} <= set(states), states
-        assert proc.stop() == 0
+        assert proc.close() == 0
     out = proc.output()
     assert 'Traceback' not in out and '[FATAL]' not in out, out
 
@@ -175,7 +167,7 @@ def _check_deactivate_stops(client, proc, node, commands, streams) -> None:
     after = time.time_ns()
     _stream(client, streams, 1.0)
     for e in NAMES:
-        assert [values(m) for m in commands[e]] == [[0.0] * 6], (e, commands[e])
+        assert [wrench_values(m) for m in commands[e]] == [[0.0] * 6], (e, commands[e])
         assert stamp_to_ns(commands[e][0].header.stamp) < after
 
 
@@ -195,7 +187,7 @@ def test_analyzer_publishes_only_while_active(client):
             _transition(client, proc, node, 'activate', 'active')
             _quiet(client, measured)
             assert _until_each(client, streams, measured), proc.output()
-            np.testing.assert_allclose(values(measured['object_wrench'][-1]), resultant(*READINGS),
+            np.testing.assert_allclose(wrench_values(measured['object_wrench'][-1]), resultant(*READINGS),
                                        atol=1e-9)
             _quiet(client, measured)
             _transition(client, proc, node, 'deactivate', 'inactive')
@@ -205,9 +197,9 @@ def test_analyzer_publishes_only_while_active(client):
         _transition(client, proc, node, 'configure', 'inactive')
         _transition(client, proc, node, 'activate', 'active')
         assert _until_each(client, streams, measured), proc.output()
-        np.testing.assert_allclose(values(measured['object_wrench'][-1]), resultant(*READINGS),
+        np.testing.assert_allclose(wrench_values(measured['object_wrench'][-1]), resultant(*READINGS),
                                    atol=1e-9)
-        assert proc.stop() == 0
+        assert proc.close() == 0
     assert 'Traceback' not in proc.output(), proc.output()
 
 
@@ -220,7 +212,7 @@ def test_a_bad_file_fails_configure_and_the_node_stays_unconfigured(client, kind
         for attempt in range(2):  # the same answer each time, the node alive
             assert not client.change_state(node, 'configure'), proc.output()
             assert client.lifecycle_state(node) == 'unconfigured'
-            assert proc.proc.poll() is None, proc.output()
+            assert proc.poll() is None, proc.output()
         assert f'configure failed: {reason}' in proc.output(), proc.output()
 
         def status():
@@ -232,7 +224,7 @@ def test_a_bad_file_fails_configure_and_the_node_stays_unconfigured(client, kind
         result = client.set_parameters(node, [Parameter('contact_timeout', value=1.0)])[0]
         assert not result.successful and 'unconfigured' in result.reason, result.reason
         assert not client.change_state(node, 'activate')  # not from unconfigured
-        assert proc.stop() == 0
+        assert proc.close() == 0
     assert 'Traceback' not in proc.output(), proc.output()
 
 
@@ -245,14 +237,14 @@ def test_ctrl_c_in_every_state_exits_cleanly(client, kind, state):
         for transition in PATHS[state]:
             assert client.change_state(node, transition), proc.output()
         assert client.lifecycle_state(node) == state
-        os.killpg(proc.proc.pid, signal.SIGINT)
+        proc.send(signal.SIGINT)
         code = proc.wait(10.0)
         out = proc.output()
     assert code == 0, out
     assert not any(word in out for word in ('Traceback', '[FATAL]', 'Exception')), out
 
 
-def _start_cell(tmp: str, autostart: bool) -> tuple:
+def _start_cell(tmp: str, autostart: bool) -> ChildProcess:
     """Start the cell on one parameter file (feedback on the analyzer's own topic)."""
     params = os.path.join(tmp, 'params.yaml')
     with open(params, 'w') as f:
@@ -262,12 +254,8 @@ def _start_cell(tmp: str, autostart: bool) -> tuple:
                 internal_load=[10.0, 0.0, 0.0, 0.0, 0.0, 0.0])},
             'wrench_analyzer': {'ros__parameters': dict(PARAMS['analyzer'], autostart=autostart)}})),
             f)
-    log_path = os.path.join(tmp, 'log.txt')
-    with open(log_path, 'w') as log:
-        proc = subprocess.Popen([sys.executable, '-m', 'wrench_distribution.cell', '--ros-args',
-                                 '--params-file', params], stdout=log, stderr=subprocess.STDOUT,
-                                env=ros_env(DOMAIN))
-    return proc, log_path
+    return ChildProcess([sys.executable, '-m', 'wrench_distribution.cell', '--ros-args',
+                         '--params-file', params], ros_env(DOMAIN), log=os.path.join(tmp, 'log.txt'))
 
 
 def _feedback_closed(diag: list) -> bool:
@@ -280,50 +268,50 @@ def test_the_cell_manages_both_nodes(client):
     """Both nodes of one process through their transitions; the in-process feedback follows."""
     dist, ana = NODE_NAMES['distributor'], NODE_NAMES['analyzer']
     with tempfile.TemporaryDirectory(prefix='wd_cell_lifecycle_') as tmp:
-        proc, log_path = _start_cell(tmp, autostart=False)
+        cell = _start_cell(tmp, autostart=False)
         try:
             commands, streams = _distributor_io(client)
             streams += [(client.publisher(WrenchStamped, f'{e}/ft_sensor'), reading)
                         for e, reading in zip(NAMES, READINGS)]
             diag = client.collect(DiagnosticArray, '/diagnostics')
             for node in (dist, ana):
-                assert client.lifecycle_state(node, 30.0) == 'unconfigured', open(log_path).read()
-                assert client.change_state(node, 'configure'), open(log_path).read()
+                assert client.lifecycle_state(node, 30.0) == 'unconfigured', cell.output()
+                assert client.change_state(node, 'configure'), cell.output()
             assert client.wait_matched(publishers=[p for p, _ in streams],
                                        topics=['left/wrench_command', 'object_wrench'])
             _stream(client, streams, 1.0)
             assert not any(commands.values()), 'commanded while inactive'
             for node in (dist, ana):
                 assert client.change_state(node, 'activate')
-            assert _until_each(client, streams, commands), open(log_path).read()
+            assert _until_each(client, streams, commands), cell.output()
             for transition in ('deactivate', 'cleanup', 'configure', 'activate'):
-                assert client.change_state(dist, transition), open(log_path).read()
+                assert client.change_state(dist, transition), cell.output()
             diag.clear()
             end = time.monotonic() + 10.0
             while time.monotonic() < end and not _feedback_closed(diag):
                 _stream(client, streams, 0.1)
-            assert _feedback_closed(diag), open(log_path).read()
+            assert _feedback_closed(diag), cell.output()
 
             def subscribers() -> set:
                 return {i.node_name for i in client.node.get_subscriptions_info_by_topic(
                     '/measured/internal_load')}
             # still taken in the process: configure's subscription was dropped again
             assert client.spin_until(lambda: dist not in subscribers(), 5.0), subscribers()
-            assert 'taken from wrench_analyzer in this process' in open(log_path).read()
+            assert 'taken from wrench_analyzer in this process' in cell.output()
             assert client.lifecycle_state(ana) == 'active'
         finally:
-            code = stop_process(proc)
-        out = open(log_path).read()
+            code = cell.close()
+        out = cell.output()
     assert code == 0 and 'Traceback' not in out, out
 
 
 def test_a_started_cell_is_active_without_a_manager(client):
     """With autostart (the default), both nodes of the cell are active at once."""
     with tempfile.TemporaryDirectory(prefix='wd_cell_autostart_') as tmp:
-        proc, log_path = _start_cell(tmp, autostart=True)
+        cell = _start_cell(tmp, autostart=True)
         try:
             for node in NODE_NAMES.values():
-                assert client.lifecycle_state(node, 30.0) == 'active', open(log_path).read()
+                assert client.lifecycle_state(node, 30.0) == 'active', cell.output()
         finally:
-            code = stop_process(proc)
-        assert code == 0 and 'Traceback' not in open(log_path).read()
+            code = cell.close()
+        assert code == 0 and 'Traceback' not in cell.output()

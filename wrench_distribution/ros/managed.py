@@ -28,6 +28,7 @@ before. A parameter change is checked as before while the node is configured, an
 while it is not (configure reads the values as they are, so a change then would skip the
 runtime checks of ``docs/security.md``).
 """
+import time
 from typing import Callable, List, Optional, Set
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -35,6 +36,7 @@ from lifecycle_msgs.msg import Transition
 from lifecycle_msgs.srv import ChangeState
 from rclpy.client import Client
 from rclpy.clock import Clock, ClockType
+from rclpy.duration import Duration
 from rclpy.lifecycle import LifecycleNode, LifecyclePublisher, LifecycleState, TransitionCallbackReturn
 from rclpy.publisher import Publisher
 from rclpy.service import Service
@@ -50,9 +52,16 @@ from wrench_distribution.ros.parameters import (add_parameter_callbacks, CONFIG_
 LIFECYCLE = 'lifecycle'
 #: Period of the lifecycle status while the node is not configured (s, steady clock).
 IDLE_DIAGNOSTICS_PERIOD = 1.0
+#: Longest wait for a stop's delivery to the subscribers (s).
+STOP_DELIVERY_S = 0.5
 #: The primary states in which the node has a configuration.
 CONFIGURED = ('inactive', 'active')
 SUCCESS = TransitionCallbackReturn.SUCCESS
+#: What configure makes -> the node's method that destroys it (the first match counts: a
+#: lifecycle publisher is a publisher too).
+_DESTROYERS = ((LifecyclePublisher, 'destroy_lifecycle_publisher'), (Publisher, 'destroy_publisher'),
+               (Subscription, 'destroy_subscription'), (Timer, 'destroy_timer'),
+               (Service, 'destroy_service'), (Client, 'destroy_client'))
 #: The transitions each primary state has (the standard state machine's, lifecycle_msgs ids).
 AVAILABLE = {'unconfigured': (Transition.TRANSITION_CONFIGURE,
                               Transition.TRANSITION_UNCONFIGURED_SHUTDOWN),
@@ -181,6 +190,17 @@ class ManagedNode(LifecycleNode):
                 callback(*args)
         return gated
 
+    def _await_delivery(self, publishers) -> None:
+        """Wait until every reliable subscriber has what was just published (a stop).
+
+        Right after a stop the publishers close or go; :data:`STOP_DELIVERY_S` in all at most.
+
+        :param publishers: the publishers of the stop.
+        """
+        deadline = time.monotonic() + STOP_DELIVERY_S
+        for pub in publishers:
+            pub.wait_for_all_acked(Duration(seconds=max(0.0, deadline - time.monotonic())))
+
     def add_state_listener(self, listener: Callable[[], None]) -> None:
         """Call ``listener()`` after each transition that reached a primary state."""
         self._listeners.append(listener)
@@ -210,40 +230,44 @@ class ManagedNode(LifecycleNode):
 
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Enable the publishers, then let the inputs act."""
-        try:
-            super().on_activate(state)
+        def activate() -> str:
+            LifecycleNode.on_activate(self, state)  # the lifecycle publishers
             self._resume()
-        except Exception as e:  # noqa: BLE001
-            return self._error('activate', e)
-        self._active = True
-        return self._enter('active', OK, 'inputs and outputs live')
+            self._active = True
+            return 'inputs and outputs live'
+        return self._attempt('activate', activate, 'active')
 
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Stop the inputs, publish the stop, disable the publishers; the state is kept."""
-        self._active = False
-        try:
+        def deactivate() -> str:
+            self._active = False
             stop = self._stop()
-            super().on_deactivate(state)
-        except Exception as e:  # noqa: BLE001
-            return self._error('deactivate', e)
-        stopped = f', stop published ({stop})' if stop else ''
-        return self._enter('inactive', OK, f'deactivated{stopped}; no output until activate')
+            LifecycleNode.on_deactivate(self, state)
+            return f'deactivated{f", stop published ({stop})" if stop else ""}; no output until activate'
+        return self._attempt('deactivate', deactivate, 'inactive')
 
     def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Destroy what configure made (the parameters stay)."""
-        try:
+        def cleanup() -> str:
             self._release()
-        except Exception as e:  # noqa: BLE001
-            return self._error('cleanup', e)
-        return self._enter('unconfigured', OK, 'cleaned up; waiting for configure')
+            return 'cleaned up; waiting for configure'
+        return self._attempt('cleanup', cleanup, 'unconfigured')
 
     def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
         """From ``active`` the stop, then release everything."""
-        try:
+        def shutdown() -> str:
             self._wind_down()
-        except Exception as e:  # noqa: BLE001
-            return self._error('shutdown', e)
-        return self._enter('finalized', OK, 'shut down')
+            return 'shut down'
+        return self._attempt('shutdown', shutdown, 'finalized')
+
+    def _attempt(self, transition: str, action: Callable[[], str],
+                 state: str) -> TransitionCallbackReturn:
+        """Run a transition's action; reach ``state`` with its text, or report what it raised."""
+        try:
+            text = action()
+        except Exception as e:  # noqa: BLE001 - any failure goes to error processing
+            return self._error(transition, e)
+        return self._enter(state, OK, text)
 
     def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
         """After a transition raised: the stop if active, release, back to ``unconfigured``."""
@@ -292,18 +316,8 @@ class ManagedNode(LifecycleNode):
             self._destroy(entity)
 
     def _destroy(self, entity) -> None:
-        if isinstance(entity, LifecyclePublisher):
-            self.destroy_lifecycle_publisher(entity)
-        elif isinstance(entity, Publisher):
-            self.destroy_publisher(entity)
-        elif isinstance(entity, Subscription):
-            self.destroy_subscription(entity)
-        elif isinstance(entity, Timer):
-            self.destroy_timer(entity)
-        elif isinstance(entity, Service):
-            self.destroy_service(entity)
-        elif isinstance(entity, Client):
-            self.destroy_client(entity)
+        destroy = next(name for kind, name in _DESTROYERS if isinstance(entity, kind))
+        getattr(self, destroy)(entity)
 
     # -- what configure makes is the configuration's -------------------------------------
     def _own(self, entity):
