@@ -8,6 +8,8 @@ what configure made and keeps the parameters, runtime changes included, for the 
 configure; a parameter change is refused while the node is not configured; a configure that
 fails releases what it had made.
 """
+import inspect
+
 import pytest
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
@@ -116,3 +118,28 @@ def test_autostart_raises_the_configuration_error_as_a_constructor_did(ctx):
     from wrench_distribution.config import ConfigError
     with pytest.raises(ConfigError, match="parameter 'contact_types'"):
         make(ctx, 'distributor', autostart=True, contact_types=['rigid', 'glue'])
+
+
+def test_an_input_acts_only_while_active_and_a_timer_gets_no_timer_info(ctx):
+    """The gate takes what its callback takes: rclpy hands TimerInfo only to a callback with a parameter."""
+    node = make(ctx, 'distributor')
+    try:
+        calls = []
+        tick = node.when_active(lambda: calls.append('tick'))
+        take = node.when_active(lambda msg: calls.append(msg))
+        assert not inspect.signature(tick).parameters and inspect.signature(take).parameters
+        tick()
+        take('before')
+        assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
+        tick()
+        take('inactive')
+        assert calls == []
+        assert node.trigger_activate() == TransitionCallbackReturn.SUCCESS
+        tick()
+        take('active')
+        assert calls == ['tick', 'active']
+        assert node.trigger_deactivate() == TransitionCallbackReturn.SUCCESS
+        take('after')
+        assert calls == ['tick', 'active']
+    finally:
+        node.destroy_node()

@@ -28,6 +28,7 @@ before. A parameter change is checked as before while the node is configured, an
 while it is not (configure reads the values as they are, so a change then would skip the
 runtime checks of ``docs/security.md``).
 """
+import inspect
 import time
 from typing import Callable, List, Optional, Set
 
@@ -182,9 +183,18 @@ class ManagedNode(LifecycleNode):
     def when_active(self, callback: Callable) -> Callable:
         """Return ``callback`` made to act only while the node is active (an input's callback).
 
+        The gate takes the arguments ``callback`` takes: rclpy hands a timer's callback its
+        ``TimerInfo`` (Jazzy on) only when that callback has a parameter.
+
         :param callback: a subscription's or a timer's callback.
         :return: the gated callback.
         """
+        if not inspect.signature(callback).parameters:
+            def gated_call() -> None:
+                if self._active:
+                    callback()
+            return gated_call
+
         def gated(*args) -> None:
             if self._active:
                 callback(*args)
