@@ -1,12 +1,13 @@
-"""Launch the wrench analyzer with a parameter file, and its saved calibration when there is one.
+"""Launch the wrench analyzer with a parameter file and its calibration file.
 
 Usage: ``ros2 launch wrench_distribution analyzer.launch.py config:=/path/to.yaml``
 (default: the package's ``config/dual_arm.yaml``); ``namespace:=``, ``use_sim_time:=``
 (``true`` under ``ros2 bag play --clock``); ``calibration:=FILE`` (default
-``~/.ros/wrench_distribution_calibration.yaml``): loaded after the config when it exists, and
-where ``~/save_calibration`` writes (docs/calibration.md); ``autostart:=false`` leaves the node
-unconfigured for a lifecycle manager (default ``true``: it configures and activates itself;
-docs/wiring.md, "Bringing a cell up").
+``~/.ros/wrench_distribution_calibration.yaml``): the node's ``calibration_file``, which it loads
+at start-up when it exists (its calibration values only, over the config's) and where
+``~/save_calibration`` writes (docs/calibration.md); never a parameter file for rcl;
+``autostart:=false`` leaves the node unconfigured for a lifecycle manager (default ``true``:
+it configures and activates itself; docs/wiring.md, "Bringing a cell up").
 """
 import os
 
@@ -24,14 +25,13 @@ DEFAULT_CALIBRATION = '~/.ros/wrench_distribution_calibration.yaml'  # a user fi
 
 
 def _analyzer(context) -> list:
-    """Build the analyzer (a managed node) with the calibration file appended when it exists."""
+    """Build the analyzer (a managed node), given the calibration file."""
     calibration = os.path.expanduser(LaunchConfiguration('calibration').perform(context))
-    saved = [calibration] if calibration and os.path.isfile(calibration) else []
     use_sim_time = LaunchConfiguration('use_sim_time')
     return [LifecycleNode(package='wrench_distribution', executable='analyzer',
                           name='wrench_analyzer', namespace=LaunchConfiguration('namespace'),
                           output='screen', emulate_tty=True,
-                          parameters=[LaunchConfiguration('config'), *saved, {
+                          parameters=[LaunchConfiguration('config'), {
                               'calibration_file': calibration,
                               'use_sim_time': ParameterValue(use_sim_time, value_type=bool),
                               'autostart': ParameterValue(LaunchConfiguration('autostart'),
@@ -53,8 +53,8 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument('use_sim_time', default_value='false',
                               description='use /clock (bag replay, simulation)'),
         DeclareLaunchArgument('calibration', default_value=DEFAULT_CALIBRATION,
-                              description='calibration file: loaded when it exists, written by '
-                                          '~/save_calibration'),
+                              description='calibration_file: its calibration values loaded when '
+                                          'it exists, written by ~/save_calibration'),
         DeclareLaunchArgument('autostart', default_value='true', choices=AUTOSTART_CHOICES,
                               description=AUTOSTART_HELP),
         OpaqueFunction(function=_analyzer),

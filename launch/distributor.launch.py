@@ -2,8 +2,11 @@
 
 Usage: ``ros2 launch wrench_distribution distributor.launch.py config:=/path/to.yaml``
 (default: the package's ``config/dual_arm.yaml``); ``namespace:=``, ``use_sim_time:=``;
-``autostart:=false`` leaves the node unconfigured for a lifecycle manager (default ``true``:
-it configures and activates itself; docs/wiring.md, "Bringing a cell up").
+``calibration:=FILE`` (default ``~/.ros/wrench_distribution_calibration.yaml``): the node's
+``calibration_file``, whose object and contacts it loads at start-up when it exists (the
+analyzer's ``~/save_calibration`` writes it; docs/calibration.md); ``autostart:=false`` leaves
+the node unconfigured for a lifecycle manager (default ``true``: it configures and activates
+itself; docs/wiring.md, "Bringing a cell up").
 """
 import os
 
@@ -17,6 +20,7 @@ from launch_ros.parameter_descriptions import ParameterValue
 from wrench_distribution.cell import AUTOSTART_CHOICES, AUTOSTART_HELP
 
 DEFAULT_CONFIG = 'dual_arm.yaml'
+DEFAULT_CALIBRATION = '~/.ros/wrench_distribution_calibration.yaml'  # a user file, not shipped
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -36,12 +40,16 @@ def generate_launch_description() -> LaunchDescription:
                               description='namespace of the node and its relative topics'),
         DeclareLaunchArgument('use_sim_time', default_value='false',
                               description='use /clock (bag replay, simulation)'),
+        DeclareLaunchArgument('calibration', default_value=DEFAULT_CALIBRATION,
+                              description='calibration_file: its object and contacts loaded when '
+                                          'it exists'),
         DeclareLaunchArgument('autostart', default_value='true', choices=AUTOSTART_CHOICES,
                               description=AUTOSTART_HELP),
         LifecycleNode(package='wrench_distribution', executable='distributor',
                       name='wrench_distributor', namespace=LaunchConfiguration('namespace'),
                       output='screen', emulate_tty=True,
                       parameters=[config,
-                                  {'use_sim_time': ParameterValue(use_sim_time, value_type=bool),
+                                  {'calibration_file': LaunchConfiguration('calibration'),  # '~' expanded by the node
+                                   'use_sim_time': ParameterValue(use_sim_time, value_type=bool),
                                    'autostart': ParameterValue(autostart, value_type=bool)}]),
     ])

@@ -5,8 +5,9 @@ Usage: ``ros2 launch wrench_distribution ur5e_cell.launch.py controllers:=admitt
 FZI ``cartesian_force_controller``); ``config:=`` another nodes' file, ``namespace:=``,
 ``use_sim_time:=``, ``layout:=one-process`` (both nodes in one process, the ``cell``
 executable; default ``processes``, docs/performance.md); ``calibration:=FILE`` (default
-``~/.ros/wrench_distribution_calibration.yaml``): loaded after the config by both nodes when
-it exists, and where the analyzer's ``~/save_calibration`` writes (docs/calibration.md);
+``~/.ros/wrench_distribution_calibration.yaml``): both nodes' ``calibration_file``, which each
+loads at start-up when it exists (its calibration values only) and the analyzer's
+``~/save_calibration`` writes (docs/calibration.md); never a parameter file for rcl;
 ``autostart:=false`` leaves the nodes unconfigured for a lifecycle manager (default ``true``:
 each configures and activates itself; docs/wiring.md, "Bringing a cell up"). The
 controllers themselves run in the controller manager, with
@@ -54,13 +55,12 @@ def _nodes(context) -> list:
     sim = {name: LaunchConfiguration(name).perform(context) == 'true'
            for name in ('use_sim_time', 'autostart')}
     calibration = os.path.expanduser(LaunchConfiguration('calibration').perform(context))
-    saved = [calibration] if calibration and os.path.isfile(calibration) else []
     commands = [(f'{side}/wrench_command', COMMAND_TOPICS[controllers].format(side=side))
                 for side in SIDES]
     sensors = [(f'{side}/ft_sensor', SENSOR_TOPIC.format(side=side)) for side in SIDES]
     return launch_actions(launch_ros.actions, LaunchConfiguration('layout').perform(context), namespace,
-                          [config, *saved, sim],
-                          {'distributor': {}, 'analyzer': {'calibration_file': calibration}},
+                          [config, sim],
+                          {exe: {'calibration_file': calibration} for exe in ('distributor', 'analyzer')},
                           {'distributor': commands, 'analyzer': sensors},
                           output='screen', emulate_tty=True)
 
@@ -86,8 +86,9 @@ def generate_launch_description() -> LaunchDescription:
                               description='processes: each node in its own process; '
                                           'one-process: both in one (the cell executable)'),
         DeclareLaunchArgument('calibration', default_value=DEFAULT_CALIBRATION,
-                              description='calibration file: loaded when it exists, written by '
-                                          "the analyzer's ~/save_calibration"),
+                              description="both nodes' calibration_file: its calibration values "
+                                          "loaded when it exists, written by the analyzer's "
+                                          '~/save_calibration'),
         DeclareLaunchArgument('autostart', default_value='true', choices=AUTOSTART_CHOICES,
                               description=AUTOSTART_HELP),
         OpaqueFunction(function=_nodes),

@@ -8,9 +8,10 @@ config:=/path/to.yaml`` (default: ``config/dual_arm.yaml``; also
 (both in one, the ``cell`` executable; docs/performance.md); ``autostart:=false`` leaves the
 nodes unconfigured for a lifecycle manager (default ``true``: each configures and activates
 itself; docs/wiring.md, "Bringing a cell up");
-``calibration:=FILE`` (default ``~/.ros/wrench_distribution_calibration.yaml``): loaded after
-the config by both nodes when it exists, and where the analyzer's ``~/save_calibration`` writes
-(docs/calibration.md).
+``calibration:=FILE`` (default ``~/.ros/wrench_distribution_calibration.yaml``): both nodes'
+``calibration_file``, which each loads at start-up when it exists (its calibration values only,
+over the config's) and the analyzer's ``~/save_calibration`` writes (docs/calibration.md). It is
+not given to rcl as a parameter file: rcl would load whatever it holds.
 """
 import os
 
@@ -29,16 +30,15 @@ DEFAULT_CALIBRATION = '~/.ros/wrench_distribution_calibration.yaml'  # a user fi
 
 
 def _nodes(context) -> list:
-    """Build the nodes started, in the chosen layout, the calibration file appended when it exists.
+    """Build the nodes started, in the chosen layout, each given the calibration file.
 
     :raises ValueError: on a ``distributor``/``analyzer`` value that is no boolean, or an
         unknown ``layout`` (the message names the accepted values).
     """
     calibration = os.path.expanduser(LaunchConfiguration('calibration').perform(context))
-    saved = [calibration] if calibration and os.path.isfile(calibration) else []
     sim = {'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool),
            'autostart': ParameterValue(LaunchConfiguration('autostart'), value_type=bool)}
-    own = {'distributor': {}, 'analyzer': {'calibration_file': calibration}}
+    own = {exe: {'calibration_file': calibration} for exe in ('distributor', 'analyzer')}
     for exe in list(own):
         value = LaunchConfiguration(exe).perform(context)
         if value.lower() not in ('true', 'false', '1', '0'):
@@ -47,7 +47,7 @@ def _nodes(context) -> list:
             del own[exe]
     return launch_actions(launch_ros.actions, LaunchConfiguration('layout').perform(context),
                           LaunchConfiguration('namespace'),
-                          [LaunchConfiguration('config'), *saved, sim], own, {},
+                          [LaunchConfiguration('config'), sim], own, {},
                           output='screen', emulate_tty=True)
 
 
@@ -74,8 +74,9 @@ def generate_launch_description() -> LaunchDescription:
                               description='processes: each node in its own process; '
                                           'one-process: both in one (the cell executable)'),
         DeclareLaunchArgument('calibration', default_value=DEFAULT_CALIBRATION,
-                              description='calibration file: loaded when it exists, written by '
-                                          "the analyzer's ~/save_calibration"),
+                              description="both nodes' calibration_file: its calibration values "
+                                          "loaded when it exists, written by the analyzer's "
+                                          '~/save_calibration'),
         DeclareLaunchArgument('autostart', default_value='true', choices=AUTOSTART_CHOICES,
                               description=AUTOSTART_HELP),
         OpaqueFunction(function=_nodes),

@@ -83,7 +83,7 @@ def _check_config(args: argparse.Namespace) -> int:
     from .config.check import judge_file
     from .engine.startup import startup_problems
     try:
-        judgement, findings = judge_file(args.file, args.node or None)
+        judgement, findings = judge_file(args.file, args.node or None, args.calibration)
     except ConfigError as error:
         document = {'file': args.file, 'ok': False, 'error': ' '.join(str(error).split())[:2000]}
         print(to_json(document) if args.format == 'json' else f"{args.file}: error: {document['error']}")
@@ -136,10 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
             'then the disagreements between the distributor and the analyzer; exit 2 on an '
             'error, 1 on a disagreement, 0 otherwise (warnings included)')
     sub = commands.add_parser('check-config', help=text, description=text)
-    sub.add_argument('file', help='ROS parameter file (YAML)')
+    sub.add_argument('file', help='ROS parameter file (YAML), or a calibration file alone')
     sub.add_argument('--node', action='append', choices=('wrench_distributor', 'wrench_analyzer'),
                      help='a node the file must configure (repeat for both); default: the nodes '
                           'whose section the file has, both when it has neither')
+    sub.add_argument('--calibration', default=None, metavar='FILE',
+                     help="a calibration file (the nodes' calibration_file) judged against FILE's sections")
     sub.add_argument('--format', choices=('json', 'text'), default='json',
                      help='output: one JSON document (default) or lines of text')
     sub.set_defaults(handler=_check_config)

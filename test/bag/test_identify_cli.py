@@ -6,6 +6,7 @@ held with a squeeze. Readings come from :mod:`calibration_fixtures` (statics by 
 static while moving). The fragment written is loaded with the package's loader beside a
 shipped configuration.
 """
+import os
 from pathlib import Path
 
 import numpy as np
@@ -218,3 +219,23 @@ def write_example(bag: str, config: str) -> None:
     free, held = _path(C.tilts(6)), _path(C.tilts(6, 25.0))
     _write(Path(bag), [(free, _readings(tools, free, False, rng)), (held, _readings(tools, held, True, rng))])
     Path(config).write_text(yaml.safe_dump({'wrench_analyzer': {'ros__parameters': _params()}}))
+
+
+def test_out_is_written_whole_only_where_asked_and_never_beyond_the_bounds(cell_bag, tmp_path, capsys):
+    """--out: never through a planted link, no directory created, a tool beyond the sensor's range refused."""
+    bag, free = cell_bag
+    window = ['--free', f'0:{free * RATE_NS * 1e-9 - 0.01}']
+    victim = tmp_path / 'victim.yaml'
+    victim.write_text('mine\n')
+    link = tmp_path / 'calibration.yaml'
+    link.symlink_to(victim)
+    code, _, err = _run(['identify', bag, '--config', _config(tmp_path), '--out', link, *window], capsys)
+    assert code == 2 and 'symbolic link' in err and 'nothing written' in err, err
+    assert victim.read_text() == 'mine\n' and os.path.islink(link)
+    code, _, err = _run(['identify', bag, '--config', _config(tmp_path), '--out', tmp_path / 'no' / 'c.yaml',
+                         *window], capsys)
+    assert code == 2 and 'does not exist' in err and not (tmp_path / 'no').exists(), err
+    small = _config(tmp_path, sensor_ranges=[8.5] * 3 + [1.0] * 3)  # 0.8 kg configured, 0.9 kg identified
+    code, _, err = _run(['identify', bag, '--config', small, '--out', tmp_path / 'out.yaml', *window], capsys)
+    assert code == 2 and "identify refused: parameter 'tool_masses': the tool of 'left' weighs 8.8" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['calibration.yaml', 'cell.yaml', 'victim.yaml']

@@ -234,3 +234,13 @@ def test_any_poses_refused_or_within_sigma(tool, flange, mounting, seed):
     _within(estimate.bias - tool.bias, estimate.bias_sigma, 1e-9, 'bias')
     _within(estimate.mass - tool.mass, estimate.mass_sigma, 1e-9, 'mass')
     _within(estimate.com - tool.com, estimate.com_sigma, 1e-9, 'com')
+
+
+def test_a_mounting_rotation_beyond_a_hand_mounting_is_refused_naming_the_orientation():
+    """A sensor 25 deg off its configured orientation: the configuration is wrong, not the mounting."""
+    tool = _cell(np.random.default_rng(0))[0][0]
+    tool.mounting = Rotation.from_rotvec(np.radians(25.0) * np.array([0.0, 0.6, 0.8]))
+    readings, gravity, labels = C.free_phase(tool, C.tilts(6), 100, np.random.default_rng(1))
+    with pytest.raises(K.CalibrationRefused, match=r'turned 25 deg .*beyond a mounting rotation \(10 deg\).*'
+                                                   'sensor_orientations is likely wrong'):
+        K.identify_tool(readings, gravity, labels, _configured(tool), mounting=True)

@@ -84,7 +84,7 @@ def test_a_saturated_sensor_is_named_at_its_first_clipped_reading(rated):
     rec.readings[:, 0, axis] = np.clip(rec.readings[:, 0, axis], -20.0, 20.0)
     first = int(np.argmax(clipped))
     ratings = [100.0, 100.0, 20.0, 10.0, 10.0, 10.0] + [100.0] * 3 + [10.0] * 3 if rated else []
-    engine, monitor = H.monitor(sensor_ratings=ratings)
+    engine, monitor = H.monitor(sensor_ranges=ratings)
     H.feed(engine, rec)
     found = events(monitor, 'out_of_range')
     assert found and all(s == 'left' for _, s, *_ in found)
@@ -209,11 +209,11 @@ def test_live_and_chunks_give_the_same_health(cuts, seed):
     """Message by message (the node) or in chunks cut anywhere (a bag): the same events and doubts."""
     rec = _faulty(seed)
     ratings = [0.0] * 6 + [0.0, 0.0, 24.0, 0.0, 0.0, 0.0]  # the right sensor's squeeze axis, rated
-    live_engine, live = H.monitor(sensor_ratings=ratings)
+    live_engine, live = H.monitor(sensor_ranges=ratings)
     for j, stamp in enumerate(rec.stamps_ns.tolist()):
         for i in range(2):
             live_engine.offer(i, stamp, rec.readings[j, i], stamp + 100_000)
-    engine, chunked = H.monitor(sensor_ratings=ratings)
+    engine, chunked = H.monitor(sensor_ranges=ratings)
     edges = np.unique(np.clip(np.cumsum(cuts) * 7, 0, len(rec.stamps_ns)))
     parts, last = [], 0
     for edge in list(edges) + [len(rec.stamps_ns)]:
@@ -233,20 +233,22 @@ def test_live_and_chunks_give_the_same_health(cuts, seed):
 
 
 def test_settings_from_parameters():
-    """``sensor_ratings`` for every sensor or per effector, and the tolerance, in the typed settings."""
-    health = H.config(sensor_ratings=[1, 2, 3, 4, 5, 6]).settings.health
-    assert health.ratings == ((1, 2, 3, 4, 5, 6),) * 2
+    """``sensor_ranges`` for every sensor or per effector, and the tolerance, in the typed settings."""
+    ranges = [100.0, 200.0, 300.0, 40.0, 50.0, 60.0]
+    health = H.config(sensor_ranges=ranges).settings.health
+    assert health.ratings == (tuple(ranges),) * 2
     assert health.tolerance == (1.0, 0.2) and health.consistency == 'off'
-    per = H.config(sensor_ratings=list(range(12)), consistency_tolerance=[0.5, 0.05]).settings.health
-    assert per.ratings == (tuple(range(6)), tuple(range(6, 12))) and per.tolerance == (0.5, 0.05)
+    each = [0.0] + [100.0 + 10.0 * k for k in range(1, 12)]  # 0: an axis not rated
+    per = H.config(sensor_ranges=each, consistency_tolerance=[0.5, 0.05]).settings.health
+    assert per.ratings == (tuple(each[:6]), tuple(each[6:])) and per.tolerance == (0.5, 0.05)
     assert H.config().settings.health.ratings == ((0.0,) * 6,) * 2
     with pytest.raises(ValueError, match='consistency'):
         replace(health, consistency='moving')
 
 
 @pytest.mark.parametrize('values, name', [
-    ({'sensor_ratings': [1.0] * 7}, 'sensor_ratings'),
-    ({'sensor_ratings': [-1.0] * 6}, 'sensor_ratings'),
+    ({'sensor_ranges': [1.0] * 7}, 'sensor_ranges'),
+    ({'sensor_ranges': [-1.0] * 6}, 'sensor_ranges'),
     ({'consistency_tolerance': [1.0]}, 'consistency_tolerance'),
     ({'consistency_tolerance': [1.0, 0.0]}, 'consistency_tolerance')])
 def test_bad_health_parameters_are_refused_by_name(values, name):

@@ -292,27 +292,22 @@ def test_launch_remaps_each_arm_onto_the_controller_of_its_sensor_frame(name, la
 
 
 @pytest.mark.parametrize('layout', LAYOUTS)
-def test_launch_loads_the_saved_calibration_after_the_cell_file(tmp_path, layout):
-    """calibration:=FILE: both nodes read it after the cell's file; the analyzer saves to it.
+def test_launch_gives_both_nodes_the_calibration_file_never_as_a_parameter_file(tmp_path, layout):
+    """calibration:=FILE: both nodes' calibration_file (each loads its calibration values from it).
 
-    A file that does not exist is not passed (first start of a cell), but stays the analyzer's
-    calibration_file, where ~/save_calibration writes; the distributor is not given that
-    parameter (it would refuse it as unknown).
+    Never a --params-file: rcl would load every key it holds (a limit, a switch) before a node
+    could refuse them. The same whether the file exists (a calibrated cell) or not (a first start).
     """
-    saved = tmp_path / 'calibration.yaml'
-    missing = tmp_path / 'none.yaml'
-    nodes = _per_node({'controllers': 'admittance', 'calibration': str(missing), 'layout': layout})
-    for _, parameters in nodes.values():
-        assert str(missing) not in parameters
-    assert {'calibration_file': str(missing)} in nodes['analyzer'][1]
-    assert not any('calibration_file' in p for p in nodes['distributor'][1] if isinstance(p, dict))
-    saved.write_text('/**/wrench_analyzer:\n  ros__parameters:\n    tool_masses: [0.9, 0.9]\n')
-    nodes = _per_node({'controllers': 'admittance', 'calibration': str(saved), 'layout': layout})
-    for _, parameters in nodes.values():
-        files = [p for p in parameters if isinstance(p, str)]
-        assert files == [os.path.join(REPO, 'config', 'ur5e_cell', 'wrench_distribution.yaml'),
-                         str(saved)]
-    assert {'calibration_file': str(saved)} in nodes['analyzer'][1]
+    for name, text in (('none.yaml', None), ('calibration.yaml', '/**/wrench_analyzer:\n  ros__parameters:\n'
+                                                                 '    tool_masses: [0.9, 0.9]\n')):
+        path = tmp_path / name
+        if text:
+            path.write_text(text)
+        nodes = _per_node({'controllers': 'admittance', 'calibration': str(path), 'layout': layout})
+        for exe, (_, parameters) in nodes.items():
+            files = [p for p in parameters if isinstance(p, str)]
+            assert files == [os.path.join(REPO, 'config', 'ur5e_cell', 'wrench_distribution.yaml')], exe
+            assert {'calibration_file': str(path)} in parameters, exe
 
 
 # -- the cell over DDS --------------------------------------------------------------------------

@@ -3,9 +3,9 @@
 The analyzer runs as its console script; a test node publishes the grasp frame's pose in
 ``world`` (``/object_pose``) and readings derived by hand (:mod:`calibration_fixtures`), tools
 free in four orientations, then the object held in three; the test captures each pose,
-identifies, saves to ``calibration_file``, restarts the analyzer with the file as a second
-``--params-file`` and reads the values back. ``~/check_signs``-style verdicts are in the
-offline tests (test_identify_cli.py).
+identifies, saves to ``calibration_file``, restarts the analyzer (which loads the calibration
+values of its ``calibration_file`` at start-up) and reads the values back. ``~/check_signs``-style
+verdicts are in the offline tests (test_identify_cli.py).
 """
 from __future__ import annotations
 
@@ -133,7 +133,7 @@ def test_capture_identify_save_and_restart(tmp_path):
     assert abs(section['object_mass'] - two_arms.MASS) < 0.02 * two_arms.MASS
     assert np.linalg.norm(np.array(section['object_com']) - two_arms.COM) < 0.005
     assert document['/**/wrench_distributor']['ros__parameters']['object_com'] == section['object_com']
-    with start_node('analyzer', [config, saved], domain_id_for(__name__), log=tmp_path / 'second.log') as node, \
+    with start_node('analyzer', [config], domain_id_for(__name__), log=tmp_path / 'second.log') as node, \
             TestClient(domain_id_for(__name__), 'wd_calibration_client2') as client:
         masses, mass, biases = _parameters(client, ['tool_masses', 'object_mass', 'sensor_biases'])
         assert np.allclose(masses, [t.mass for t in two_arms._tools()], atol=0.01)

@@ -171,7 +171,7 @@ def test_identify_grasps_corrects_the_contacts_live_and_saves_them(tmp_path):
     position, rotation = relative_pose(found_p, found_r)
     assert np.linalg.norm(position - true_position) < 3e-4  # m: 12 mm off as configured
     assert np.degrees((true_rotation.inv() * rotation).magnitude()) < 0.1  # deg: 3.7 deg as configured
-    with start_node('analyzer', [config, saved], domain_id_for(__name__), log=tmp_path / 'second.log') as node, \
+    with start_node('analyzer', [config], domain_id_for(__name__), log=tmp_path / 'second.log') as node, \
             TestClient(domain_id_for(__name__), 'wd_grasps_client2') as client:
         positions, = services._parameters(client, ['contact_positions'])
         assert np.allclose(positions, section['contact_positions'])

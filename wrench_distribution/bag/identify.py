@@ -100,14 +100,38 @@ def _window(recording, text, option: str) -> np.ndarray:
     return (stamps >= origin + seconds_to_ns(start)) & (stamps <= origin + seconds_to_ns(stop))
 
 
-def _segments(recording, mask: np.ndarray, what: str) -> np.ndarray:
-    from wrench_distribution.engine.calibration import static_segments
+def _rests(recording, mask: np.ndarray, masses, levers, what: str):
+    """Rests of the window ``mask`` (:func:`~..engine.rests.find_rests`); labels over the whole recording.
+
+    :return: ``(labels (k,), rests of the window)``.
+    :raises BagError: when the window holds no rest.
+    """
+    from wrench_distribution.engine.rests import find_rests
+    window = recording.take(mask)
+    rests = find_rests(window, masses, levers)
     labels = np.full(len(mask), -1)
-    labels[mask] = static_segments(recording.take(mask))
+    labels[mask] = rests.labels
     if not (labels >= 0).any():
-        raise BagError(f'no static segment {what}: the poses or the readings never stay steady for '
-                       '0.5 s (hold each pose still for a second or more)')
-    return labels
+        raise BagError(f'no static segment {what}: the poses or the readings never stay still for 0.5 s '
+                       f'(tilt rate <= {rests.omega_max:.3g} rad/s and acceleration <= {rests.alpha_max:.3g} '
+                       'rad/s^2, readings steady: hold each pose still for a second or more)')
+    return labels, rests
+
+
+def _rests_report(recording, mask: np.ndarray, rests) -> dict:
+    """Return the thresholds, the samples per fate, and the spans dropped (``from_s``, ``to_s``, ``why``)."""
+    origin = int(recording.stamps_ns.min())
+    spans = rests.spans(recording.stamps_ns[mask], origin)
+    return {'still_below': {'tilt_rate_rad_s': rests.omega_max, 'tilt_acceleration_rad_s2': rests.alpha_max,
+                            'from': rests.basis},
+            'settle_s': rests.settle_s, 'samples': rests.counts(),
+            'dropped': [{k: v for k, v in span.items() if k != 'rest'} for span in spans if span['why'] != 'kept']}
+
+
+def _carried(recording, mask: np.ndarray, sensors, object_mass: float) -> tuple:
+    from wrench_distribution.engine.rests import carried
+    return carried(sensors, recording.poses[np.flatnonzero(mask)[0]] if mask.any() else recording.poses[0],
+                   object_mass)
 
 
 def _poses_table(recording, labels: np.ndarray, frame: str) -> list:
@@ -129,31 +153,52 @@ def identify_document(args: argparse.Namespace, config: Any) -> tuple:
     :raises BagError, WrenchDistributionError: on what the user has to fix.
     """
     from wrench_distribution.engine import calibration as E
-    from wrench_distribution.engine.sensing import parse_biases
     recording = record_bag(args.bag, config, args.namespace, args.node_name)
     names = list(config.effectors)
     report: dict = {'bag': str(args.bag)}
     tools = None
     if args.free or not args.held:
-        labels = _segments(recording, _window(recording, args.free, '--free'), 'with the tools free')
+        mask = _window(recording, args.free, '--free')
+        labels, rests = _rests(recording, mask, *_carried(recording, mask, config.sensors, 0.0),
+                               'with the tools free')
         tools = E.identify_tools(recording, config.sensors, labels, names, args.mounting)
         report['tools'] = {name: _tool_row(t, args.mounting) for name, t in zip(names, tools)}
         report['tool_poses'] = _poses_table(recording, labels, 'object')
+        report['tool_samples'] = _rests_report(recording, mask, rests)
     obj = None
     if args.held:
-        labels = _segments(recording, _window(recording, args.held, '--held'), 'with the object held')
-        biases = (np.stack([t.bias for t in tools]) if tools is not None
-                  else parse_biases(config.settings.sensor_biases, len(names)))
-        obj = E.identify_held_object(recording, E.calibrated_sensors(config.sensors, tools), biases, labels)
+        obj, labels, rests = _held_object(args, config, recording, tools)
         report['object'] = {'mass': [obj.mass, obj.mass_sigma], 'com': [obj.com.tolist(), obj.com_sigma.tolist()],
                             'samples': obj.fit.samples, 'outliers': obj.fit.outliers,
                             'condition': obj.fit.condition, 'residual_scale': obj.fit.rms}
         report['object_poses'] = _poses_table(recording, labels, 'object')
+        report['object_samples'] = _rests_report(recording, _window(recording, args.held, '--held'), rests)
     tf_sensors = bool(config.settings.sensor_frames)
     if args.mounting and tf_sensors:
         report['note'] = ('sensor_frames (tf) give the sensor orientations: the mounting rotations are '
                           'relative to those frames and are not written; correct the robot description')
     return report, E.calibration_parameters(tools, obj, args.mounting and not tf_sensors)
+
+
+def _held_object(args: argparse.Namespace, config: Any, recording, tools) -> tuple:
+    """Identify the held object in the ``--held`` window: ``(estimate, labels, rests)``.
+
+    The rests' thresholds weigh the object: its configured mass, else a first estimate from the
+    rests the tools' masses alone define.
+    """
+    from wrench_distribution.engine import calibration as E
+    from wrench_distribution.engine.sensing import parse_biases
+    mask = _window(recording, args.held, '--held')
+    sensors = E.calibrated_sensors(config.sensors, tools)
+    biases = (np.stack([t.bias for t in tools]) if tools is not None
+              else parse_biases(config.settings.sensor_biases, len(config.effectors)))
+    mass = float(config.settings.object_mass)
+    for _ in range(1 if mass > 0 else 2):
+        labels, rests = _rests(recording, mask, *_carried(recording, mask, sensors, mass),
+                               'with the object held')
+        obj = E.identify_held_object(recording, sensors, biases, labels, tools)
+        mass = max(obj.mass, 0.0)
+    return obj, labels, rests
 
 
 def _tool_row(t, mounting: bool) -> dict:
@@ -186,12 +231,24 @@ def format_report(report: dict) -> str:
         lines.append('  com          ' + _pm(*o['com'], 'm'))
     if 'note' in report:
         lines.append('note: ' + report['note'])
-    for key in ('tool_poses', 'object_poses'):
-        if key in report:
-            lines.append(f'{key.replace("_", " ")} used:')
-            lines += [f'  {p["from_s"]:9.3f} s to {p["to_s"]:9.3f} s  {p["samples"]:6d} samples  '
-                      f'gravity in the object frame {p["gravity_object"]}' for p in report[key]]
+    for key in ('tool', 'object'):
+        if f'{key}_poses' in report:
+            lines += _rests_lines(key, report[f'{key}_poses'], report[f'{key}_samples'])
     return '\n'.join(lines)
+
+
+def _rests_lines(key: str, poses: list, samples: dict) -> list:
+    still = samples['still_below']
+    lines = [f'{key} poses used (still: tilt rate <= {still["tilt_rate_rad_s"]:.3g} rad/s, tilt acceleration <= '
+             f'{still["tilt_acceleration_rad_s2"]:.3g} rad/s^2, from {still["from"]}; settle time measured '
+             f'{samples["settle_s"]:.3g} s):']
+    lines += [f'  {p["from_s"]:9.3f} s to {p["to_s"]:9.3f} s  {p["samples"]:6d} samples  '
+              f'gravity in the object frame {p["gravity_object"]}' for p in poses]
+    dropped = ', '.join(f'{why} {count}' for why, count in samples['samples'].items() if why != 'kept')
+    lines.append(f'{key} samples dropped ({dropped}):')
+    lines += [f'  {d["from_s"]:9.3f} s to {d["to_s"]:9.3f} s  {d["samples"]:6d} samples  {d["why"]}'
+              for d in samples['dropped']]
+    return lines
 
 
 def _pm(values, sigmas, unit: str) -> str:
@@ -223,13 +280,19 @@ def run_identify(args: argparse.Namespace) -> int:
 def _identify(args: argparse.Namespace, config: Any) -> int:
     import yaml
 
+    from wrench_distribution.config.calibration import checked
+    from wrench_distribution.config.files import FileRefused, write_atomically
+    from wrench_distribution.config.schema import ConfigError
     from wrench_distribution.engine.calibration import fragment
     report, parameters = identify_document(args, config)
     try:
-        args.out.write_text('# written by wrench-distribution identify ' + str(args.bag) + '\n'
-                            + yaml.safe_dump(fragment(parameters, args.node_name), sort_keys=False))
+        checked(parameters, config.as_parameters())
+        write_atomically(args.out, '# written by wrench-distribution identify ' + str(args.bag) + '\n'
+                         + yaml.safe_dump(fragment(parameters, args.node_name), sort_keys=False))
+    except (ConfigError, FileRefused) as err:
+        raise ConfigError(f'identify refused: {err}; nothing written') from None
     except OSError as err:
-        raise BagError(f'cannot write {args.out}: {err}') from None
+        raise BagError(f'cannot write {args.out}: {err}; nothing written') from None
     report['written'] = str(args.out)
     from .command import _print
     return _print(json.dumps(report, indent=2) if args.json else format_report(report) + f'\nwritten: {args.out}')
@@ -245,7 +308,8 @@ def _signs(args: argparse.Namespace, config: Any) -> int:
     from wrench_distribution.engine.sensing import parse_biases
     recording = record_bag(args.bag, config, args.namespace, args.node_name)
     mask = _window(recording, args.held, '--held')
-    labels = _segments(recording, mask, 'with the object held')
+    labels, _ = _rests(recording, mask, *_carried(recording, mask, config.sensors,
+                                                  config.settings.object_mass), 'with the object held')
     rows = check_signs(recording, config.sensors, parse_biases(config.settings.sensor_biases,
                                                                len(config.effectors)),
                        list(config.effectors), labels)

@@ -67,12 +67,13 @@ def _chunk_errors() -> tuple:
     """Exceptions that mean "this part of an MCAP file is damaged", caught by name.
 
     mcap's own (:class:`McapError`, its CRC check's ``CRCValidationError``, a ``ValueError``),
-    ``struct.error`` and ``EOFError`` from short reads, zstandard's ``ZstdError``, and lz4's
-    frame decoder, which raises ``RuntimeError``.
+    ``struct.error`` and ``EOFError`` from short reads, ``OverflowError`` from a garbage length
+    beyond any index (``cannot fit 'int' into an index-sized integer``), zstandard's
+    ``ZstdError``, and lz4's frame decoder, which raises ``RuntimeError``.
     """
     import zstandard
     from mcap.exceptions import McapError
-    return (McapError, struct.error, ValueError, EOFError, OSError, io.UnsupportedOperation,
+    return (McapError, struct.error, ValueError, EOFError, OverflowError, OSError, io.UnsupportedOperation,
             zstandard.ZstdError, RuntimeError)
 
 

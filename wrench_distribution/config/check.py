@@ -26,10 +26,15 @@ from wrench_distribution.core.codec import same_frame
 from wrench_distribution.core.spatial import same_rotation
 
 from .arrays import per_effector
-from .findings import Finding
-from .judge import judge_document
+from .calibration import CALIBRATION_KEYS, document_problems, merged
+from .cross_checks import cross_check_errors
+from .findings import Finding, Judgement, Problem
+from .index import NODE_KINDS
+from .judge import judge_document, parameter_of
 from .loading import node_of, read_param_document, read_ros_params_yaml
-from .schema import ConfigError
+from .schema import ConfigError, PARAM_INDEX
+from .validation import validate_params
+from .values import check_param_value
 
 DISTRIBUTOR = 'wrench_distributor'
 ANALYZER = 'wrench_analyzer'
@@ -321,18 +326,30 @@ def nodes_of(data: Mapping) -> tuple:
     return present or (DISTRIBUTOR, ANALYZER)
 
 
-def judge_file(path_or_dict: Any, nodes: Optional[Sequence[str]] = None) -> tuple:
+def judge_file(path_or_dict: Any, nodes: Optional[Sequence[str]] = None,
+               calibration: Any = None) -> tuple:
     """Judge every section of this package's nodes in a file, then compare the two nodes'.
+
+    A file of calibration values only (what ``~/save_calibration`` and ``identify --out`` write)
+    is judged as a calibration on its own (:func:`judge_calibration`); ``calibration`` judges
+    one against the file's sections, as the nodes will load it.
 
     :param path_or_dict: a file path, or the parsed YAML.
     :param nodes: the nodes the file must configure (None: :func:`nodes_of`).
+    :param calibration: a calibration file (path or parsed YAML) the nodes load after it, or None.
     :return: ``(judgement, findings)``: the :class:`~.findings.Judgement` (errors, warnings,
         ignored sections, the configurations built) and the disagreements between the
         distributor and the analyzer (compared only when both sections are free of errors).
     :raises ConfigError: the file cannot be read or parsed, or is not a mapping.
     """
     data = read_param_document(path_or_dict)
+    if calibration is None and is_calibration(data):
+        return judge_calibration(data), []
     judgement = judge_document(data, required=tuple(nodes or nodes_of(data)))
+    if calibration is not None:
+        judged = judge_calibration(read_param_document(calibration), judgement.values)
+        judgement.problems += judged.problems
+        judgement.values.update(judged.values)
     values = judgement.values
     findings = []
     if DISTRIBUTOR in values and ANALYZER in values:
@@ -340,6 +357,77 @@ def judge_file(path_or_dict: Any, nodes: Optional[Sequence[str]] = None) -> tupl
                                    simulated='object_sim' in judgement.sections,
                                    controllers=judgement.controllers)
     return judgement, findings
+
+
+def is_calibration(data: Mapping) -> bool:
+    """Whether a parsed file is a calibration: calibration values in it, and no section naming effectors.
+
+    Every node's configuration names its effectors; a calibration corrects them and never does.
+    """
+    every = set(CALIBRATION_KEYS['analyzer']) | set(CALIBRATION_KEYS['distributor'])
+    sections = [section.get('ros__parameters') if isinstance(section, Mapping) else None for section in data.values()]
+    sections = [p for p in sections if isinstance(p, Mapping)]
+    return (any(set(p) & every for p in sections)
+            and not any('effectors' in p for p in sections))
+
+
+def judge_calibration(data: Mapping, configured: Optional[Mapping] = None) -> Judgement:
+    """Judge a calibration as the nodes load it: calibration values only, each within its bounds.
+
+    Alone, each section's values are judged by the schema's bounds, their per-effector widths
+    against each other and the analyzer's against the default ``sensor_ranges``; with
+    ``configured`` (node name -> its validated values), merged over them: the mounting rotations
+    and grasp corrections against the configured poses, and every cross-check of the node.
+
+    :param data: the parsed calibration file.
+    :param configured: the configuration's validated sections, or None (judged alone).
+    :return: the judgement (its ``values``: the merged sections that passed).
+    """
+    out = Judgement(problems=[Problem('error', section or 'file', parameter, message,
+                                      'remove it: write calibration values only')
+                              for section, parameter, message in document_problems(data)])
+    for key, section in data.items():
+        name = str(key).lstrip('/').split('/')[-1]
+        params = section.get('ros__parameters') if isinstance(section, Mapping) else None
+        every = set(CALIBRATION_KEYS['analyzer']) | set(CALIBRATION_KEYS['distributor'])
+        params = {n: v for n, v in params.items() if n in every} if isinstance(params, Mapping) else {}
+        if not params:
+            continue  # reported above
+        kind = NODE_KINDS.get(name) if NODE_KINDS.get(name) in CALIBRATION_KEYS else (
+            'analyzer' if set(params) - set(CALIBRATION_KEYS['distributor']) else 'distributor')
+        params = {n: v for n, v in params.items() if n in CALIBRATION_KEYS[kind]}
+        out.sections[name] = kind
+        against = '' if configured and name in configured else ' (judged alone: default sensor_ranges)'
+        errors = _calibration_errors(kind, dict((configured or {}).get(name) or _alone(kind, params)), params)
+        out.problems += [Problem('error', name, parameter_of(str(e)), str(e) + against) for e in errors]
+        if not errors:
+            out.values[name] = merged((configured or {}).get(name) or _alone(kind, params), params, kind)
+    return out
+
+
+def _calibration_errors(kind: str, base: dict, params: Mapping) -> list:
+    """Every error of a calibration's values: each on its own, then merged over ``base`` (all cross-checks)."""
+    values, errors = {}, []
+    for name, value in params.items():
+        try:
+            values[name] = check_param_value(PARAM_INDEX[kind][name], value)
+        except ConfigError as error:
+            errors.append(error)
+    if errors:
+        return errors
+    try:
+        return cross_check_errors(kind, merged(base, values, kind))
+    except ConfigError as error:
+        return [error]
+
+
+def _alone(kind: str, params: Mapping) -> dict:
+    """Return the defaults a calibration alone is judged over: as many effectors as its widest value says."""
+    widths = {'tool_masses': 1, 'tool_coms': 3, 'sensor_biases': 6, 'sensor_orientations': 4,
+              'contact_positions': 3, 'contact_orientations': 4}
+    counts = {len(params[n]) // w for n, w in widths.items() if isinstance(params.get(n), list)}
+    n = max(counts | {2})
+    return validate_params(kind, {'effectors': [f'effector_{i}' for i in range(n)]})
 
 
 def check_file(path_or_dict: Any) -> list:

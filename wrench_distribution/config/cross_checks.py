@@ -15,6 +15,7 @@ import numpy as np
 from wrench_distribution.core.spatial import unusable_quaternions
 
 from .arrays import check_width, first_zero_group
+from .calibration import check_ranges
 from .handles import parse_schedule
 from .index import INDEX
 from .schema import ConfigError, LIMIT_CEILING
@@ -203,11 +204,11 @@ def _check_analyzer(v: dict, idx: dict) -> None:
 
 
 def _check_health(v: dict, idx: dict) -> None:
-    """Analyzer cross-check: the sensors' ratings and the set's consistency tolerance."""
-    n, ratings = len(v['effectors']), v['sensor_ratings']
-    if len(ratings) not in (0, 6, 6 * n) or any(r < 0 for r in ratings):
-        raise ConfigError(f"parameter 'sensor_ratings': got {ratings!r} ({len(ratings)} numbers, "
-                          f"{n} effectors); accepted: {idx['sensor_ratings'].constraint_text()}")
+    """Analyzer cross-check: the sensors' ranges and the set's consistency tolerance."""
+    n, ranges = len(v['effectors']), v['sensor_ranges']
+    if len(ranges) not in (0, 6, 6 * n):
+        raise ConfigError(f"parameter 'sensor_ranges': got {ranges!r} ({len(ranges)} numbers, "
+                          f"{n} effectors); accepted: {idx['sensor_ranges'].constraint_text()}")
     tolerance = v['consistency_tolerance']
     if len(tolerance) != 2 or any(t <= 0 for t in tolerance):
         raise ConfigError(f"parameter 'consistency_tolerance': got {tolerance!r}; accepted: "
@@ -311,7 +312,7 @@ def _check_baseline(v: dict, idx: dict) -> None:
 #: The cross-checks of each node kind, after :func:`_check_frames_and_effectors`.
 CHECKS = {'distributor': (_check_contacts, _check_object, _check_distributor),
           'analyzer': (_check_contacts, _check_object, _check_analyzer, _check_sensors,
-                       _check_gravity, _check_health),
+                       _check_gravity, _check_health, check_ranges),
           'object_sim': (_check_sim,), 'object_controller': (_check_controller,),
           'baseline_distributor': (_check_baseline,)}
 

@@ -111,7 +111,7 @@ def _judge_config(name: str, kind: str, values: dict, given: Mapping, out: Judge
     try:
         out.configs[name] = build_config(kind, values, frozenset(given) & frozenset(INDEX[kind]))
     except ConfigError as error:
-        out.problems.append(Problem('error', name, _parameter_of(str(error)), str(error)))
+        out.problems.append(Problem('error', name, parameter_of(str(error)), str(error)))
         del out.values[name]
 
 
@@ -146,12 +146,12 @@ def _judge_section(name: str, kind: str, params: dict, problems: list) -> Option
     values = {n: checked[n] if n in checked else (list(s.default) if isinstance(s.default, list)
                                                   else s.default) for n, s in index.items()}
     for error in cross_check_errors(kind, values):
-        problems.append(Problem('error', name, _parameter_of(str(error)), str(error)))
+        problems.append(Problem('error', name, parameter_of(str(error)), str(error)))
     problems.extend(plausibility(name, values))
     return values if len([p for p in problems if p.severity == 'error']) == before else None
 
 
-def _parameter_of(message: str) -> str:
+def parameter_of(message: str) -> str:
     """Return the parameter a :class:`ConfigError` message names (``parameter 'x': ...``)."""
     head, _, rest = message.partition("'")
     return rest.partition("'")[0] if head.rstrip().endswith(('parameter', 'parameters')) else ''

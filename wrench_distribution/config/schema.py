@@ -7,7 +7,7 @@ every effector".
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 STRING = 'string'
@@ -33,8 +33,8 @@ class ParamSpec:
     :param default: default value (also the value the node declares).
     :param description: one-line description (ParameterDescriptor.description).
     :param accepted: accepted values (for strings and string arrays), or None.
-    :param minimum: inclusive lower bound for numbers, or None.
-    :param maximum: inclusive upper bound for numbers, or None.
+    :param minimum: inclusive lower bound for numbers (each entry of a double array), or None.
+    :param maximum: inclusive upper bound for numbers (each entry of a double array), or None.
     :param read_only: True when it cannot change after start-up.
     :param constraints: human-readable accepted values (additional_constraints).
     :param minimum_excluded: True when ``minimum`` itself is refused (a number > minimum).
@@ -69,6 +69,17 @@ class ParamSpec:
 
 def _p(name, type_, default, description, **kw) -> ParamSpec:
     return ParamSpec(name, type_, default, description, **kw)
+
+
+# -- physical bounds of the calibration values (config/calibration.py adds the cross-checks) --------
+#: No set of arms holds ten tonnes (kg).
+MAX_OBJECT_MASS = 1e4
+#: No wrist carries a tonne between its sensor and the object (kg).
+MAX_TOOL_MASS = 1000.0
+#: A tool's centre of mass within this of its sensor (m, per coordinate).
+MAX_TOOL_COM = 2.0
+#: No F/T sensor reads beyond this (N, N m): bounds sensor_ranges and, with them, the biases.
+MAX_SENSOR_RANGE = 1e5
 
 
 # -- shared between both nodes ---------------------------------------------------------
@@ -110,10 +121,10 @@ COMMON_PARAMS = [
        read_only=False),
     _p('object_com', DOUBLE_ARRAY, [0.0, 0.0, 0.0],
        'Centre of mass of the object in the object frame (m).',
-       constraints='3 finite numbers'),
+       constraints="3 finite numbers (the analyzer: its weight's moment within the sensors' ranges)"),
     _p('object_mass', DOUBLE, 0.0,
        'Object mass (kg); 0 means unknown. The distributor holds its weight with '
-       'hold_object_weight.', minimum=0.0),
+       'hold_object_weight.', minimum=0.0, maximum=MAX_OBJECT_MASS),
     _p('object_inertia', DOUBLE_ARRAY, [],
        'Object inertia about the CoM in object axes (kg m^2): 3 principal moments, '
        '[Ixx, Iyy, Izz, Ixy, Ixz, Iyz] or 9 numbers row-major; empty: unknown.',
@@ -181,6 +192,14 @@ GRAVITY_FRAME = _p('gravity_frame', STRING, '',
                    'orientation in it rotates gravity (analyzer: at each sample stamp, '
                    'object_orientation_source; distributor: from tf with the contacts).',
                    constraints='a frame id, or empty')
+
+#: the calibration file, read-only (a path another node could change would redirect what is loaded
+#: and written): config/calibration.py says what it may carry
+CALIBRATION_FILE = _p('calibration_file', STRING, '',
+                      'File of the calibration (the object and the contacts; ~/save_calibration of the '
+                      'analyzer, identify): loaded at start-up when it exists, its calibration values '
+                      'only, bounded; fixed at start-up; empty: none.',
+                      constraints='a file path, or empty')
 
 DISTRIBUTOR_PARAMS: tuple = tuple(COMMON_PARAMS + [
     _p('desired_wrench_topic', STRING, 'desired_wrench',
@@ -310,6 +329,7 @@ DISTRIBUTOR_PARAMS: tuple = tuple(COMMON_PARAMS + [
        'desired wrench: a zero desired wrench holds the object (docs/wiring.md).'),
     GRAVITY,
     GRAVITY_FRAME,
+    CALIBRATION_FILE,
 ])
 
 ANALYZER_PARAMS: tuple = tuple(COMMON_PARAMS + [
@@ -330,10 +350,21 @@ ANALYZER_PARAMS: tuple = tuple(COMMON_PARAMS + [
        constraints='one of +1, -1 per effector, or empty (all +1)'),
     _p('tool_masses', DOUBLE_ARRAY, [],
        'Mass between sensor and object per effector (kg); empty: 0.',
-       constraints='one finite number >= 0 per effector, or empty'),
+       minimum=0.0, maximum=MAX_TOOL_MASS,
+       constraints=f'one number >= 0 and <= {MAX_TOOL_MASS:g} per effector, its weight within '
+                   'sensor_ranges, or empty'),
     _p('tool_coms', DOUBLE_ARRAY, [],
        'Tool centre of mass in the sensor frame [x,y,z per effector] (m); empty: origin.',
-       constraints='3 numbers per effector, or empty'),
+       minimum=-MAX_TOOL_COM, maximum=MAX_TOOL_COM,
+       constraints=f'3 numbers within +-{MAX_TOOL_COM:g} m per effector, or empty'),
+    _p('sensor_ranges', DOUBLE_ARRAY, [],
+       'Rated range (full scale) of the F/T sensors per axis [fx,fy,fz,tx,ty,tz] (N, N m): 6 '
+       'numbers for every sensor, or 6 per effector; 0 where an axis is not rated. A reading at '
+       'or beyond it is out of range (docs/health.md); each bias component, a tool and the '
+       'object must fit inside it (docs/calibration.md). Empty: unknown (a clip is still found '
+       'by the value it holds; a calibration is bounded by 1000 N and 100 N m per axis).',
+       minimum=0.0, maximum=MAX_SENSOR_RANGE,
+       constraints=f'6 or 6 per effector numbers >= 0 and <= {MAX_SENSOR_RANGE:g}, or empty'),
     GRAVITY,
     GRAVITY_FRAME,
     _p('object_orientation_source', STRING, 'tf',
@@ -350,12 +381,8 @@ ANALYZER_PARAMS: tuple = tuple(COMMON_PARAMS + [
     _p('sensor_biases', DOUBLE_ARRAY, [],
        'Bias of each sensor, subtracted from its raw reading in the sensor frame '
        '[fx,fy,fz,tx,ty,tz per effector] (N, N m); ~/tare writes it; empty: none.',
-       read_only=False, constraints='6 finite numbers per effector, or empty'),
-    _p('sensor_ratings', DOUBLE_ARRAY, [],
-       'Rated range of the F/T sensors per axis [fx,fy,fz,tx,ty,tz] (N, N m): 6 numbers for '
-       'every sensor, or 6 per effector; 0 where an axis is not rated. A reading at or beyond '
-       'it is out of range (docs/health.md). Empty: unknown (a clip is still found by the value '
-       'it holds).', constraints='6 or 6 per effector finite numbers >= 0, or empty'),
+       read_only=False, minimum=-MAX_SENSOR_RANGE, maximum=MAX_SENSOR_RANGE,
+       constraints='6 numbers per effector, each within its sensor_ranges, or empty'),
     _p('consistency_tolerance', DOUBLE_ARRAY, [1.0, 0.2],
        'Force (N) and torque (N m) by which the resultant of the corrected readings may differ '
        "from the object's known wrench through the model's errors (mass, centre of mass, tools, "
@@ -372,10 +399,10 @@ ANALYZER_PARAMS: tuple = tuple(COMMON_PARAMS + [
     _p('calibration_mounting', BOOL, False,
        '~/calibration/identify_tools also identifies each sensor mounting rotation (applied to the '
        'sensor orientations; saved as sensor_orientations).', read_only=False),
-    _p('calibration_file', STRING, '',
-       'File ~/save_calibration writes the calibration in use to (biases, tools, mounting '
-       'rotations, object), a parameter file the launch files load when it exists; empty: not saved.',
-       read_only=False, constraints='a file path, or empty'),
+    replace(CALIBRATION_FILE, description=(
+        'File of the calibration (biases, tools, mounting rotations, object, contacts): loaded at '
+        'start-up when it exists (its calibration values only, bounded), and where '
+        '~/save_calibration writes (atomically, never through a link); fixed at start-up; empty: none.')),
     _p('sync_tolerance', DOUBLE, 0.005,
        'Largest header-stamp skew between the n F/T messages of one sample (s).',
        minimum=0.0, read_only=False),

@@ -148,7 +148,7 @@ class HealthSettings:
     """The sensor health checks (docs/health.md).
 
     :param ratings: (n, 6) rated range per sensor axis (N, N m), 0 where unknown
-        (``sensor_ratings``).
+        (``sensor_ranges``).
     :param tolerance: ``(force N, torque N m)`` of the set's consistency
         (``consistency_tolerance``).
     :param consistency: one of :data:`CONSISTENCY_MODES`.
@@ -169,12 +169,12 @@ class HealthSettings:
 def health_settings(v: Mapping) -> HealthSettings:
     """Build the health checks' settings from validated analyzer parameters.
 
-    :param v: the parameters (``sensor_ratings``: 6 numbers for every sensor, 6 per effector,
+    :param v: the parameters (``sensor_ranges``: 6 numbers for every sensor, 6 per effector,
         or none).
     :return: the settings (consistency ``off``: what the object does is not a parameter yet).
     """
     n = len(v['effectors'])
-    ratings = list(v['sensor_ratings']) or [0.0] * 6
+    ratings = list(v['sensor_ranges']) or [0.0] * 6
     table = ratings * n if len(ratings) == 6 else ratings
     return HealthSettings(tuple(tuple(table[6 * i:6 * i + 6]) for i in range(n)),
                           tuple(v['consistency_tolerance']))

@@ -93,6 +93,7 @@ def _check_array(spec: ParamSpec, value: Any, fail) -> list:
             if not is_finite_number(v) and not (hasattr(v, '__float__') and math.isfinite(float(v))):
                 raise fail(f'expected finite numbers, got {v!r}')
             res.append(float(v))
+        _check_entries(spec, res, fail)
         return res
     if t == INTEGER_ARRAY:
         res = []
@@ -102,3 +103,13 @@ def _check_array(spec: ParamSpec, value: Any, fail) -> list:
             res.append(int(v))
         return res
     raise fail(f'unknown type {t}')  # pragma: no cover
+
+
+def _check_entries(spec: ParamSpec, values: list, fail) -> None:
+    """Refuse an entry of a double array beyond the spec's bounds (its physical range)."""
+    for i, v in enumerate(values):
+        low = spec.minimum is not None and (v < spec.minimum or (spec.minimum_excluded and v == spec.minimum))
+        if low or (spec.maximum is not None and v > spec.maximum):
+            bound = (f'{">" if spec.minimum_excluded else ">="} {spec.minimum:g}' if low
+                     else f'<= {spec.maximum:g}')
+            raise fail(f'entry {i} ({v:g}) is out of its bounds ({bound})')

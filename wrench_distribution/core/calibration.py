@@ -39,6 +39,9 @@ ADVICE_DEG = 20
 OUTLIER_SIGMAS = 6.0
 #: column-scaled Jacobian condition beyond which the fit is refused
 MAX_CONDITION = 1e8
+#: A sensor mounted by hand sits within a few degrees of its drawing: a larger mounting rotation
+#: means the configured orientation is wrong (deg), which is fixed in the configuration, not here.
+MAX_MOUNTING_DEG = 10.0
 
 
 class CalibrationRefused(WrenchDistributionError):
@@ -103,7 +106,11 @@ class ToolEstimate:
 
 @dataclass(frozen=True)
 class ObjectEstimate:
-    """The held object's mass and centre of mass (object frame), with 1-sigma."""
+    """The held object's mass and centre of mass (object frame), with 1-sigma.
+
+    :param covariance: (4, 4) covariance of ``(M, M c)``: the fit's own and, when the tools were
+        identified, what their uncertainty carries into it (:func:`with_tool_covariance`).
+    """
 
     mass: float
     mass_sigma: float
@@ -111,6 +118,7 @@ class ObjectEstimate:
     com_sigma: np.ndarray
     directions: np.ndarray
     fit: Fit
+    covariance: Optional[np.ndarray] = None
 
 
 def _fmt(vector) -> str:
@@ -322,6 +330,10 @@ def _tool_estimate(fit: Fit, sensor: SensorModel, mounting: bool, directions: np
     com, com_cov = _ratio(mass, x[7:10], fit.covariance[6:10, 6:10]) if determined else \
         (np.zeros(3), np.zeros((3, 3)))
     rotation = x[10:13] if mounting else np.zeros(3)
+    if np.degrees(np.linalg.norm(rotation)) > MAX_MOUNTING_DEG:
+        raise CalibrationRefused(f'{who}: the sensor is turned {np.degrees(np.linalg.norm(rotation)):.3g} deg from its '
+                                 f'configured orientation, beyond a mounting rotation ({MAX_MOUNTING_DEG:g} deg): '
+                                 'sensor_orientations is likely wrong; fix it, then identify again')
     orientation = Q.matrix_to_quaternion(sensor.rotation @ Q.exp_so3(rotation))
     return ToolEstimate(
         bias=x[:6].copy(), bias_sigma=sigma[:6].copy(), mass=max(mass, 0.0), mass_sigma=mass_sigma,
@@ -387,6 +399,31 @@ def object_resultant(readings: np.ndarray, gravity_object: np.ndarray, contact_p
     return contact_wrenches_object(readings, gravity_object, contact_poses, sensors, biases).sum(axis=1)
 
 
+def _object_design(gravity: np.ndarray) -> np.ndarray:
+    """Return the design of ``sum_i X_i h_i = -w(M, M c, g_o)`` in ``(M, M c)``: (k, 6, 4)."""
+    design = np.zeros((len(gravity), 6, 4))
+    design[:, :, 0] = -weight_wrench(1.0, np.zeros(3), gravity)
+    for j, axis in enumerate(np.eye(3)):
+        design[:, :, 1 + j] = -weight_wrench(0.0, axis, gravity)
+    return design
+
+
+def object_solution(resultant: np.ndarray, gravity: np.ndarray, fit: Fit) -> np.ndarray:
+    """``(M, M c)`` by least squares on a fit's samples and weights, for another resultant.
+
+    What an error of the resultant (a tool's parameter off) does to the object: the fit's own
+    inliers and channel noise, the model linear.
+
+    :param resultant: (k, 6) the resultant (all the samples the fit was given).
+    :param gravity: (k, 3) gravity in the object frame.
+    :param fit: the object's fit.
+    :return: (4,).
+    """
+    index = fit.inliers
+    design = (_object_design(gravity[index]) / fit.noise[:, None]).reshape(-1, 4)
+    return np.linalg.lstsq(design, (resultant[index] / fit.noise).ravel(), rcond=None)[0]
+
+
 def identify_object(resultant: np.ndarray, gravity_object: np.ndarray, segments: np.ndarray) -> ObjectEstimate:
     """Mass and centre of mass of an object held at rest, from the resultant of its contacts.
 
@@ -403,10 +440,7 @@ def identify_object(resultant: np.ndarray, gravity_object: np.ndarray, segments:
     directions = pose_directions(gravity, segments)
     check_object_motion(directions)
     noise = channel_noise(resultant, segments)
-    design = np.zeros((len(resultant), 6, 4))
-    design[:, :, 0] = -weight_wrench(1.0, np.zeros(3), gravity)
-    for j, axis in enumerate(np.eye(3)):
-        design[:, :, 1 + j] = -weight_wrench(0.0, axis, gravity)
+    design = _object_design(gravity)
     start = np.linalg.lstsq((design / noise[:, None]).reshape(-1, 4), (resultant / noise).ravel(),
                             rcond=None)[0]
 
@@ -415,11 +449,54 @@ def identify_object(resultant: np.ndarray, gravity_object: np.ndarray, segments:
 
     fit = robust_fit(residual, start, segments, noise)
     _check_fit(fit, who, ['mass', 'centre of mass'])
-    mass, mass_sigma = float(fit.values[0]), float(fit.sigma[0])
-    if not mass > 5 * mass_sigma:
+    if not fit.values[0] > 5 * fit.sigma[0]:
         raise CalibrationRefused(
-            f'{who}: the contacts carry no weight ({mass:.3g} +- {mass_sigma:.2g} kg): is the '
+            f'{who}: the contacts carry no weight ({fit.values[0]:.3g} +- {fit.sigma[0]:.2g} kg): is the '
             'object held by the effectors alone, and are sensor_signs right (check-signs)?')
-    com, com_cov = _ratio(mass, fit.values[1:4], fit.covariance)
-    return ObjectEstimate(mass, mass_sigma, com, np.sqrt(np.clip(np.diag(com_cov), 0, None)),
-                          directions, fit)
+    return with_tool_covariance(ObjectEstimate(0.0, 0.0, np.zeros(3), np.zeros(3), directions, fit),
+                                np.zeros((4, 4)))
+
+
+def with_tool_covariance(estimate: ObjectEstimate, tools_covariance: np.ndarray) -> ObjectEstimate:
+    """Return the object's estimate with its 1-sigma from the fit's covariance plus the tools' share.
+
+    :param estimate: the estimate (its ``fit`` gives ``(M, M c)`` and their own covariance).
+    :param tools_covariance: (4, 4) covariance of ``(M, M c)`` the tools' uncertainty carries
+        (:func:`tool_sigma_points` propagated by the caller), zeros for tools taken as known.
+    :return: the estimate, mass, centre of mass and their 1-sigma from the sum.
+    """
+    covariance = estimate.fit.covariance + tools_covariance
+    mass = float(estimate.fit.values[0])
+    com, com_cov = _ratio(mass, estimate.fit.values[1:4], covariance)
+    return ObjectEstimate(mass, float(np.sqrt(max(covariance[0, 0], 0.0))), com,
+                          np.sqrt(np.clip(np.diag(com_cov), 0, None)), estimate.directions, estimate.fit,
+                          covariance)
+
+
+def tool_sigma_points(tool: ToolEstimate) -> list:
+    """Pairs of tools one standard deviation apart along each principal axis of the tool's covariance.
+
+    The object's covariance from the tools' is ``sum ((f(plus) - f(minus)) / 2) (...)^T`` over
+    the pairs (a central difference along each axis, which also follows the model's curvature in
+    the mounting rotation).
+
+    :param tool: an identified tool (bias, mass, first moment, rotation in its fit).
+    :return: ``[((bias, mass, com, rotation), (bias, mass, com, rotation)), ...]``, the rotation a
+        rotation vector applied after the identified orientation.
+    """
+    values, covariance = tool.fit.values, tool.fit.covariance
+    eigenvalues, eigenvectors = np.linalg.eigh((covariance + covariance.T) / 2)
+    pairs = []
+    for value, vector in zip(eigenvalues, eigenvectors.T):
+        if value <= 0:
+            continue
+        step = np.sqrt(value) * vector
+        pairs.append(tuple(_tool_values(values + sign * step, tool) for sign in (1.0, -1.0)))
+    return pairs
+
+
+def _tool_values(x: np.ndarray, tool: ToolEstimate) -> tuple:
+    mass = float(x[6])
+    com = x[7:10] / mass if tool.com_determined else tool.com
+    rotation = x[10:13] - tool.fit.values[10:13] if len(x) > 10 else np.zeros(3)
+    return x[:6], max(mass, 0.0), com, rotation

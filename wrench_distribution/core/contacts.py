@@ -1,12 +1,12 @@
 """Contacts (where and how each effector holds the object) and the object model."""
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
 from .errors import InvalidInputError
 from .spatial import quaternion_to_matrix
-from .validation import finite_array, finite_vector
+from .validation import check_names, finite_array, finite_vector
 
 CONTACT_TYPES = ('rigid', 'point')
 
@@ -111,3 +111,99 @@ def inertia_matrix(value) -> np.ndarray:
     if np.linalg.eigvalsh(matrix).min() <= 0:
         raise InvalidInputError('object inertia must be positive definite')
     return matrix
+
+
+@dataclass(frozen=True)
+class ContactArrays:
+    """The contacts of one configuration as arrays: what the solver reads.
+
+    Build with :meth:`of` (from :class:`Contact` objects) or :meth:`ContactLayout.arrays` (from
+    poses, checked at once: the per-tick path of a moving grasp).
+
+    :param names: contact names (n).
+    :param types: ``'rigid'`` or ``'point'`` per contact.
+    :param positions: (n, 3) contact points, object frame.
+    :param quaternions: (n, 4) orientations ``[qx, qy, qz, qw]``, any scale.
+    :param rotations: (n, 3, 3) the rotation matrices of ``quaternions``.
+    :param friction: (n,) Coulomb coefficients, NaN where none.
+    :param normals: (n, 3) unit normals in the contact frames.
+    """
+
+    names: Tuple[str, ...]
+    types: Tuple[str, ...]
+    positions: np.ndarray
+    quaternions: np.ndarray
+    rotations: np.ndarray
+    friction: np.ndarray
+    normals: np.ndarray
+
+    @staticmethod
+    def of(contacts: Sequence[Contact]) -> 'ContactArrays':
+        """Arrays of checked :class:`Contact` objects.
+
+        :param contacts: the contacts.
+        :return: the arrays.
+        """
+        quaternions = np.array([c.orientation for c in contacts], dtype=float).reshape(-1, 4)
+        return ContactArrays(
+            tuple(c.name for c in contacts), tuple(c.type for c in contacts),
+            np.array([c.position for c in contacts], dtype=float).reshape(-1, 3), quaternions,
+            quaternion_to_matrix(quaternions).reshape(-1, 3, 3),
+            np.array([np.nan if c.friction is None else c.friction for c in contacts], dtype=float),
+            np.array([c.normal for c in contacts], dtype=float).reshape(-1, 3))
+
+    @property
+    def rigid(self) -> np.ndarray:
+        """Return the (n,) rigid-contact mask."""
+        return np.array([t == 'rigid' for t in self.types], dtype=bool)
+
+    def contacts(self) -> Tuple[Contact, ...]:
+        """Return the same contacts as :class:`Contact` objects."""
+        return tuple(Contact(name, kind, tuple(p), tuple(q), None if np.isnan(mu) else float(mu), tuple(normal))
+                     for name, kind, p, q, mu, normal in zip(self.names, self.types, self.positions,
+                                                             self.quaternions, self.friction, self.normals))
+
+    def select(self, mask: np.ndarray) -> 'ContactArrays':
+        """Return the contacts where ``mask`` is true.
+
+        :param mask: (n,) booleans.
+        :return: the arrays of those contacts.
+        """
+        index = np.flatnonzero(mask)
+        return ContactArrays(tuple(self.names[i] for i in index), tuple(self.types[i] for i in index),
+                             self.positions[index], self.quaternions[index], self.rotations[index],
+                             self.friction[index], self.normals[index])
+
+
+class ContactLayout:
+    """What stays fixed while contacts move: names, types, friction and normals.
+
+    :meth:`arrays` checks a new set of poses at once (the per-tick path of a walking trunk or a
+    moving hand); the result is what :meth:`LoadDistributor.from_arrays` reads.
+
+    :param contacts: the contacts at some pose (their poses are not kept).
+    :raises InvalidInputError: on no contact or duplicated names.
+    """
+
+    def __init__(self, contacts: Sequence[Contact]) -> None:
+        contacts = tuple(contacts)
+        if not contacts or not all(isinstance(c, Contact) for c in contacts):
+            raise InvalidInputError('at least one contact is required, each a Contact')
+        check_names([c.name for c in contacts])
+        template = ContactArrays.of(contacts)
+        self.names, self.types = template.names, template.types
+        self.friction, self.normals = template.friction, template.normals
+        self.n = len(contacts)
+
+    def arrays(self, positions, quaternions) -> ContactArrays:
+        """Check poses and return the contacts at them.
+
+        :param positions: (n, 3) contact points, object frame.
+        :param quaternions: (n, 4) orientations ``[qx, qy, qz, qw]``, any scale.
+        :return: the arrays.
+        :raises InvalidInputError: wrong shape, NaN, Inf, a magnitude above 1e100, a zero quaternion.
+        """
+        positions = finite_array(positions, (self.n, 3), f'contact positions ({self.n} x 3)')
+        quaternions = finite_array(quaternions, (self.n, 4), f'contact orientations ({self.n} x 4)')
+        return ContactArrays(self.names, self.types, positions, quaternions, quaternion_to_matrix(quaternions),
+                             self.friction, self.normals)

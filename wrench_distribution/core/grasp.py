@@ -4,7 +4,7 @@ Pure functions of the contact set and the options, used once per configuration b
 :class:`~wrench_distribution.core.load_distributor.LoadDistributor`. Equation numbers refer
 to the paper; section numbers to docs/theory.md.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Optional
 
 import numpy as np
@@ -15,23 +15,21 @@ from .spatial import skew
 #: Relative eigenvalue below which a direction of an inertia counts as absent (the square of
 #: the unit-consistent rank tolerance of the grasp matrix, so both agree).
 EIGEN_CUTOFF = RANK_TOLERANCE ** 2
+_EYE3 = np.eye(3)
 
 
 def grasp_matrix(r: np.ndarray, rigid: np.ndarray) -> np.ndarray:
     """``G`` (eqs. 13, 14): stacked contact wrenches -> resultant about the reference point.
 
-    :param r: (n, 3) contact positions relative to the reference point (the CoM).
-    :param rigid: (n,) rigid-contact mask (point contacts transmit no torque).
-    :return: (6, 6n) matrix, object axes.
+    :param r: (..., n, 3) contact positions relative to the reference point (the CoM).
+    :param rigid: (..., n) rigid-contact mask (point contacts transmit no torque).
+    :return: (..., 6, 6n) matrix, object axes.
     """
-    n = r.shape[0]
-    grasp = np.zeros((6, 6 * n))
-    for i in range(n):
-        grasp[:3, 6 * i:6 * i + 3] = np.eye(3)
-        grasp[3:, 6 * i:6 * i + 3] = skew(r[i])
-        if rigid[i]:
-            grasp[3:, 6 * i + 3:6 * i + 6] = np.eye(3)
-    return grasp
+    blocks = np.zeros(r.shape[:-1] + (6, 6))                         # (..., n, 6 rows, 6 columns)
+    blocks[..., :3, :3] = np.eye(3)
+    blocks[..., 3:, :3] = skew(r)
+    blocks[..., 3:, 3:] = np.asarray(rigid, float)[..., None, None] * np.eye(3)
+    return np.swapaxes(blocks, -3, -2).reshape(r.shape[:-2] + (6, 6 * r.shape[-2]))
 
 
 def rotation_blocks(rotations: np.ndarray) -> np.ndarray:
@@ -55,54 +53,8 @@ def wrench_scale(n: int, length: float) -> np.ndarray:
     :param length: characteristic length ``l``.
     :return: (6n,) array.
     """
-    return np.tile(np.r_[np.ones(3), np.full(3, 1.0 / length)], n)
-
-
-def reference_length(positions: np.ndarray, com: np.ndarray) -> float:
-    """Return a length of the contact set that does not depend on virtual masses.
-
-    ``hypot(s, 1e-3 d)`` with ``s`` the RMS distance of the contacts from their centroid and
-    ``d`` the centroid's distance from the centre of mass: the contacts' own spread, kept
-    continuous and non-zero as the contacts come together; 1 (in the user's unit) when there
-    is no length at all.
-
-    :param positions: (n, 3) contact positions.
-    :param com: (3,) centre of mass.
-    :return: the length.
-    """
-    centred = positions - positions.mean(axis=0)
-    spread = float(np.sqrt(np.mean(np.sum(centred * centred, axis=1))))
-    length = float(np.hypot(spread, 1e-3 * np.linalg.norm(positions.mean(axis=0) - com)))
-    return length if length > 0.0 else 1.0
-
-
-def grasp_rank(positions: np.ndarray, rigid: np.ndarray, length: float) -> int:
-    """Rank of ``G`` decided on the contacts' own geometry (not their distance to the CoM).
-
-    :param positions: (n, 3) contact positions.
-    :param rigid: (n,) rigid-contact mask.
-    :param length: :func:`reference_length` of the set.
-    :return: 6 with a rigid contact, else the unit-consistent rank about the centroid.
-    """
-    if rigid.any():
-        return 6
-    centred = (positions - positions.mean(axis=0)) / length
-    scaled = grasp_matrix(centred, rigid)
-    singular = np.linalg.svd(scaled, compute_uv=False)
-    return int(np.sum(singular > RANK_TOLERANCE * singular.max()))
-
-
-def symmetric_pinv(matrix: np.ndarray, scale: float) -> np.ndarray:
-    """Pseudo-inverse of a symmetric PSD matrix, eigenvalues below ``EIGEN_CUTOFF * scale`` dropped.
-
-    :param matrix: (3, 3) symmetric matrix.
-    :param scale: reference size of its eigenvalues.
-    :return: the pseudo-inverse.
-    """
-    values, vectors = np.linalg.eigh(matrix)
-    keep = values > EIGEN_CUTOFF * scale
-    inverse = np.where(keep, 1.0 / np.where(keep, values, 1.0), 0.0)
-    return (vectors * inverse) @ vectors.T
+    inverse = 1.0 / length
+    return np.array([1.0, 1.0, 1.0, inverse, inverse, inverse] * n)
 
 
 def point_inertia(masses: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -120,7 +72,9 @@ def point_inertia(masses: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 class VirtualInertia:
     """Virtual centre of mass, force inertia ``J_f`` (eq. 54) and its regularised inverses.
 
-    Build with :func:`virtual_inertia`.
+    Build with :func:`virtual_inertia`, or with :func:`virtual_inertias` for several mass vectors
+    at once (then every field has a leading axis, one entry per vector). ``total`` is the sum of
+    the masses: ``n``, or the sum of the contact weights (docs/theory.md, 16.2).
     """
 
     masses: np.ndarray
@@ -132,46 +86,100 @@ class VirtualInertia:
     collinear: bool
     a_pinv: np.ndarray
     force_pinv: np.ndarray
+    total: float
+
+    def entry(self, index: int) -> 'VirtualInertia':
+        """Return entry ``index`` of a batch built by :func:`virtual_inertias`."""
+        values = [getattr(self, f.name)[index] for f in fields(self)]
+        return VirtualInertia(*values[:4], float(values[4]), values[5], bool(values[6]), *values[7:9],
+                              float(values[9]))
 
 
-def virtual_inertia(masses: np.ndarray, r: np.ndarray, rigid: np.ndarray, spread: float) -> VirtualInertia:
-    """Build the virtual inertia of a contact set (docs/theory.md, sections 2 and 4.2).
+def weighted_spread(r: np.ndarray, weights: Optional[np.ndarray]) -> float:
+    """``sum omega_i |r_i - r_w|^2`` about the weighted centroid ``r_w`` (unweighted: all 1).
 
-    :param masses: (n,) virtual masses, mean 1.
+    :param r: (n, 3) positions.
+    :param weights: (n,) contact weights, or None.
+    :return: the spread (length squared).
+    """
+    if weights is None:
+        return float(np.sum((r - r.mean(axis=0)) ** 2))
+    centred = r - weights @ r / weights.sum()
+    return float(weights @ np.einsum('ij,ij->i', centred, centred))
+
+
+def virtual_inertia(masses: np.ndarray, r: np.ndarray, rigid: np.ndarray,
+                    weights: Optional[np.ndarray] = None, presence: float = 1.0) -> VirtualInertia:
+    """Build the virtual inertia of a contact set (docs/theory.md, sections 2, 4.2 and 16.2).
+
+    :param masses: (n,) virtual masses, summing to ``n`` (or to the sum of ``weights``).
     :param r: (n, 3) contact positions relative to the CoM.
     :param rigid: (n,) rigid-contact mask.
-    :param spread: fallback length when the masses give none.
+    :param weights: (n,) contact weights, or None (all 1).
+    :param presence: the factor of the collinear regulariser (``P`` of section 16.2).
     :return: the inertia record.
     """
-    n = masses.size
-    com = masses @ r / n
-    offsets = r - com
-    offsets -= masses @ offsets / n  # sum m_i d_i = 0 to rounding of d, not of r (far CoM)
-    j_force = point_inertia(masses, offsets)
-    k = np.trace(j_force) / 2.0
-    length = float(np.sqrt(k / n)) if k > 0 else (spread if spread > 0 else 1.0)
-    regulariser = np.zeros((3, 3))
-    collinear = False
-    spread2 = float(np.sum((r - r.mean(axis=0)) ** 2))
-    k_ref = max(k, spread2) if max(k, spread2) > 0 else n * length ** 2
+    total = float(masses.size) if weights is None else float(weights.sum())
+    return virtual_inertias(masses[None], r, rigid[None], np.array([total]),
+                            np.array([weighted_spread(r, weights)]), np.array([presence])).entry(0)
+
+
+def virtual_inertias(masses: np.ndarray, r: np.ndarray, rigid: np.ndarray, totals: np.ndarray,
+                     spreads2: np.ndarray, presence: np.ndarray) -> VirtualInertia:
+    """Virtual inertias of V mass vectors over one contact set (each a contact subset's), at once.
+
+    :param masses: (V, n) masses (zero outside a subset, positive in it).
+    :param r: (n, 3) contact positions relative to the CoM.
+    :param rigid: (V, n) rigid contacts of each subset.
+    :param totals: (V,) sums of the masses.
+    :param spreads2: (V,) ``sum |r_i - r_bar|^2`` of each subset: the reference of (4.2).
+    :param presence: (V,) factors of the collinear regulariser.
+    :return: the inertias, every field with a leading axis of V.
+    """
+    count = len(totals)
+    com = masses @ r / totals[:, None]
+    offsets = r - com[:, None, :]
+    # sum m_i d_i = 0 to rounding of d, not of r (far CoM)
+    offsets -= np.einsum('vi,vij->vj', masses, offsets)[:, None, :] / totals[:, None, None]
+    outer = np.einsum('vi,vij,vik->vjk', masses, offsets, offsets)
+    k = np.einsum('vjj->v', outer)                                    # sum m |d|^2 = tr(J_f) / 2
+    j_force = k[:, None, None] * _EYE3 - outer
+    k_ref = np.maximum(k, spreads2)
+    length = np.sqrt(k / totals)
+    if not k.min() > 0:
+        # every mass at one point: the fallback length is the RMS distance from the centre of mass
+        members = masses > 0
+        spreads = np.sqrt(members @ np.einsum('ij,ij->i', r, r) / members.sum(axis=1))
+        length = np.where(k > 0, length, np.where(spreads > 0, spreads, 1.0))
+        k_ref = np.where(k_ref > 0, k_ref, totals * length ** 2)
+    k_ref = k_ref[:, None]
+    # One eigendecomposition serves K, A = J_f + K and the fade: they share J_f's eigenvectors.
+    values, vectors = np.linalg.eigh(j_force)
+    transposed = np.swapaxes(vectors, 1, 2)
+    regulariser, collinear, a_values = np.zeros((count, 3, 3)), np.zeros(count, bool), values
     if rigid.any():
         # K = k g(J_f / k): a contact-torque inertia only where J_f is (nearly) singular,
-        # continuous as a matrix function of J_f (docs/theory.md, section 4.2); the reference
-        # is the larger of k and the unweighted spread so a floored mass cannot make it steep.
-        values, vectors = np.linalg.eigh(j_force)
-        ramp = TORQUE_REGULARISATION * np.clip(1.0 - values / (k_ref * COLLINEAR_RATIO), 0, None) ** 2
-        regulariser = k_ref * (vectors * ramp) @ vectors.T
-        collinear = bool(ramp.max() > 0)
-    a_pinv = symmetric_pinv(j_force + regulariser, k_ref)
+        # continuous as a matrix function of J_f (docs/theory.md, section 4.2); the reference is
+        # the larger of k and the unweighted spread so a floored mass cannot make it steep.
+        ramp = (presence * rigid.any(axis=1))[:, None] * TORQUE_REGULARISATION * \
+            np.maximum(1.0 - values / (k_ref * COLLINEAR_RATIO), 0.0) ** 2
+        collinear = ramp.max(axis=1) > 0
+        if collinear.any():
+            a_values = values + k_ref * ramp
+            regulariser = (vectors * (k_ref * ramp)[:, None, :]) @ transposed
+    cutoff = EIGEN_CUTOFF * k_ref
+    regular = (a_values > cutoff).all()
+    a_inverse = 1.0 / a_values if regular else \
+        np.where(a_values > cutoff, 1.0 / np.where(a_values > cutoff, a_values, 1.0), 0.0)
+    a_pinv = (vectors * a_inverse[:, None, :]) @ transposed
     # Forces act on rotations through J_f only: fade out the directions where J_f vanishes (exactly
     # collinear contacts) so that A^-1 cannot amplify round-off there; a ramp from 0 to 1 over the
     # eigenvalues [0, EIGEN_CUTOFF k_ref], not a cut, so the commands stay continuous where
     # contacts leave their line (the resultant's change, below EIGEN_CUTOFF / TORQUE_REGULARISATION,
     # is taken back by the refinement of G_M+).
-    f_values, f_vectors = np.linalg.eigh(j_force)
-    f_range = (f_vectors * np.clip(f_values / (EIGEN_CUTOFF * k_ref), 0.0, 1.0)) @ f_vectors.T
-    return VirtualInertia(masses, com, offsets, j_force, length, regulariser, collinear,
-                          a_pinv, f_range @ a_pinv @ f_range)
+    force_pinv = a_pinv if (a_values is values and regular) or (values >= cutoff).all() else \
+        (vectors * (np.minimum(np.maximum(values / cutoff, 0.0), 1.0) ** 2 * a_inverse)[:, None, :]) @ transposed
+    return VirtualInertia(masses, com, offsets, j_force, length, regulariser, collinear, a_pinv, force_pinv, totals)
 
 
 def to_virtual_com(com: np.ndarray) -> np.ndarray:
@@ -194,16 +202,31 @@ def pseudo_inverse(inertia: VirtualInertia, share: float, weights: np.ndarray, r
     :param rigid: (n,) rigid-contact mask.
     :return: object axes, about each contact.
     """
-    n = inertia.masses.size
-    masses, d = inertia.masses, inertia.offsets
-    b_mat = share * inertia.j_force + inertia.regulariser
-    core = np.zeros((6 * n, 6))
-    for i in range(n):
-        core[6 * i:6 * i + 3, :3] = masses[i] / n * np.eye(3)
-        core[6 * i:6 * i + 3, 3:] = -(1.0 - share) * masses[i] * skew(d[i]) @ inertia.force_pinv
-        if rigid[i]:
-            core[6 * i + 3:6 * i + 6, 3:] = weights[i] * b_mat @ inertia.a_pinv
-    return core @ to_virtual_com(inertia.com)
+    batch = VirtualInertia(*(np.asarray(getattr(inertia, f.name))[None] for f in fields(inertia)))
+    return pseudo_inverses(batch, np.array([share]), (weights * rigid)[None])[0]
+
+
+def pseudo_inverses(inertia: VirtualInertia, shares: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``G_M+`` of V virtual inertias at once (:func:`virtual_inertias`), (V, 6n, 6).
+
+    :param inertia: the batch of inertias.
+    :param shares: (V,) torque shares.
+    :param weights: (V, n) torque weights (zero but at rigid contacts; each row sums to 1 or 0).
+    :return: object axes, about each contact.
+    """
+    count, n = inertia.masses.shape
+    masses = inertia.masses
+    core = np.zeros((count, n, 6, 6))
+    core[:, :, :3, :3] = (masses / inertia.total[:, None])[:, :, None, None] * _EYE3
+    arms = skew(inertia.offsets) @ inertia.force_pinv[:, None, :, :]
+    core[:, :, :3, 3:] = (-(1.0 - shares)[:, None] * masses)[:, :, None, None] * arms
+    if weights.any():
+        torque = (shares[:, None, None] * inertia.j_force + inertia.regulariser) @ inertia.a_pinv
+        core[:, :, 3:, 3:] = weights[:, :, None, None] * torque[:, None, :, :]
+    core = core.reshape(count, 6 * n, 6)
+    # about the virtual CoM: core @ to_virtual_com(c~)
+    core[:, :, :3] -= core[:, :, 3:] @ skew(inertia.com)
+    return core
 
 
 def null_projector(grasp: np.ndarray, metric: np.ndarray, active: np.ndarray, length: float = 1.0,
@@ -218,7 +241,7 @@ def null_projector(grasp: np.ndarray, metric: np.ndarray, active: np.ndarray, le
     :param metric: (6n,) positive diagonal metric on the active components.
     :param active: (6n,) active-component mask.
     :param length: characteristic length ``l`` that makes the torque rows dimensionless.
-    :param rank: rank of ``G`` (decided by :func:`grasp_rank`); None: numerical rank.
+    :param rank: rank of ``G`` (``SynthesisMaps.rank``); None: numerical rank.
     :return: (6n, 6n) projector, zero on inactive components.
     """
     root = np.sqrt(metric[active])
@@ -271,7 +294,7 @@ def _mass_maps(inertia: VirtualInertia, weights: np.ndarray, rigid: np.ndarray) 
     d_alpha = -np.einsum('ab,kbc,cd->kad', a_pinv, np.array([point_inertia(v, d) for v in deltas]), a_pinv)
     arms = np.einsum('j,jab->jab', masses, skews)                           # m_j S(d_j)
     maps = np.zeros((deltas.shape[0], n, 6, 6))
-    maps[:, :, :3, :3] = np.einsum('kj,ab->kjab', deltas / n, np.eye(3))
+    maps[:, :, :3, :3] = np.einsum('kj,ab->kjab', deltas / inertia.total, np.eye(3))
     maps[:, :, :3, 3:] = (-np.einsum('kj,jab,bc->kjac', deltas, skews, a_pinv)
                           - np.einsum('jab,kbc->kjac', arms, d_alpha))
     torque = np.einsum('j,ab,kbc->kjac', weights * rigid, regulariser, d_alpha)

@@ -319,6 +319,18 @@ def _fallback(null_projector: np.ndarray, active: np.ndarray, rotations: np.ndar
     return Candidates(names, tuple('N' if c < 3 else 'N*m' for c in components.tolist()), projected)
 
 
+def handle_members(key: str) -> Optional[Tuple[str, List[str]]]:
+    """Split a handle name such as ``squeeze(left,right)`` into its kind and contact names.
+
+    :param key: the handle name.
+    :return: ``(kind, [contact names])``, or None when it is not of that form.
+    """
+    match = _HANDLE.match(key)
+    if not match:
+        return None
+    return match.group(1), [m.strip() for m in match.group(2).split(',')]
+
+
 def handle_vector(geometry: Geometry, key: str) -> Optional[np.ndarray]:
     """Return the stacked wrench of a named handle such as ``squeeze(left,right)``, in either order.
 
@@ -326,11 +338,10 @@ def handle_vector(geometry: Geometry, key: str) -> Optional[np.ndarray]:
     :param key: the handle name.
     :return: (6n,) wrench, or None for an unknown name.
     """
-    match = _HANDLE.match(key)
-    if not match:
+    parsed = handle_members(key)
+    if parsed is None:
         return None
-    kind = match.group(1)
-    members = [m.strip() for m in match.group(2).split(',')]
+    kind, members = parsed
     index = {name: k for k, name in enumerate(geometry.names)}
     if any(m not in index for m in members) or len(set(members)) != len(members):
         return None
@@ -359,10 +370,10 @@ def handle_problem(key: str, names: Sequence[str], types: Sequence[str] = ()) ->
     :return: the reason with the accepted forms, or None.
     """
     example = f'squeeze({names[0]},{names[-1]})' if len(names) else 'squeeze(left,right)'
-    match = _HANDLE.match(str(key))
-    if not match:
+    parsed = handle_members(str(key))
+    if parsed is None:
         return f'{key!r} is not of the form kind(effector,effector), e.g. {example}'
-    kind, members = match.group(1), [m.strip() for m in match.group(2).split(',')]
+    kind, members = parsed
     kinds = PAIR_KINDS + ('warp',) + tuple(f'balanced_{c}' for c in COMPONENTS)
     if kind not in kinds:
         hint = did_you_mean(kind, kinds)

@@ -9,13 +9,14 @@
 :class:`~.load_distributor.LoadDistributor` builds each once, when first needed.
 """
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence, Tuple
+from functools import cached_property
+from typing import Callable, List, Mapping, Sequence, Tuple
 
 import numpy as np
 import scipy.linalg
 
 from .errors import InvalidInputError
-from .grasp import manipulating_maps, null_projector, pseudo_inverse, VirtualInertia
+from .grasp import manipulating_maps, null_projector, pseudo_inverse, VirtualInertia, wrench_scale
 from .internal_basis import (build_internal_basis, Geometry, handle_vector, named_candidates,
                              rotate_blocks)
 from .invariant import invariant_part
@@ -257,3 +258,105 @@ def invariant_state(applied: np.ndarray, grasp_matrix: np.ndarray, space: Manipu
     invariant = invariant_part(applied, applied @ grasp_matrix.T, space.particular, space.maps,
                                space.metric)
     return invariant, np.sqrt(0.5 * np.einsum('ki,i,ki->k', invariant, metric, invariant))
+
+
+class InternalSpaces:
+    """The spaces of one contact configuration, built on first use: ``N(G)`` named, the read-out, ``N_m``.
+
+    The base of :class:`~.load_distributor.LoadDistributor`, which sets what they are built from
+    (``grasp_matrix``, ``rigid``, ``active_components``, ``rank``, ``reference_length``,
+    ``internal_dimension``, ``pseudo_inverse``, ``maps``, ``names``, ``options`` and the contact
+    poses) in its constructor.
+    """
+
+    @cached_property
+    def _norm_metric(self) -> np.ndarray:
+        """``diag(I, I / l^2)`` on the active components (virtual masses play no part)."""
+        return wrench_scale(self.n, self.reference_length) ** 2 * self.active_components
+
+    @cached_property
+    def _internal(self) -> InternalSpace:
+        return internal_space(self._geometry, self.grasp_matrix, self._norm_metric,
+                              self.active_components, self.rank, self.internal_dimension)
+
+    @cached_property
+    def _readout(self) -> ReadOut:
+        return read_out(self._internal, self._norm_metric, self.grasp_matrix, self.pseudo_inverse,
+                        self._rotation_blocks)
+
+    @cached_property
+    def _geometry(self) -> Geometry:
+        return Geometry(self._positions, self.rigid, self.names, np.array(self.options.basis_reference_axis),
+                        self.reference_length, self._rotations)
+
+    @cached_property
+    def _manipulating_set(self) -> ManipulatingSet:
+        return manipulating_set(self.maps.canonical, self.maps.weights, self.rigid,
+                                self.grasp_matrix, self.active_components, self.reference_length,
+                                self.rank)
+
+    def prepare(self) -> 'InternalSpaces':
+        """Build the internal-load basis, the read-out and ``N_m`` now (else on first use).
+
+        :return: self.
+        """
+        _ = self._internal, self._readout, self._manipulating_set
+        return self
+
+    @property
+    def basis_ready(self) -> bool:
+        """Whether the named basis has been built (by an internal load, an analysis or :meth:`prepare`)."""
+        return '_internal' in self.__dict__
+
+    @property
+    def basis_names(self) -> List[str]:
+        """Names of the internal-load basis elements (docs/theory.md, section 6)."""
+        return list(self._internal.names)
+
+    @property
+    def basis_units(self) -> List[str]:
+        """Return the unit of each basis element, ``'N'`` or ``'N*m'``."""
+        return list(self._internal.units)
+
+    @property
+    def basis_matrix(self) -> np.ndarray:
+        """``E`` (6n, m): the applied wrenches of each element, object axes about each contact."""
+        return self._internal.basis
+
+    @property
+    def basis_condition(self) -> float:
+        """Return the condition number of ``E``, each element scaled to unit size.
+
+        The metric is ``diag(I, I / l^2)``: 1 for orthogonal elements, large when elements
+        nearly repeat.
+        """
+        return 1.0 if not self.internal_dimension else condition_number(self._readout.gram)
+
+    def manipulating_directions(self, wrench) -> np.ndarray:
+        """Columns ``K(h_o)`` spanning ``N_m`` for one resultant, scaled to the admissible ball.
+
+        :param wrench: resultant (6,), object frame about the CoM.
+        :return: (6n, d) array.
+        """
+        wrench = finite_array(wrench, (6,), 'wrench')
+        return np.einsum('aij,j->ia', self._manipulating_set.maps, wrench)
+
+    def internal_load_from_handles(self, handles: Mapping[str, float]) -> np.ndarray:
+        """Coordinates, in :attr:`basis_names`, of physical internal-load handles.
+
+        Any element of the families works, also one not selected for the basis (e.g.
+        ``squeeze(a,c)`` on five feet); the order of the two contacts in a name does not matter.
+
+        :param handles: mapping like ``{'squeeze(left,right)': 20.0}`` (N or N*m).
+        :return: internal-load vector (m,).
+        :raises InvalidInputError: for an unknown handle or a non-finite value.
+        """
+        return handle_coordinates(self._internal, self._readout.coordinates, self._geometry, handles)
+
+    def coordinates_of_wrench(self, wrench) -> np.ndarray:
+        """Coordinates in :attr:`basis_names` of a stacked internal wrench (object axes), ``C h``.
+
+        :param wrench: (6n,) self-equilibrated wrenches, object axes about each contact.
+        :return: (m,) coordinates (exact for an element of ``N(G)``; else of its part there).
+        """
+        return self._readout.coordinates @ finite_array(wrench, (6 * len(self.names),), 'internal wrench')

@@ -13,18 +13,15 @@ element, resultant, torque share and regime (docs/theory.md, section 5).
 """
 from functools import cached_property
 import math
-from typing import List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .contacts import Contact, ObjectModel
+from .contact_weights import check_weights
+from .contacts import Contact, ContactArrays, ObjectModel
 from .errors import InvalidInputError
-from .grasp import grasp_matrix, grasp_rank, reference_length, rotation_blocks, wrench_scale
-from .internal_basis import Geometry
-from .internal_space import (condition_number, coordinates_of, decompose, handle_coordinates,
-                             internal_space, InternalSpace, invariant_state, manipulating_set,
-                             ManipulatingSet,
-                             read_out, ReadOut)
+from .grasp import grasp_matrix, rotation_blocks
+from .internal_space import coordinates_of, decompose, InternalSpaces, invariant_state
 from .options import DistributionOptions, RESIDUAL_TOLERANCE
 from .results import Analysis, BatchAnalysis, BatchSynthesis, Synthesis
 from .synthesis_maps import build_synthesis, ContactSet
@@ -33,144 +30,97 @@ from .validation import check_names, finite_array
 InternalLoad = Union[None, Sequence[float], np.ndarray, Mapping[str, float]]
 
 
-class LoadDistributor:
+class LoadDistributor(InternalSpaces):
     """Wrench synthesis and analysis for one contact configuration.
 
-    :param contacts: the contacts, in effector order.
+    :param contacts: the contacts, in effector order, or their :class:`.ContactArrays` (from
+        :meth:`.ContactLayout.arrays`, already checked: no :class:`Contact` is built).
     :param object_model: centre of mass (and optionally mass and inertia); default: CoM at
         the object-frame origin.
     :param options: distribution options.
-    :raises InvalidInputError: on bad contacts or options.
+    :param weights: contact weights in ``(0, 1]`` (docs/theory.md, section 16), one per contact;
+        None: all 1. A released contact (weight 0) is left out (:class:`.WeightedDistributor`).
+    :raises InvalidInputError: on bad contacts, options or weights.
     """
 
-    def __init__(self, contacts: Sequence[Contact], object_model: Optional[ObjectModel] = None,
-                 options: Optional[DistributionOptions] = None) -> None:
-        contacts = tuple(contacts)
-        if not contacts or not all(isinstance(c, Contact) for c in contacts):
-            raise InvalidInputError('at least one contact is required, each a Contact')
-        check_names([c.name for c in contacts])
-        self.contacts = contacts
+    def __init__(self, contacts: Union[Sequence[Contact], ContactArrays], object_model: Optional[ObjectModel] = None,
+                 options: Optional[DistributionOptions] = None, weights=None) -> None:
+        if isinstance(contacts, ContactArrays):  # checked by ContactLayout.arrays: the per-tick path
+            arrays = contacts
+        else:
+            contacts = tuple(contacts)
+            if not contacts or not all(isinstance(c, Contact) for c in contacts):
+                raise InvalidInputError('at least one contact is required, each a Contact')
+            check_names([c.name for c in contacts])
+            self.contacts = contacts
+            arrays = ContactArrays.of(contacts)
+        self._arrays = arrays
         self.object_model = object_model if object_model is not None else ObjectModel()
         self.options = options if options is not None else DistributionOptions()
-        self.names = [c.name for c in contacts]
-        self.n = n = len(contacts)
-        self.rigid = np.array([c.type == 'rigid' for c in contacts])
+        self.names = list(arrays.names)
+        self.n = n = len(arrays.names)
+        #: (n,) contact weights in (0, 1] (docs/theory.md, section 16).
+        self.contact_weights = check_weights(weights, n, self.names)
+        if not self.contact_weights.all():
+            raise InvalidInputError('a contact of weight 0 is released: leave it out (WeightedDistributor does)')
+        self.rigid = arrays.rigid
         #: (6n,) mask of the wrench components the contacts can apply.
-        self.active_components = np.repeat(np.c_[np.ones((n, 1), bool), self.rigid[:, None]], 3, axis=1).reshape(-1)
-        self._rotations = np.array([c.rotation for c in contacts])
-        self._positions = np.array([c.position for c in contacts])
-        com = np.array(self.object_model.com)
-        self._r = self._positions - com
-        #: Length of the contact set used by unit-consistent norms (independent of virtual masses).
-        self.reference_length = reference_length(self._positions, com)
-        self.grasp_matrix = grasp_matrix(self._r, self.rigid)
-        self._rotation_blocks = rotation_blocks(self._rotations) * self.active_components[:, None]
+        self.active_components = np.repeat(np.stack([np.ones(n, bool), self.rigid], axis=1), 3, axis=1).reshape(-1)
+        self._rotations, self._positions = arrays.rotations, arrays.positions
+        #: (n, 3) contact positions relative to the centre of mass (the paper's ``r_i``).
+        self.relative_positions = self._positions - self.object_model.com
+        self.grasp_matrix = grasp_matrix(self.relative_positions, self.rigid)
+        maps = build_synthesis(ContactSet(self.relative_positions, self.rigid, self.active_components,
+                                          self.grasp_matrix, self._rotations, self.object_model, self.options,
+                                          None if weights is None else self.contact_weights))
+        #: The synthesis maps (:class:`.SynthesisMaps`: masses, ``G_M+``, checks, regime).
+        self.maps = maps
         #: Rank of G, decided on the contacts' own geometry (docs/theory.md, 6.1).
-        self.rank = grasp_rank(self._positions, self.rigid, self.reference_length)
-        maps = build_synthesis(ContactSet(self._r, self.rigid, self.active_components,
-                                          self.grasp_matrix, self._rotation_blocks, self.rank,
-                                          self.reference_length, self.object_model, self.options))
-        self._maps = maps
-        self.virtual_masses = maps.virtual_masses
-        self.virtual_com = maps.virtual_com
-        #: Length of the canonical virtual inertia (docs/theory.md, section 4.2).
-        self.characteristic_length = maps.canonical.length
+        self.rank = maps.rank
+        #: Length of the contact set used by unit-consistent norms (independent of virtual masses).
+        self.reference_length = maps.reference_length
         #: The parametrized pseudo-inverse G_M+ (6n x 6), object-frame axes, about each contact.
         self.pseudo_inverse = maps.pseudo_inverse
         self._pseudo_inverse_contact = maps.pseudo_inverse_contact
         self._command_shape = (n, 6)
         #: Dimension of the null space of G: the number of internal-load basis elements.
         self.internal_dimension = maps.internal_dimension
-        #: Largest command per unit resultant in the unit-consistent metric (1 for a good grasp).
-        self.gain = maps.gain
         self._check_scale, self._reproduction = maps.check_scale, maps.reproduction
-        self.regime = maps.regime
-
-    # -- the spaces, built when first needed (:mod:`.internal_space`) ---------------------------
-    @cached_property
-    def _norm_metric(self) -> np.ndarray:
-        """``diag(I, I / l^2)`` on the active components (virtual masses play no part)."""
-        return wrench_scale(self.n, self.reference_length) ** 2 * self.active_components
-
-    @cached_property
-    def _internal(self) -> InternalSpace:
-        return internal_space(self._geometry, self.grasp_matrix, self._norm_metric,
-                              self.active_components, self.rank, self.internal_dimension)
-
-    @cached_property
-    def _readout(self) -> ReadOut:
-        return read_out(self._internal, self._norm_metric, self.grasp_matrix, self.pseudo_inverse,
-                        self._rotation_blocks)
-
-    @cached_property
-    def _geometry(self) -> Geometry:
-        return Geometry(self._positions, self.rigid, self.names, np.array(self.options.basis_reference_axis),
-                        self.reference_length, self._rotations)
-
-    @cached_property
-    def _manipulating_set(self) -> ManipulatingSet:
-        return manipulating_set(self._maps.canonical, self._maps.weights, self.rigid,
-                                self.grasp_matrix, self.active_components, self.reference_length,
-                                self.rank)
-
-    def prepare(self) -> 'LoadDistributor':
-        """Build the internal-load basis, the read-out and ``N_m`` now (else on first use).
-
-        :return: self.
-        """
-        _ = self._internal, self._readout, self._manipulating_set
-        return self
-
-    # -- the basis -----------------------------------------------------------------------------
-    @property
-    def basis_ready(self) -> bool:
-        """Whether the named basis has been built (by an internal load, an analysis or :meth:`prepare`)."""
-        return '_internal' in self.__dict__
 
     @property
-    def basis_names(self) -> List[str]:
-        """Names of the internal-load basis elements (docs/theory.md, section 6)."""
-        return list(self._internal.names)
+    def virtual_masses(self) -> np.ndarray:
+        """Return the (n,) virtual masses (mean 1; with contact weights, summing to their sum)."""
+        return self.maps.virtual_masses
 
     @property
-    def basis_units(self) -> List[str]:
-        """Return the unit of each basis element, ``'N'`` or ``'N*m'``."""
-        return list(self._internal.units)
+    def virtual_com(self) -> np.ndarray:
+        """Return the virtual masses' centre, object frame."""
+        return self.maps.virtual_com
 
     @property
-    def basis_matrix(self) -> np.ndarray:
-        """``E`` (6n, m): the applied wrenches of each element, object axes about each contact."""
-        return self._internal.basis
+    def gain(self) -> float:
+        """Largest command per unit resultant in the unit-consistent metric (1 for a good grasp)."""
+        return self.maps.gain
 
     @property
-    def basis_condition(self) -> float:
-        """Return the condition number of ``E``, each element scaled to unit size.
+    def regime(self):
+        """Which formulas applied, and why (:class:`.Regime`)."""
+        return self.maps.regime
 
-        The metric is ``diag(I, I / l^2)``: 1 for orthogonal elements, large when elements
-        nearly repeat.
-        """
-        return 1.0 if not self.internal_dimension else condition_number(self._readout.gram)
+    @property
+    def characteristic_length(self) -> float:
+        """Length of the canonical virtual inertia (docs/theory.md, section 4.2)."""
+        return self.maps.canonical.length
 
-    def manipulating_directions(self, wrench) -> np.ndarray:
-        """Columns ``K(h_o)`` spanning ``N_m`` for one resultant, scaled to the admissible ball.
+    @cached_property
+    def _rotation_blocks(self) -> np.ndarray:
+        """(6n, 6n) contact rotations on the active components."""
+        return rotation_blocks(self._rotations) * self.active_components[:, None]
 
-        :param wrench: resultant (6,), object frame about the CoM.
-        :return: (6n, d) array.
-        """
-        wrench = finite_array(wrench, (6,), 'wrench')
-        return np.einsum('aij,j->ia', self._manipulating_set.maps, wrench)
-
-    def internal_load_from_handles(self, handles: Mapping[str, float]) -> np.ndarray:
-        """Coordinates, in :attr:`basis_names`, of physical internal-load handles.
-
-        Any element of the families works, also one not selected for the basis (e.g.
-        ``squeeze(a,c)`` on five feet); the order of the two contacts in a name does not matter.
-
-        :param handles: mapping like ``{'squeeze(left,right)': 20.0}`` (N or N*m).
-        :return: internal-load vector (m,).
-        :raises InvalidInputError: for an unknown handle or a non-finite value.
-        """
-        return handle_coordinates(self._internal, self._readout.coordinates, self._geometry, handles)
+    @cached_property
+    def contacts(self) -> Tuple[Contact, ...]:
+        """Return the contacts as :class:`Contact` objects (built on first access from arrays)."""
+        return self._arrays.contacts()
 
     def _internal_vector(self, internal_load: InternalLoad, count: int) -> Optional[np.ndarray]:
         """(count, m) coordinates, or None for no internal load (the basis is then not built)."""
@@ -198,7 +148,7 @@ class LoadDistributor:
         wrenches = finite_array(wrenches, (-1, 6), 'wrenches')
         lam = self._internal_vector(internal_load, wrenches.shape[0])
         stacked = self._kernel(wrenches, lam, True)
-        realisable = self._maps.unreproduced(wrenches) <= RESIDUAL_TOLERANCE
+        realisable = self.maps.unreproduced(wrenches) <= RESIDUAL_TOLERANCE
         stacked[~realisable] = 0.0
         resultant = stacked @ self.grasp_matrix.T
         return BatchSynthesis(
@@ -234,7 +184,7 @@ class LoadDistributor:
         if check_finite and not math.isfinite(product.item(0)) and not np.isfinite(wrench).all():
             finite_array(wrench, (6,), 'wrench')  # raises with the precise message
         if self._reproduction is not None:
-            self._maps.check_realisable(wrench, self.contacts, self.reference_length)
+            self.maps.check_realisable(wrench, self._arrays, self.reference_length)
         if internal is not None:
             product += internal
         product.shape = self._command_shape  # (n, 6): a fresh array, reshaped in place
@@ -270,7 +220,7 @@ class LoadDistributor:
         """
         wrench = finite_array(wrench, (6,), 'wrench')
         lam = self._internal_vector(internal_load, 1)
-        self._maps.check_realisable(wrench, self.contacts, self.reference_length)
+        self.maps.check_realisable(wrench, self._arrays, self.reference_length)
         manipulating = self._kernel(wrench, None, True)
         stacked = self._kernel(wrench, None if lam is None else lam[0], True)
         if not np.all(np.isfinite(stacked)):

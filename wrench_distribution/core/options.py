@@ -1,5 +1,5 @@
 """Options of the distribution and the numerical tolerances behind the regimes."""
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Sequence, Union
 
 import numpy as np
@@ -81,3 +81,17 @@ class DistributionOptions:
         if np.linalg.norm(axis) < 1e-9:
             raise InvalidInputError('basis_reference_axis must be a non-zero vector')
         object.__setattr__(self, 'basis_reference_axis', tuple(axis / np.linalg.norm(axis)))
+
+    def restricted(self, mask) -> 'DistributionOptions':
+        """Return the options for the contacts where ``mask`` is true (per-contact lists cut to them).
+
+        :param mask: (n,) booleans over the contacts these options were given for.
+        :return: the options of that subset (``self`` when nothing is per contact).
+        """
+        keep = np.flatnonzero(mask)
+        changes = {}
+        if not isinstance(self.virtual_masses, str):
+            changes['virtual_masses'] = tuple(np.asarray(self.virtual_masses)[keep])
+        if self.torque_weights is not None:
+            changes['torque_weights'] = tuple(np.asarray(self.torque_weights)[keep])
+        return replace(self, **changes) if changes else self

@@ -31,6 +31,11 @@ REASONS = {
         'range can be produced'
     ),
     'torque_share_without_rigid_contacts': 'torque_share > 0 but no contact is rigid; it was set to 0',
+    'contact_weights': (
+        'contacts in transition (weights between 0 and 1): the virtual masses are the mixture of '
+        'those of the contact subsets, the torque share and the contact torques follow the weights '
+        '(docs/theory.md, section 16)'
+    ),
     'ill_conditioned_grasp': (
         'the commands are large compared with the resultant (contacts close together, or the '
         'centre of mass far from them): small errors in the resultant become large commands'

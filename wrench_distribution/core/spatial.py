@@ -14,6 +14,12 @@ from scipy.spatial.transform import Rotation
 from .errors import InvalidInputError
 
 
+#: ``S(v)`` entries as a linear map of ``v``: ``S(v).ravel() = v @ _SKEW`` (one product).
+_SKEW = np.array([[0, 0, 0, 0, 0, -1, 0, 1, 0],
+                  [0, 0, 1, 0, 0, 0, -1, 0, 0],
+                  [0, -1, 0, 1, 0, 0, 0, 0, 0]], dtype=float)
+
+
 def skew(v: np.ndarray) -> np.ndarray:
     """Cross-product matrix ``S(v)`` with ``S(v) a = v x a`` (paper, after eq. 7).
 
@@ -21,14 +27,7 @@ def skew(v: np.ndarray) -> np.ndarray:
     :return: matrices of shape (..., 3, 3).
     """
     v = np.asarray(v, dtype=float)
-    s = np.zeros(v.shape[:-1] + (3, 3))
-    s[..., 0, 1] = -v[..., 2]
-    s[..., 0, 2] = v[..., 1]
-    s[..., 1, 0] = v[..., 2]
-    s[..., 1, 2] = -v[..., 0]
-    s[..., 2, 0] = -v[..., 1]
-    s[..., 2, 1] = v[..., 0]
-    return s
+    return np.dot(v, _SKEW).reshape(v.shape[:-1] + (3, 3))
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -60,8 +59,9 @@ def unusable_quaternions(q) -> np.ndarray:
     :return: bool (...).
     """
     q = np.asarray(q, dtype=float)
-    with np.errstate(invalid='ignore', over='ignore'):
-        return ~np.isfinite(q).all(axis=-1) | ~(np.linalg.norm(q, axis=-1) >= ZERO_QUATERNION_NORM)
+    # hypot: no overflow for large finite entries; Inf gives Inf and NaN gives NaN
+    norm = np.hypot(np.hypot(q[..., 0], q[..., 1]), np.hypot(q[..., 2], q[..., 3]))
+    return ~(norm >= ZERO_QUATERNION_NORM) | ~np.isfinite(norm)
 
 
 def _rotation(q) -> Rotation:

@@ -1,23 +1,29 @@
 """The synthesis maps of one contact configuration: virtual masses, ``G_M+`` and its checks.
 
 Built once per contact configuration by :func:`build_synthesis` (docs/theory.md, sections 2
-to 4): the virtual masses (eq. 64 reduced, eq. 59 full, or given), the torque weights, the
-virtual inertia, the parametrized pseudo-inverse ``G_M+`` (eq. 81, generalised), and what
-the regime report and the per-sample checks need (gain, reproduction error of ``G G_M+``).
+to 4 and 15): the virtual masses (eq. 64 reduced, eq. 59 full, or given), the torque weights,
+the virtual inertia, the parametrized pseudo-inverse ``G_M+`` (eq. 81, generalised), and what
+the per-sample checks need (the reproduction error of ``G G_M+``); the gain and the regime are
+computed on first access. Contacts in transition (a weight below 1) get the mixture of the maps
+of their contact subsets, all subsets computed at once (eq. 16.1).
 :class:`~.load_distributor.LoadDistributor` composes them.
 """
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from functools import cached_property
+from typing import Callable, List, Optional, Tuple
 
 import numpy as np
 
+from .contact_weights import rigid_presence, subset_mixture
 from .errors import InvalidInputError, UnrealisableWrenchError
-from .grasp import pseudo_inverse, virtual_inertia, VirtualInertia, wrench_scale
+from .grasp import pseudo_inverses, virtual_inertia, virtual_inertias, VirtualInertia, wrench_scale
 from .options import GAIN_LIMIT, HULL_TOLERANCE, MASS_FLOOR, RESIDUAL_TOLERANCE
 from .results import Regime
-from .virtual_masses import blended_masses, reduced_masses
+from .virtual_masses import (blended_masses, reduced_mass_flags, reduced_masses, subset_reduced_masses,
+                             SubsetGeometry)
 
 COMPONENTS = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
+_EYE6 = np.eye(6)
 
 
 @dataclass(frozen=True)
@@ -28,52 +34,138 @@ class ContactSet:
     :param rigid: (n,) rigid-contact mask.
     :param active: (6n,) mask of the components the contacts can apply.
     :param grasp_matrix: ``G`` (6, 6n).
-    :param rotation_blocks: (6n, 6n) contact rotations on the active components.
-    :param rank: rank of ``G``.
-    :param reference_length: length of the contact set.
+    :param rotations: (n, 3, 3) contact frames in the object frame.
     :param object_model: the object's ``ObjectModel``.
     :param options: the ``DistributionOptions``.
+    :param contact_weights: (n,) contact weights in ``(0, 1]`` (docs/theory.md, section 16), or
+        None for all 1.
     """
 
     r: np.ndarray
     rigid: np.ndarray
     active: np.ndarray
     grasp_matrix: np.ndarray
-    rotation_blocks: np.ndarray
-    rank: int
-    reference_length: float
+    rotations: np.ndarray
     object_model: object
     options: object
+    contact_weights: Optional[np.ndarray] = None
+
+    @property
+    def in_transition(self) -> bool:
+        """Tell whether a contact has a weight below 1 (the maps are then a mixture, eq. 16.1)."""
+        return self.contact_weights is not None and bool(np.any(self.contact_weights < 1.0))
 
 
 @dataclass(frozen=True)
+class SubsetMaps:
+    """The maps of V contact subsets of one contact set (:func:`subset_maps`).
+
+    :param pseudo_inverse: (V, 6n, 6) ``G_M+`` of each subset (zero rows outside it).
+    :param masses: (V, n) virtual masses, each summing to its subset's size.
+    :param counts: (V,) the subsets' sizes.
+    :param com: (V, 3) virtual centres relative to the centre of mass.
+    :param centroid: (V, 3) the contacts' centroids relative to the centre of mass.
+    :param ranks: (V,) ranks of ``G``.
+    :param lengths: (V,) reference lengths.
+    :param explain: ``() -> (methods, reasons)``: how each subset's masses were obtained and its
+        regime reasons (computed when the regime is asked for).
+    """
+
+    pseudo_inverse: np.ndarray
+    masses: np.ndarray
+    counts: np.ndarray
+    com: np.ndarray
+    centroid: np.ndarray
+    ranks: np.ndarray
+    lengths: np.ndarray
+    explain: Callable[[], Tuple[List[str], List[List[str]]]]
+
+
 class SynthesisMaps:
     """The linear maps of the synthesis and their checks.
 
-    :param virtual_masses: (n,) the masses the synthesis uses.
-    :param weights: (n,) torque weights (rigid contacts only, sum 1).
-    :param canonical: the virtual inertia of the canonical masses (``W``, ``N_m``, ``h_m,p``).
-    :param virtual_com: the virtual masses' centre, object frame.
-    :param pseudo_inverse: ``G_M+`` (6n, 6), object axes about each contact.
-    :param pseudo_inverse_contact: ``G_M+`` in the contact frames.
-        :param internal_dimension: dimension of ``N(G)``.
-    :param check_scale: (6,) scale of the resultant checks.
-    :param gain: largest command per unit resultant (unit-consistent metric).
-    :param reproduction: scaled ``G G_M+ - I``, or None where it vanishes.
-    :param regime: which formulas applied, and why.
+    :param g: the geometry.
+    :param subsets: the maps of the contact subsets mixed (one without transition).
+    :param probabilities: their probabilities (eq. 16.1).
+    :ivar pseudo_inverse: ``G_M+`` (6n, 6), object axes about each contact.
+    :ivar pseudo_inverse_contact: ``G_M+`` in the contact frames.
+    :ivar rank: rank of ``G``.
+    :ivar reference_length: length of the contact set (independent of virtual masses).
+    :ivar internal_dimension: dimension of ``N(G)``.
+    :ivar check_scale: (6,) scale of the resultant checks.
+    :ivar reproduction: scaled ``G G_M+ - I``, or None where it vanishes.
     """
 
-    virtual_masses: np.ndarray
-    weights: np.ndarray
-    canonical: VirtualInertia
-    virtual_com: np.ndarray
-    pseudo_inverse: np.ndarray
-    pseudo_inverse_contact: np.ndarray
-    internal_dimension: int
-    check_scale: np.ndarray
-    gain: float
-    reproduction: Optional[np.ndarray]
-    regime: Regime
+    def __init__(self, g: ContactSet, subsets: SubsetMaps, probabilities: np.ndarray) -> None:
+        self._g, self._subsets = g, subsets
+        self._mixed = mixed = probabilities.size > 1 or g.in_transition
+        self.pseudo_inverse = np.einsum('v,vij->ij', probabilities, subsets.pseudo_inverse) if mixed \
+            else subsets.pseudo_inverse[0]
+        n = len(g.rigid)
+        blocks = self.pseudo_inverse.reshape(n, 2, 3, 6)
+        self.pseudo_inverse_contact = np.einsum('iba,ikbc->ikac', g.rotations, blocks).reshape(6 * n, 6)
+        # the first subset is the set itself (subset_mixture)
+        self.rank = int(subsets.ranks[0])
+        self.reference_length = float(subsets.lengths[0])
+        self.internal_dimension = int(g.active.sum()) - self.rank
+        # resultants are checked with the lever of the centre of mass included, so that the
+        # rounding of large commands far from it does not read as a missing torque
+        lever = subsets.centroid[0]
+        self.check_scale = wrench_scale(1, self.reference_length + float(np.sqrt(lever @ lever)))
+        self._probabilities = probabilities
+        error = self.check_scale[:, None] * (g.grasp_matrix @ self.pseudo_inverse - _EYE6) / self.check_scale
+        # G G_M+ = I on every resultant G can produce; where it is not, the check runs per sample
+        self.reproduction = error if np.abs(error).max() > 1e-9 else None
+
+    @cached_property
+    def virtual_masses(self) -> np.ndarray:
+        """Return the (n,) masses the synthesis uses (the mixture's, summing to the sum of the weights)."""
+        subsets = self._subsets
+        if not self._mixed:
+            return subsets.masses[0]
+        return float(self._g.contact_weights.sum()) * (self._probabilities / subsets.counts) @ subsets.masses
+
+    @cached_property
+    def virtual_com(self) -> np.ndarray:
+        """Return the virtual masses' centre, object frame."""
+        return self._probabilities @ self._subsets.com + self._g.object_model.com
+
+    @cached_property
+    def weights(self) -> np.ndarray:
+        """Return the torque weight of each contact: rigid contacts only, summing to 1 (over the contact weights)."""
+        return contact_torque_weights(self._g, torque_weights(self._g))[0]
+
+    @cached_property
+    def gain(self) -> float:
+        """Largest command per unit resultant in the unit-consistent metric (1 for a good grasp)."""
+        length = self.reference_length
+        scaled = (wrench_scale(len(self._g.rigid), length)[:, None] * self.pseudo_inverse) / wrench_scale(1, length)
+        return float(np.linalg.svd(scaled, compute_uv=False)[0])
+
+    @cached_property
+    def regime(self) -> Regime:
+        """Which formulas applied, and why (the reasons of every subset mixed)."""
+        methods, subset_reasons = self._subsets.explain()
+        reasons = [reason for subset in subset_reasons for reason in subset]
+        details: dict = {}
+        if self._mixed:
+            reasons.append('contact_weights')
+            details['contact_weights'] = 'weights ' + ', '.join(f'{w:.4g}' for w in self._g.contact_weights)
+        if self.gain > GAIN_LIMIT:
+            reasons.append('ill_conditioned_grasp')
+            details['ill_conditioned_grasp'] = f'command gain {self.gain:.4g} (limit {GAIN_LIMIT:g})'
+        method = 'a mixture of contact subsets' if self._mixed else methods[0]
+        return Regime.from_reasons(reasons, method, details)
+
+    @cached_property
+    def canonical(self) -> VirtualInertia:
+        """Return the virtual inertia of the canonical masses (``W``, ``N_m``, ``h_m,p``; section 5)."""
+        g = self._g
+        # the paper's particular solution (section VI-E) whatever masses the synthesis uses
+        masses = self.virtual_masses if isinstance(g.options.virtual_masses, str) else \
+            weighted_masses(g, 'auto')
+        presence = contact_torque_weights(g, torque_weights(g))[1]
+        return virtual_inertia(masses, g.r, g.rigid, g.contact_weights, presence)
 
     def unreproduced(self, wrenches: np.ndarray) -> np.ndarray:
         """Relative part of each resultant (k, 6) that ``G G_M+`` does not reproduce (k,)."""
@@ -86,6 +178,9 @@ class SynthesisMaps:
     def check_realisable(self, wrench: np.ndarray, contacts, length: float) -> None:
         """Raise when ``G G_M+`` does not reproduce ``wrench`` (no contact wrenches produce it).
 
+        :param wrench: the resultant (6,).
+        :param contacts: the contacts (``names`` and ``types``: a :class:`.ContactArrays`).
+        :param length: the contact set's length.
         :raises UnrealisableWrenchError: naming the part the contacts cannot produce.
         """
         if self.unreproduced(wrench[None])[0] > RESIDUAL_TOLERANCE:
@@ -95,7 +190,7 @@ class SynthesisMaps:
         """Say which part of ``wrench`` the contacts cannot produce.
 
         :param wrench: the resultant (6,).
-        :param contacts: the contacts (names and types).
+        :param contacts: the contacts (``names`` and ``types``: a :class:`.ContactArrays`).
         :param length: the contact set's length.
         :return: the message.
         """
@@ -103,75 +198,142 @@ class SynthesisMaps:
         missing = (self.reproduction @ (wrench * scale)) / scale
         detail = ', '.join(f'{c}={-e:.6g}' for c, e in zip(COMPONENTS, missing)
                            if abs(e) > 1e-9 * np.abs(wrench).max())
+        during = (' while some of them are in transition (weights ' + ', '.join(
+            f'{w:.4g}' for w in self._g.contact_weights) + '): every contact subset on the way must produce it'
+                  ) if self._mixed else ''
         return (f'the wrench {np.round(wrench, 9).tolist()} cannot be produced by contacts '
-                f'{", ".join(c.name for c in contacts)} ({", ".join(c.type for c in contacts)}): '
+                f'{", ".join(contacts.names)} ({", ".join(contacts.types)}){during}: '
                 f'the part they cannot produce is {detail}. Point contacts on one line (to within '
                 f'{length:.3g} x 1e-6) cannot produce a torque about that line.')
 
 
 def build_synthesis(g: ContactSet) -> SynthesisMaps:
-    """Build the synthesis maps of one contact configuration.
+    """Build the synthesis maps of one contact configuration (its subsets' mixture in transition).
 
     :param g: the geometry.
     :return: the maps.
-    :raises InvalidInputError: on options the contacts cannot take.
+    :raises InvalidInputError: on options the contacts (or a subset of them) cannot take.
     """
-    n = len(g.rigid)
-    masses, method, reasons = virtual_masses(g, g.options.virtual_masses)
-    share = g.options.torque_share
-    if not g.rigid.any() and share > 0:
-        reasons.append('torque_share_without_rigid_contacts')
-        share = 0.0
-    weights = torque_weights(g)
-    # W, N_m and h_m,p come from the canonical masses of the paper's particular solution
-    # (section VI-E), whatever masses the synthesis uses (docs/theory.md, section 5).
-    canonical_masses = masses if isinstance(g.options.virtual_masses, str) else \
-        virtual_masses(g, 'auto')[0]
-    spread = float(np.sqrt(np.mean(np.sum(g.r * g.r, axis=1))))
-    canonical = virtual_inertia(canonical_masses, g.r, g.rigid, spread)
-    inertia = canonical if canonical_masses is masses else \
-        virtual_inertia(masses, g.r, g.rigid, spread)
-    if inertia.collinear and share < 1.0:
-        reasons.append('collinear_contacts')
-    gm = pseudo_inverse(inertia, share, weights, g.rigid)
-    if g.rank == 6:
-        # iterative refinement: G G_M+ = I to rounding even where J_f is ill-conditioned
-        # (nearly collinear point contacts); a change of the order of that rounding
-        for _ in range(2):
-            gm = gm + gm @ (np.eye(6) - g.grasp_matrix @ gm)
-    gm_contact = g.rotation_blocks.T @ gm
-    if g.rank < 6:
-        reasons.append('rank_deficient_grasp')
-    details: dict = {}
-    scaled = (wrench_scale(n, g.reference_length)[:, None] * gm) / \
-        wrench_scale(1, g.reference_length)[None, :]
-    gain = float(np.linalg.svd(scaled, compute_uv=False)[0])
-    if gain > GAIN_LIMIT:
-        reasons.append('ill_conditioned_grasp')
-        details['ill_conditioned_grasp'] = f'command gain {gain:.4g} (limit {GAIN_LIMIT:g})'
-    # resultants are checked with the lever of the centre of mass included, so that the
-    # rounding of large commands far from it does not read as a missing torque
-    scale = wrench_scale(1, g.reference_length + float(np.linalg.norm(g.r.mean(axis=0))))
-    error = scale[:, None] * (g.grasp_matrix @ gm - np.eye(6)) / scale[None, :]
-    return SynthesisMaps(
-        virtual_masses=masses, weights=weights, canonical=canonical,
-        virtual_com=inertia.com + np.array(g.object_model.com), pseudo_inverse=gm,
-        pseudo_inverse_contact=gm_contact,
-        internal_dimension=int(g.active.sum()) - g.rank, check_scale=scale, gain=gain,
-        # G G_M+ = I on every resultant G can produce; where it is not, the check runs per sample
-        reproduction=error if np.abs(error).max() > 1e-9 else None,
-        regime=Regime.from_reasons(reasons, method, details))
+    if g.in_transition:
+        masks, probabilities = subset_mixture(g.contact_weights)
+    else:
+        masks, probabilities = np.ones((1, len(g.rigid)), bool), np.ones(1)
+    return SynthesisMaps(g, subset_maps(g, masks), probabilities)
 
 
-def virtual_masses(g: ContactSet, choice) -> Tuple[np.ndarray, str, list]:
-    """Virtual masses (mean 1), the method that gave them, and the regime's reasons.
+def subset_maps(g: ContactSet, masks: np.ndarray) -> SubsetMaps:
+    """Build the maps of V contact subsets at once, each as if the other contacts were not there.
 
     :param g: the geometry.
+    :param masks: (V, n) the subsets.
+    :return: their maps.
+    :raises InvalidInputError: on options a subset cannot take.
+    """
+    geometry = SubsetGeometry.of(g.r, masks)
+    masses, explain_masses = subset_masses(g, geometry, g.options.virtual_masses)
+    rigid = masks & g.rigid
+    carriers = rigid.any(axis=1)
+    shares = np.where(carriers, g.options.torque_share, 0.0)
+    weights = np.zeros(masks.shape)
+    if carriers.any():
+        weights = torque_weights(g) * masks
+        sums = weights.sum(axis=1)
+        if np.any(carriers & ~(sums > 0)):
+            raise InvalidInputError('torque_weights must give a positive weight to a rigid contact')
+        weights = weights / np.where(sums > 0, sums, 1.0)[:, None]
+    counts = geometry.counts.astype(float)
+    inertia = virtual_inertias(masses, g.r, rigid, counts, geometry.scale2 * counts, np.ones(len(masks)))
+    gm = pseudo_inverses(inertia, shares, weights)
+    ranks = geometry.ranks(g.rigid)
+    full = ranks == 6
+    for _ in range(2):
+        # iterative refinement: G G_M+ = I to rounding even where J_f is ill-conditioned
+        # (nearly collinear point contacts); a change of the order of that rounding
+        if full.all():
+            gm = gm + gm @ (_EYE6 - g.grasp_matrix @ gm)
+        else:
+            gm[full] = gm[full] + gm[full] @ (_EYE6 - g.grasp_matrix @ gm[full])
+
+    def explain() -> Tuple[List[str], List[List[str]]]:
+        methods, reasons = explain_masses()
+        share = g.options.torque_share
+        return methods, [reasons[k] + (['torque_share_without_rigid_contacts'] if not carriers[k] and share > 0 else [])
+                         + (['collinear_contacts'] if inertia.collinear[k] and shares[k] < 1.0 else [])
+                         + (['rank_deficient_grasp'] if ranks[k] < 6 else []) for k in range(len(masks))]
+
+    return SubsetMaps(gm, masses, geometry.counts, inertia.com, geometry.centroid, ranks, geometry.lengths, explain)
+
+
+def subset_masses(g: ContactSet, geometry: SubsetGeometry, choice) -> Tuple[np.ndarray, Callable]:
+    """Virtual masses of V contact subsets (each summing to its size), and how they were obtained.
+
+    Eq. 64's masses of every subset at once; eq. 59 (mass and inertia given) and explicit masses
+    one subset at a time (:func:`virtual_masses`).
+
+    :param g: the geometry.
+    :param geometry: the subsets.
+    :param choice: ``auto``, ``reduced``, ``full`` or the given masses (one per contact of ``g``).
+    :return: ``masses (V, n)`` and ``() -> (methods, reasons)``, one entry per subset.
+    :raises InvalidInputError: as :func:`virtual_masses`.
+    """
+    model, masks = g.object_model, geometry.masks
+    if isinstance(choice, str) and (choice == 'reduced' or (choice == 'auto' and (
+            model.mass is None or model.inertia is None))):
+        masses = subset_reduced_masses(geometry)
+
+        def explain() -> Tuple[List[str], List[List[str]]]:
+            off_affine, outside = reduced_mass_flags(geometry, masses)
+            return ['eq. 64'] * len(masks), [(['com_off_affine_hull'] if off else []) + (
+                ['com_outside_hull'] if out else []) for off, out in zip(off_affine, outside)]
+        return masses, explain
+    masses, methods, reasons = np.zeros(masks.shape), [], []
+    for k, mask in enumerate(masks):
+        given = choice if isinstance(choice, str) else tuple(np.asarray(choice)[mask])
+        masses[k, mask], method, why = virtual_masses(g.r[mask], model, g.options.torque_share, given)
+        methods.append(method)
+        reasons.append(why)
+    return masses, lambda: (methods, [list(why) for why in reasons])
+
+
+def weighted_masses(g: ContactSet, choice) -> np.ndarray:
+    """Virtual masses of the contact set with its weights: the mixture of its subsets' (eq. 16.1).
+
+    :param g: the geometry.
+    :param choice: ``auto``, ``reduced``, ``full`` or the given masses.
+    :return: (n,) masses summing to the sum of the weights (to ``n`` without them).
+    """
+    if not g.in_transition:
+        return subset_masses(g, SubsetGeometry.of(g.r, np.ones((1, len(g.rigid)), bool)), choice)[0][0]
+    masks, probabilities = subset_mixture(g.contact_weights)
+    masses = subset_masses(g, SubsetGeometry.of(g.r, masks), choice)[0]
+    return float(g.contact_weights.sum()) * (probabilities / masks.sum(axis=1)) @ masses
+
+
+def contact_torque_weights(g: ContactSet, base: np.ndarray) -> Tuple[np.ndarray, float]:
+    """Torque weights over the contact weights and ``P`` of section 16.2 (for ``N_m``).
+
+    :param g: the geometry.
+    :param base: (n,) torque weights without contact weights (:func:`torque_weights`).
+    :return: ``w'`` (n,), summing to 1 with a rigid contact, and ``P``.
+    """
+    if g.contact_weights is None:
+        return base, 1.0 if g.rigid.any() else 0.0
+    scaled = base * g.contact_weights
+    total = scaled.sum()
+    return (scaled / total if total > 0 else scaled), rigid_presence(g.contact_weights, base > 0)
+
+
+def virtual_masses(r: np.ndarray, model, share: float, choice) -> Tuple[np.ndarray, str, list]:
+    """Virtual masses (mean 1), the method that gave them, and the regime's reasons.
+
+    :param r: (n, 3) contact positions relative to the centre of mass.
+    :param model: the ``ObjectModel`` (mass and inertia for eq. 59).
+    :param share: the torque share (eq. 59 matches ``(1 - share)`` of the inertia).
     :param choice: ``auto``, ``reduced``, ``full`` or the given masses.
     :return: ``(masses (n,), method, reasons)``.
     :raises InvalidInputError: on masses of the wrong count, or ``full`` without a solution.
     """
-    r, n = g.r, len(g.r)
+    n = len(r)
     if not isinstance(choice, str):
         if len(choice) != n:
             raise InvalidInputError(f'virtual_masses has {len(choice)} values for {n} contacts')
@@ -181,7 +343,6 @@ def virtual_masses(g: ContactSet, choice) -> Tuple[np.ndarray, str, list]:
         low = masses.min() < MASS_FLOOR
         return masses, 'explicit virtual masses', (
             ['explicit_masses_off_com'] if off else []) + (['com_outside_hull'] if low else [])
-    model = g.object_model
     if choice == 'full' and (model.mass is None or model.inertia is None):
         raise InvalidInputError('virtual_masses=full needs the object mass and inertia')
     reduced, off_affine, outside = reduced_masses(r, np.zeros(3))
@@ -189,8 +350,7 @@ def virtual_masses(g: ContactSet, choice) -> Tuple[np.ndarray, str, list]:
         (['com_outside_hull'] if outside else [])
     if choice == 'reduced' or model.mass is None or model.inertia is None:
         return reduced, 'eq. 64', reasons
-    masses, weight, residual = blended_masses(r, model.mass, model.inertia_matrix,
-                                              g.options.torque_share, reduced)
+    masses, weight, residual = blended_masses(r, model.mass, model.inertia_matrix, share, reduced)
     if weight == 1.0 and residual <= RESIDUAL_TOLERANCE:
         return masses, 'eq. 59', []
     if choice == 'full' and weight == 0.0:

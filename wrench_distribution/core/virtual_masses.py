@@ -9,7 +9,7 @@ from typing import Tuple
 
 import numpy as np
 
-from .options import FULL_INERTIA_RESIDUAL, HULL_REGULARISATION, HULL_TOLERANCE, MASS_FLOOR
+from .options import FULL_INERTIA_RESIDUAL, HULL_REGULARISATION, HULL_TOLERANCE, MASS_FLOOR, RANK_TOLERANCE
 
 
 @dataclass(frozen=True)
@@ -35,9 +35,9 @@ def reduced_masses(positions: np.ndarray, com: np.ndarray) -> Tuple[np.ndarray, 
         m = 1 + n V q,   q_k = o_k sigma_k / max(sigma_k^2, o_k^2, mu_0)
 
     ``P 1 = 0`` keeps ``sum m_i = n``. Where the centre of mass is inside the contacts'
-    convex hull, ``|o_k| <= sigma_k`` in every direction (``sigma_k^2 = sum_i p_ik^2``
-    bounds every convex combination), ``q = diag(sigma)^-1 o`` and ``m`` is the
-    minimum-norm solution of eq. 64, as in the paper. Otherwise:
+    convex hull, ``|o_k| <= sigma_k`` in every direction (``sigma_k^2 = sum_i p_ik^2`` bounds
+    every convex combination), ``q = diag(sigma)^-1 o`` and ``m`` is the minimum-norm
+    solution of eq. 64, as in the paper. Otherwise:
 
     - a direction the contacts do not span (two or three contacts, feet on a plane) gets
       ``q_k = 0``: the masses are those of the centre of mass projected on the contacts'
@@ -57,29 +57,124 @@ def reduced_masses(positions: np.ndarray, com: np.ndarray) -> Tuple[np.ndarray, 
     :return: masses (n,), whether the centre of mass is off the affine hull, and whether it
         is outside the convex hull (masses were damped or shrunk).
     """
-    n = positions.shape[0]
-    centroid = positions.mean(axis=0)
-    spread = positions - centroid
-    scale2 = float(np.sum(spread * spread)) / n
-    offset = com - centroid
-    tolerance = HULL_TOLERANCE * np.sqrt(max(scale2, offset @ offset))
-    if scale2 <= 0.0:
-        return np.ones(n), bool(np.linalg.norm(offset) > tolerance), False
-    u, sigma, vt = np.linalg.svd(spread.T, full_matrices=False)
-    projected = u.T @ offset
-    mu0 = (HULL_REGULARISATION * sigma.max()) ** 2
-    present = sigma ** 2 >= mu0
-    off_affine = bool(
-        np.linalg.norm(offset - u[:, present] @ projected[present]) > tolerance
-    )
-    coefficients = projected * sigma / np.maximum(np.maximum(sigma ** 2, projected ** 2), mu0)
-    damped = bool(np.any(present & (np.abs(projected) > sigma * (1.0 + 1e-12))))
-    masses = 1.0 + n * (vt.T @ coefficients)
-    if masses.min() < MASS_FLOOR:
-        shrink = (1.0 - MASS_FLOOR) / (1.0 - masses.min())
-        masses = 1.0 + shrink * (masses - 1.0)
-        damped = True
-    return masses, off_affine, damped
+    geometry = SubsetGeometry.of(positions - com, np.ones((1, positions.shape[0]), bool))
+    masses = subset_reduced_masses(geometry)
+    off_affine, outside = reduced_mass_flags(geometry, masses)
+    return masses[0], bool(off_affine[0]), bool(outside[0])
+
+
+class SubsetGeometry:
+    """Centroids, spreads and principal extents of V subsets of one contact set.
+
+    What eq. 64's masses, the rank of ``G`` and the reference length of each subset are decided
+    on (one eigendecomposition per subset serves all three). Build with :meth:`of`.
+
+    :param masks: (V, n) the subsets.
+    :param counts: (V,) their sizes.
+    :param centroid: (V, 3) their centroids, relative to the centre of mass.
+    :param spread: (V, n, 3) positions relative to the centroid (zero outside the subset).
+    :param extents: (V, 3) squared extents ``sigma_k^2`` (eigenvalues of ``P P^T``), ascending.
+    :param axes: (V, 3, 3) the principal directions ``u_k`` (columns).
+    """
+
+    def __init__(self, masks: np.ndarray, counts: np.ndarray, centroid: np.ndarray, spread: np.ndarray,
+                 extents: np.ndarray, axes: np.ndarray) -> None:
+        self.masks, self.counts, self.centroid, self.spread, self.extents, self.axes = \
+            masks, counts, centroid, spread, extents, axes
+        self._lengths = None
+
+    @staticmethod
+    def of(r: np.ndarray, masks: np.ndarray) -> 'SubsetGeometry':
+        """Measure the subsets.
+
+        :param r: (n, 3) contact positions relative to the centre of mass.
+        :param masks: (V, n) the subsets.
+        :return: their geometry.
+        """
+        counts = masks.sum(axis=1)
+        centroid = masks @ r / counts[:, None]
+        spread = (r - centroid[:, None, :]) * masks[:, :, None]
+        extents, axes = np.linalg.eigh(spread.transpose(0, 2, 1) @ spread)
+        return SubsetGeometry(masks, counts, centroid, spread, np.maximum(extents, 0.0), axes)
+
+    @property
+    def scale2(self) -> np.ndarray:
+        """Return the (V,) mean squared distances of the contacts from their centroid."""
+        return self.extents.sum(axis=1) / self.counts
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Return the (V,) reference lengths of the subsets, which do not depend on virtual masses.
+
+        ``hypot(s, 1e-3 d)`` with ``s`` the RMS distance of the contacts from their centroid and
+        ``d`` the centroid's distance from the centre of mass: the contacts' own spread, kept
+        continuous and non-zero as the contacts come together; 1 (in the user's unit) when there
+        is no length at all.
+        """
+        if self._lengths is None:
+            length = np.sqrt(self.scale2 + 1e-6 * np.einsum('vi,vi->v', self.centroid, self.centroid))
+            self._lengths = np.where(length > 0.0, length, 1.0)
+        return self._lengths
+
+    def ranks(self, rigid: np.ndarray) -> np.ndarray:
+        """Return the (V,) ranks of ``G``, decided on the contacts' own geometry (docs/theory.md, 6.1).
+
+        6 with a rigid contact (two rigid grasps a micrometre apart produce any wrench); with point
+        contacts only, the unit-consistent rank about the centroid, from the extents. About the
+        centroid, ``G G^T = diag(n I, tr(C) I - C)`` with ``C = sum p_i p_i^T`` (the cross terms
+        are ``S(sum p_i) = 0``): the singular values of ``G`` (positions over the reference
+        length) are ``sqrt(n)`` three times and ``sqrt(sum sigma^2 - sigma_k^2)``.
+
+        :param rigid: (n,) rigid-contact mask.
+        :return: the ranks.
+        """
+        extents = self.extents / (self.lengths ** 2)[:, None]
+        rotation = np.sqrt(np.maximum(extents.sum(axis=1, keepdims=True) - extents, 0.0))   # descending
+        largest = np.maximum(np.sqrt(self.counts), rotation[:, 0])
+        ranks = 3 + np.count_nonzero(rotation > RANK_TOLERANCE * largest[:, None], axis=1)
+        return np.where(np.any(self.masks & rigid, axis=1), 6, ranks)
+
+
+def subset_reduced_masses(geometry: SubsetGeometry) -> np.ndarray:
+    """:func:`reduced_masses` of V contact subsets at once.
+
+    With the principal directions ``u_k`` and squared extents ``sigma_k^2`` of the spread,
+    ``(V q)_i = sum_k (p_i . u_k) o_k / max(sigma_k^2, o_k^2, mu_0)``: the form of
+    :func:`reduced_masses` without a division by ``sigma_k``.
+
+    :param geometry: the subsets (positions relative to the centre of mass).
+    :return: masses (V, n), zero outside each subset, summing to its size.
+    """
+    extents = geometry.extents
+    projected = -np.einsum('vik,vi->vk', geometry.axes, geometry.centroid)          # o_k
+    mu0 = HULL_REGULARISATION ** 2 * extents[:, 2:]                                 # extents ascend
+    coefficients = projected / np.maximum(np.maximum(np.maximum(extents, projected * projected), mu0), 1e-300)
+    masses = 1.0 + geometry.counts[:, None] * np.einsum('vni,vik,vk->vn', geometry.spread, geometry.axes, coefficients)
+    lowest = masses.min(axis=1)                  # the entries outside a subset are exactly 1
+    low = lowest < MASS_FLOOR
+    if low.any():
+        shrink = np.where(low, (1.0 - MASS_FLOOR) / (1.0 - np.where(low, lowest, 0.0)), 1.0)
+        masses = 1.0 + shrink[:, None] * (masses - 1.0)
+    return masses * geometry.masks
+
+
+def reduced_mass_flags(geometry: SubsetGeometry, masses: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Whether each subset's centre of mass is off its affine hull, and outside its convex hull.
+
+    :param geometry: the subsets.
+    :param masses: their masses (:func:`subset_reduced_masses`).
+    :return: two (V,) boolean arrays (the second: an offset damped or masses shrunk to the floor).
+    """
+    extents = geometry.extents
+    projected = -np.einsum('vik,vi->vk', geometry.axes, geometry.centroid)
+    squared = projected * projected
+    present = (extents >= HULL_REGULARISATION ** 2 * extents[:, 2:]) & (extents > 0.0)
+    distance2 = np.einsum('vi,vi->v', geometry.centroid, geometry.centroid)
+    # the offset's part off the directions the contacts span, against a length of the set
+    off_affine = np.sum(squared * ~present, axis=1) > HULL_TOLERANCE ** 2 * np.maximum(geometry.scale2, distance2)
+    damped = np.any(present & (squared > extents * (1.0 + 2e-12)), axis=1)
+    low = np.where(geometry.masks, masses, np.inf).min(axis=1) < MASS_FLOOR * (1.0 + 1e-12)
+    return off_affine, damped | low
 
 
 def _inertia_rows(unit_positions: np.ndarray) -> np.ndarray:

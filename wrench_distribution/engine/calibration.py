@@ -2,8 +2,8 @@
 
 The analysis engine records what a calibration needs (:class:`CalibrationRecorder`: raw
 readings, contact and sensor poses, gravity in the object frame, per sample); the bag tool
-(``wrench-distribution identify``) records a whole bag and finds the static poses itself
-(:func:`static_segments`); the analyzer node records the newest samples and captures one pose
+(``wrench-distribution identify``) records a whole bag and finds the rests itself
+(:mod:`.rests`); the analyzer node records the newest samples and captures one pose
 per service call. Both then call :func:`identify_tools` and :func:`identify_held_object`
 (core/calibration.py), and :func:`identify_contacts` (core/grasp_identification.py: where the
 grasps are relative to each other, from held rests at several internal loads), and turn the
@@ -107,60 +107,6 @@ def contact_gravity(recording: Recording) -> np.ndarray:
     return Q.rotate_inverse(recording.poses[..., 3:], recording.gravity[:, None, :])
 
 
-def static_segments(recording: Recording, window_s: float = 0.5, angle_deg: float = 0.5,
-                    position_m: float = 0.002, steady: float = 8.0) -> np.ndarray:
-    """Label the samples at rest: runs of steady poses and steady readings.
-
-    A run starts at a sample and holds while every contact frame's gravity direction stays
-    within ``angle_deg`` and every contact within ``position_m`` of the run's first sample;
-    inside a run, a sample whose reading leaves the run's median by more than ``steady``
-    times the channel noise (first differences' robust scatter) is not at rest. Runs shorter
-    than ``window_s`` are dropped.
-
-    :return: (k,) run label per sample, -1 where not at rest.
-    """
-    k = len(recording.stamps_ns)
-    directions = contact_gravity(recording)
-    directions = directions / np.maximum(np.linalg.norm(directions, axis=-1, keepdims=True), 1e-12)
-    positions = recording.poses[..., :3]
-    flat = recording.readings.reshape(k, -1)
-    noise = 1.4826 * np.median(np.abs(np.diff(flat, axis=0)), axis=0) / np.sqrt(2) if k > 1 else np.ones(1)
-    noise = np.maximum(noise, 1e-9 * max(1.0, float(np.abs(flat).max(initial=0.0))))
-    labels = np.full(k, -1)
-    cos_tol = np.cos(np.radians(angle_deg))
-    # samples whose next sample is already another pose start no run: skipped at once
-    steady_step = np.flatnonzero(
-        (np.einsum('knj,knj->kn', directions[1:], directions[:-1]) >= cos_tol).all(axis=1)
-        & (np.linalg.norm(positions[1:] - positions[:-1], axis=-1) <= position_m).all(axis=1))
-    start, label = (int(steady_step[0]) if len(steady_step) else k), 0
-    while start < k:
-        stop = _run_end(directions, positions, start, cos_tol, position_m)
-        span = (recording.stamps_ns[stop - 1] - recording.stamps_ns[start]) * 1e-9
-        if span >= window_s:
-            run = flat[start:stop]
-            calm = (np.abs(run - np.median(run, axis=0)) <= steady * noise).all(axis=1)
-            labels[start:stop] = np.where(calm, label, -1)
-            label += 1
-        after = np.searchsorted(steady_step, stop)
-        start = int(steady_step[after]) if after < len(steady_step) else k
-    return labels
-
-
-def _run_end(directions: np.ndarray, positions: np.ndarray, start: int, cos_tol: float,
-             position_m: float) -> int:
-    """End of the run of poses like the one at ``start`` (scanned in growing slices: linear time)."""
-    size = 64
-    while True:
-        stop = min(len(directions), start + size)
-        same = ((np.einsum('knj,nj->kn', directions[start:stop], directions[start]) >= cos_tol).all(axis=1)
-                & (np.linalg.norm(positions[start:stop] - positions[start], axis=-1) <= position_m).all(axis=1))
-        if not same.all():
-            return start + int(np.argmin(same))
-        if stop == len(directions):
-            return stop
-        size *= 4
-
-
 def identify_tools(recording: Recording, sensors: Sequence, labels: np.ndarray, names: Sequence[str],
                    mounting: bool = False) -> list:
     """Identify each sensor's bias and tool (and mounting rotation) from free-tool poses.
@@ -194,24 +140,49 @@ def calibrated_sensors(sensors: Sequence, tools: Optional[Sequence]) -> list:
 
 
 def identify_held_object(recording: Recording, sensors: Sequence, biases: np.ndarray,
-                         labels: np.ndarray) -> K.ObjectEstimate:
+                         labels: np.ndarray, tools: Optional[Sequence] = None) -> K.ObjectEstimate:
     """Identify the held object's mass and centre of mass from the resultant of all sensors.
 
     :param sensors: the sensor models (tools known: configured or identified).
     :param biases: (n, 6) sensor biases.
     :param labels: (k,) pose labels, -1 for samples not used.
+    :param tools: the identified tools the sensors and biases come from, or None (taken as
+        known): their covariance is carried into the object's (:func:`~..core.calibration.tool_sigma_points`).
     :raises CalibrationRefused: naming the missing motion.
     """
     use = labels >= 0
     rec = recording.take(use)
+    estimate = K.identify_object(_resultant(rec, sensors, biases), rec.gravity, labels[use])
+    if tools is None:
+        return estimate
+    return K.with_tool_covariance(estimate, _tools_covariance(rec, sensors, biases, tools, estimate))
+
+
+def _resultant(rec: Recording, sensors: Sequence, biases: np.ndarray) -> np.ndarray:
     if rec.sensor_poses is None:
-        resultant = K.object_resultant(rec.readings, rec.gravity, rec.poses, sensors, biases)
-    else:
-        resultant = np.concatenate([
-            K.object_resultant(rec.readings[j:j + 1], rec.gravity[j:j + 1], rec.poses[j],
-                               sensor_models_at(sensors, rec.sensor_poses[j]), biases)
-            for j in range(len(rec.readings))])
-    return K.identify_object(resultant, rec.gravity, labels[use])
+        return K.object_resultant(rec.readings, rec.gravity, rec.poses, sensors, biases)
+    return np.concatenate([
+        K.object_resultant(rec.readings[j:j + 1], rec.gravity[j:j + 1], rec.poses[j],
+                           sensor_models_at(sensors, rec.sensor_poses[j]), biases)
+        for j in range(len(rec.readings))])
+
+
+def _tools_covariance(rec: Recording, sensors: Sequence, biases: np.ndarray, tools: Sequence,
+                      estimate: K.ObjectEstimate) -> np.ndarray:
+    """Covariance of ``(M, M c)`` from the tools' own: central differences along their sigma points."""
+    total = np.zeros((4, 4))
+    for i, tool in enumerate(tools):
+        for pair in K.tool_sigma_points(tool):
+            solutions = []
+            for bias, mass, com, rotation in pair:
+                varied, shifted = list(sensors), np.array(biases, float)
+                varied[i] = replace(sensors[i], tool_mass=mass, tool_com=tuple(com), orientation=tuple(
+                    Q.matrix_to_quaternion(sensors[i].rotation @ Q.exp_so3(rotation))))
+                shifted[i] = bias
+                solutions.append(K.object_solution(_resultant(rec, varied, shifted), rec.gravity, estimate.fit))
+            half = (solutions[0] - solutions[1]) / 2
+            total += np.outer(half, half)
+    return total
 
 
 def identify_contacts(recording: Recording, sensors: Sequence, biases: np.ndarray, labels: np.ndarray,
@@ -277,7 +248,7 @@ def check_signs(recording: Recording, sensors: Sequence, biases: np.ndarray, nam
 
     :return: one dict per sensor: ``effector``, ``configured``, ``measured`` (or None when
         the sensor carries no weight), ``upward_force`` (N), ``z`` (its mean over its
-        standard error), ``fix``.
+        standard error, the scatter at least :data:`SIGN_NOISE_FLOOR`), ``fix``.
     """
     use = labels >= 0
     rec = recording.take(use)
@@ -298,10 +269,15 @@ def check_signs(recording: Recording, sensors: Sequence, biases: np.ndarray, nam
     return report
 
 
+#: A force sensor resolves no finer than this (N): the scatter the sign's z-score assumes at least,
+#: so that clean or quantised readings do not claim a certainty no sensor has.
+SIGN_NOISE_FLOOR = 0.05
+
+
 def _sign_verdict(name: str, configured: int, upward: np.ndarray, index: int) -> dict:
     mean = float(np.mean(upward))
-    error = float(np.std(upward) / np.sqrt(len(upward))) if len(upward) > 1 else float('inf')
-    z = mean / max(error, 1e-12)
+    scatter = max(float(np.std(upward)), SIGN_NOISE_FLOOR)
+    z = mean / (scatter / np.sqrt(len(upward))) if len(upward) > 1 else 0.0
     if abs(mean) < 0.5 or abs(z) < 5:
         measured, fix = None, (f'undetermined: {name} carries {mean:.3g} N of weight; hold the object '
                                'at rest by the effectors alone (grippers closed, nothing else under it)')

@@ -5,7 +5,7 @@ section 15):
 
 * **frozen**: :data:`~.FROZEN_REPEATS` readings in a row that repeat the previous one bit
   for bit on all six axes; onset: the first repeat.
-* **out of range**: an axis at or beyond its rating (``sensor_ratings``); where the rating is
+* **out of range**: an axis at or beyond its rating (``sensor_ranges``); where the rating is
   unknown, an axis that holds its largest magnitude so far for :data:`~.CLIPPED_REPEATS`
   readings while another axis of the sensor moves (a clip); onset: the first such reading.
 * **spike**: an excursion of at most :data:`~.SPIKE_WIDTH` readings beyond :data:`~.SPIKE_Z`

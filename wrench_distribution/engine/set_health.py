@@ -18,7 +18,7 @@ from the baseline within noise) before it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import List, Optional, Sequence
 
 import numpy as np
@@ -329,14 +329,12 @@ class SetConsistency:
         able = sorted({h.sensor for h in fits})
         telling = sorted({h.sensor for h in fits if h.informative})
         if len(doubted) == 1 and int(doubted[0]) in able:
-            finding.named, finding.cause = int(doubted[0]), 'doubted'
+            finding = replace(finding, named=int(doubted[0]), cause='doubted')
         elif not len(doubted) and len(telling) == 1:
-            finding.named, finding.cause = telling[0], 'drift'
-            finding.axes = tuple(sorted({AXES[a] for h in fits if h.sensor == telling[0]
-                                         and h.informative and len(h.axes) == 1
-                                         for a in h.axes}))
-        finding.candidates = telling or able
-        return finding
+            finding = replace(finding, named=telling[0], cause='drift', axes=tuple(sorted(
+                {AXES[a] for h in fits if h.sensor == telling[0] and h.informative
+                 and len(h.axes) == 1 for a in h.axes})))
+        return replace(finding, candidates=telling or able)
 
 
 def _segments(levels: list) -> list:

@@ -1,7 +1,9 @@
 """The analyzer's calibration services (``std_srvs/Trigger``), on the ROS-free calibration engine.
 
-- ``~/calibration/capture``: the newest ``tare_samples`` analysed samples become one pose
-  (refused unless 90 % of them are in one steady pose, :func:`~..engine.calibration.static_segments`);
+- ``~/calibration/capture``: the newest ``tare_samples`` analysed samples newer than the last
+  capture become one pose, its samples at rest (refused when the poses moved, or when less than
+  90 % of them are at rest: :func:`~..engine.rests.find_rests`); the recorded samples stay for
+  ``~/check_signs``;
   the response says the poses and samples collected, the gravity spread, and what the poses
   determine so far (or the motion still missing).
 - ``~/calibration/identify_tools``: biases and tools (and, with ``calibration_mounting``, the
@@ -22,11 +24,13 @@
 - ``~/check_signs``: each sensor's sign from the weight it carries over the newest
   ``tare_samples`` samples (the object held at rest); success when every configured sign is right.
 - ``~/save_calibration``: write the calibration in use (biases, including the tare's, tools,
-  rotations, object, contacts) to ``calibration_file``, a parameter file the launch files load.
+  rotations, object, contacts) to ``calibration_file`` (fixed at start-up), the file both nodes
+  load at their next start: refused, nothing written, when a value is beyond its bounds
+  (:func:`~..config.calibration.checked`); written whole or not at all, never through a link
+  (:func:`~..config.files.write_atomically`).
 """
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -34,9 +38,13 @@ from rclpy.parameter import Parameter
 from std_srvs.srv import Trigger
 import yaml
 
+from wrench_distribution.config.calibration import checked
+from wrench_distribution.config.files import FileRefused, write_atomically
+from wrench_distribution.config.schema import ConfigError
 from wrench_distribution.core.calibration import check_object_motion, check_tool_motion, pose_directions
 from wrench_distribution.core.errors import WrenchDistributionError
 from wrench_distribution.engine import calibration as E
+from wrench_distribution.engine.rests import carried, find_rests
 
 
 class CalibrationServices:
@@ -57,6 +65,7 @@ class CalibrationServices:
         self.sensors = list(sensors)
         self.mounting = False
         self.captured: list = []
+        self.captured_up_to = -1  # stamp (ns) of the newest sample a capture took: each takes newer ones
         self.tools: Optional[list] = None
         self.object: Optional[tuple] = None
         self.grasps = None
@@ -91,22 +100,24 @@ class CalibrationServices:
 
     def _capture(self, request, response):
         want = self.config().settings.tare_samples
-        if len(self.engine.recorder) < want:
-            return _answer(response, False, f'capture refused: only {len(self.engine.recorder)} of '
-                           f'tare_samples={want} samples since the last capture; hold still and retry')
-        labels = E.static_segments(self.engine.recorder.recording(), window_s=0.0)
-        runs = np.unique(labels[labels >= 0])
-        if len(runs) != 1 or np.mean(labels >= 0) < 0.9:
-            return _answer(response, False, f'capture refused: not at rest ({np.mean(labels >= 0):.0%} of the '
-                           f'newest {want} samples in one steady pose); hold still and retry')
-        self.captured.append(list(self.engine.recorder.rows))
-        self.engine.recorder.clear()
+        rows = [row for row in self.engine.recorder.rows if row[0] > self.captured_up_to][-want:]
+        if len(rows) < want:
+            return _answer(response, False, f'capture refused: only {len(rows)} of tare_samples={want} samples '
+                           'since the last capture; hold still and retry')
+        recording = E.recording_of(rows)
+        rests = find_rests(recording, *carried(self.engine.config.sensors, recording.poses[-1],
+                                               self.config().settings.object_mass), window_s=0.0)
+        refusal = _not_at_rest(rests, want)
+        if refusal:
+            return _answer(response, False, f'capture refused: {refusal}; hold still and retry')
+        self.captured.append([row for row, label in zip(rows, rests.labels) if label >= 0])
+        self.captured_up_to = rows[-1][0]
         recording, labels = self._recording()
         directions = pose_directions(recording.gravity, labels)
         spread = float(np.degrees(np.arccos(np.clip(directions @ directions.T, -1, 1).min())))
-        return _answer(response, True, f'pose {len(self.captured)} captured ({want} samples, gravity in '
-                       f'the object frame {np.round(directions[-1], 3).tolist()}); {len(self.captured)} '
-                       f'poses, {len(labels)} samples, gravity spread {spread:.1f} deg; '
+        return _answer(response, True, f'pose {len(self.captured)} captured ({len(self.captured[-1])} of {want} '
+                       f'samples at rest, gravity in the object frame {np.round(directions[-1], 3).tolist()}); '
+                       f'{len(self.captured)} poses, {len(labels)} samples, gravity spread {spread:.1f} deg; '
                        + self._so_far(recording, labels))
 
     def _so_far(self, recording, labels) -> str:
@@ -130,7 +141,6 @@ class CalibrationServices:
     def _clear(self, request, response):
         count = len(self.captured)
         self.captured = []
-        self.engine.recorder.clear()
         return _answer(response, True, f'{count} captured poses forgotten')
 
     def _identify_tools(self, request, response):
@@ -222,20 +232,35 @@ class CalibrationServices:
     def _save(self, request, response):
         path = self.config().calibration.file
         if not path:
-            return _answer(response, False, 'save_calibration refused: calibration_file is empty (set it to '
-                           'the file the launch files load, e.g. ~/.ros/wrench_calibration.yaml)')
-        document = E.fragment(self.parameters(), self.node.get_name())
-        path = os.path.expanduser(path)
+            return _answer(response, False, 'save_calibration refused: calibration_file is empty (set it at start-up '
+                           'to the file the launch files give, e.g. ~/.ros/wrench_distribution_calibration.yaml)')
+        parameters = self.parameters()
         try:
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-            with open(path + '.tmp', 'w') as stream:
-                stream.write('# written by ~/save_calibration of ' + self.node.get_fully_qualified_name() + '\n')
-                yaml.safe_dump(document, stream, sort_keys=False)
-            os.replace(path + '.tmp', path)
+            checked(parameters, self.config().as_parameters())
+            document = E.fragment(parameters, self.node.get_name())
+            written = write_atomically(path, '# written by ~/save_calibration of '
+                                       + self.node.get_fully_qualified_name() + '\n'
+                                       + yaml.safe_dump(document, sort_keys=False))
+        except (ConfigError, FileRefused) as err:
+            return _answer(response, False, f'save_calibration refused: {err}; nothing written')
         except OSError as err:
-            return _answer(response, False, f'save_calibration failed: {err}')
-        saved = ', '.join(next(iter(document.values()))['ros__parameters'])
-        return _answer(response, True, f'saved {saved} to {path}')
+            return _answer(response, False, f'save_calibration failed: {err}; {path} is as it was')
+        return _answer(response, True, f"saved {', '.join(parameters)} to {written}")
+
+
+def _not_at_rest(rests, want: int) -> str:
+    """Why the samples of a capture are not one rest (empty when they are: 90 % kept, nothing moving)."""
+    counts = rests.counts()
+    if counts.get('moving'):
+        return (f'not at rest: the poses moved in {counts["moving"]} of the newest {want} samples (still means a '
+                f'tilt rate <= {rests.omega_max:.3g} rad/s and a tilt acceleration <= {rests.alpha_max:.3g} rad/s^2, '
+                f'from {rests.basis})')
+    kept = np.unique(rests.labels[rests.labels >= 0])
+    share = float(np.mean(rests.labels >= 0))
+    if len(kept) != 1 or share < 0.9:
+        dropped = ', '.join(f'{why} {count}' for why, count in counts.items() if why != 'kept')
+        return f'not at rest ({share:.0%} of the newest {want} samples in one steady pose; dropped: {dropped})'
+    return ''
 
 
 def _fixed(values) -> str:

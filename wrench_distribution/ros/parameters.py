@@ -272,6 +272,8 @@ def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str,
 
     A name given to the node (parameter file, command line) that it does not declare is an
     error naming the nearest declared names, or a warning with ``allow_unknown_parameters``.
+    A node with a ``calibration_file`` takes its calibration values from it
+    (:mod:`.calibration_file`).
 
     :param node: the node.
     :param specs: its parameter schema.
@@ -282,10 +284,12 @@ def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str,
     """
     import sys
     from wrench_distribution.config.check import param_file_problems
+    from .calibration_file import declaration_specs, take_calibration
     misread = param_file_problems(sys.argv)
     if misread:
         raise ConfigError('parameter file refused: ' + '; '.join(misread))
-    values, given = declare_from_specs(node, specs, given)
+    values, given = declare_from_specs(node, declaration_specs(specs, kind), given)
+    values = take_calibration(node, specs, kind, values, sys.argv)
     unknown = unknown_overrides(specs, ros_args_parameters(sys.argv, node.get_name()))
     if unknown:
         message = unknown_message(kind, unknown)
