@@ -6,13 +6,15 @@ test/ros/test_lifecycle.py. Here: a transition that raises goes through error pr
 back to ``unconfigured`` with an ERROR status and everything released; a cleanup destroys
 what configure made and keeps the parameters, runtime changes included, for the next
 configure; a parameter change is refused while the node is not configured; a configure that
-fails releases what it had made.
+fails releases what it had made; the calibration file is taken by the first configure that
+accepts it, and a configure after cleanup runs with what was taken.
 """
 import inspect
 
 import pytest
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.parameter import Parameter
+import yaml
 
 from inproc import overrides, ros_context
 from wrench_distribution.analyzer_node import AnalyzerNode
@@ -141,5 +143,31 @@ def test_an_input_acts_only_while_active_and_a_timer_gets_no_timer_info(ctx):
         assert node.trigger_deactivate() == TransitionCallbackReturn.SUCCESS
         take('after')
         assert calls == ['tick', 'active']
+    finally:
+        node.destroy_node()
+
+
+def _calibration(path, object_mass: float) -> None:
+    path.write_text(yaml.safe_dump({'/**/wrench_distributor': {'ros__parameters': {'object_mass': object_mass}}}))
+
+
+def test_the_calibration_file_is_taken_once_by_the_configure_that_accepts_it(ctx, tmp_path):
+    path = tmp_path / 'calibration.yaml'
+    path.write_text('object_mass: [3.2\n')  # not YAML: refused, nothing taken
+    node = make(ctx, 'distributor', object_mass=1.0, calibration_file=str(path))
+    try:
+        assert node.trigger_configure() == TransitionCallbackReturn.FAILURE
+        level, message = node.lifecycle_status
+        assert level == ERROR and f"calibration_file '{path}'" in message, message
+        assert node.get_parameter('object_mass').value == 1.0
+        _calibration(path, 3.2)  # the file mended: the next configure takes it
+        assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
+        assert node.get_parameter('object_mass').value == 3.2
+        assert node.describe_parameter('object_mass').read_only
+        assert node.trigger_cleanup() == TransitionCallbackReturn.SUCCESS
+        _calibration(path, 4.0)  # fixed since it was taken: not read again
+        assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
+        assert node.get_parameter('object_mass').value == 3.2
+        assert node.trigger_activate() == TransitionCallbackReturn.SUCCESS
     finally:
         node.destroy_node()
