@@ -40,6 +40,10 @@ NODES = {'wrench_distributor': (DistributorNode, DISTRIBUTOR_PARAMS),
 WRITING = ('/set_parameters', '/set_parameters_atomically', '/tare', '/calibration/capture',
            '/calibration/clear', '/calibration/identify_tools', '/calibration/identify_object',
            '/save_calibration', '/change_state')
+#: what a supervisor calls on a managed node: ``ros2 lifecycle set`` looks the transition's id up
+#: in ``get_available_transitions`` before ``change_state``; ``ros2 lifecycle get`` and lifecycle
+#: managers read ``get_state``
+SUPERVISING = ('/change_state', '/get_state', '/get_available_transitions')
 
 
 def expand(name: str, ns: str, node: str) -> str:
@@ -169,3 +173,16 @@ def test_inputs_commands_and_parameter_services_are_open_to_one_enclave(declared
     assert len(writing) == 12
     for name in writing:
         assert enclaves('request', name) == controller, (name, enclaves('request', name))
+
+
+@pytest.mark.parametrize('path', POLICIES, ids=os.path.basename)
+def test_the_controller_can_supervise_both_nodes_as_ros2_lifecycle_does(declared, path):
+    rules = parse(path)
+    controller = {enclave for (enclave, _), allowed in rules.items()
+                  if '/desired_wrench' in allowed['publish']}
+    for node in NODES:
+        for service in SUPERVISING:
+            name = f'/{node}{service}'
+            assert name in declared[(os.path.basename(path), node)]['reply'], name
+            allowed = {enclave for (enclave, _), rule in rules.items() if name in rule['request']}
+            assert allowed == controller, (name, allowed)
