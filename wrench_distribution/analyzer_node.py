@@ -28,6 +28,7 @@ from std_srvs.srv import Trigger
 
 from wrench_distribution.config import ANALYZER_PARAMS, changed_config
 from wrench_distribution.config.check import warn_findings
+from wrench_distribution.config.safety import RefusedChanges
 from wrench_distribution.core.codec import encode_wrench_payload, ns_to_seconds
 from wrench_distribution.engine import AnalysisEngine, Drop, Step
 from wrench_distribution.engine.analysis import CONCERNS
@@ -36,8 +37,8 @@ from wrench_distribution.ros.calibration_services import CalibrationServices
 from wrench_distribution.ros.contact_input import ContactInput
 from wrench_distribution.ros.conversions import (make_internal_load_msg, MalformedPayload,
                                                  read_wrench_payload)
-from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,
-                                                 start_steady_timers)
+from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, PARAMETER_COUNTERS,
+                                                 SimClockMonitor, start_steady_timers)
 from wrench_distribution.ros.friction import friction_message
 from wrench_distribution.ros.parameters import (add_parameter_callbacks, declare_config,
                                                 requested_changes)
@@ -63,7 +64,9 @@ class AnalyzerNode(Node):
         config = self._config = declare_config(self, ANALYZER_PARAMS, 'analyzer')
         self._names = list(config.effectors)
         self._diag = DiagnosticsState(f'{self.get_name()}: analysis', self.get_name(),
-                                      CONCERNS, self.get_logger())
+                                      CONCERNS + ('parameters',), self.get_logger(),
+                                      key_concerns=PARAMETER_COUNTERS)
+        self._refused = RefusedChanges()
         self._ros_clock = self.get_clock()  # not `_clock`: that name is rclpy's own
         self._sim_clock = SimClockMonitor()
         self._create_outputs(config)
@@ -88,7 +91,8 @@ class AnalyzerNode(Node):
         for i, t in enumerate(config.topics.ft):  # raw: decoded here (read_wrench_payload)
             self.create_subscription(WrenchStamped, t, self._make_cb(i), in_qos, raw=True)
         start_steady_timers(self, config.ros, self._publish_diagnostics, self._log_drop_summary)
-        add_parameter_callbacks(self, _SPECS, self._check_parameters, self._apply_parameters)
+        add_parameter_callbacks(self, _SPECS, self._check_parameters, self._apply_parameters,
+                                self._refused)
         self.get_logger().info(f'analysing {", ".join(config.topics.ft)} (contacts from '
                                f'{config.contact_source}, outputs in the '
                                f'{config.settings.output_frame} frame)')
@@ -241,6 +245,8 @@ class AnalyzerNode(Node):
         sensing = report.per_concern['sensing']
         sensing['tare'] = self._tare_report
         sensing.update(self._calibration.values())
+        self._diag.counters.update(self._refused.counters)
+        report.per_concern['parameters'] = self._refused.values()
         self._diag_pub.publish(self._diag.build(now.to_msg(), cond, report.values,
                                                 report.per_concern))
 
@@ -260,8 +266,8 @@ class AnalyzerNode(Node):
         try:
             change = changed_config(self._config, requested_changes(params, _SPECS))
             return None, self._engine.plan(change)
-        except ValueError as e:  # ConfigError and core errors
-            return str(e), None
+        except ValueError as e:  # ConfigError and core errors: named by the shell
+            return e, None
 
     def _apply_parameters(self, plan) -> None:
         """Post-set callback body: apply an accepted change (every check passed)."""

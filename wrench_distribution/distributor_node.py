@@ -20,7 +20,7 @@ from visualization_msgs.msg import MarkerArray
 
 from wrench_distribution.config import changed_config, ConfigError, DISTRIBUTOR_PARAMS
 from wrench_distribution.config.check import warn_findings
-from wrench_distribution.config.safety import OPT_IN, RefusedChanges, UnsafeChangeError
+from wrench_distribution.config.safety import OPT_IN, RefusedChanges
 from wrench_distribution.core.codec import encode_wrench_payload, ns_to_seconds, ns_to_stamp
 from wrench_distribution.core.messages import parse_internal_load_msg
 from wrench_distribution.engine.distribution import CONCERNS, DistributionEngine
@@ -32,7 +32,7 @@ from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, SimClo
 from wrench_distribution.ros.friction import parse_friction_message
 from wrench_distribution.ros.markers import wrench_markers
 from wrench_distribution.ros.parameters import (add_parameter_callbacks, declare_config,
-                                                param_value_of, requested_changes)
+                                                requested_changes)
 from wrench_distribution.ros.qos import qos_from_name, reliable_qos
 from wrench_distribution.ros.runner import run_node
 
@@ -77,7 +77,8 @@ class DistributorNode(Node):
                                      self._log_drop_summary)
         self.create_timer(ns_to_seconds(config.ros.watchdog_period_ns), self._on_watchdog,
                           clock=steady)
-        add_parameter_callbacks(self, _SPECS, self._check_parameters, self._apply_parameters)
+        add_parameter_callbacks(self, _SPECS, self._check_parameters, self._apply_parameters,
+                                self._refused)
         self.get_logger().info(
             f'distributing to {", ".join(config.effectors)} on {", ".join(topics.commands)} '
             f'(commands in the {"object" if config.settings.output.object_axes else "contact"} '
@@ -278,11 +279,8 @@ class DistributorNode(Node):
         try:
             change = changed_config(self._config, requested_changes(params, _SPECS))
             plan = self._engine.plan(change)
-        except ValueError as e:  # ConfigError, UnsafeChangeError and core errors
-            self._refused.note(', '.join(f'{p.name}={param_value_of(p)!r}' for p in params),
-                               str(e), isinstance(e, UnsafeChangeError))
-            self.get_logger().warning(f'parameter change refused: {e}', throttle_duration_sec=1.0)
-            return str(e), None
+        except ValueError as e:  # ConfigError, UnsafeChangeError and core errors: named by the shell
+            return e, None
         if change.less_safe:
             self.get_logger().warning(f'{OPT_IN}: accepting less safe change(s) '
                                       f'{"; ".join(change.less_safe)}')
