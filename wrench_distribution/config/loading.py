@@ -5,6 +5,8 @@ configuration from here; :mod:`.nodes` defines it.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+import copy
 import os
 from typing import Any, Mapping
 
@@ -12,8 +14,18 @@ from .nodes import AnalyzerConfig, config_from_parameters, DistributorConfig
 from .schema import ConfigError
 
 
+#: Parameter files parsed in this process, by the identity of the file's content (path, inode,
+#: size, modification time): a node reads its files several times while it starts (the entry
+#: point's bounds, rcl's misreads, unknown names, check-config's findings), and a parse of a
+#: file near the loader's size bound takes seconds.
+_PARSED: 'OrderedDict[tuple, Mapping]' = OrderedDict()
+_PARSED_KEPT = 4
+
+
 def read_param_document(path_or_dict: Any) -> Mapping:
     """Return a ROS parameter file as a mapping of node sections (bounded safe loading).
+
+    A file is parsed once per process while it is unchanged (each call gets its own copy).
 
     :param path_or_dict: a file path, or the already-parsed YAML dict.
     :return: the mapping of node names to sections.
@@ -23,13 +35,25 @@ def read_param_document(path_or_dict: Any) -> Mapping:
         return path_or_dict
     from wrench_distribution.core.errors import InvalidInputError
     from wrench_distribution.core.safe_load import load_document
+    path = os.fspath(path_or_dict)
+    try:
+        info = os.stat(path)
+        key = (os.path.realpath(path), info.st_ino, info.st_size, info.st_mtime_ns)
+    except OSError:
+        key = None  # load_document says why it cannot be read
+    if key in _PARSED:
+        return copy.deepcopy(_PARSED[key])
     try:  # size, depth, aliases, number magnitudes
-        data = load_document(os.fspath(path_or_dict), 'parameter file')
+        data = load_document(path, 'parameter file')
     except InvalidInputError as e:
         raise ConfigError(str(e)) from None
     if not isinstance(data, Mapping):
         raise ConfigError('parameter file: expected a mapping of node names to '
                           '{ros__parameters: ...}')
+    if key is not None:
+        _PARSED[key] = copy.deepcopy(data)
+        while len(_PARSED) > _PARSED_KEPT:
+            _PARSED.popitem(last=False)
     return data
 
 
