@@ -4,7 +4,9 @@ rcl parses every ``--params-file`` inside ``rclpy.init``, before any node code a
 bound; :func:`~wrench_distribution.config.check.param_file_refusals` is what the process entry
 points (``run_node``) run first. A file over the bounded loader's size is refused without being
 opened; a file within it is refused when the loader refuses it (aliases, nesting, huge or
-infinite numbers); a pipe is never read (rcl would then find it empty).
+infinite numbers) or when it holds more values than rcl parses in well under a second, in any
+shape rcl is slow on (one long list, a section of many parameters, many sections); a pipe is
+never read (rcl would then find it empty).
 """
 import builtins
 import glob
@@ -14,7 +16,9 @@ import pytest
 import yaml
 
 from ros_harness import REPO
+from wrench_distribution import cli
 from wrench_distribution.config.check import param_file_refusals
+from wrench_distribution.config.loading import MAX_PARAM_VALUES
 from wrench_distribution.core.safe_load import MAX_ALIASES, MAX_BYTES, MAX_DEPTH
 
 
@@ -55,7 +59,8 @@ def test_the_bound_is_the_bounded_loaders_to_the_byte(tmp_path):
 
 
 @pytest.mark.parametrize('text,named', [
-    ('a: &a [1, 2]\n' + ''.join(f'b{i}: *a\n' for i in range(MAX_ALIASES + 1)), f'more than {MAX_ALIASES} YAML aliases'),
+    ('a: &a [1, 2]\n' + ''.join(f'b{i}: *a\n' for i in range(MAX_ALIASES + 1)),
+     f'more than {MAX_ALIASES} YAML aliases'),
     ('a: ' + '[' * (MAX_DEPTH + 2) + ']' * (MAX_DEPTH + 2) + '\n', f'deeper than {MAX_DEPTH}'),
     ('/**:\n  ros__parameters:\n    sensor_biases: [1.0e+300, 0.0]\n', 'sensor_biases[0]: 1e+300 is out of range'),
     ('/**:\n  ros__parameters:\n    object_mass: 1e400\n', 'object_mass: NaN or Inf'),
@@ -67,6 +72,32 @@ def test_what_the_bounded_loader_refuses_is_refused_before_rcl(tmp_path, text, n
     path.write_text(text)
     refused = param_file_refusals(argv(path))
     assert len(refused) == 1 and str(path) in refused[0] and named in refused[0], refused
+
+
+def _values_text(shape: str, count: int) -> str:
+    """Return a parameter file of exactly ``count`` values in one of the shapes rcl parses slowly."""
+    if shape == 'one list':
+        return 'other:\n  ros__parameters:\n    values: [' + ', '.join(['0.5'] * count) + ']\n'
+    if shape == 'many parameters':
+        return 'other:\n  ros__parameters:\n' + ''.join(f'    p{i}: {i}\n' for i in range(count))
+    return ''.join(f'node{i}:\n  ros__parameters:\n    a: [1, 2]\n' for i in range(count // 2)) + \
+        ('last:\n  ros__parameters:\n    b: 1\n' if count % 2 else '')
+
+
+@pytest.mark.parametrize('shape', ['one list', 'many parameters', 'many sections'])
+@pytest.mark.parametrize('extra', [0, 1])
+def test_the_count_of_values_is_bounded_to_the_value_by_node_and_check_config_alike(tmp_path, capsys, shape, extra):
+    path = tmp_path / 'params.yaml'
+    path.write_text(_values_text(shape, MAX_PARAM_VALUES + extra))
+    assert os.path.getsize(path) < MAX_BYTES  # the size alone would let it through
+    refused = param_file_refusals(argv(path))
+    code = cli.main(['check-config', str(path)])
+    printed = capsys.readouterr().out
+    if not extra:
+        assert refused == [] and f'more than {MAX_PARAM_VALUES} values' not in printed
+        return
+    assert len(refused) == 1 and str(path) in refused[0] and f'more than {MAX_PARAM_VALUES} values' in refused[0]
+    assert code == 2 and f'more than {MAX_PARAM_VALUES} values' in printed, printed
 
 
 def test_a_missing_file_or_a_pipe_is_refused_and_a_pipe_never_read(tmp_path):

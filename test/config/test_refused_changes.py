@@ -44,7 +44,7 @@ def test_each_parameter_keeps_its_newest_refusals_newest_first():
 
 def test_a_request_refused_for_two_parameters_is_kept_under_both_and_logged_once():
     log = RefusedChanges()
-    line = log.note('force_limits=[900.0], on_limit=\'scale\'', 'two rules', True,
+    line = log.note("force_limits=[900.0], on_limit='scale'", 'two rules', True,
                     ['force_limits', 'on_limit'], 0)
     assert line is not None and "force_limits=[900.0], on_limit='scale'" in line
     shown = log.values()
@@ -73,7 +73,7 @@ def test_a_flood_on_one_parameter_is_rate_limited_and_another_still_logged():
 def test_the_same_attempt_is_logged_again_only_after_the_repeat_interval():
     log = RefusedChanges()
     times = [0, SECOND, 2 * SECOND, safety.REPEAT_NS - 1, safety.REPEAT_NS + 1]
-    lines = [log.note('on_limit=\'scale\'', 'never to scale', True, ['on_limit'], t) for t in times]
+    lines = [log.note("on_limit='scale'", 'never to scale', True, ['on_limit'], t) for t in times]
     assert [line is not None for line in lines] == [True, False, False, False, True]
     assert '3 more refusal(s)' in lines[-1]
     # a distinct value in between is a distinct attempt: logged
@@ -90,7 +90,8 @@ def test_what_is_kept_stays_bounded_whatever_is_asked():
     per_entry = safety.ASKED_CHARS + 3 + safety.REASON_CHARS + 3 + 5
     assert len(shown) == 2 + safety.NAMES_KEPT
     assert all(len(k) <= len('refused.') + safety.NAME_CHARS + 3 for k in shown)
-    assert sum(len(v) for v in shown.values()) <= safety.NAMES_KEPT * (40 + safety.REFUSALS_KEPT * per_entry) + 2 * per_entry
+    bound = safety.NAMES_KEPT * (40 + safety.REFUSALS_KEPT * per_entry) + 2 * per_entry
+    assert sum(len(v) for v in shown.values()) <= bound
     assert log.counters['refused_parameter_changes'] == 2000
 
 

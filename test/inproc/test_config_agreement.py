@@ -137,22 +137,28 @@ def generated_file(seed: int) -> dict:
 
 def node_refuses(path: str, node: str, offset: int) -> bool:
     """Start a node on a parameter file as its process does; return whether it refuses it."""
+    return node_refusal(path, node, offset) is not None
+
+
+def node_refusal(path: str, node: str, offset: int):
+    """Start a node on a parameter file as its process does; return why it refuses it (None: it starts)."""
     argv = [node, '--ros-args', '--params-file', path]
-    if param_file_refusals(argv):  # refused before rclpy.init (run_node): the process exits 2
-        return True
+    refused = param_file_refusals(argv)
+    if refused:  # refused before rclpy.init (run_node): the process exits 2
+        return '; '.join(refused)
     saved, sys.argv = sys.argv, argv  # the node reads its command line, as a process does
     ctx = Context()
     try:
         try:
             rclpy.init(args=argv, context=ctx, domain_id=domain_id_for(offset=offset))
-        except RuntimeError:  # rcl could not parse the file: the process exits 2
-            return True
+        except RuntimeError as error:  # rcl could not parse the file: the process exits 2
+            return str(error)
         try:
             made = NODES[node][1](context=ctx, start_parameter_services=False)
-        except (ConfigError, InvalidParameterTypeException, InvalidParameterValueException):
-            return True
+        except (ConfigError, InvalidParameterTypeException, InvalidParameterValueException) as error:
+            return str(error)
         made.destroy_node()
-        return False
+        return None
     finally:
         sys.argv = saved
         rclpy.try_shutdown(context=ctx)

@@ -193,5 +193,5 @@ def test_a_mixed_request_is_judged_per_parameter_and_refused_whole_when_atomic(c
         assert list(n.node.get_parameter('force_limits').value) == [50.0]
         assert list(n.node.get_parameter('torque_limits').value) == LIMITS['torque_limits']
         shown = _refused_values(diagnose(n)['limits'])
-        assert "force_limits=[50.0], torque_limits=[100.0]" in shown['refused.torque_limits']
+        assert 'force_limits=[50.0], torque_limits=[100.0]' in shown['refused.torque_limits']
         assert 'refused.force_limits' not in shown

@@ -16,9 +16,9 @@ from diagnostic_msgs.msg import DiagnosticArray
 import pytest
 from rclpy.parameter import Parameter
 
-from ros_harness import diag_values, domain_id_for, NodeProcess, node_command, ros_env, TestClient
-import test_identify_cli as two_arms
+from ros_harness import diag_values, domain_id_for, node_command, NodeProcess, ros_env, TestClient
 from test_faults import BASE, get_parameters
+import test_identify_cli as two_arms
 from wrench_distribution.core.safe_load import MAX_BYTES
 from wrench_distribution.processes import ChildProcess
 

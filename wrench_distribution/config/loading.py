@@ -20,6 +20,12 @@ from .schema import ConfigError
 #: file near the loader's size bound takes seconds.
 _PARSED: 'OrderedDict[tuple, Mapping]' = OrderedDict()
 _PARSED_KEPT = 4
+#: Most values (a scalar, or each element of a list) in one parameter file. rcl's parser, which
+#: reads every ``--params-file`` before a node can check it, takes time that grows with the
+#: square of a list's length and of the number of parameters in a section: a file within the
+#: bounded loader's size can hold it for minutes (docs/benchmarks.md, "Parameter files refused
+#: before rcl"). A cell's configuration has hundreds.
+MAX_PARAM_VALUES = 10_000
 
 
 def read_param_document(path_or_dict: Any) -> Mapping:
@@ -50,11 +56,31 @@ def read_param_document(path_or_dict: Any) -> Mapping:
     if not isinstance(data, Mapping):
         raise ConfigError('parameter file: expected a mapping of node names to '
                           '{ros__parameters: ...}')
+    if _more_values_than(data, MAX_PARAM_VALUES):
+        raise ConfigError(f"parameter file '{path}': more than {MAX_PARAM_VALUES} values (a number, a string or "
+                          'an element of a list each); accepted: at most that many (rcl parses a file in a time '
+                          "that grows with the square of a list's length or a section's size)")
     if key is not None:
         _PARSED[key] = copy.deepcopy(data)
         while len(_PARSED) > _PARSED_KEPT:
             _PARSED.popitem(last=False)
     return data
+
+
+def _more_values_than(data: Any, bound: int) -> bool:
+    """Return whether a parsed document holds more than ``bound`` values (leaves), stopping at ``bound + 1``."""
+    count, pending = 0, [data]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, Mapping):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        else:
+            count += 1
+            if count > bound:
+                return True
+    return False
 
 
 def node_of(key: Any) -> str:
