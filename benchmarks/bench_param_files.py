@@ -1,10 +1,10 @@
 """Benchmark: parameter files refused before rcl reads them, and what a file within the bound costs.
 
-1. Each node entry point (``distributor``, ``analyzer``, ``cell``) run with a 50 MB parameter
-   file (refused unread) and with a 0.94 MB list of values (parsed, refused for its count of
-   values), against the same process refused for a missing file (the process's fixed cost:
-   Python, the node module's imports, a ``stat``): all exit 2 before ``rclpy.init``; the
-   differences are what the file costs. Medians over the rounds, alternating.
+1. Each node executable (``distributor``, ``analyzer``, ``cell``: ``wrench_distribution.entry``)
+   run with a 50 MB parameter file and with a missing one (both refused from ``stat`` before the
+   node's module is imported) and with a 0.94 MB list of values (within the size bound: the
+   node's module imported, the file parsed by the bounded loader and refused for its count of
+   values): all exit 2 before ``rclpy.init``. Medians over the rounds, alternating.
 2. ``rclpy.init`` alone (rcl's parser, in a child with a time limit) on lists of values of 0.5
    and 1 MB (within the size bound), on the 50 MB file, and on the worst files the count bound
    (``MAX_PARAM_VALUES``) lets through: one list, one section of that many parameters, that many

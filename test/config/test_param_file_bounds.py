@@ -1,5 +1,8 @@
 """Parameter files judged before rcl reads them (no ROS): size from stat, then the bounded loader.
 
+The node executables (``wrench_distribution.entry``) judge the sizes before they import anything
+heavy; the rest is judged before ``rclpy.init``.
+
 rcl parses every ``--params-file`` inside ``rclpy.init``, before any node code and without a
 bound; :func:`~wrench_distribution.config.check.param_file_refusals` is what the process entry
 points (``run_node``) run first. A file over the bounded loader's size is refused without being
@@ -11,6 +14,8 @@ never read (rcl would then find it empty).
 import builtins
 import glob
 import os
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -19,7 +24,9 @@ from ros_harness import REPO
 from wrench_distribution import cli
 from wrench_distribution.config.check import param_file_refusals
 from wrench_distribution.config.loading import MAX_PARAM_VALUES
-from wrench_distribution.core.safe_load import MAX_ALIASES, MAX_BYTES, MAX_DEPTH
+from wrench_distribution.core import safe_load
+from wrench_distribution.core.safe_load import MAX_ALIASES, MAX_DEPTH
+from wrench_distribution.ros_args import MAX_PARAM_FILE_BYTES as MAX_BYTES
 
 
 def argv(*paths) -> list:
@@ -49,7 +56,8 @@ def test_a_50_mb_file_is_refused_unread_naming_the_file_and_the_bound(tmp_path, 
     assert f'over the bound of {MAX_BYTES} bytes' in refused[0]
 
 
-def test_the_bound_is_the_bounded_loaders_to_the_byte(tmp_path):
+def test_the_bound_holds_to_the_byte_and_the_loader_reads_whatever_it_lets_through(tmp_path):
+    assert MAX_BYTES <= safe_load.MAX_BYTES
     at, over = tmp_path / 'at.yaml', tmp_path / 'over.yaml'
     _valid(at, MAX_BYTES)
     _valid(over, MAX_BYTES + 1)
@@ -145,3 +153,26 @@ def test_the_loader_holds_its_nesting_and_alias_limits_exactly(tmp_path, text, a
         assert not accepted, error
     else:
         assert accepted
+
+
+HEAVY = ('numpy', 'scipy', 'yaml', 'rclpy', 'wrench_distribution.core', 'wrench_distribution.config')
+
+
+@pytest.mark.parametrize('script', ['distributor', 'analyzer', 'cell', 'object_sim', 'object_controller',
+                                    'baseline_distributor'])
+def test_an_executable_refuses_a_file_too_large_before_it_imports_anything_heavy(tmp_path, script):
+    """The console script's function in a fresh interpreter: the node's line, exit 2, nothing heavy imported."""
+    big = tmp_path / 'big.yaml'
+    with open(big, 'wb') as f:
+        f.truncate(50 * 1024 * 1024)
+    code = ('import sys\n'
+            f'sys.argv = ["{script}", "--ros-args", "--params-file", {str(big)!r}]\n'
+            'from wrench_distribution import entry\n'
+            f'status = entry.{script}()\n'
+            f'heavy = sorted(m for m in sys.modules if any(m == h or m.startswith(h + ".") for h in {HEAVY!r}))\n'
+            'print(status, heavy)\n')
+    done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == '2 []', done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].endswith(param_file_refusals(argv(big))[0]), done.stderr
+    assert 'invalid configuration: ' in lines[0]

@@ -6,7 +6,9 @@ sensor, a number written as a string (``"5.0"``) or beyond a double (``1e400``):
 parameter file and each in a calibration file. The node is started as its process starts it
 (:func:`test_config_agreement.node_refusal`: the parameter files judged before ``rclpy.init``,
 rcl, then the node with its ``calibration_file``); ``wrench-distribution check-config`` judges
-the same file. Both refuse, and both name the value.
+the same file, and the parameter file with the calibration (``--calibration``). Both refuse, and
+both name the value. The distributor's calibration file the same, with what it must never carry
+(a raised limit, the unsafe switch, scaling at the limit) beside a calibration value.
 """
 import contextlib
 import io
@@ -40,11 +42,11 @@ def _write(path, sections: dict) -> str:
     return str(path)
 
 
-def check_config(path: str) -> str:
-    """Run ``wrench-distribution check-config FILE`` here; return what it printed (an error found)."""
+def check_config(*argv: str) -> str:
+    """Run ``wrench-distribution check-config ARGV`` here; return what it printed (an error found)."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        status = cli.main(['check-config', path])
+        status = cli.main(['check-config', *argv])
     assert status == 2, out.getvalue()
     return json.dumps(json.loads(out.getvalue()))
 
@@ -67,3 +69,28 @@ def test_in_a_calibration_file(tmp_path, case):
     refusal = node_refusal(path, 'wrench_analyzer', offset=0)
     assert refusal is not None and named in refusal and 'calibration_file' in refusal
     assert named in check_config(calibration)
+    assert named in check_config(path, '--calibration', calibration)
+    assert named in check_config(path, '--calibration', calibration)
+
+
+DISTRIBUTOR = {'effectors': two_arms.NAMES, 'contact_source': 'static',
+               'contact_positions': two_arms.CONTACTS[:, :3].ravel().tolist(),
+               'contact_orientations': two_arms.CONTACTS[:, 3:].ravel().tolist()}
+NOT_CALIBRATION = {  # what a calibration file must not carry to the distributor, the parameter named
+    'a raised limit': ({'force_limits': [1e9]}, 'force_limits'),
+    'the unsafe switch': ({'allow_unsafe_runtime_changes': True}, 'allow_unsafe_runtime_changes'),
+    'scaling at the limit': ({'on_limit': 'scale'}, 'on_limit'),
+}
+
+
+@pytest.mark.parametrize('case', sorted([c for c in HOSTILE if HOSTILE[c][1] == 'object_mass'] + list(NOT_CALIBRATION)))
+def test_in_the_distributors_calibration_file(tmp_path, case):
+    values, named = HOSTILE.get(case) or NOT_CALIBRATION[case]
+    calibration = _write(tmp_path / 'calibration.yaml', {'/**/wrench_distributor': {
+        'ros__parameters': {'object_mass': 3.2, **values}}})
+    path = _write(tmp_path / 'params.yaml', {'/**/wrench_distributor': {
+        'ros__parameters': {**DISTRIBUTOR, 'calibration_file': calibration}}})
+    refusal = node_refusal(path, 'wrench_distributor', offset=0)
+    assert refusal is not None and named in refusal and 'calibration_file' in refusal
+    assert named in check_config(calibration)
+    assert named in check_config(path, '--calibration', calibration)

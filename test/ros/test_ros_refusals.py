@@ -19,8 +19,8 @@ from rclpy.parameter import Parameter
 from ros_harness import diag_values, domain_id_for, node_command, NodeProcess, ros_env, TestClient
 from test_faults import BASE, get_parameters
 import test_identify_cli as two_arms
-from wrench_distribution.core.safe_load import MAX_BYTES
 from wrench_distribution.processes import ChildProcess
+from wrench_distribution.ros_args import MAX_PARAM_FILE_BYTES
 
 pytestmark = pytest.mark.ros
 
@@ -152,5 +152,6 @@ def test_a_50_mb_parameter_file_is_refused_before_rcl_reads_it(tmp_path, script)
     print(f'{script}: a {size / 2 ** 20:.1f} MiB parameter file refused in {elapsed:.2f} s (process start included)')
     assert code == 2, text
     lines = [line for line in text.splitlines() if str(big) in line]
-    assert len(lines) == 1 and f'{size} bytes' in lines[0] and f'bound of {MAX_BYTES} bytes' in lines[0], text
+    bound = f'bound of {MAX_PARAM_FILE_BYTES} bytes'
+    assert len(lines) == 1 and f'{size} bytes' in lines[0] and bound in lines[0], text
     assert 'Traceback' not in text

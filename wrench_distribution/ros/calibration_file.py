@@ -17,8 +17,8 @@ import os
 from typing import Sequence
 
 from wrench_distribution.config.calibration import CALIBRATION_KEYS, merged, range_errors, read_calibration
-from wrench_distribution.config.check import param_files
 from wrench_distribution.config.schema import ConfigError, ParamSpec
+from wrench_distribution.ros_args import param_files
 
 
 def _keys(specs: Sequence[ParamSpec], kind: str) -> tuple:
