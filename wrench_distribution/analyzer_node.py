@@ -35,8 +35,8 @@ from wrench_distribution.ros.calibration_services import CalibrationServices
 from wrench_distribution.ros.contact_input import ContactInput
 from wrench_distribution.ros.conversions import (make_internal_load_msg, MalformedPayload,
                                                  read_wrench_payload)
-from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,
-                                                 start_steady_timers)
+from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, PARAMETER_COUNTERS,
+                                                 SimClockMonitor, start_steady_timers)
 from wrench_distribution.ros.friction import friction_message
 from wrench_distribution.ros.managed import LIFECYCLE, ManagedNode
 from wrench_distribution.ros.parameters import declare_config, requested_changes
@@ -70,7 +70,8 @@ class AnalyzerNode(ManagedNode):
         config = self._config = declare_config(self, ANALYZER_PARAMS, 'analyzer', self._given)
         self._names = list(config.effectors)
         self._diag = DiagnosticsState(f'{self.get_name()}: analysis', self.get_name(),
-                                      (*CONCERNS, LIFECYCLE), self.get_logger())
+                                      (*CONCERNS, 'parameters', LIFECYCLE), self.get_logger(),
+                                      key_concerns=PARAMETER_COUNTERS)
         self._create_outputs(config)
         self._inputs = ContactInput(self, config, self._diag)
         self._engine = AnalysisEngine(config, self._inputs.contacts, self._inputs.sensors,
@@ -249,6 +250,8 @@ class AnalyzerNode(ManagedNode):
         sensing = report.per_concern['sensing']
         sensing['tare'] = self._tare_report
         sensing.update(self._calibration.values())
+        self._diag.counters.update(self._refused.counters)
+        report.per_concern['parameters'] = self._refused.values()
         self._lifecycle_diagnostics(cond, report.per_concern)
         self._diag_pub.publish(self._diag.build(now.to_msg(), cond, report.values,
                                                 report.per_concern))
@@ -269,8 +272,8 @@ class AnalyzerNode(ManagedNode):
         try:
             change = changed_config(self._config, requested_changes(params, _SPECS))
             return None, self._engine.plan(change)
-        except ValueError as e:  # ConfigError and core errors
-            return str(e), None
+        except ValueError as e:  # ConfigError and core errors: named by the shell
+            return e, None
 
     def _apply_parameters(self, plan) -> None:
         """Post-set callback body: apply an accepted change (every check passed)."""

@@ -19,7 +19,7 @@ from visualization_msgs.msg import MarkerArray
 
 from wrench_distribution.config import changed_config, ConfigError, DISTRIBUTOR_PARAMS
 from wrench_distribution.config.check import warn_findings
-from wrench_distribution.config.safety import OPT_IN, RefusedChanges, UnsafeChangeError
+from wrench_distribution.config.safety import OPT_IN
 from wrench_distribution.core.codec import encode_wrench_payload, ns_to_seconds, ns_to_stamp
 from wrench_distribution.core.messages import parse_internal_load_msg
 from wrench_distribution.engine.distribution import CONCERNS, DistributionEngine
@@ -31,7 +31,7 @@ from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, SimClo
 from wrench_distribution.ros.friction import parse_friction_message
 from wrench_distribution.ros.managed import CONFIGURED, LIFECYCLE, ManagedNode
 from wrench_distribution.ros.markers import wrench_markers
-from wrench_distribution.ros.parameters import declare_config, param_value_of, requested_changes
+from wrench_distribution.ros.parameters import declare_config, requested_changes
 from wrench_distribution.ros.qos import qos_from_name, reliable_qos
 from wrench_distribution.ros.readers import QuietOutputs
 from wrench_distribution.ros.runner import run_node
@@ -63,7 +63,6 @@ class DistributorNode(ManagedNode):
         config = self._config = declare_config(self, DISTRIBUTOR_PARAMS, 'distributor', self._given)
         self._engine = engine = DistributionEngine(config)
         warn_findings(self.get_logger().warning, sys.argv)  # check-config, both sections
-        self._refused = RefusedChanges()
         for line in engine.safety_conditions():
             self.get_logger().warning(line[1])
         self._diag = DiagnosticsState(f'{self.get_name()}: distribution', self.get_name(),
@@ -291,11 +290,8 @@ class DistributorNode(ManagedNode):
         try:
             change = changed_config(self._config, requested_changes(params, _SPECS))
             plan = self._engine.plan(change)
-        except ValueError as e:  # ConfigError, UnsafeChangeError and core errors
-            self._refused.note(', '.join(f'{p.name}={param_value_of(p)!r}' for p in params),
-                               str(e), isinstance(e, UnsafeChangeError))
-            self.get_logger().warning(f'parameter change refused: {e}', throttle_duration_sec=1.0)
-            return str(e), None
+        except ValueError as e:  # ConfigError, UnsafeChangeError and core errors: named by the shell
+            return e, None
         if change.less_safe:
             self.get_logger().warning(f'{OPT_IN}: accepting less safe change(s) '
                                       f'{"; ".join(change.less_safe)}')

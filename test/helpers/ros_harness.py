@@ -382,6 +382,27 @@ class TestClient:
         return self.call(GetState, f'/{node_name}/get_state', GetState.Request(),
                          timeout).current_state.label
 
+    def set_parameters_atomically(self, node_name: str, params: list, timeout: float = 5.0):
+        """Call ``/<node>/set_parameters_atomically``.
+
+        :param node_name: target node name.
+        :param params: list of ``rclpy.parameter.Parameter``.
+        :param timeout: seconds.
+        :return: the one ``SetParametersResult`` of the whole request.
+        """
+        from rcl_interfaces.srv import SetParametersAtomically
+        cli = self.node.create_client(SetParametersAtomically, f'/{node_name}/set_parameters_atomically')
+        try:
+            if not cli.wait_for_service(timeout_sec=timeout):
+                raise TimeoutError(f'/{node_name}/set_parameters_atomically not available')
+            fut = cli.call_async(SetParametersAtomically.Request(parameters=[p.to_parameter_msg() for p in params]))
+            self.executor.spin_until_future_complete(fut, timeout_sec=timeout)
+            if not fut.done():
+                raise TimeoutError('set_parameters_atomically timed out')
+            return fut.result().result
+        finally:
+            self.node.destroy_client(cli)
+
     def close(self) -> None:
         """Destroy the node and shut the context down."""
         try:

@@ -44,6 +44,7 @@ from rclpy.service import Service
 from rclpy.subscription import Subscription
 from rclpy.timer import Timer
 
+from wrench_distribution.config.safety import RefusedChanges
 from wrench_distribution.config.schema import PARAM_INDEX
 from wrench_distribution.ros.diagnostics import DiagnosticsState, ERROR, OK
 from wrench_distribution.ros.parameters import (add_parameter_callbacks, CONFIG_ERRORS,
@@ -103,7 +104,8 @@ class ManagedNode(LifecycleNode):
         self._idle = DiagnosticsState(f'{self.get_name()}: {summary}', self.get_name(), (LIFECYCLE,))
         self.create_timer(IDLE_DIAGNOSTICS_PERIOD, self._publish_idle_diagnostics,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
-        add_parameter_callbacks(self, specs, self._check_request, self._apply_request)
+        self._refused = RefusedChanges()  # every refused parameter change, named (diagnostics)
+        add_parameter_callbacks(self, specs, self._check_request, self._apply_request, self._refused)
         self._refuse_unavailable_transitions()
 
     def _refuse_unavailable_transitions(self) -> None:

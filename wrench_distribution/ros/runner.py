@@ -166,6 +166,20 @@ def init_failure(error: Exception) -> str:
             'names every such problem with its fix.')
 
 
+def refuse_param_files(name: str, argv) -> bool:
+    """Refuse, before ``rclpy.init``, the parameter files rcl must not read (one line each).
+
+    :param name: node (or process) name for messages.
+    :param argv: the ROS command-line arguments ``rclpy.init`` is given.
+    :return: True when a file was refused (the process exits 2 without starting rcl).
+    """
+    from wrench_distribution.config.check import param_file_refusals
+    refused = param_file_refusals(list(argv))
+    for line in refused:
+        print(f'[{name}] invalid configuration: {line}', file=sys.stderr, flush=True)
+    return bool(refused)
+
+
 def _stop_executor(executor) -> None:
     """Let an executor's worker threads finish their callbacks before the node goes."""
     try:
@@ -210,13 +224,16 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
     :param spin: ``spin(executor, node)`` for a node with its own loop (default
         :func:`spin_until_shutdown`).
     :param config_errors: further exception types the factory raises for bad parameters.
-    :return: exit code: 0 after a normal shutdown, 2 on invalid configuration.
+    :return: exit code: 0 after a normal shutdown, 2 on invalid configuration (a parameter
+        file is refused before ``rclpy.init``: :func:`refuse_param_files`).
     """
     from wrench_distribution.ros.parameters import CONFIG_ERRORS
     try:
         from rclpy.executors import ExternalShutdownException
     except ImportError:  # pragma: no cover
         ExternalShutdownException = KeyboardInterrupt
+    if refuse_param_files(name, sys.argv if args is None else args):
+        return 2
     try:
         init_without_signal_handlers(args)
     except RuntimeError as e:  # rclpy's RCLError: rcl could not parse the arguments
