@@ -295,6 +295,21 @@ class InternalSpaces:
                                 self.grasp_matrix, self.active_components, self.reference_length,
                                 self.rank)
 
+    #: What depends on the poses alone: kept by :meth:`keep_spaces` for other weights.
+    _POSE_SPACES = ('_norm_metric', '_internal', '_geometry', '_rotation_blocks')
+
+    def keep_spaces(self, other: 'InternalSpaces') -> None:
+        """Take, from the same contacts at the same poses and options, what depends on the poses alone.
+
+        The named basis of ``N(G)`` is built from the geometry alone (docs/theory.md, 16.5), so
+        a change of weights keeps it; the read-out and ``N_m`` depend on ``G_M+`` and are rebuilt.
+
+        :param other: the spaces of the same contacts at the same poses and options.
+        """
+        for name in self._POSE_SPACES:
+            if name in other.__dict__:
+                self.__dict__[name] = other.__dict__[name]
+
     def prepare(self) -> 'InternalSpaces':
         """Build the internal-load basis, the read-out and ``N_m`` now (else on first use).
 
