@@ -82,7 +82,7 @@ _ONE.setflags(write=False)
 
 @lru_cache(maxsize=256)
 def _mixture_pattern(state: bytes) -> Tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
-    """The subsets of one pattern of weights (``state``: 0 released, 1 in transition, 2 full, per contact).
+    """Return the subsets of one pattern of weights (``state``: 0 released, 1 in transition, 2 full, per contact).
 
     :return: masks (k, n), the contacts in transition (None without) and the rows kept when no
         contact is full (None otherwise).

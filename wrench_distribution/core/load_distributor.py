@@ -33,7 +33,7 @@ KEEP = object()
 
 
 def _positive_weights(weights, names: Sequence[str]) -> Optional[np.ndarray]:
-    """Checked weights in ``(0, 1]`` (None stays None: all 1).
+    """Return the checked weights in ``(0, 1]`` (None stays None: all 1).
 
     :raises InvalidInputError: as :func:`.check_weights`, or for a weight 0.
     """
@@ -95,6 +95,7 @@ class LoadDistributor(InternalSpaces):
             raise InvalidInputError('moved() takes the same contacts (names and types) at new poses, as ContactArrays')
         same = contacts is None or contacts is self._arrays
         moved = LoadDistributor.__new__(LoadDistributor)
+        moved._basis_plan = None if same else self.basis_plan
         moved._build(self._arrays if same else contacts, self.object_model, self.options,
                      self._weights if weights is KEEP else weights if checked
                      else _positive_weights(weights, self._arrays.names),

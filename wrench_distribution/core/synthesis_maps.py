@@ -271,7 +271,7 @@ _ONE.setflags(write=False)
 
 @lru_cache(maxsize=64)
 def _every_contact(n: int) -> np.ndarray:
-    """The one subset of every contact, (1, n), read-only (shared)."""
+    """Return the one subset of every contact, (1, n), read-only (shared)."""
     masks = np.ones((1, n), bool)
     masks.setflags(write=False)
     return masks
@@ -304,7 +304,8 @@ def subset_maps(g: ContactSet, masks: np.ndarray) -> SubsetMaps:
     def explain() -> Tuple[List[str], List[List[str]]]:
         methods, reasons = explain_masses()
         share = g.options.torque_share
-        return methods, [reasons[k] + (['torque_share_without_rigid_contacts'] if shares[k] == 0.0 and share > 0 else [])
+        return methods, [reasons[k]
+                         + (['torque_share_without_rigid_contacts'] if shares[k] == 0.0 and share > 0 else [])
                          + (['collinear_contacts'] if inertia.collinear[k] and shares[k] < 1.0 else [])
                          + (['rank_deficient_grasp'] if ranks[k] < 6 else []) for k in range(len(masks))]
 

@@ -67,7 +67,8 @@ class WeightedDistributor:
                                      or contacts.types != self._arrays.types):
             raise InvalidInputError('moved() takes the same contacts (names and types) at new poses, as ContactArrays')
         moved = WeightedDistributor.__new__(WeightedDistributor)
-        moved.names, moved.n, moved._object_model, moved._options = self.names, self.n, self._object_model, self._options
+        moved.names, moved.n = self.names, self.n
+        moved._object_model, moved._options = self._object_model, self._options
         moved._adopt(self._arrays if contacts is None else contacts,
                      self.weights if weights is None else check_weights(weights, self.n, self.names), self)
         return moved

@@ -133,7 +133,7 @@ class SubsetGeometry:
         return self._ranks if rigid is None else np.where((self.masks @ rigid) > 0, 6, self._ranks)
 
     def _measure(self) -> None:
-        """Reference lengths and point-contact ranks of every subset, a few numbers each (plain floats)."""
+        """Measure the reference lengths and point-contact ranks of every subset (plain floats: a few numbers each)."""
         lengths, ranks = [], []
         for (e0, e1, e2), (c0, c1, c2), count in zip(self.extents.tolist(), self.centroid.tolist(),
                                                      self.counts.tolist()):
