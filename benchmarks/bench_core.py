@@ -392,7 +392,7 @@ def summary(results: Dict[Tuple[str, int], Dict[str, float]], sizes: Sequence[in
             speedup = row['pinv'] / row['cached']
             floor = row['cached'] / row['pinv_cached']
             print(f'- {kind}, n=4: speed-up of cached synthesis (wrench_commands) over pinv(G)@h_o per sample = '
-                  f"{speedup:.2f}x (target >= 24x, issue 32: {'met' if speedup >= 24 else 'NOT met'}); "
+                  f"{speedup:.2f}x (target >= 24x: {'met' if speedup >= 24 else 'NOT met'}); "
                   f"over the QP {row['qp'] / row['cached']:.0f}x; "
                   f"uncached/cached = {row['uncached'] / row['cached']:.0f}x; "
                   f'cached synthesis / cached pinv matvec `gp @ h` = {floor:.2f} (target <= 1.5: '
