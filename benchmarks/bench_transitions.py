@@ -28,7 +28,9 @@ transition, the largest change of a foot's force in one tick, the largest result
 released foot's force, the largest friction utilisation; the time per tick (median and 99th
 percentile, ``time.perf_counter``), and the per-tick cost of a new geometry and weights at n = 4 and
 8 (``moved``, and a fresh ``WeightedDistributor``) against the cached solve, the uncached rebuild
-and (in a subprocess, when given) the uncached rebuild of ``--before``'s package.
+and (in a subprocess, when given) the uncached rebuild of ``--before``'s package. The per-tick costs
+are the process's CPU time (``time.process_time``) per tick: on a shared machine the wall time
+also counts the time spent waiting for a core, which the other processes' load decides.
 """
 from __future__ import annotations
 
@@ -189,6 +191,7 @@ def trace(steps: List[dict], results: Dict[str, Tuple[np.ndarray, np.ndarray]], 
 
 def tick_costs(sizes: List[int], ticks: int, rounds: int, before: str) -> None:
     """Per-tick cost of a new geometry and weights, against the cached solve and the rebuilds."""
+    print('CPU time per tick (time.process_time), us:\n')
     print('| n | new poses and weights per tick, moved (us) | new poses, weights 1, moved (us) '
           '| new weights, same poses, moved (us) | new poses and weights, fresh WeightedDistributor (us) '
           '| uncached rebuild, weights 1 (us) | cached solve (us) | moved / cached | moved / uncached |'
@@ -221,7 +224,7 @@ def _grasp(n: int) -> np.ndarray:
 
 
 def _measure(n: int, ticks: int, mode: str) -> float:
-    """Microseconds per tick of one way to the commands.
+    """Return the CPU microseconds per tick of one way to the commands.
 
     :param mode: ``moved`` (new poses and a weight ramp each tick, the per-tick update), ``poses``
         (new poses, weights 1), ``weights`` (the weight ramp at fixed poses), ``fresh``
@@ -239,7 +242,7 @@ def _measure(n: int, ticks: int, mode: str) -> float:
     weights[:, 0] = np.linspace(1.0, 0.01, ticks)
     distribution = WeightedDistributor(layout.arrays(poses[0], quaternions[0]), model, options, weights[0])
     fixed, ones = LoadDistributor(contacts, model, options), np.ones(n)
-    start = time.perf_counter()
+    start = time.process_time()
     for k in range(ticks):
         if mode == 'moved':
             distribution = distribution.moved(layout.arrays(poses[k], quaternions[k]), weights[k])
@@ -257,7 +260,7 @@ def _measure(n: int, ticks: int, mode: str) -> float:
             LoadDistributor(contacts, model, options).wrench_commands(wrench)
         else:
             fixed.wrench_commands(wrench)
-    return (time.perf_counter() - start) / ticks * 1e6
+    return (time.process_time() - start) / ticks * 1e6
 
 
 def _measure_before(tree: str, n: int, ticks: int) -> float:
@@ -269,8 +272,8 @@ def _measure_before(tree: str, n: int, ticks: int) -> float:
             "c = [Contact(f'c{i}', 'point', tuple(q)) for i, q in enumerate(p)]\n"
             'm, o, h = ObjectModel(com=(0.01, -0.02, 0.015)), DistributionOptions(), np.array([1, 2, 3, .1, .2, .3])\n'
             f'[LoadDistributor(c, m, o).wrench_commands(h) for _ in range(20)]\n'
-            f's = time.perf_counter()\nfor _ in range({ticks}): LoadDistributor(c, m, o).wrench_commands(h)\n'
-            f'print((time.perf_counter() - s) / {ticks} * 1e6)\n')
+            f's = time.process_time()\nfor _ in range({ticks}): LoadDistributor(c, m, o).wrench_commands(h)\n'
+            f'print((time.process_time() - s) / {ticks} * 1e6)\n')
     done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=tree, check=True)
     return float(done.stdout.strip())
 

@@ -80,6 +80,9 @@ class LoadDistributor(InternalSpaces):
         same computations, without checking again what was checked (contacts from
         :meth:`.ContactLayout.arrays`) and, at the same poses, with the maps of the contact subsets
         and the named basis kept: a change of weights then only mixes the subsets anew (eq. 16.1).
+        At new poses the named basis, when asked for, is the last selection made again where the
+        greedy selection would make it (:func:`.internal_basis.reselect`): the same elements, in
+        the same order, as a fresh build, without the search.
 
         :param contacts: the same contacts (names and types) at their new poses, or None: the
             same poses.
@@ -95,7 +98,7 @@ class LoadDistributor(InternalSpaces):
             raise InvalidInputError('moved() takes the same contacts (names and types) at new poses, as ContactArrays')
         same = contacts is None or contacts is self._arrays
         moved = LoadDistributor.__new__(LoadDistributor)
-        moved._basis_plan = None if same else self.basis_plan
+        moved._basis_plan = self.basis_plan
         moved._build(self._arrays if same else contacts, self.object_model, self.options,
                      self._weights if weights is KEEP else weights if checked
                      else _positive_weights(weights, self._arrays.names),
