@@ -262,6 +262,26 @@ class DistributionEngine:
         """One watchdog check as the node acts on it (:meth:`.watchdog.InputGuard.tick`)."""
         return self.guard.tick(mono_ns, now_ns, self.n)
 
+    # -- lifecycle ---------------------------------------------------------------------------
+    def stop(self) -> Outcome:
+        """Return what a stop publishes (deactivate, shutdown): zero wrenches to every effector.
+
+        The one place a stop is decided: a stop that holds the object's weight (legs, hands)
+        replaces this body, and every caller follows.
+
+        :return: the stop commands, with the message that says what they are.
+        """
+        return Outcome(np.zeros((self.n, 6)), 'stop', 'zero wrenches to every effector',
+                       'outputs', 'stops_published')
+
+    def resume(self, mono_ns: int, now_ns: int) -> None:
+        """Listen again after a pause (activate): the input timeout starts afresh, all else is kept.
+
+        :param mono_ns: steady clock.
+        :param now_ns: node clock.
+        """
+        self.guard.restart(mono_ns, now_ns)
+
     # -- runtime parameters --------------------------------------------------------------
     def plan(self, change: Change) -> DistributionPlan:
         """Check a runtime change against the solver, without applying it.
