@@ -177,10 +177,13 @@ def test_a_frozen_sensor_holds_the_feedback_at_its_onset_and_both_nodes_name_it(
         held = commands[first_held]
         # held at the value the correction had at the freeze: what the loop integrated from the
         # frozen readings before they were found is undone; it never winds past the onset's
-        before = [np.abs(commands[k] - held).max() for k in range(FREEZE - 2, FREEZE + 1)]
+        # (the distributor dates the onset from the label's age in its own clock, and steps one
+        # update further back when the spacing of its updates says it may be late: a cycle or
+        # two before the freeze under load)
+        before = [np.abs(commands[k] - held).max() for k in range(FREEZE - 3, FREEZE + 1)]
         drift = np.abs(commands[first_held - 1] - commands[FREEZE]).max()
         if strict:
-            assert min(before[1:]) < 1e-9, (before, drift)  # commands[FREEZE - 1] or [FREEZE]
+            assert min(before) < 1e-9, (before, drift)  # the command of a cycle before the freeze
         else:
             assert min(before) < 0.5 * drift, (before, drift)
         # after it thaws and reads clean for the recovery, the loop closes again
