@@ -10,14 +10,16 @@ from typing import List, Optional
 
 import numpy as np
 
+from .core.contacts import ContactArrays
 from .core.errors import WrenchDistributionError
 from .core.friction import add_friction, FrictionModel, FrictionOptions
 from .core.problem import (
-    analysis_document, basis_document, build_distributor, friction_options, measured_matrix, read_problem,
-    synthesis_document, to_json,
+    analysis_document, basis_document, build_distributor, friction_options, measured_matrix, problem_weights,
+    read_problem, synthesis_document, to_json,
 )
 from .core.validation import finite_vector
 from .engine.problem import engine_for_problem, synthesize_with_engine
+from .engine.solver import WeightedSolver
 
 
 def _synthesize(args: argparse.Namespace) -> int:
@@ -27,7 +29,8 @@ def _synthesize(args: argparse.Namespace) -> int:
         raise WrenchDistributionError('synthesize needs "wrench": [fx, fy, fz, tx, ty, tz]')
     wrench = finite_vector(document['wrench'], 6, 'wrench')
     options = friction_options(document)
-    engine = engine_for_problem(distributor, options, internal_load, document.get('limits'))
+    weights = problem_weights(document, distributor.names)
+    engine = engine_for_problem(distributor, options, internal_load, document.get('limits'), weights)
     commands, limit = synthesize_with_engine(engine, wrench)
     distributor = engine.cache.distributor
     if limit is None:
@@ -40,9 +43,10 @@ def _synthesize(args: argparse.Namespace) -> int:
         output['contacts'][name]['wrench'] = command.tolist()  # what the node publishes
     if limit is not None:
         output['limit'] = limit
+    _add_weights(output, distributor, weights)
     if options.mode != 'off':
         stage = engine.friction
-        model = stage.model(distributor)
+        model = stage.model(distributor.friction_view)
         added = stage.added
         if added is None and options.mode == 'auto':
             added = np.zeros(len(distributor.basis_names))
@@ -57,14 +61,26 @@ def _analyze(args: argparse.Namespace) -> int:
     if 'measured' not in document:
         raise WrenchDistributionError('analyze needs "measured": {contact: [fx, fy, fz, tx, ty, tz]}')
     measured = measured_matrix(distributor, document['measured'])
+    weights = problem_weights(document, distributor.names)
+    if weights is not None:  # read out on the contacts of positive weight (released rows: 0)
+        distributor = WeightedSolver(ContactArrays.of(distributor.contacts), distributor.object_model,
+                                     distributor.options, weights)
     analysis = distributor.analyze(measured)
     output = analysis_document(distributor, analysis)
+    _add_weights(output, distributor, weights)
     options = friction_options(document)
     if options.mode != 'off':
         model = FrictionModel(distributor, FrictionOptions(mode='check', margin=options.margin))
         add_friction(output, model, model.check(measured), None)
     print(to_json(output))
     return 0
+
+
+def _add_weights(output: dict, distributor, weights) -> None:
+    """Add the contact weights to a result document (when the problem gives them)."""
+    if weights is not None:
+        output['contact_weights'] = dict(zip(distributor.names, weights.tolist()))
+        output['released'] = distributor.released_names
 
 
 def _basis(args: argparse.Namespace) -> int:
