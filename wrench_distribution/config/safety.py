@@ -95,7 +95,7 @@ RUNTIME_RULES: Dict[str, RuntimeRule] = {
                             'send nothing new'),
     'on_timeout': RuntimeRule(_ranked(ON_TIMEOUT_RANK),
                               'on_timeout may go from stop to hold_object_weight or zero, and from '
-                              'hold_object_weight to zero, never the other way',
+                              'hold_object_weight to zero, not to stop',
                               'stop leaves the arm controllers on their last reference; '
                               'hold_object_weight keeps commanding the weight split'),
     'contact_transition_time': RuntimeRule(_no_shorter,
