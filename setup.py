@@ -33,12 +33,12 @@ setup(
     entry_points={
         'console_scripts': [
             'wrench-distribution = wrench_distribution.cli:main',
-            'distributor = wrench_distribution.distributor_node:main',
-            'analyzer = wrench_distribution.analyzer_node:main',
-            'cell = wrench_distribution.cell:main',
-            'object-sim = wrench_distribution.sim.nodes.object_sim_node:main',
-            'object-controller = wrench_distribution.sim.nodes.object_controller_node:main',
-            'baseline-distributor = wrench_distribution.sim.nodes.baseline_distributor_node:main',
+            'distributor = wrench_distribution.entry:distributor',
+            'analyzer = wrench_distribution.entry:analyzer',
+            'cell = wrench_distribution.entry:cell',
+            'object-sim = wrench_distribution.entry:object_sim',
+            'object-controller = wrench_distribution.entry:object_controller',
+            'baseline-distributor = wrench_distribution.entry:baseline_distributor',
         ],
     },
 )

@@ -185,7 +185,7 @@ def bench_directory(args, work: Path) -> int:
     for workers in sorted({1, args.workers}):
         t = time.perf_counter()
         results = analyze_directory(root, config, work / f'dask{workers}', Options(plots=False),
-                                    jobs=workers)
+                                    jobs=workers).results
         dask_s = time.perf_counter() - t
         assert all(r.error is None for r in results), [r.error for r in results]
         print(f'Dask, {workers} worker process(es)  {dask_s:8.2f} s  '
@@ -238,16 +238,18 @@ def bench_one_bag(args: argparse.Namespace, work: Path) -> None:
     read_s, n = time_read(bag, False)
     print(f'read               {read_s:8.2f} s  {args.samples / read_s:10.0f} samples/s',
           flush=True)
+    cpu = time.process_time()
     deser_s, _ = time_read(bag, True)
+    deser_cpu = time.process_time() - cpu
     print(f'read+deserialise   {deser_s:8.2f} s  {args.samples / deser_s:10.0f} samples/s',
           flush=True)
     stages: dict = {}
     profiler = cProfile.Profile() if args.profile else None
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     if profiler:
         profiler.enable()
     summary = analyze_bag(bag, config, work / 'out', Options(timings=stages, csv=args.csv))
-    full_s = time.perf_counter() - t
+    full_s, full_cpu = time.perf_counter() - t, time.process_time() - cpu
     if profiler:
         profiler.disable()
         profiler.dump_stats(args.profile)
@@ -259,6 +261,10 @@ def bench_one_bag(args: argparse.Namespace, work: Path) -> None:
         print(f'   {stage:<20} {sec:8.2f} s')
     result = report(args, work / 'out', n, read_s, deser_s, full_s, stages,
                     (load_before, load_after))
+    # CPU time of this process (every thread): less moved by other processes' load
+    print(f'CPU time: read+deserialise {deser_cpu:.2f} s, analyze-bag {full_cpu:.2f} s, '
+          f'ratio {full_cpu / deser_cpu:.2f}')
+    result.update(read_deserialise_cpu_s=deser_cpu, analyze_cpu_s=full_cpu)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + '\n')
 

@@ -7,7 +7,7 @@ Each size runs in a fresh process so that its peak memory (ru_maxrss) is its own
 Prints, per size: construction (G_M+ only), the basis (first use, and the median of five
 more builds in the same process), the read-out and ``N_m``
 (:meth:`LoadDistributor.prepare`), the basis condition number and the peak RSS of the process.
-Targets (issue 9): n = 64 basis under 50 ms; n = 256 under 10 s with bounded memory.
+Targets: n = 64 basis under 50 ms; n = 256 under 10 s with bounded memory.
 """
 import argparse
 import json

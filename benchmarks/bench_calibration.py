@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Calibration accuracy and time: ft_calib's linear least squares against ours (issue 29).
+"""Calibration accuracy and time: ft_calib's linear least squares against ours.
 
 Run from the repository root::
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Per-message CPU cost of the two nodes' callbacks, in process (issue 32, item 2).
+"""Per-message CPU cost of the two nodes' callbacks, in process.
 
 Run from the repository root (ROS environment as in docs/contributing.md)::
 

@@ -12,9 +12,10 @@ foot at a time, in the order lf, rh, rf, lh. Per foot, at 1 kHz: shift the centr
 the way to the centroid of the other three feet; unload the foot; swing it 10 cm forward (no
 contact); place and reload it; shift back. The feet move in the trunk frame at every tick.
 
-- **ours**: :class:`wrench_distribution.core.transitions.WeightedDistributor` rebuilt at every tick
-  from the new poses and weights (the foot's weight ramps 1 to 0 while unloading, 0 to 1 while
-  reloading; docs/theory.md, section 16);
+- **ours**: :class:`wrench_distribution.core.transitions.WeightedDistributor` updated at every tick
+  to the new poses and weights with ``moved`` (the per-tick path: the same numbers as a fresh
+  build; the foot's weight ramps 1 to 0 while unloading, 0 to 1 while reloading; docs/theory.md,
+  section 16);
 - **TSID's way** (:mod:`wrench_distribution.core.contact_qp`): the contact forces of least norm with
   the wrench as an equality, friction cones and normal-force bounds; ``removeRigidContact``
   ramps the leaving foot's maximum normal force from its normal force down to 0 over the unload,
@@ -26,7 +27,10 @@ Printed: the normal force of every foot through the first foot's unload and relo
 transition, the largest change of a foot's force in one tick, the largest resultant error, the
 released foot's force, the largest friction utilisation; the time per tick (median and 99th
 percentile, ``time.perf_counter``), and the per-tick cost of a new geometry and weights at n = 4 and
-8 against the uncached rebuild (of ``--before``'s package, in a subprocess, when given).
+8 (``moved``, and a fresh ``WeightedDistributor``) against the cached solve, the uncached rebuild
+and (in a subprocess, when given) the uncached rebuild of ``--before``'s package. The per-tick costs
+are the process's CPU time (``time.process_time``) per tick: on a shared machine the wall time
+also counts the time spent waiting for a core, which the other processes' load decides.
 """
 from __future__ import annotations
 
@@ -97,16 +101,17 @@ def desired_wrench(tick: int) -> np.ndarray:
 
 
 def run_ours(steps: List[dict]) -> Tuple[np.ndarray, np.ndarray]:
-    """Run the closed form, rebuilt at every tick: forces (ticks, 4, 3) and seconds per tick."""
+    """Run the closed form, updated at every tick: forces (ticks, 4, 3) and seconds per tick."""
     contacts = [Contact(name, 'point', tuple(p), friction=MU) for name, p in zip(NAMES, FEET)]
     layout, options, model = ContactLayout(contacts), DistributionOptions(), ObjectModel()
     quaternions = np.tile([0.0, 0.0, 0.0, 1.0], (4, 1))
     forces, seconds = np.zeros((len(steps), 4, 3)), np.zeros(len(steps))
+    distribution = WeightedDistributor(layout.arrays(steps[0]['feet'] - steps[0]['com'], quaternions), model,
+                                       options, steps[0]['weights'])
     for k, step in enumerate(steps):
         start = time.perf_counter()
-        arrays = layout.arrays(step['feet'] - step['com'], quaternions)
-        commands = WeightedDistributor(arrays, model, options, step['weights']).wrench_commands(
-            desired_wrench(k), object_frame=True)
+        distribution = distribution.moved(layout.arrays(step['feet'] - step['com'], quaternions), step['weights'])
+        commands = distribution.wrench_commands(desired_wrench(k), object_frame=True)
         seconds[k] = time.perf_counter() - start
         forces[k] = commands[:, :3]
     return forces, seconds
@@ -185,20 +190,28 @@ def trace(steps: List[dict], results: Dict[str, Tuple[np.ndarray, np.ndarray]], 
 
 
 def tick_costs(sizes: List[int], ticks: int, rounds: int, before: str) -> None:
-    """Per-tick cost of a new geometry and weights, against the uncached rebuild (and ``before``'s)."""
-    print('| n | new poses and weights per tick (us) | uncached rebuild, weights 1 (us) | '
-          + ('rebuild of --before (us) | ratio new / --before |' if before else ''))
-    print('|' + '---|' * (5 if before else 3))
+    """Per-tick cost of a new geometry and weights, against the cached solve and the rebuilds."""
+    print('CPU time per tick (time.process_time), us:\n')
+    print('| n | new poses and weights per tick, moved (us) | new poses, weights 1, moved (us) '
+          '| new weights, same poses, moved (us) | new poses and weights, fresh WeightedDistributor (us) '
+          '| uncached rebuild, weights 1 (us) | cached solve (us) | moved / cached | moved / uncached |'
+          + (' rebuild of --before (us) | moved / --before |' if before else ''))
+    print('|' + '---|' * (11 if before else 9))
+    modes = ('moved', 'poses', 'weights', 'fresh', 'uncached', 'cached')
     for n in sizes:
-        new, today, old = [], [], []
+        figures: Dict[str, List[float]] = {mode: [] for mode in modes + ('before',)}
         for _ in range(rounds):
-            new.append(_measure(n, ticks, True))
-            today.append(_measure(n, ticks, False))
+            for mode in modes:
+                figures[mode].append(_measure(n, ticks, mode))
             if before:
-                old.append(_measure_before(before, n, ticks))
-        row = f'| {n} | {statistics.median(new):.0f} | {statistics.median(today):.0f} |'
+                figures['before'].append(_measure_before(before, n, ticks))
+        median = {mode: statistics.median(values) for mode, values in figures.items() if values}
+        row = (f"| {n} | {median['moved']:.0f} | {median['poses']:.0f} | {median['weights']:.0f} | "
+               f"{median['fresh']:.0f} | {median['uncached']:.0f} | "
+               f"{median['cached']:.2f} | {median['moved'] / median['cached']:.0f} | "
+               f"{median['moved'] / median['uncached']:.2f} |")
         if before:
-            row += f' {statistics.median(old):.0f} | {statistics.median(new) / statistics.median(old):.3f} |'
+            row += f" {median['before']:.0f} | {median['moved'] / median['before']:.3f} |"
         print(row, flush=True)
 
 
@@ -210,8 +223,14 @@ def _grasp(n: int) -> np.ndarray:
     return 0.3 * np.stack([np.sqrt(1 - z * z) * np.cos(phi), np.sqrt(1 - z * z) * np.sin(phi), z], axis=1)
 
 
-def _measure(n: int, ticks: int, moving: bool) -> float:
-    """Microseconds per tick: new poses and a weight ramp each tick, or the uncached rebuild."""
+def _measure(n: int, ticks: int, mode: str) -> float:
+    """Return the CPU microseconds per tick of one way to the commands.
+
+    :param mode: ``moved`` (new poses and a weight ramp each tick, the per-tick update), ``poses``
+        (new poses, weights 1), ``weights`` (the weight ramp at fixed poses), ``fresh``
+        (the same inputs, a new :class:`WeightedDistributor` each tick), ``uncached`` (a new
+        :class:`LoadDistributor` of fixed contacts each tick) or ``cached`` (its commands only).
+    """
     positions = _grasp(n)
     contacts = [Contact(f'c{i}', 'point', tuple(p)) for i, p in enumerate(positions)]
     model, options = ObjectModel(com=(0.01, -0.02, 0.015)), DistributionOptions()
@@ -221,14 +240,27 @@ def _measure(n: int, ticks: int, moving: bool) -> float:
     quaternions = np.tile([0.0, 0.0, 0.0, 1.0], (ticks, n, 1)) + 1e-3 * rng.normal(size=(ticks, n, 4))
     weights = np.ones((ticks, n))
     weights[:, 0] = np.linspace(1.0, 0.01, ticks)
-    start = time.perf_counter()
+    distribution = WeightedDistributor(layout.arrays(poses[0], quaternions[0]), model, options, weights[0])
+    fixed, ones = LoadDistributor(contacts, model, options), np.ones(n)
+    start = time.process_time()
     for k in range(ticks):
-        if moving:
+        if mode == 'moved':
+            distribution = distribution.moved(layout.arrays(poses[k], quaternions[k]), weights[k])
+            distribution.wrench_commands(wrench)
+        elif mode == 'poses':
+            distribution = distribution.moved(layout.arrays(poses[k], quaternions[k]), ones)
+            distribution.wrench_commands(wrench)
+        elif mode == 'weights':
+            distribution = distribution.moved(None, weights[k])
+            distribution.wrench_commands(wrench)
+        elif mode == 'fresh':
             WeightedDistributor(layout.arrays(poses[k], quaternions[k]), model, options,
                                 weights[k]).wrench_commands(wrench)
-        else:
+        elif mode == 'uncached':
             LoadDistributor(contacts, model, options).wrench_commands(wrench)
-    return (time.perf_counter() - start) / ticks * 1e6
+        else:
+            fixed.wrench_commands(wrench)
+    return (time.process_time() - start) / ticks * 1e6
 
 
 def _measure_before(tree: str, n: int, ticks: int) -> float:
@@ -240,8 +272,8 @@ def _measure_before(tree: str, n: int, ticks: int) -> float:
             "c = [Contact(f'c{i}', 'point', tuple(q)) for i, q in enumerate(p)]\n"
             'm, o, h = ObjectModel(com=(0.01, -0.02, 0.015)), DistributionOptions(), np.array([1, 2, 3, .1, .2, .3])\n'
             f'[LoadDistributor(c, m, o).wrench_commands(h) for _ in range(20)]\n'
-            f's = time.perf_counter()\nfor _ in range({ticks}): LoadDistributor(c, m, o).wrench_commands(h)\n'
-            f'print((time.perf_counter() - s) / {ticks} * 1e6)\n')
+            f's = time.process_time()\nfor _ in range({ticks}): LoadDistributor(c, m, o).wrench_commands(h)\n'
+            f'print((time.process_time() - s) / {ticks} * 1e6)\n')
     done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=tree, check=True)
     return float(done.stdout.strip())
 

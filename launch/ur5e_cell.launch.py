@@ -7,7 +7,9 @@ FZI ``cartesian_force_controller``); ``config:=`` another nodes' file, ``namespa
 executable; default ``processes``, docs/performance.md); ``calibration:=FILE`` (default
 ``~/.ros/wrench_distribution_calibration.yaml``): both nodes' ``calibration_file``, which each
 loads at start-up when it exists (its calibration values only) and the analyzer's
-``~/save_calibration`` writes (docs/calibration.md); never a parameter file for rcl. The
+``~/save_calibration`` writes (docs/calibration.md); never a parameter file for rcl;
+``autostart:=false`` leaves the nodes unconfigured for a lifecycle manager (default ``true``:
+each configures and activates itself; docs/wiring.md, "Bringing a cell up"). The
 controllers themselves run in the controller manager, with
 ``config/ur5e_cell/controllers_jazzy.yaml`` or ``controllers_humble.yaml``
 (docs/real_cell.md).
@@ -22,9 +24,10 @@ from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
+import launch_ros.actions
 
-from wrench_distribution.cell import DEFAULT_LAYOUT, launch_actions, LAYOUTS
+from wrench_distribution.cell import (AUTOSTART_CHOICES, AUTOSTART_HELP, DEFAULT_LAYOUT,
+                                      launch_actions, LAYOUTS)
 
 NODES_FILE = 'ur5e_cell/wrench_distribution.yaml'
 SIDES = ('left', 'right')
@@ -49,12 +52,13 @@ def _nodes(context) -> list:
                          f"{', '.join(sorted(COMMAND_TOPICS))}")
     config = LaunchConfiguration('config').perform(context)
     namespace = LaunchConfiguration('namespace').perform(context)
-    sim = {'use_sim_time': LaunchConfiguration('use_sim_time').perform(context) == 'true'}
+    sim = {name: LaunchConfiguration(name).perform(context) == 'true'
+           for name in ('use_sim_time', 'autostart')}
     calibration = os.path.expanduser(LaunchConfiguration('calibration').perform(context))
     commands = [(f'{side}/wrench_command', COMMAND_TOPICS[controllers].format(side=side))
                 for side in SIDES]
     sensors = [(f'{side}/ft_sensor', SENSOR_TOPIC.format(side=side)) for side in SIDES]
-    return launch_actions(Node, LaunchConfiguration('layout').perform(context), namespace,
+    return launch_actions(launch_ros.actions, LaunchConfiguration('layout').perform(context), namespace,
                           [config, sim],
                           {exe: {'calibration_file': calibration} for exe in ('distributor', 'analyzer')},
                           {'distributor': commands, 'analyzer': sensors},
@@ -85,5 +89,7 @@ def generate_launch_description() -> LaunchDescription:
                               description="both nodes' calibration_file: its calibration values "
                                           "loaded when it exists, written by the analyzer's "
                                           '~/save_calibration'),
+        DeclareLaunchArgument('autostart', default_value='true', choices=AUTOSTART_CHOICES,
+                              description=AUTOSTART_HELP),
         OpaqueFunction(function=_nodes),
     ])

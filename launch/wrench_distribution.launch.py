@@ -5,7 +5,9 @@ config:=/path/to.yaml`` (default: ``config/dual_arm.yaml``; also
 ``three_finger_hand.yaml`` and ``quadruped_stance.yaml``); ``namespace:=``,
 ``use_sim_time:=``, ``distributor:=false`` / ``analyzer:=false`` to leave one out;
 ``layout:=processes`` (default: each node in its own process) or ``layout:=one-process``
-(both in one, the ``cell`` executable; docs/performance.md);
+(both in one, the ``cell`` executable; docs/performance.md); ``autostart:=false`` leaves the
+nodes unconfigured for a lifecycle manager (default ``true``: each configures and activates
+itself; docs/wiring.md, "Bringing a cell up");
 ``calibration:=FILE`` (default ``~/.ros/wrench_distribution_calibration.yaml``): both nodes'
 ``calibration_file``, which each loads at start-up when it exists (its calibration values only,
 over the config's) and the analyzer's ``~/save_calibration`` writes (docs/calibration.md). It is
@@ -17,10 +19,11 @@ from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
+import launch_ros.actions
 from launch_ros.parameter_descriptions import ParameterValue
 
-from wrench_distribution.cell import DEFAULT_LAYOUT, launch_actions, LAYOUTS
+from wrench_distribution.cell import (AUTOSTART_CHOICES, AUTOSTART_HELP, DEFAULT_LAYOUT,
+                                      launch_actions, LAYOUTS)
 
 DEFAULT_CONFIG = 'dual_arm.yaml'
 DEFAULT_CALIBRATION = '~/.ros/wrench_distribution_calibration.yaml'  # a user file, not shipped
@@ -33,7 +36,8 @@ def _nodes(context) -> list:
         unknown ``layout`` (the message names the accepted values).
     """
     calibration = os.path.expanduser(LaunchConfiguration('calibration').perform(context))
-    sim = {'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool)}
+    sim = {'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool),
+           'autostart': ParameterValue(LaunchConfiguration('autostart'), value_type=bool)}
     own = {exe: {'calibration_file': calibration} for exe in ('distributor', 'analyzer')}
     for exe in list(own):
         value = LaunchConfiguration(exe).perform(context)
@@ -41,7 +45,7 @@ def _nodes(context) -> list:
             raise ValueError(f"{exe}:='{value}': accepted: true, false")
         if value.lower() in ('false', '0'):
             del own[exe]
-    return launch_actions(Node, LaunchConfiguration('layout').perform(context),
+    return launch_actions(launch_ros.actions, LaunchConfiguration('layout').perform(context),
                           LaunchConfiguration('namespace'),
                           [LaunchConfiguration('config'), sim], own, {},
                           output='screen', emulate_tty=True)
@@ -73,5 +77,7 @@ def generate_launch_description() -> LaunchDescription:
                               description="both nodes' calibration_file: its calibration values "
                                           "loaded when it exists, written by the analyzer's "
                                           '~/save_calibration'),
+        DeclareLaunchArgument('autostart', default_value='true', choices=AUTOSTART_CHOICES,
+                              description=AUTOSTART_HELP),
         OpaqueFunction(function=_nodes),
     ])

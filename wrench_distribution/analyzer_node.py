@@ -5,7 +5,8 @@ which ``analyze-bag`` runs too: this node subscribes one ``WrenchStamped`` F/T t
 effector (``<effector>/ft_sensor``) and the contact poses (a PoseArray topic, static
 parameters, or tf2), hands every reading to the engine (synchronisation, contact and
 sensor poses at the sample's stamp, sensor models, gravity, solver cache) and publishes
-what it returns, with diagnostics for what it dropped.
+what it returns, with diagnostics for what it dropped. A managed node
+(:mod:`~wrench_distribution.ros.managed`): it publishes only while active.
 
 ``~/tare`` (``std_srvs/Trigger``) averages the newest ``tare_samples`` samples into sensor
 biases (:meth:`AnalysisEngine.tare`, ``tare_state``) and writes them into ``sensor_biases``
@@ -18,10 +19,8 @@ import math
 import sys
 from typing import Callable, List
 
-from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
-from rclpy.node import Node
 from rclpy.parameter import Parameter
 from std_msgs.msg import Float64, Float64MultiArray
 from std_srvs.srv import Trigger
@@ -36,11 +35,11 @@ from wrench_distribution.ros.calibration_services import CalibrationServices
 from wrench_distribution.ros.contact_input import ContactInput
 from wrench_distribution.ros.conversions import (make_internal_load_msg, MalformedPayload,
                                                  read_wrench_payload)
-from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, SimClockMonitor,
-                                                 start_steady_timers)
+from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, PARAMETER_COUNTERS,
+                                                 SimClockMonitor, start_steady_timers)
 from wrench_distribution.ros.friction import friction_message
-from wrench_distribution.ros.parameters import (add_parameter_callbacks, declare_config,
-                                                requested_changes)
+from wrench_distribution.ros.managed import LIFECYCLE, ManagedNode
+from wrench_distribution.ros.parameters import declare_config, requested_changes
 from wrench_distribution.ros.qos import qos_from_name
 from wrench_distribution.ros.readers import Readers
 from wrench_distribution.ros.runner import run_node
@@ -50,28 +49,36 @@ _SPECS = {s.name: s for s in ANALYZER_PARAMS}
 _PARTS = ('manipulating', 'constraint', 'internal', 'invariant')
 
 
-class AnalyzerNode(Node):
-    """The ``wrench_analyzer`` node.
+class AnalyzerNode(ManagedNode):
+    """The ``wrench_analyzer`` node, a managed node (:mod:`~wrench_distribution.ros.managed`).
+
+    It publishes its outputs only while active.
 
     :param node_name: node name.
-    :param kwargs: passed to ``rclpy.node.Node``.
-    :raises ConfigError: on invalid parameters (message names the parameter).
+    :param kwargs: passed to ``rclpy.lifecycle.LifecycleNode``.
+    :raises ConfigError: on invalid parameters with ``autostart`` (message names the parameter).
     """
 
     def __init__(self, node_name: str = 'wrench_analyzer', **kwargs) -> None:
-        super().__init__(node_name, **kwargs)
-        config = self._config = declare_config(self, ANALYZER_PARAMS, 'analyzer')
-        self._names = list(config.effectors)
-        self._diag = DiagnosticsState(f'{self.get_name()}: analysis', self.get_name(),
-                                      CONCERNS, self.get_logger())
+        super().__init__(node_name, 'analyzer', 'analysis', **kwargs)
         self._ros_clock = self.get_clock()  # not `_clock`: that name is rclpy's own
         self._sim_clock = SimClockMonitor()
+        self.start()
+
+    def _configure(self) -> None:
+        """Read and check the parameters, build the engine, make the outputs, inputs and services."""
+        config = self._config = declare_config(self, ANALYZER_PARAMS, 'analyzer', self._given)
+        self._names = list(config.effectors)
+        self._diag = DiagnosticsState(f'{self.get_name()}: analysis', self.get_name(),
+                                      (*CONCERNS, 'parameters', LIFECYCLE), self.get_logger(),
+                                      key_concerns=PARAMETER_COUNTERS)
         self._create_outputs(config)
         self._inputs = ContactInput(self, config, self._diag)
         self._engine = AnalysisEngine(config, self._inputs.contacts, self._inputs.sensors,
                                       on_rebuild=self._on_rebuild,
                                       orientation=self._inputs.orientation, friction=True)
-        self._friction_pub = self.create_publisher(Float64MultiArray, config.topics.friction, 10) \
+        self._friction_pub = self.create_lifecycle_publisher(
+            Float64MultiArray, config.topics.friction, 10) \
             if config.topics.friction and self._engine.checks_friction else None
         self._readers = Readers([pub for _, pubs, _ in self._wrench_outputs for pub in pubs]
                                 + [self._obj_pub, self._il_pub]
@@ -86,9 +93,9 @@ class AnalyzerNode(Node):
         warn_findings(self.get_logger().warning, sys.argv)  # check-config, both sections
         in_qos = qos_from_name(config.ros.input_qos, config.ros.qos_depth)
         for i, t in enumerate(config.topics.ft):  # raw: decoded here (read_wrench_payload)
-            self.create_subscription(WrenchStamped, t, self._make_cb(i), in_qos, raw=True)
+            self.create_subscription(WrenchStamped, t, self.when_active(self._make_cb(i)),
+                                     in_qos, raw=True)
         start_steady_timers(self, config.ros, self._publish_diagnostics, self._log_drop_summary)
-        add_parameter_callbacks(self, _SPECS, self._check_parameters, self._apply_parameters)
         self.get_logger().info(f'analysing {", ".join(config.topics.ft)} (contacts from '
                                f'{config.contact_source}, outputs in the '
                                f'{config.settings.output_frame} frame)')
@@ -99,18 +106,18 @@ class AnalyzerNode(Node):
         out_qos = qos_from_name(config.ros.output_qos, config.ros.qos_depth)
         out_frames = ([config.object_frame] * len(config.effectors)
                       if config.settings.output_frame == 'object' else config.contact_frames)
+        publisher = self.create_lifecycle_publisher  # silent until activate
         self._wrench_outputs = [  # (quantity, publishers, frame ids), one per effector
-            (part, [self.create_publisher(WrenchStamped, t, out_qos) for t in getattr(topics, part)],
+            (part, [publisher(WrenchStamped, t, out_qos) for t in getattr(topics, part)],
              out_frames) for part in _PARTS]
-        self._norm_outputs = [(attr, self.create_publisher(Float64, getattr(topics, attr), out_qos))
+        self._norm_outputs = [(attr, publisher(Float64, getattr(topics, attr), out_qos))
                               for attr in ('internal_load_norm', 'invariant_norm') if getattr(topics, attr)]
-        self._obj_pub = self.create_publisher(WrenchStamped, topics.object_wrench, out_qos)
+        self._obj_pub = publisher(WrenchStamped, topics.object_wrench, out_qos)
         self._obj_frame = config.object_frame
-        self._il_pub = self.create_publisher(Float64MultiArray, topics.internal_load, out_qos)
+        self._il_pub = publisher(Float64MultiArray, topics.internal_load, out_qos)
         self._il_msg = make_internal_load_msg([])
         self._basis_names: List[str] = []
         self._internal_load_listeners: List[Callable] = []
-        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
 
     @property
     def internal_load_topic(self) -> str:
@@ -121,9 +128,11 @@ class AnalyzerNode(Node):
         """Call ``listener(basis_names, values)`` with each sample's measured internal load.
 
         For a node of the same process (``cell``): it runs within this node's callback, in
-        addition to the message on ``internal_load_topic``.
+        addition to the message on ``internal_load_topic``. A listener added already is not
+        added again; configure starts with none.
         """
-        self._internal_load_listeners.append(listener)
+        if listener not in self._internal_load_listeners:
+            self._internal_load_listeners.append(listener)
 
     def _on_rebuild(self, basis_names: list) -> None:
         self._basis_names = list(basis_names)
@@ -241,6 +250,9 @@ class AnalyzerNode(Node):
         sensing = report.per_concern['sensing']
         sensing['tare'] = self._tare_report
         sensing.update(self._calibration.values())
+        self._diag.counters.update(self._refused.counters)
+        report.per_concern['parameters'] = self._refused.values()
+        self._lifecycle_diagnostics(cond, report.per_concern)
         self._diag_pub.publish(self._diag.build(now.to_msg(), cond, report.values,
                                                 report.per_concern))
 
@@ -260,8 +272,8 @@ class AnalyzerNode(Node):
         try:
             change = changed_config(self._config, requested_changes(params, _SPECS))
             return None, self._engine.plan(change)
-        except ValueError as e:  # ConfigError and core errors
-            return str(e), None
+        except ValueError as e:  # ConfigError and core errors: named by the shell
+            return e, None
 
     def _apply_parameters(self, plan) -> None:
         """Post-set callback body: apply an accepted change (every check passed)."""

@@ -3,26 +3,31 @@
 Exit status: 0 on success, 2 on bad input or an unrealisable wrench (with a JSON
 ``{"error": "..."}`` on standard output for the problem-file subcommands); ``check-config``
 exits 2 when a node would refuse the file, 1 when the two sections of the file disagree.
+Every subcommand ends as a shell tool (:mod:`.bag.shell`): Ctrl-C prints one line and exits
+130, a closed pipe ends quietly with 141.
+
+Only the standard library is imported at module level (the rest when a subcommand runs), so
+that a Ctrl-C during the start-up is handled as well.
 """
 import argparse
 import sys
 from typing import List, Optional
 
-import numpy as np
+from .bag import shell
 
-from .core.contacts import ContactArrays
-from .core.errors import WrenchDistributionError
-from .core.friction import add_friction, FrictionModel, FrictionOptions
-from .core.problem import (
-    analysis_document, basis_document, build_distributor, friction_options, measured_matrix, problem_weights,
-    read_problem, synthesis_document, to_json,
-)
-from .core.validation import finite_vector
-from .engine.problem import engine_for_problem, synthesize_with_engine
-from .engine.solver import WeightedSolver
+#: the subcommands on bags (errors as one line on standard error)
+BAG_COMMANDS = ('analyze-bag', 'identify', 'check-signs')
 
 
 def _synthesize(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .core.errors import WrenchDistributionError
+    from .core.friction import add_friction
+    from .core.problem import (build_distributor, friction_options, problem_weights, read_problem,
+                               synthesis_document, to_json)
+    from .core.validation import finite_vector
+    from .engine.problem import engine_for_problem, synthesize_with_engine
     document = read_problem(args.problem)
     distributor, internal_load = build_distributor(document)
     if 'wrench' not in document:
@@ -56,6 +61,12 @@ def _synthesize(args: argparse.Namespace) -> int:
 
 
 def _analyze(args: argparse.Namespace) -> int:
+    from .core.errors import WrenchDistributionError
+    from .core.friction import add_friction, FrictionModel, FrictionOptions
+    from .core.contacts import ContactArrays
+    from .core.problem import (analysis_document, build_distributor, friction_options, measured_matrix,
+                               problem_weights, read_problem, to_json)
+    from .engine.solver import WeightedSolver
     document = read_problem(args.problem)
     distributor, _ = build_distributor(document)
     if 'measured' not in document:
@@ -84,6 +95,7 @@ def _add_weights(output: dict, distributor, weights) -> None:
 
 
 def _basis(args: argparse.Namespace) -> int:
+    from .core.problem import basis_document, build_distributor, read_problem, to_json
     distributor, _ = build_distributor(read_problem(args.problem))
     print(to_json({
         **basis_document(distributor),
@@ -97,6 +109,7 @@ def _basis(args: argparse.Namespace) -> int:
 def _check_config(args: argparse.Namespace) -> int:
     from .config import ConfigError
     from .config.check import judge_file
+    from .core.problem import to_json
     from .engine.startup import startup_problems
     try:
         judgement, findings = judge_file(args.file, args.node or None, args.calibration)
@@ -182,11 +195,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    """Entry point.
+    """Entry point: run one subcommand and end as a shell tool (:mod:`.bag.shell`).
 
-    :param argv: arguments (default: ``sys.argv[1:]``).
+    :param argv: arguments (default: ``sys.argv[1:]``, the process's own command line).
     :return: exit status.
     """
+    words = sys.argv[1:] if argv is None else argv
+    return shell.run(lambda: _run(argv), program=argv is None,
+                     prepare=lambda: _import_libraries(words))
+
+
+def _import_libraries(words: List[str]) -> None:
+    """Import the libraries that start threads (numpy, and pyarrow for the bag subcommands)."""
+    import numpy  # noqa: F401
+    if any(word in BAG_COMMANDS for word in words):
+        try:
+            import pyarrow.parquet  # noqa: F401
+        except ImportError:  # said by the subcommand
+            pass
+
+
+def _run(argv: Optional[List[str]]) -> int:
+    from .core.errors import WrenchDistributionError
+    from .core.problem import to_json
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
@@ -195,8 +226,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     except (TypeError, ValueError, KeyError, OverflowError, RecursionError, MemoryError,
             FloatingPointError) as error:  # a value the checks above did not foresee
         message = f'invalid input: {type(error).__name__}: {error}'
+    if shell.interrupted():  # the error is what the Ctrl-C became (module bag.shell)
+        raise KeyboardInterrupt
     message = ' '.join(message.split())[:2000]
-    if args.command in ('analyze-bag', 'identify', 'check-signs'):
+    if args.command in BAG_COMMANDS:
         print(f'error: {message}', file=sys.stderr)
     else:
         print(to_json({'error': message}))

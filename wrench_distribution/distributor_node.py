@@ -5,22 +5,21 @@ poses (``contact_poses`` PoseArray, static parameters, or tf2), ``internal_load`
 (Float64MultiArray) and, with ``internal_load_feedback``, the measured internal load;
 publishes ``<effector>/wrench_command``, ``/diagnostics`` and ``~/markers``. Everything
 between a message and its commands is the ROS-free
-:class:`~wrench_distribution.engine.distribution.DistributionEngine`.
+:class:`~wrench_distribution.engine.distribution.DistributionEngine`. A managed node
+(:mod:`~wrench_distribution.ros.managed`): it commands only while active.
 """
 import sys
 import time
-from typing import Dict, List, Optional, Sequence, Set
+from typing import Optional, Sequence
 
 from builtin_interfaces.msg import Time as TimeMsg
-from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
-from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray
 from visualization_msgs.msg import MarkerArray
 
 from wrench_distribution.config import changed_config, ConfigError, DISTRIBUTOR_PARAMS
 from wrench_distribution.config.check import warn_findings
-from wrench_distribution.config.safety import OPT_IN, RefusedChanges, UnsafeChangeError
+from wrench_distribution.config.safety import OPT_IN
 from wrench_distribution.core.codec import encode_wrench_payload, ns_to_seconds, ns_to_stamp
 from wrench_distribution.core.messages import parse_internal_load_msg
 from wrench_distribution.engine.distribution import CONCERNS, DistributionEngine
@@ -30,38 +29,47 @@ from wrench_distribution.ros.conversions import (make_internal_load_msg, Malform
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, SimClockMonitor,
                                                  start_steady_timers, WARN)
 from wrench_distribution.ros.friction import parse_friction_message
+from wrench_distribution.ros.managed import CONFIGURED, LIFECYCLE, ManagedNode
 from wrench_distribution.ros.markers import wrench_markers
-from wrench_distribution.ros.parameters import (add_parameter_callbacks, declare_config,
-                                                param_value_of, requested_changes)
+from wrench_distribution.ros.parameters import declare_config, requested_changes
 from wrench_distribution.ros.qos import qos_from_name, reliable_qos
+from wrench_distribution.ros.readers import QuietOutputs
 from wrench_distribution.ros.runner import run_node
 
 _SPECS = {s.name: s for s in DISTRIBUTOR_PARAMS}
 
 
-class DistributorNode(Node):
-    """The ``wrench_distributor`` node.
+class DistributorNode(ManagedNode):
+    """The ``wrench_distributor`` node, a managed node (:mod:`~wrench_distribution.ros.managed`).
+
+    It commands only while active; deactivate publishes the engine's stop first
+    (:meth:`~wrench_distribution.engine.distribution.DistributionEngine.stop`).
 
     :param node_name: node name.
-    :param kwargs: passed to ``rclpy.node.Node``.
-    :raises ConfigError: on invalid parameters (message names the parameter).
+    :param kwargs: passed to ``rclpy.lifecycle.LifecycleNode``.
+    :raises ConfigError: on invalid parameters with ``autostart`` (message names the parameter).
     """
 
     def __init__(self, node_name: str = 'wrench_distributor', **kwargs) -> None:
-        super().__init__(node_name, **kwargs)
-        config = self._config = declare_config(self, DISTRIBUTOR_PARAMS, 'distributor')
+        super().__init__(node_name, 'distributor', 'distribution', **kwargs)
+        self._ros_clock = self.get_clock()  # not `_clock`: that name is rclpy's own
+        self._sim_clock = SimClockMonitor()
+        self._measurement_listener = self.when_active(self.take_measurement)
+        self._feedback_subscription = None
+        self.start()
+
+    def _configure(self) -> None:
+        """Read and check the parameters, build the engine, make the outputs and inputs."""
+        config = self._config = declare_config(self, DISTRIBUTOR_PARAMS, 'distributor', self._given)
         self._engine = engine = DistributionEngine(config)
         warn_findings(self.get_logger().warning, sys.argv)  # check-config, both sections
-        self._refused = RefusedChanges()
         for line in engine.safety_conditions():
             self.get_logger().warning(line[1])
         self._diag = DiagnosticsState(f'{self.get_name()}: distribution', self.get_name(),
-                                      CONCERNS, self.get_logger())
-        self._ros_clock = self.get_clock()  # not `_clock`: that name is rclpy's own
-        self._sim_clock = SimClockMonitor()
+                                      (*CONCERNS, LIFECYCLE), self.get_logger())
         topics = config.topics
-        self._friction_pub = self.create_publisher(Float64MultiArray, topics.friction_load, 10) \
-            if topics.friction_load else None
+        self._friction_pub = self.create_lifecycle_publisher(
+            Float64MultiArray, topics.friction_load, 10) if topics.friction_load else None
         self._create_outputs(config)
         weight = config.settings.weight
         holds = weight.enabled or config.settings.input.on_timeout == 'hold_object_weight'
@@ -78,40 +86,50 @@ class DistributorNode(Node):
                                      self._log_drop_summary)
         self.create_timer(ns_to_seconds(config.ros.watchdog_period_ns), self._on_watchdog,
                           clock=steady)
-        add_parameter_callbacks(self, _SPECS, self._check_parameters, self._apply_parameters)
         self.get_logger().info(
             f'distributing to {", ".join(config.effectors)} on {", ".join(topics.commands)} '
             f'(commands in the {"object" if config.settings.output.object_axes else "contact"} '
             f'frame, contacts from {config.contact_source})')
 
     def _create_outputs(self, config) -> None:
-        """Command, diagnostics and marker publishers."""
+        """Command and marker publishers (lifecycle publishers: silent until activate)."""
         out_qos = qos_from_name(config.ros.output_qos, config.ros.qos_depth)
-        self._pubs = [self.create_publisher(WrenchStamped, t, out_qos) for t in config.topics.commands]
-        self._quiet_since: Dict[str, int] = {}  # command topic -> steady ns without subscriber
-        self._quiet_counted: Set[str] = set()
-        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
-        self._marker_pub = self.create_publisher(MarkerArray, '~/markers', 1)
+        self._pubs = [self.create_lifecycle_publisher(WrenchStamped, t, out_qos)
+                      for t in config.topics.commands]
+        self._quiet = QuietOutputs(zip(config.topics.commands, self._pubs))
+        self._marker_pub = self.create_lifecycle_publisher(MarkerArray, '~/markers', 1)
         topic = config.topics.actual_weights  # the weights in force, labelled with every effector
-        self._weights_pub = self.create_publisher(Float64MultiArray, topic, reliable_qos(10)) if topic else None
+        self._weights_pub = self.create_lifecycle_publisher(
+            Float64MultiArray, topic, reliable_qos(10)) if topic else None
         self._weights_sent: Optional[list] = None
+
+    def _stop(self) -> str:
+        """Publish the engine's stop commands (deactivate, shutdown); return what they were."""
+        stop = self._engine.stop()
+        self._publish(stop.commands, self._ros_clock.now().nanoseconds)
+        self._diag.count(stop.key)
+        self._await_delivery(self._pubs)
+        return stop.message
+
+    def _resume(self) -> None:
+        self._engine.resume(time.monotonic_ns(), self._ros_clock.now().nanoseconds)
 
     def _create_inputs(self, config) -> None:
         """Subscribe the desired wrench, the prescription and the two feedback measurements."""
-        topics = config.topics
+        topics, gate = config.topics, self.when_active  # inputs act only while active
         in_qos = qos_from_name(config.ros.input_qos, config.ros.qos_depth)
-        self.create_subscription(WrenchStamped, topics.desired_wrench, self._on_wrench,
+        self.create_subscription(WrenchStamped, topics.desired_wrench, gate(self._on_wrench),
                                  in_qos, raw=True)  # decoded here (read_wrench_payload)
         self.create_subscription(Float64MultiArray, topics.internal_load,
-                                 self._on_internal_load, reliable_qos(10))
+                                 gate(self._on_internal_load), reliable_qos(10))
         if topics.contact_weights:
             self.create_subscription(Float64MultiArray, topics.contact_weights,
-                                     self._on_contact_weights, reliable_qos(10))
+                                     gate(self._on_contact_weights), reliable_qos(10))
         self._feedback_subscription = self.create_subscription(
-            Float64MultiArray, topics.feedback, self._on_measured, in_qos)
+            Float64MultiArray, topics.feedback, gate(self._on_measured), in_qos)
         if config.settings.friction.mode == 'auto':  # the friction feedback's input
             self.create_subscription(Float64MultiArray, topics.friction_feedback,
-                                     self._on_friction, in_qos)
+                                     gate(self._on_friction), in_qos)
 
     # -- inputs ---------------------------------------------------------------------------
     def _on_contacts(self, positions, quaternions) -> Optional[str]:
@@ -173,13 +191,22 @@ class DistributorNode(Node):
         analyzer's callback, with no message in between. Other subscribers still get the
         analyzer's messages.
 
+        Both nodes must be configured; call it again after either is configured again (it
+        connects what configure made anew, and nothing twice). The measurements are taken
+        only while this node is active, as from the subscription.
+
         :param analyzer: an ``AnalyzerNode`` in this process.
         :return: True when connected, False when the topics differ (the subscription stays).
         """
-        if analyzer.internal_load_topic != self._feedback_subscription.topic_name:
+        if not (self.lifecycle_state in CONFIGURED and analyzer.lifecycle_state in CONFIGURED):
             return False
-        self.destroy_subscription(self._feedback_subscription)
-        analyzer.add_internal_load_listener(self.take_measurement)
+        subscription = self._feedback_subscription
+        if subscription is not None:
+            if analyzer.internal_load_topic != subscription.topic_name:
+                return False
+            self.destroy_subscription(subscription)
+            self._feedback_subscription = None
+        analyzer.add_internal_load_listener(self._measurement_listener)
         return True
 
     def _on_friction(self, msg: Float64MultiArray) -> None:
@@ -229,6 +256,8 @@ class DistributorNode(Node):
     def _on_watchdog(self) -> None:
         now_ros = self._ros_clock.now().nanoseconds
         self._sim_clock.tick(now_ros, self._use_sim_time())
+        if not self.is_active:  # no input is taken: nothing times out
+            return
         tick = self._engine.tick(time.monotonic_ns(), now_ros)
         if tick.key:
             self._diag.count(tick.key)
@@ -246,25 +275,6 @@ class DistributorNode(Node):
                 f'{line} (last {ns_to_seconds(self._config.ros.summary_period_ns):g} s)')
 
     # -- diagnostics --------------------------------------------------------------------
-    def _quiet_outputs(self, mono_ns: int) -> List[str]:
-        """Command topics without a subscriber for longer than ``no_subscriber_grace``.
-
-        Each such episode is counted once (``no_subscriber``); a subscriber ends it.
-        """
-        grace_ns = self._config.ros.no_subscriber_grace_ns
-        quiet = []
-        for topic, pub in zip(self._config.topics.commands, self._pubs):
-            if pub.get_subscription_count() > 0:
-                self._quiet_since.pop(topic, None)
-                self._quiet_counted.discard(topic)
-                continue
-            since = self._quiet_since.setdefault(topic, mono_ns)
-            if grace_ns > 0 and mono_ns - since > grace_ns:
-                if topic not in self._quiet_counted:
-                    self._quiet_counted.add(topic)
-                    self._diag.count('no_subscriber')
-                quiet.append(topic)
-        return quiet
 
     def _publish_diagnostics(self) -> None:
         now = self._ros_clock.now()
@@ -277,7 +287,9 @@ class DistributorNode(Node):
         clock = self._sim_clock.problem()
         if clock is not None:
             cond['clock'].append(clock)
-        quiet = self._quiet_outputs(mono)
+        quiet, episodes = self._quiet.quiet(mono, self._config.ros.no_subscriber_grace_ns)
+        if episodes:
+            self._diag.count('no_subscriber', episodes)
         if quiet:
             grace = ns_to_seconds(self._config.ros.no_subscriber_grace_ns)
             cond['outputs'].append((WARN, f'no subscriber for > no_subscriber_grace {grace:g} s: '
@@ -289,6 +301,7 @@ class DistributorNode(Node):
         sim = str(self._use_sim_time()).lower()
         values['use_sim_time'] = sim
         per['clock'] = {'use_sim_time': sim, 'node_clock_s': f'{now.nanoseconds * 1e-9:.3f}'}
+        self._lifecycle_diagnostics(cond, per)
         self._diag_pub.publish(self._diag.build(now.to_msg(), cond, values, per))
         self._publish_weights(always=True)
 
@@ -302,11 +315,8 @@ class DistributorNode(Node):
         try:
             change = changed_config(self._config, requested_changes(params, _SPECS))
             plan = self._engine.plan(change)
-        except ValueError as e:  # ConfigError, UnsafeChangeError and core errors
-            self._refused.note(', '.join(f'{p.name}={param_value_of(p)!r}' for p in params),
-                               str(e), isinstance(e, UnsafeChangeError))
-            self.get_logger().warning(f'parameter change refused: {e}', throttle_duration_sec=1.0)
-            return str(e), None
+        except ValueError as e:  # ConfigError, UnsafeChangeError and core errors: named by the shell
+            return e, None
         if change.less_safe:
             self.get_logger().warning(f'{OPT_IN}: accepting less safe change(s) '
                                       f'{"; ".join(change.less_safe)}')

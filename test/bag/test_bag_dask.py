@@ -68,7 +68,7 @@ def cluster_run(bags, cluster, tmp_path_factory):
     with distributed.Client(cluster) as client:
         assert len(client.scheduler_info()['workers']) == 2
         results = analyze_directory(root / 'bags', load_analyzer_config(cfg), out,
-                                    Options(plots=False), client=client)
+                                    Options(plots=False), client=client).results
     return out, results
 
 

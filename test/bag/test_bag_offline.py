@@ -431,7 +431,7 @@ def test_sqlite_read_equals_rosbags_order(tmp_path):
 
 @pytest.mark.parametrize('storage', ['sqlite3', 'mcap'])
 def test_every_commanded_element_is_read_back_by_analyze_bag(tmp_path, storage):
-    """Issue 9 offline: F/T readings of commands give back the prescription, sample by sample.
+    """Offline: F/T readings of commands give back the prescription, sample by sample.
 
     The commands prescribe every basis element (sensor offsets, signs and tool weights included).
     """

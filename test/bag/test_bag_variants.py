@@ -1,4 +1,4 @@
-"""Issue 19: every valid recording analysed, every broken one refused, nothing lost in silence.
+"""Every valid recording analysed, every broken one refused, nothing lost in silence.
 
 Each bag is written by the tool that writes it in the field (:mod:`rosbag2_writers`: the
 ``mcap`` writer with rosbag2's layout, sqlite3 in WAL mode killed mid-run; rosbags'
@@ -304,11 +304,10 @@ def test_damage_at_any_offset_is_refused_or_counted(tmp_path_factory, chunked_ba
     damaged = _damaged_copy(tmp_path, bag, fraction, truncate)
     code, summary = analyse(tmp_path, damaged)
     if code == 0:  # only when every message was read and is right
-        assert summary['completeness']['complete']
+        assert summary['completeness']['complete'] and summary['complete']
         check_against_truth(tmp_path / 'out', sc)
         return
-    if summary:  # refused as incomplete: summary.json says what is missing
-        _check_partial(tmp_path, sc, summary)
+    assert not (tmp_path / 'out').exists()  # refused: nothing written, nothing looks whole
     code, summary = analyse(tmp_path, damaged, '--allow-incomplete')
     if code == 0:
         _check_partial(tmp_path, sc, summary)
@@ -322,7 +321,7 @@ def test_garbage_mid_data_is_reported_with_where(tmp_path, capsys, chunked_bag, 
     line = error_line(capsys)
     assert code == 2 and 'incomplete' in line and 'chunk at byte' in line, line
     assert 'allow-incomplete' in line and 'sync_tolerance' not in line
-    _check_partial(tmp_path, sc, summary)
+    assert not summary and not (tmp_path / 'out').exists()  # refused: nothing written
     code, summary = analyse(tmp_path, damaged, '--allow-incomplete')
     assert code == 0
     _check_partial(tmp_path, sc, summary)
@@ -335,11 +334,12 @@ def test_truncated_sqlite_is_refused_or_counted(tmp_path, capsys, keep):
     data = next(bag.glob('*.db3'))
     data.write_bytes(data.read_bytes()[:int(data.stat().st_size * keep)])
     code, summary = analyse(tmp_path, bag)
-    assert code == 2
+    assert code == 2 and not summary
     line = error_line(capsys)
     assert 'corrupt or truncated' in line or 'incomplete' in line, line
-    if summary:
-        _check_partial(tmp_path, sc, summary)
+    code, summary = analyse(tmp_path, bag, '--allow-incomplete')
+    assert code == 0, capsys.readouterr().err
+    _check_partial(tmp_path, sc, summary)
 
 
 def test_directory_with_a_damaged_bag(tmp_path, capsys, chunked_bag):
@@ -359,11 +359,12 @@ def test_directory_with_a_damaged_bag(tmp_path, capsys, chunked_bag):
         assert good['complete'] and good['missing_messages'] == 0 and good['samples'] == 300
         assert bad['complete'] is False and bad['missing_messages'] > 0 and bad['problems']
         assert bad['samples'] < 300
-        summary = json.loads((out / 'bad' / 'summary.json').read_text())
-        assert summary['completeness']['missing_messages'] == bad['missing_messages']
         if allow:
-            assert code == 0 and bad['error'] is None
-        else:
+            summary = json.loads((out / 'bad' / 'summary.json').read_text())
+            assert summary['completeness']['missing_messages'] == bad['missing_messages']
+            assert code == 0 and bad['error'] is None and bad['status'] == 'done'
+        else:  # refused: its row says what was read, nothing of it is written
+            assert not (out / 'bad').exists() and bad['status'] == 'failed'
             assert code == 2 and 'incomplete' in bad['error']
             assert '1 of 2 bags failed' in error_line(capsys)
 

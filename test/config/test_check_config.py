@@ -22,7 +22,8 @@ import yaml
 from ros_harness import REPO
 from wrench_distribution import cli
 from wrench_distribution.config import validate_params
-from wrench_distribution.config.check import check_file, config_findings, param_files
+from wrench_distribution.config.check import check_file, config_findings
+from wrench_distribution.ros_args import param_files
 
 ROOT = Path(REPO)
 CONFIGS = sorted(glob.glob(str(ROOT / 'config' / '*.yaml')))

@@ -135,7 +135,7 @@ def _cell(rng):
 
 @pytest.mark.parametrize('bump', [0, 8])
 def test_the_issue_figures_six_orientations_of_200_samples(bump):
-    """Tools free then object held, 6 x 200 samples each: every target of issue 29 met."""
+    """Tools free then object held, 6 x 200 samples each: every target of docs/calibration.md met."""
     rng = np.random.default_rng(29)
     truth, contacts = _cell(rng)
     models, biases = [], []

@@ -90,7 +90,7 @@ def test_basis_names_the_axes_of_every_pair_element(a, b, axis, unit):
 
 
 def test_analyze_bag_table_shows_residue_as_zero():
-    """analyze-bag's printed table: one document, the rule of the JSON output (issue 30)."""
+    """analyze-bag's printed table: one document, the rule of the JSON output."""
     from wrench_distribution.bag.summary import format_table
     steady = {'mean': 20.0, 'std': 0.01, 'min': 19.98, 'max': 20.02}
     stats = {'squeeze(a,b)': dict(steady, unit='N'),

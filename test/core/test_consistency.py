@@ -62,9 +62,15 @@ def model_of(cell, point_torques=False):
 
 
 def metric_of(model, cell, force_noise=0.05):
-    """Return the inverse covariance of a block mean's residual (torque noise scales with length)."""
+    """Return the inverse covariance of a block mean's residual (torque noise scales with length).
+
+    Two point contacts cannot load the torque about their line: no noise reaches that direction,
+    whose variance gets a floor far below the others' (as the engine floors it by its tolerance).
+    """
     noise = np.tile(np.r_[[force_noise] * 3, [force_noise * 0.05 * cell['length']] * 3], (len(cell['rigid']), 1))
-    return np.linalg.inv(C.residual_covariance(model, noise) / 32)
+    covariance = C.residual_covariance(model, noise) / 32
+    floor = 1e-9 * np.trace(covariance) / len(covariance)
+    return np.linalg.inv(covariance + floor * np.eye(len(covariance)))
 
 
 def fault_residual(cell, sensor, fault):

@@ -1,4 +1,4 @@
-"""Issue 9: internal loads you can trust (docs/theory.md, sections 5 and 6).
+"""Internal loads you can trust (docs/theory.md, sections 5 and 6).
 
 Every expectation is an invariant or an independent computation: round trips, linearity,
 the paper's N_c projection computed here with numpy, statics of a squeeze, continuity.

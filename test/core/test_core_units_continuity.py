@@ -1,4 +1,4 @@
-"""The core's guarantees at their limits (issue 22): any unit of length, continuity everywhere.
+"""The core's guarantees at their limits: any unit of length, continuity everywhere.
 
 Units. The same physical grasp described with lengths multiplied by a factor drawn
 log-uniformly in [1e-6, 1e6], in a rotated object frame and with another origin, must give

@@ -309,3 +309,36 @@ def test_markers_are_made_only_while_they_have_a_reader():
     assert list(first.resultant) == wrench
     assert engine.step(4, wrench, 0, 250 * MS, markers_read=True).markers is None  # within the period
     assert engine.step(5, wrench, 0, 302 * MS, markers_read=True).markers is not None
+
+
+# -- the managed node's stop and resume -------------------------------------------------------
+@SETTINGS
+@given(grasps())
+def test_the_stop_is_zero_wrenches_to_every_effector_and_leaves_the_commands(grasp):
+    """The stop is no fault: what the engine commands next for a wrench is what it did before."""
+    params, rng = grasp
+    engine = engine_for(params)
+    wrench = rng.uniform(-20.0, 20.0, 6)
+    before = engine.step(0, wrench, 0, 0).commands
+    stop = engine.stop()
+    n = len(params['effectors'])
+    assert stop.commands.shape == (n, 6) and not stop.commands.any()
+    assert stop.key == 'stops_published' and stop.message == 'zero wrenches to every effector'
+    np.testing.assert_array_equal(engine.step(0, wrench, 0, MS).commands, before)
+
+
+@pytest.mark.parametrize('on_timeout', ['zero', 'stop'])
+def test_resume_starts_the_input_timeout_afresh_and_only_after_an_input(on_timeout):
+    """A pause longer than input_timeout trips nothing at activate: the timeout counts from then."""
+    params = {'effectors': ['l', 'r'], 'contact_source': 'static', 'input_timeout': 0.1,
+              'on_timeout': on_timeout, 'contact_positions': [0, 0.3, 0, 0, -0.3, 0],
+              'contact_orientations': [0, 0, 0, 1] * 2}
+    engine = engine_for(params)
+    engine.resume(0, 0)  # before any input: still waiting for one
+    assert engine.guard.last_valid_ns is None and engine.tick(10_000 * MS, 0).cause is None
+    assert engine.step(0, [0, 0, 10.0, 0, 0, 0], 0, 0).valid
+    paused = 5_000 * MS  # 5 s inactive
+    engine.resume(paused, 0)
+    assert engine.tick(paused + 90 * MS, 0).cause is None  # within 0.1 s of the resume
+    tripped = engine.tick(paused + 110 * MS, 0)
+    assert tripped.cause == 'timeout' and (tripped.commands is not None) == (on_timeout == 'zero')

@@ -112,8 +112,8 @@ def test_noisy_poses_are_differentiated_over_a_longer_fit_and_say_so():
     assert np.all(rests.reasons[alpha > 2 * rests.alpha_max] == MOVING) and (alpha > 2 * rests.alpha_max).any()
 
 
-def test_a_gap_in_the_samples_splits_a_rest_and_is_no_motion():
-    """A live node that stalls 0.1 s drops no sample as moving; the rest is two runs either side."""
+def test_a_gap_in_the_samples_is_no_motion_and_no_new_rest():
+    """A live node that stalls 0.1 s drops no sample as moving; the pose unchanged, the rest stays one."""
     cell, motion, readings = _cell(seed=7)
     recording = _recording(cell, motion, readings)
     stamps = recording.stamps_ns.copy()
@@ -122,4 +122,18 @@ def test_a_gap_in_the_samples_splits_a_rest_and_is_no_motion():
     rests = find_rests(Recording(stamps, readings, recording.poses, None, recording.gravity), *_masses(cell))
     inside = motion.rest == 2
     assert np.all(rests.reasons[inside] != MOVING)
-    assert len(np.unique(rests.labels[inside & (rests.labels >= 0)])) == 2
+    assert len(np.unique(rests.labels[inside & (rests.labels >= 0)])) == 1
+
+
+def test_a_move_hidden_in_a_gap_ends_the_rest():
+    """The samples of a move lost (a stalled recorder): the poses either side differ, two rests."""
+    cell, motion, readings = _cell(seed=8)
+    recording = _recording(cell, motion, readings)
+    lost = (motion.rest == -1) & (np.cumsum(motion.rest == 2) > 0) & (np.cumsum(motion.rest == 3) == 0)
+    keep = ~lost
+    rests = find_rests(Recording(recording.stamps_ns[keep], readings[keep], recording.poses[keep], None,
+                                 recording.gravity[keep]), *_masses(cell))
+    rest = motion.rest[keep]
+    before = np.unique(rests.labels[(rest == 2) & (rests.labels >= 0)])
+    after = np.unique(rests.labels[(rest == 3) & (rests.labels >= 0)])
+    assert len(before) == 1 and len(after) == 1 and before[0] != after[0], (before, after)

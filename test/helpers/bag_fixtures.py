@@ -10,10 +10,16 @@ that to recover the resultant and the squeeze.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import os
 from pathlib import Path
+import signal
+import subprocess
+import time
 from typing import Optional, Sequence
 
 import numpy as np
+from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness, QosReliability,
+                                QosTime)
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import get_typestore, Stores
 from scipy.spatial.transform import Rotation
@@ -196,25 +202,46 @@ def tf_msg(ns: int, items: Sequence[tuple[str, str, np.ndarray]]):
     return T['tf2_msgs/msg/TFMessage'](transforms=trs)
 
 
-class BagWriter:
-    """Thin wrapper: ``add(topic, type, receive_ns, msg)``, messages sorted on close."""
+def qos(depth: int) -> Qos:
+    """Return a QoS profile (reliable, volatile) of history depth ``depth``."""
+    infinite = QosTime(sec=9223372036, nsec=854775807)
+    return Qos(history=QosHistory.KEEP_LAST, depth=depth, reliability=QosReliability.RELIABLE,
+               durability=QosDurability.VOLATILE, deadline=infinite, lifespan=infinite,
+               liveliness=QosLiveliness.AUTOMATIC, liveliness_lease_duration=infinite,
+               avoid_ros_namespace_conventions=False)
 
-    def __init__(self, path: Path, storage: str = 'sqlite3', version: int = 8) -> None:
+
+class BagWriter:
+    """Thin wrapper: ``add(topic, type, receive_ns, msg)``, messages sorted on close.
+
+    A topic's messages added with ``publisher`` k > 0 go on a connection of their own, with
+    another QoS (depth 10 + k): what rosbags (and rosbag2) record for a second publisher.
+    ``shared_qos`` gives a topic's one connection several QoS profiles (rosbag2's record of a
+    topic that had several publishers when the recorder subscribed).
+    """
+
+    def __init__(self, path: Path, storage: str = 'sqlite3', version: int = 8,
+                 shared_qos: Optional[dict] = None) -> None:
         plugin = StoragePlugin.MCAP if storage == 'mcap' else StoragePlugin.SQLITE3
         self.writer = Writer(Path(path), version=version, storage_plugin=plugin)
-        self.messages: list[tuple[int, int, str, str, object]] = []
+        self.messages: list[tuple[int, int, str, str, object, int]] = []
         self.path = Path(path)
+        self.shared_qos = shared_qos or {}
 
-    def add(self, topic: str, msgtype: str, recv_ns: int, msg: object) -> None:
-        self.messages.append((int(recv_ns), len(self.messages), topic, msgtype, msg))
+    def add(self, topic: str, msgtype: str, recv_ns: int, msg: object, publisher: int = 0) -> None:
+        self.messages.append((int(recv_ns), len(self.messages), topic, msgtype, msg, publisher))
 
     def close(self) -> Path:
         conns = {}
         with self.writer as w:
-            for recv, _, topic, msgtype, msg in sorted(self.messages, key=lambda m: m[:2]):
-                if topic not in conns:
-                    conns[topic] = w.add_connection(topic, msgtype, typestore=TYPESTORE)
-                w.write(conns[topic], recv, TYPESTORE.serialize_cdr(msg, msgtype))
+            for recv, _, topic, msgtype, msg, publisher in sorted(self.messages,
+                                                                  key=lambda m: m[:2]):
+                if (topic, publisher) not in conns:
+                    profiles = ([qos(10 + publisher)] if publisher
+                                else self.shared_qos.get(topic, ()))
+                    conns[(topic, publisher)] = w.add_connection(
+                        topic, msgtype, typestore=TYPESTORE, offered_qos_profiles=profiles)
+                w.write(conns[(topic, publisher)], recv, TYPESTORE.serialize_cdr(msg, msgtype))
         return self.path
 
 
@@ -275,3 +302,100 @@ def write_scenario_bag(path: Path, sc: Scenario, storage: str = 'sqlite3', *,
             bw.add('/tf', TF, ns - 50_000, tf_msg(ns, [
                 ('object', f'{e}_contact', sc.poses[j, i]) for i, e in enumerate(EFFECTORS)]))
     return bw.close()
+
+
+# -- commands stopped at any point --------------------------------------------------------------
+class Command:
+    """``wrench-distribution ARGS`` in a session of its own (a process group), stopped whole.
+
+    Its output goes to files (no pipe to fill); :meth:`finish` waits a bounded time, then kills
+    every process of the group, so nothing it started outlives the test.
+
+    :param argv: the arguments.
+    :param where: a directory for the output files.
+    :param env: the environment (default: this one).
+    """
+
+    def __init__(self, argv: Sequence, where: Path, env: Optional[dict] = None) -> None:
+        from ros_harness import REPO, script
+        where.mkdir(parents=True, exist_ok=True)
+        self.stdout_path, self.stderr_path = where / 'stdout.txt', where / 'stderr.txt'
+        with open(self.stdout_path, 'w') as out, open(self.stderr_path, 'w') as err:
+            self.proc = subprocess.Popen([script('wrench-distribution'), *map(str, argv)],
+                                         stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                         cwd=REPO, env=env, start_new_session=True)
+        self.started_at = time.monotonic()
+        #: live processes of the group that had not ended within the settling time
+        self.left_behind: list = []
+
+    def running_package(self, timeout: float = 60.0) -> float:
+        """Wait (bounded) until the process runs the package's code; return the seconds it took.
+
+        The sign is numpy mapped, which the entry point imports with Ctrl-C handled. Python's
+        own start-up, before any code of the program runs, is out of reach of every Python
+        program: a Ctrl-C there prints the interpreter's traceback.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                if 'numpy' in Path(f'/proc/{self.proc.pid}/maps').read_text():
+                    break
+            except OSError:
+                break
+            time.sleep(0.01)
+        return time.monotonic() - self.started_at
+
+    def signal(self, sig: int, group: bool = False) -> None:
+        """Send ``sig`` to the process, or with ``group`` to its whole group (a terminal's Ctrl-C)."""
+        try:
+            os.killpg(self.proc.pid, sig) if group else self.proc.send_signal(sig)
+        except ProcessLookupError:
+            pass
+
+    def finish(self, timeout: float = 120.0, settle: float = 15.0) -> tuple[int, str, str]:
+        """Wait for the exit (at most ``timeout``), then kill what is left of the group.
+
+        What the command started has ``settle`` seconds after its exit to end by itself
+        (:attr:`left_behind` lists what had not); then the whole group is killed.
+
+        :return: ``(exit status, stdout, stderr)``; the status is -9 if it had to be killed.
+        """
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        deadline = time.monotonic() + settle
+        while self.group_alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.left_behind = self.group_alive()
+        self.signal(signal.SIGKILL, group=True)
+        self.proc.wait(30)
+        return (self.proc.returncode, self.stdout_path.read_text(), self.stderr_path.read_text())
+
+    def group_alive(self) -> list:
+        """Return the live processes (not zombies) in the command's group, itself included."""
+        alive = []
+        for entry in Path('/proc').iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                fields = (entry / 'stat').read_text().rsplit(')', 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == self.proc.pid and fields[0] != 'Z':
+                alive.append(int(entry.name))
+        return alive
+
+
+def output_files(directory: Path) -> dict:
+    """Return relative path -> bytes of every file below ``directory`` ({} if it is absent)."""
+    if not directory.exists():
+        return {}
+    return {p.relative_to(directory).as_posix(): p.read_bytes()
+            for p in sorted(directory.rglob('*')) if p.is_file()}
+
+
+def hidden_leftovers(directory: Path) -> list:
+    """Return what runs hide below ``directory`` (``.<name>.partial-...``, ``.old-``)."""
+    return sorted(str(p) for p in Path(directory).rglob('.*')
+                  if '.partial-' in p.name or '.old-' in p.name)

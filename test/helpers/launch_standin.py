@@ -3,9 +3,10 @@
 ``launch`` and ``launch_ros`` cannot be installed from the Python registry. This module runs
 a launch file's ``generate_launch_description()`` against small classes with the same names
 and arguments (``LaunchDescription``, ``DeclareLaunchArgument``, ``OpaqueFunction``,
-``LaunchConfiguration``, ``launch_ros.actions.Node``, ``ParameterValue``), resolves the launch
-arguments as ``ros2 launch file.py name:=value`` does (given value, else the declared default;
-a missing one is an error), executes the opaque functions with the resolved context, performs
+``LaunchConfiguration``, ``launch_ros.actions.Node`` and ``LifecycleNode``, ``ParameterValue``),
+resolves the launch arguments as ``ros2 launch file.py name:=value`` does (given value, else
+the declared default; a missing one, or one outside the declared ``choices``, is launch's
+``RuntimeError``), executes the opaque functions with the resolved context, performs
 the substitutions of each node action (namespace, parameters), and returns each node action
 with the command line launch_ros would build for it: the executable, then ``--ros-args``, the
 node name and namespace remaps, one ``--params-file`` per parameter file, a temporary
@@ -42,12 +43,30 @@ class LaunchDescription:
 
 
 class DeclareLaunchArgument:
-    """A launch argument with an optional default."""
+    """A launch argument with an optional default and optional choices.
+
+    As launch's: empty ``choices``, or a plain default outside them, is a ``RuntimeError`` at
+    construction; a value outside them is one when the argument is resolved (:meth:`check`).
+    """
 
     def __init__(self, name: str, *, default_value: Optional[str] = None, description: str = '',
                  choices=None) -> None:
         self.name, self.default_value, self.description = name, default_value, description
+        if choices is not None and not choices:
+            raise RuntimeError('Provided choices arg is empty. Use None to ignore the choice list.')
+        if choices is not None and isinstance(default_value, str) and default_value not in choices:
+            raise RuntimeError(f'Provided default_value "{default_value}" is not in provided '
+                               f'choices "{choices}".')
         self.choices = choices
+
+    def check(self, value: str) -> None:
+        """Refuse a value outside the choices, as launch does when it executes the action.
+
+        :raises RuntimeError: with launch's message.
+        """
+        if self.choices is not None and value not in self.choices:
+            raise RuntimeError(f'Argument "{self.name}" provided value "{value}" is not valid. '
+                               f'Valid options are: {self.choices}')
 
 
 class OpaqueFunction:
@@ -116,6 +135,20 @@ class Node:
         return out
 
 
+class LifecycleNode(Node):
+    """launch_ros's lifecycle node action: a node action whose ``name`` and ``namespace`` are required.
+
+    Its signature from Humble to Kilted. Newer launch_ros also takes ``autostart``; Humble's and
+    Jazzy's hand any further keyword to the process action, which refuses it: so does this one.
+    """
+
+    def __init__(self, *, name, namespace, **kwargs) -> None:
+        if 'autostart' in kwargs:
+            raise TypeError("LifecycleNode() got an unexpected keyword argument 'autostart' "
+                            "(launch_ros of Humble and Jazzy): set the node's own parameter")
+        super().__init__(name=name, namespace=namespace, **kwargs)
+
+
 class ParameterValue:
     """launch_ros's typed parameter value: a substitution performed, then converted."""
 
@@ -151,7 +184,7 @@ def _modules() -> Dict[str, types.ModuleType]:
                             OpaqueFunction=OpaqueFunction)
     launch.substitutions = module('launch.substitutions', LaunchConfiguration=LaunchConfiguration)
     launch_ros = module('launch_ros')
-    launch_ros.actions = module('launch_ros.actions', Node=Node)
+    launch_ros.actions = module('launch_ros.actions', Node=Node, LifecycleNode=LifecycleNode)
     launch_ros.parameter_descriptions = module('launch_ros.parameter_descriptions',
                                                ParameterValue=ParameterValue)
 
@@ -199,6 +232,7 @@ def nodes_of(path: str, arguments: Optional[Dict[str, str]] = None) -> List[Node
                 if action.default_value is None:
                     raise SubstitutionFailure(f"launch argument '{action.name}' has no value")
                 context.launch_configurations[action.name] = action.default_value
+            action.check(context.launch_configurations[action.name])
         elif isinstance(action, OpaqueFunction):
             pending[:0] = action.execute(context)
         elif isinstance(action, Node):  # substitutions performed, as launch_ros does

@@ -305,6 +305,40 @@ class TestClient:
                     and all(self.node.count_publishers(t) > 0 for t in topics))
         return self.spin_until(ok, timeout)
 
+    def call(self, srv_type, name: str, request, timeout: float = 5.0,
+             again_after: float = 1.0):
+        """Call a service, spinning meanwhile (the collections go on filling).
+
+        A node that ended a moment ago can leave its services in this process's graph: the
+        service then looks available before the new node's server has matched this client,
+        and a request sent then is lost. So a request left unanswered for ``again_after``
+        seconds is sent again; the first answer counts.
+
+        :param srv_type: the service type.
+        :param name: the service name.
+        :param request: the request.
+        :param timeout: seconds, for the service to appear and then for the answer.
+        :param again_after: seconds without an answer before the request goes again.
+        :return: the response.
+        :raises TimeoutError: naming the service.
+        """
+        cli = self.node.create_client(srv_type, name)
+        try:
+            if not cli.wait_for_service(timeout_sec=timeout):
+                raise TimeoutError(f'{name} not available')
+            end = time.monotonic() + timeout
+            sent = []
+            while time.monotonic() < end:
+                sent.append(cli.call_async(request))
+                self.spin_until(lambda: any(f.done() for f in sent),
+                                min(again_after, end - time.monotonic()))
+                answered = [f for f in sent if f.done()]
+                if answered:
+                    return answered[0].result()
+            raise TimeoutError(f'{name} timed out')
+        finally:
+            self.node.destroy_client(cli)
+
     def set_parameters(self, node_name: str, params: list, timeout: float = 5.0):
         """Call ``/<node>/set_parameters``.
 
@@ -314,17 +348,58 @@ class TestClient:
         :return: list of ``SetParametersResult``.
         """
         from rcl_interfaces.srv import SetParameters
-        cli = self.node.create_client(SetParameters, f'/{node_name}/set_parameters')
+        req = SetParameters.Request()
+        req.parameters = [p.to_parameter_msg() for p in params]
+        return self.call(SetParameters, f'/{node_name}/set_parameters', req, timeout).results
+
+    def change_state(self, node_name: str, transition: str, timeout: float = 10.0) -> bool:
+        """Ask a managed node for a transition, as ``ros2 lifecycle set`` does (``~/change_state``).
+
+        :param node_name: target node name.
+        :param transition: ``configure``, ``activate``, ``deactivate``, ``cleanup``,
+            ``unconfigured_shutdown``, ``inactive_shutdown`` or ``active_shutdown``
+            (``lifecycle_msgs/Transition``'s ids).
+        :param timeout: seconds.
+        :return: the response's ``success``.
+        """
+        from lifecycle_msgs.msg import Transition
+        from lifecycle_msgs.srv import ChangeState
+        req = ChangeState.Request()
+        req.transition.id = getattr(Transition, f'TRANSITION_{transition.upper()}')
+        # sent again only after a long silence: a second request for the same transition
+        # would be refused (its state has changed), the first answer counts
+        return self.call(ChangeState, f'/{node_name}/change_state', req, timeout,
+                         again_after=3.0).success
+
+    def lifecycle_state(self, node_name: str, timeout: float = 10.0) -> str:
+        """Return a managed node's primary state, as ``ros2 lifecycle get`` does (``~/get_state``).
+
+        :param node_name: target node name.
+        :param timeout: seconds.
+        :return: the state's label (``unconfigured``, ``inactive``, ``active``, ``finalized``).
+        """
+        from lifecycle_msgs.srv import GetState
+        return self.call(GetState, f'/{node_name}/get_state', GetState.Request(),
+                         timeout).current_state.label
+
+    def set_parameters_atomically(self, node_name: str, params: list, timeout: float = 5.0):
+        """Call ``/<node>/set_parameters_atomically``.
+
+        :param node_name: target node name.
+        :param params: list of ``rclpy.parameter.Parameter``.
+        :param timeout: seconds.
+        :return: the one ``SetParametersResult`` of the whole request.
+        """
+        from rcl_interfaces.srv import SetParametersAtomically
+        cli = self.node.create_client(SetParametersAtomically, f'/{node_name}/set_parameters_atomically')
         try:
             if not cli.wait_for_service(timeout_sec=timeout):
-                raise TimeoutError(f'/{node_name}/set_parameters not available')
-            req = SetParameters.Request()
-            req.parameters = [p.to_parameter_msg() for p in params]
-            fut = cli.call_async(req)
+                raise TimeoutError(f'/{node_name}/set_parameters_atomically not available')
+            fut = cli.call_async(SetParametersAtomically.Request(parameters=[p.to_parameter_msg() for p in params]))
             self.executor.spin_until_future_complete(fut, timeout_sec=timeout)
             if not fut.done():
-                raise TimeoutError('set_parameters timed out')
-            return fut.result().results
+                raise TimeoutError('set_parameters_atomically timed out')
+            return fut.result().result
         finally:
             self.node.destroy_client(cli)
 
@@ -415,3 +490,27 @@ def taken_in(outputs: list, stamp_ns: int) -> bool:
     """
     from wrench_distribution.core.codec import stamp_to_ns
     return bool(outputs) and stamp_to_ns(outputs[-1].header.stamp) >= stamp_ns
+
+
+def wrench_values(msg) -> list:
+    """Return ``[fx, fy, fz, tx, ty, tz]`` of a ``WrenchStamped``.
+
+    :param msg: the message.
+    :return: the six values.
+    """
+    f, t = msg.wrench.force, msg.wrench.torque
+    return [f.x, f.y, f.z, t.x, t.y, t.z]
+
+
+def resultant_at(positions, wrenches):
+    """Resultant about the origin of wrenches applied at points, axes aligned (by hand).
+
+    ``F = sum f_i``, ``T = sum (t_i + p_i x f_i)``.
+
+    :param positions: (n, 3) points of application.
+    :param wrenches: n wrenches ``[fx, fy, fz, tx, ty, tz]`` about those points.
+    :return: the resultant, 6 values.
+    """
+    import numpy as np
+    p, w = np.asarray(positions, float), np.asarray(wrenches, float)
+    return np.concatenate([w[:, :3].sum(0), w[:, 3:].sum(0) + np.cross(p, w[:, :3]).sum(0)])

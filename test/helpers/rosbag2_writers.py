@@ -1,4 +1,4 @@
-"""Bags written the way the field writes them, for the bag-variant tests (issue 19).
+"""Bags written the way the field writes them, for the bag-variant tests.
 
 - MCAP: Foxglove's ``mcap`` writer with rosbag2's layout (profile ``ros2``, schemas of
   encoding ``ros2msg`` holding the message definition, channels of encoding ``cdr`` with

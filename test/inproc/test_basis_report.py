@@ -1,4 +1,4 @@
-"""Issue 9, point 5: a change of the internal-load basis is reported (in-process, no DDS)."""
+"""A change of the internal-load basis is reported (in-process, no DDS)."""
 from wrench_distribution.ros.diagnostics import DiagnosticsState, WARN
 
 

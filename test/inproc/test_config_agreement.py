@@ -6,8 +6,9 @@ integer for a double, a list rcl refuses, a number out of range, a per-effector 
 another length, a handle with a misspelt kind or effector or a torque between point
 contacts or over its limit, one effector or two alike, a zero quaternion, static contacts
 that coincide, ``hold_object_weight`` without a mass, a section left out. For every node
-whose section the file has, the node is started as its process starts it (``rclpy.init``
-on the command line ``--ros-args --params-file FILE``, then the node, in a context of its
+whose section the file has, the node is started as its process starts it (the parameter
+files judged by their size and the bounded loader, ``rclpy.init`` on the command line
+``--ros-args --params-file FILE``, then the node, in a context of its
 own: rcl parses the file, the node declares and judges its parameters and builds its
 solver for static contacts) and ``wrench-distribution check-config FILE`` is run; the node
 refuses the file (``run_node`` exits 2) exactly when check-config reports an error in its
@@ -33,6 +34,7 @@ from ros_harness import domain_id_for, REPO
 from wrench_distribution import cli
 from wrench_distribution.analyzer_node import AnalyzerNode
 from wrench_distribution.config import ConfigError
+from wrench_distribution.config.check import param_file_refusals
 from wrench_distribution.config.index import INDEX
 from wrench_distribution.distributor_node import DistributorNode
 
@@ -135,20 +137,28 @@ def generated_file(seed: int) -> dict:
 
 def node_refuses(path: str, node: str, offset: int) -> bool:
     """Start a node on a parameter file as its process does; return whether it refuses it."""
+    return node_refusal(path, node, offset) is not None
+
+
+def node_refusal(path: str, node: str, offset: int):
+    """Start a node on a parameter file as its process does; return why it refuses it (None: it starts)."""
     argv = [node, '--ros-args', '--params-file', path]
+    refused = param_file_refusals(argv)
+    if refused:  # refused before rclpy.init (run_node): the process exits 2
+        return '; '.join(refused)
     saved, sys.argv = sys.argv, argv  # the node reads its command line, as a process does
     ctx = Context()
     try:
         try:
             rclpy.init(args=argv, context=ctx, domain_id=domain_id_for(offset=offset))
-        except RuntimeError:  # rcl could not parse the file: the process exits 2
-            return True
+        except RuntimeError as error:  # rcl could not parse the file: the process exits 2
+            return str(error)
         try:
             made = NODES[node][1](context=ctx, start_parameter_services=False)
-        except (ConfigError, InvalidParameterTypeException, InvalidParameterValueException):
-            return True
+        except (ConfigError, InvalidParameterTypeException, InvalidParameterValueException) as error:
+            return str(error)
         made.destroy_node()
-        return False
+        return None
     finally:
         sys.argv = saved
         rclpy.try_shutdown(context=ctx)

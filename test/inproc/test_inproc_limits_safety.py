@@ -1,4 +1,4 @@
-"""Runtime limit changes on the distributor node, in this process (issue 33).
+"""Runtime limit changes on the distributor node, in this process.
 
 Properties over every limit and every ``on_limit`` transition: a change toward safety is
 applied to the next command, one away from it is refused naming the rule, counted, and

@@ -6,11 +6,12 @@ import py_compile
 import re
 
 import pytest
+import yaml
 
 import launch_standin
 from ros_harness import domain_id_for, REPO
 from wrench_distribution import config as P
-from wrench_distribution.cell import LAYOUTS
+from wrench_distribution.cell import launch_actions, LAYOUTS
 
 CONFIGS = sorted(glob.glob(os.path.join(REPO, 'config', '*.yaml')))
 LAUNCHES = sorted(glob.glob(os.path.join(REPO, 'launch', '*.launch.py')))
@@ -55,10 +56,76 @@ def test_each_node_runs_in_its_own_process_by_default_and_both_in_one_on_request
         for left_out, alone in (('analyzer', 'distributor'), ('distributor', 'analyzer')):
             nodes = launch_standin.nodes_of(path, {'layout': layout, left_out: 'false'})
             assert [n.executable for n in nodes] == [alone]
-    with pytest.raises(ValueError, match="layout:='one_process': accepted: one-process, processes"):
+    with pytest.raises(RuntimeError, match='Argument "layout" provided value "one_process" is not '
+                       'valid'):  # launch checks the declared choices first
         launch_standin.nodes_of(path, {'layout': 'one_process'})
+    with pytest.raises(ValueError, match="layout:='one_process': accepted: one-process, processes"):
+        launch_actions(launch_standin, 'one_process', '', [], {'distributor': {}, 'analyzer': {}}, {})
     with pytest.raises(ValueError, match="analyzer:='no': accepted: true, false"):
         launch_standin.nodes_of(path, {'analyzer': 'no'})
+
+
+def _autostart_given(node, tmp_dir: str) -> list:
+    """Return the ``autostart`` values the node's command line sets, in order (the last counts)."""
+    args = node.ros_arguments(tmp_dir)
+    files = [args[i + 1] for i, a in enumerate(args) if a == '--params-file']
+    found = []
+    for path in files:
+        for section in (yaml.safe_load(open(path)) or {}).values():
+            if 'autostart' in section.get('ros__parameters', {}):
+                found.append(section['ros__parameters']['autostart'])
+    return found
+
+
+@pytest.mark.parametrize('path', LAUNCHES, ids=os.path.basename)
+@pytest.mark.parametrize('layout', LAYOUTS)
+def test_nodes_are_managed_and_autostart_is_a_launch_argument(path, layout, tmp_path):
+    """Each node alone in its process is a LifecycleNode action; autostart:= reaches every node.
+
+    The cell (both nodes in one process) is a plain node action: a LifecycleNode action stands
+    for one node and its name would rename both; the cell's nodes take ``autostart`` as well.
+    """
+    for value, expected in (('true', True), ('false', False), (None, True)):
+        arguments = {'layout': layout, **({'autostart': value} if value else {})}
+        for node in launch_standin.nodes_of(path, arguments):
+            lifecycle = isinstance(node, launch_standin.LifecycleNode)
+            assert lifecycle == (node.executable != 'cell'), node.executable
+            assert _autostart_given(node, str(tmp_path))[-1:] == [expected], (value, node.executable)
+    with pytest.raises(RuntimeError, match='Argument "autostart" provided value "maybe" is not valid'):
+        launch_standin.nodes_of(path, {'layout': layout, 'autostart': 'maybe'})
+
+
+def test_the_standin_lifecycle_node_takes_launch_ros_arguments():
+    """Require name and namespace (Humble to Kilted); refuse an autostart keyword (Humble, Jazzy)."""
+    with pytest.raises(TypeError, match='namespace'):
+        launch_standin.LifecycleNode(package='wrench_distribution', executable='analyzer',
+                                     name='wrench_analyzer')
+    with pytest.raises(TypeError, match='autostart'):
+        launch_standin.LifecycleNode(package='wrench_distribution', executable='analyzer',
+                                     name='wrench_analyzer', namespace='', autostart=True)
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize('layout', LAYOUTS)
+def test_launched_nodes_wait_for_a_manager_with_autostart_false(layout, tmp_path):
+    """The command lines launch builds with autostart:=false: the nodes wait, then take the manager's transitions."""
+    from ros_harness import ros_env, script, TestClient
+    from wrench_distribution.processes import ChildProcess, stop_all
+    path = os.path.join(REPO, 'launch', 'wrench_distribution.launch.py')
+    domain = domain_id_for(__name__, offset=1)
+    procs = [ChildProcess([script(node.executable)] + node.ros_arguments(str(tmp_path)),
+                          ros_env(domain))
+             for node in launch_standin.nodes_of(path, {'layout': layout, 'autostart': 'false'})]
+    client = TestClient(domain, 'wd_launch_client')
+    try:
+        for name, _ in NODES.values():
+            assert client.lifecycle_state(name, 30.0) == 'unconfigured', [p.output() for p in procs]
+            assert client.change_state(name, 'configure') and client.change_state(name, 'activate')
+            assert client.lifecycle_state(name) == 'active'
+    finally:
+        client.close()
+        stop_all(procs)
+    assert [p.close() for p in procs] == [0] * len(procs), [p.output() for p in procs]
 
 
 @pytest.mark.parametrize('path', CONFIGS, ids=os.path.basename)

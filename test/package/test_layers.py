@@ -19,9 +19,9 @@ PACKAGE = Path(REPO) / 'wrench_distribution'
 #: the top-level modules).
 MAY_IMPORT = {
     'core': set(),
-    'config': {'core'},
+    'config': {'core', 'ros_args'},
     'engine': {'core', 'config'},
-    'ros': {'core', 'config', 'engine'},
+    'ros': {'core', 'config', 'engine', 'ros_args'},
     'bag': {'core', 'config', 'engine'},
     'distributor_node': {'core', 'config', 'engine', 'ros'},
     'analyzer_node': {'core', 'config', 'engine', 'ros'},
@@ -30,6 +30,10 @@ MAY_IMPORT = {
     # child processes on the loopback (start, stop, output) for the demo, the benchmarks and
     # the tests: below everything it serves, so it imports nothing of the package
     'processes': set(),
+    # a command line's parameter files judged from stat, before anything heavy is imported
+    'ros_args': set(),
+    # the console scripts: the parameter files' sizes first, then the node
+    'entry': {'ros_args', 'distributor_node', 'analyzer_node', 'cell', 'sim.nodes'},
     'sim': set(),
     'sim.control': {'core', 'config'},
     'sim.physics': {'core', 'config', 'sim.control'},
@@ -41,11 +45,11 @@ MAY_IMPORT = {
 }
 
 #: Rooms that import no ROS package; bag/player.py (a small player) is the bag tools' exception.
-ROS_FREE = ('core', 'config', 'engine', 'bag', 'processes', 'sim.control', 'sim.physics',
+ROS_FREE = ('core', 'config', 'engine', 'bag', 'processes', 'ros_args', 'sim.control', 'sim.physics',
             'sim.scenarios', 'sim.reports')
 ROS_PACKAGES = ('rclpy', 'rosgraph_msgs', 'builtin_interfaces', 'geometry_msgs', 'std_msgs',
                 'std_srvs', 'sensor_msgs', 'diagnostic_msgs', 'visualization_msgs',
-                'rcl_interfaces', 'tf2_ros', 'tf2_msgs', 'launch', 'launch_ros')
+                'rcl_interfaces', 'lifecycle_msgs', 'tf2_ros', 'tf2_msgs', 'launch', 'launch_ros')
 ROS_EXCEPTIONS = {'bag/player.py'}
 
 

@@ -31,14 +31,19 @@ CELL_FILES = {'dual_arm.policy.xml': os.path.join(REPO, 'config', 'dual_arm.yaml
 LISTS = {'topics': ('topic', {'publish', 'subscribe'}),
          'services': ('service', {'reply', 'request'}),
          'actions': ('action', {'call', 'execute'})}
-#: entities rcl makes below rclpy's Node lists: every node publishes its log on /rosout
+#: entities rcl makes below rclpy's Node lists: every node publishes its log on /rosout, a
+#: managed node its transitions on ~/transition_event
 RCL_PUBLISHERS = {'/rosout'}
 NODES = {'wrench_distributor': (DistributorNode, DISTRIBUTOR_PARAMS),
          'wrench_analyzer': (AnalyzerNode, ANALYZER_PARAMS)}
 #: services that change what a node does (the others only read)
 WRITING = ('/set_parameters', '/set_parameters_atomically', '/tare', '/calibration/capture',
            '/calibration/clear', '/calibration/identify_tools', '/calibration/identify_object',
-           '/save_calibration')
+           '/save_calibration', '/change_state')
+#: what a supervisor calls on a managed node: ``ros2 lifecycle set`` looks the transition's id up
+#: in ``get_available_transitions`` before ``change_state``; ``ros2 lifecycle get`` and lifecycle
+#: managers read ``get_state``
+SUPERVISING = ('/change_state', '/get_state', '/get_available_transitions')
 
 
 def expand(name: str, ns: str, node: str) -> str:
@@ -88,7 +93,7 @@ def entities(node) -> dict:
         return name if name is not None else expand_topic_name(
             getattr(entity, given), node.get_name(), node.get_namespace())
     return {'publish': {qualified(p, 'topic_name', 'topic') for p in node.publishers}
-            | RCL_PUBLISHERS,
+            | RCL_PUBLISHERS | {f'{node.get_fully_qualified_name()}/transition_event'},
             'subscribe': {qualified(s, 'topic_name', 'topic') for s in node.subscriptions},
             'reply': {qualified(s, 'service_name', 'srv_name') for s in node.services},
             'request': {qualified(c, 'service_name', 'srv_name') for c in node.clients}}
@@ -134,7 +139,7 @@ def test_every_name_of_the_other_enclaves_exists_in_the_nodes(declared, path):
     for (enclave, node), allowed in rules.items():
         if node in NODES:
             continue
-        for name in allowed['publish'] - RCL_PUBLISHERS:
+        for name in allowed['publish'] - RCL_PUBLISHERS:  # the controller's own: /rosout
             assert name in ours['subscribe'], f'{enclave} {node} publishes {name}: no node reads it'
         for name in allowed['subscribe']:
             assert name in ours['publish'], f'{enclave} {node} reads {name}: no node publishes it'
@@ -163,8 +168,21 @@ def test_inputs_commands_and_parameter_services_are_open_to_one_enclave(declared
     for name in commands:
         assert enclaves('publish', name) == distributor and enclaves('subscribe', name), name
     writing = [s for n in NODES for s in declared[(policy, n)]['reply'] if s.endswith(WRITING)]
-    # two parameter setters per node, the analyzer's tare and its five calibration services
-    # that change its state or write the calibration file
-    assert len(writing) == 10
+    # two parameter setters and the lifecycle transitions per node, the analyzer's tare and its
+    # five calibration services that change its state or write the calibration file
+    assert len(writing) == 12
     for name in writing:
         assert enclaves('request', name) == controller, (name, enclaves('request', name))
+
+
+@pytest.mark.parametrize('path', POLICIES, ids=os.path.basename)
+def test_the_controller_can_supervise_both_nodes_as_ros2_lifecycle_does(declared, path):
+    rules = parse(path)
+    controller = {enclave for (enclave, _), allowed in rules.items()
+                  if '/desired_wrench' in allowed['publish']}
+    for node in NODES:
+        for service in SUPERVISING:
+            name = f'/{node}{service}'
+            assert name in declared[(os.path.basename(path), node)]['reply'], name
+            allowed = {enclave for (enclave, _), rule in rules.items() if name in rule['request']}
+            assert allowed == controller, (name, allowed)

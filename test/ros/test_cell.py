@@ -19,7 +19,8 @@ import pytest
 from std_msgs.msg import Float64MultiArray
 import yaml
 
-from ros_harness import diag_values, domain_id_for, ros_env, stamped_wrench, TestClient
+from ros_harness import (diag_values, domain_id_for, resultant_at, ros_env, stamped_wrench, TestClient,
+                         wrench_values)
 from wrench_distribution.processes import ChildProcess
 
 pytestmark = [pytest.mark.ros]
@@ -32,15 +33,7 @@ COMMON = {'effectors': ['left', 'right'], 'contact_source': 'static', 'object_fr
 
 def resultant(left, right) -> np.ndarray:
     """Resultant about the origin of two wrenches applied at the contacts (by hand)."""
-    force = np.add(left[:3], right[:3])
-    torque = (np.add(left[3:], right[3:]) + np.cross(POSITIONS[0], left[:3])
-              + np.cross(POSITIONS[1], right[:3]))
-    return np.concatenate([force, torque])
-
-
-def values(msg: WrenchStamped) -> list:
-    f, t = msg.wrench.force, msg.wrench.torque
-    return [f.x, f.y, f.z, t.x, t.y, t.z]
+    return resultant_at(POSITIONS, [left, right])
 
 
 def start_cell(distributor: dict, executor: str = 'events') -> ChildProcess:
@@ -80,9 +73,10 @@ def test_distributor_and_analyzer_share_one_process():
                 pub.publish(stamped_wrench(reading, now))
             client.spin_for(0.05)
         assert commands['left'] and commands['right'] and measured, cell.output()
-        np.testing.assert_allclose(resultant(values(commands['left'][-1]), values(commands['right'][-1])),
+        np.testing.assert_allclose(resultant(wrench_values(commands['left'][-1]),
+                                             wrench_values(commands['right'][-1])),
                                    desired, atol=1e-9)
-        np.testing.assert_allclose(values(measured[-1]), resultant(*readings), atol=1e-9)
+        np.testing.assert_allclose(wrench_values(measured[-1]), resultant(*readings), atol=1e-9)
     finally:
         client.close()
         code = cell.close()

@@ -1,4 +1,4 @@
-"""Fault injection against the real nodes over DDS (issue 10).
+"""Fault injection against the real nodes over DDS.
 
 Every fault: nothing wrong is published (no command over a limit, no NaN, no output
 stamped backwards), the fault is diagnosed in its own status (never hidden by STALE),

@@ -1,4 +1,4 @@
-"""Runtime limits over DDS (issue 33): only toward safety, unless a bench opted in at start-up.
+"""Runtime limits over DDS: only toward safety, unless a bench opted in at start-up.
 
 The distributor runs as its console script; a test node calls ``set_parameters`` as
 ``ros2 param set`` would, sends desired wrenches and internal loads beyond the limits and

@@ -1,4 +1,4 @@
-"""Issue 9 through the nodes: the prescribed internal load is read back, element by element.
+"""Through the nodes: the prescribed internal load is read back, element by element.
 
 The distributor's commands are fed unchanged over DDS to the analyzer as its F/T inputs.
 """

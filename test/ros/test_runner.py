@@ -11,7 +11,7 @@ from wrench_distribution.processes import Children
 PACKAGE_ROOT = REPO
 PACKAGE_DIR = os.path.join(PACKAGE_ROOT, 'wrench_distribution')
 #: The node entry points of setup.py (console scripts); the test below finds them there.
-NODE_SCRIPTS = {'distributor', 'analyzer', 'object-sim', 'object-controller',
+NODE_SCRIPTS = {'distributor', 'analyzer', 'cell', 'object-sim', 'object-controller',
                 'baseline-distributor'}
 
 
@@ -98,7 +98,7 @@ def test_every_node_entry_point_takes_its_executor_from_make_executor():
     it (and through ``run_node``, which turns the error into exit code 2).
     """
     scripts = {e.name for e in importlib.metadata.distribution('wrench_distribution').entry_points
-               if e.group == 'console_scripts' and e.value.split(':')[0].endswith('_node')}
+               if e.group == 'console_scripts' and e.value.split(':')[0] == 'wrench_distribution.entry'}
     assert scripts == NODE_SCRIPTS
     env = ros_env(domain_id_for(), WRENCH_DISTRIBUTION_EXECUTOR='fastest')
     with Children() as nodes:

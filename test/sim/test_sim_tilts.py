@@ -1,4 +1,4 @@
-"""Tilts of the simulator (issue 29), the demo's calibration procedure and its truth table.
+"""Tilts of the simulator, the demo's calibration procedure and its truth table.
 
 The held object's tilt sequence, the free grippers' turns, the calibration's calls and their
 comparison with the truth, without ROS.

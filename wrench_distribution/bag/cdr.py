@@ -18,23 +18,27 @@ from wrench_distribution.core.codec import (CDR_LE, ns_from_parts, WRENCH_STAMPE
 from .errors import BagError
 
 
-def _decode_group(buf: np.ndarray, topic: str) -> tuple[np.ndarray, np.ndarray]:
-    """Decode payloads of equal size stacked as rows of ``buf`` (k, size) uint8."""
+def _decode_group(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Decode payloads of equal size stacked as rows of ``buf`` (k, size) uint8.
+
+    :return: ``(stamp_ns, wrench, ok)``; ``ok`` is false where the ``frame_id`` length does not
+        add up to the payload's size (a corrupt message; its values are zeros).
+    """
     k, size = buf.shape
     sec = buf[:, 4:8].copy().view('<i4')[:, 0].astype(np.int64)
     nsec = buf[:, 8:12].copy().view('<u4')[:, 0].astype(np.int64)
     strlen = buf[:, 12:16].copy().view('<u4')[:, 0].astype(np.int64)
     offset = wrench_values_offset(strlen)
-    if np.any(offset + 48 != size):
-        raise BagError(
-            f'corrupt message on {topic}: payload size does not match a WrenchStamped')
-    if np.all(offset == offset[0]):
+    ok = offset + 48 == size
+    if ok.all() and np.all(offset == offset[0]):
         o = int(offset[0])
         wrench = buf[:, o:o + 48].copy().view('<f8')
     else:
+        offset = np.where(ok, offset, size - 48)
         idx = offset[:, None] + np.arange(48)[None, :]
         wrench = np.take_along_axis(buf, idx, axis=1).copy().view('<f8')
-    return ns_from_parts(sec, nsec), wrench.astype(np.float64, copy=False)
+        wrench[~ok] = 0.0
+    return ns_from_parts(sec, nsec), wrench.astype(np.float64, copy=False), ok
 
 
 def rows_at(data: np.ndarray, starts: np.ndarray, size: int) -> np.ndarray:
@@ -56,31 +60,35 @@ def rows_at(data: np.ndarray, starts: np.ndarray, size: int) -> np.ndarray:
 
 
 def decode_wrench_buffer(
-    data: np.ndarray, starts: np.ndarray, sizes: np.ndarray, topic: str,
+    data: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
     fallback: Callable[[bytes], tuple[int, Sequence[float]]],
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Decode CDR ``WrenchStamped`` payloads lying in one buffer.
+
+    Little-endian plain CDR (the ROS 2 default) is decoded with numpy, big-endian CDR and
+    short payloads by ``fallback``; a payload of another representation, one whose lengths do
+    not add up, or one ``fallback`` refuses is corrupt: ``ok`` is false there.
 
     :param data: flat uint8 buffer.
     :param starts: (k,) offset of each payload in ``data``.
     :param sizes: (k,) size of each payload.
-    :param topic: topic name, used in error messages.
-    :param fallback: decodes one payload the slow way (stamp in ns, 6 numbers); used
-        for payloads that are not little-endian plain CDR.
-    :returns: ``(stamp_ns (k,) int64, wrench (k, 6) float64)`` in input order.
-    :raises BagError: on a truncated or malformed payload.
+    :param fallback: decodes one payload the slow way (stamp in ns, 6 numbers), raising
+        :class:`BagError` when it cannot.
+    :returns: ``(stamp_ns (k,) int64, wrench (k, 6) float64, ok (k,) bool)`` in input order
+        (zeros where not ok).
     """
     k = len(starts)
-    stamps = np.empty(k, dtype=np.int64)
-    wrenches = np.empty((k, 6), dtype=np.float64)
+    stamps = np.zeros(k, dtype=np.int64)
+    wrenches = np.zeros((k, 6), dtype=np.float64)
+    ok = np.zeros(k, dtype=bool)
     if k == 0:
-        return stamps, wrenches
-    fast = np.zeros(k, dtype=bool)
-    enough = sizes >= 2
-    fast[enough] = ((data[starts[enough]] == CDR_LE[0])
-                    & (data[starts[enough] + 1] == CDR_LE[1]))
-    if np.any(sizes[fast] < WRENCH_STAMPED_MIN_SIZE):
-        raise BagError(f'corrupt message on {topic}: payload too short for a WrenchStamped')
+        return stamps, wrenches, ok
+    head = (rows_at(data, np.minimum(starts, len(data) - 2), 2).copy() if len(data) >= 2
+            else np.zeros((k, 2), np.uint8))
+    head[sizes < 2] = 255  # too short to hold a representation identifier
+    little = (head[:, 0] == CDR_LE[0]) & (head[:, 1] == CDR_LE[1])
+    fast = little & (sizes >= WRENCH_STAMPED_MIN_SIZE)
+    slow = np.flatnonzero(~fast & (head[:, 0] == 0) & (head[:, 1] <= 1))
     size0 = int(sizes[0])
     if fast.all() and np.all(sizes == size0):  # the common case
         step = np.diff(starts)
@@ -91,35 +99,18 @@ def decode_wrench_buffer(
                 data[int(starts[0]):], shape=(k, size0), strides=(int(step[0]), 1))
         else:
             rows = rows_at(data, starts, size0)
-        return _decode_group(rows, topic)
+        return _decode_group(rows)
     for size in np.unique(sizes[fast]):
         rows = np.flatnonzero(fast & (sizes == size))
-        stamps[rows], wrenches[rows] = _decode_group(rows_at(data, starts[rows], int(size)),
-                                                     topic)
-    for i in np.flatnonzero(~fast):
-        stamp, wrench = fallback(data[starts[i]:starts[i] + sizes[i]].tobytes())
-        stamps[i] = stamp
-        wrenches[i] = wrench
-    return stamps, wrenches
-
-
-def decode_wrench_stamped(
-    payloads: Sequence[bytes],
-    topic: str,
-    fallback: Callable[[bytes], tuple[int, Sequence[float]]],
-) -> tuple[np.ndarray, np.ndarray]:
-    """Decode CDR ``WrenchStamped`` payloads given one by one (see :func:`decode_wrench_buffer`).
-
-    :param payloads: serialized messages in bag order.
-    :param topic: topic name, used in error messages.
-    :param fallback: decodes one payload the slow way.
-    :returns: ``(stamp_ns (k,) int64, wrench (k, 6) float64)`` in input order.
-    """
-    sizes = np.fromiter(map(len, payloads), dtype=np.int64, count=len(payloads))
-    starts = np.zeros(len(payloads), np.int64)
-    np.cumsum(sizes[:-1], out=starts[1:])
-    data = np.frombuffer(b''.join(payloads), dtype=np.uint8)
-    return decode_wrench_buffer(data, starts, sizes, topic, fallback)
+        stamps[rows], wrenches[rows], ok[rows] = _decode_group(
+            rows_at(data, starts[rows], int(size)))
+    for i in slow:
+        try:
+            stamps[i], wrenches[i] = fallback(data[starts[i]:starts[i] + sizes[i]].tobytes())
+        except BagError:
+            continue
+        ok[i] = True
+    return stamps, wrenches, ok
 
 
 def frame_ids(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
@@ -149,8 +140,9 @@ def decode_pose_arrays(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
     the others (and a group whose layout does not add up) by ``fallback``.
 
     :param fallback: gives ``(stamp_ns, frame_id, [[x, y, z, qx, qy, qz, qw], ...])`` of a
-        payload.
-    :return: ``(stamp_ns, frame_id, poses (m, 7) array)`` per payload, in input order.
+        payload, or None when it does not decode.
+    :return: ``(stamp_ns, frame_id, poses (m, 7) array)`` per payload (None where the fallback
+        gave None), in input order.
     """
     out: list = [None] * len(starts)
     for size in np.unique(sizes):
@@ -158,9 +150,9 @@ def decode_pose_arrays(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
         decoded = _pose_group(rows_at(data, starts[rows], int(size))) if size >= 24 else None
         for n, j in enumerate(rows.tolist()):
             if decoded is None or decoded[3][n]:
-                raw = data[starts[j]:starts[j] + sizes[j]].tobytes()
-                stamp, frame, poses = fallback(raw)
-                out[j] = (stamp, frame, np.asarray(poses, float).reshape(-1, 7))
+                slow = fallback(data[starts[j]:starts[j] + sizes[j]].tobytes())
+                out[j] = None if slow is None else (
+                    slow[0], slow[1], np.asarray(slow[2], float).reshape(-1, 7))
             else:
                 out[j] = (int(decoded[0][n]), decoded[1][n], decoded[2][n])
     return out

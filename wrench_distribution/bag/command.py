@@ -5,7 +5,9 @@ rosbag2 bag (sqlite3 or mcap) offline, without ROS, with the analyzer node's
 parameter file. BAG may also be a directory of bags, one Dask task per bag (on this
 machine's cores, or on an existing cluster with ``--scheduler``).
 User errors print one ``error: ...`` line on stderr and return 2; so does a directory
-run in which any bag failed (after every other bag was analysed).
+run in which any bag failed (after every other bag was analysed). Outputs are committed whole
+or not at all (:mod:`.outputs`); an existing output directory is refused unless ``--replace``
+or ``--resume``. Ctrl-C and a closed pipe end as :mod:`.shell` says (130, 141).
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import json
 from pathlib import Path
 import sys
 
+from . import shell
 from .errors import BagError
 from ..core.errors import WrenchDistributionError
 
@@ -60,9 +63,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              'the parameter file; the biases replace sensor_biases')
     parser.add_argument('--json', action='store_true',
                         help='print the summary as JSON instead of a table')
+    existing = parser.add_mutually_exclusive_group()
+    existing.add_argument('--replace', dest='existing', action='store_const', const='replace',
+                          default='refuse',
+                          help='replace an existing output directory (every file of the old run '
+                               'is removed; only a directory holding nothing but analyze-bag '
+                               'outputs is replaced)')
+    existing.add_argument('--resume', dest='existing', action='store_const', const='resume',
+                          help='keep the outputs already committed in the output directory for '
+                               'the same bag (by identity) and settings, analyse the rest')
 
 
 def _error(message: str) -> int:
+    if shell.interrupted():  # the error is what the Ctrl-C became: say that instead
+        raise KeyboardInterrupt
     one_line = ' '.join(str(message).split())
     sys.stderr.write(f'error: {one_line}\n')
     return 2
@@ -114,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
     options = Options(namespace=args.namespace, contact_source=args.contact_source,
                       chunk=chunk, plots=not args.no_plots, progress=show,
                       node_name=args.node_name, csv=args.csv, tare=tare,
-                      allow_incomplete=args.allow_incomplete)
+                      allow_incomplete=args.allow_incomplete,
+                      existing=getattr(args, 'existing', 'refuse'))
     try:
         config = analyzer_config_and_bag(args)
         if args.bag.is_dir() and not parallel.is_bag(args.bag) and parallel.find_bags(args.bag):
@@ -124,8 +139,6 @@ def run(args: argparse.Namespace) -> int:
         return _error(str(err))
     except WrenchDistributionError as err:  # a pose or wrench in the bag the core refuses
         return _error(f'the bag holds data the analysis refuses: {err}')
-    except KeyboardInterrupt:
-        return _error('interrupted')
     except MemoryError:
         return _error('out of memory; use a smaller --chunk')
     return _print(json.dumps(summary, indent=2) if args.json else format_table(summary))
@@ -156,29 +169,31 @@ def parse_tare(text: str) -> tuple:
 def _directory(args: argparse.Namespace, config, options, show: bool) -> int:
     """Every bag under ``args.bag``: one folder each, ``index.parquet``, the table.
 
-    :raises BagError: when the index cannot be written or the scheduler reached.
+    Every bag's error is printed (the table, or the JSON) even when the index cannot be
+    written.
+
+    :raises BagError: when the output directory is refused or the scheduler not reached.
     """
     from . import index, parallel
-    results = parallel.analyze_directory(
+    run = parallel.analyze_directory(
         args.bag, config, args.out, options, scheduler=args.scheduler, jobs=args.jobs,
         show_progress=show, config_name=str(args.config))
     path = args.out / 'index.parquet'
-    _print(json.dumps([dataclasses.asdict(r) for r in results], indent=2)
-           if args.json else index.format_index(results))
-    failed = [r for r in results if r.error]
-    if failed:
-        return _error(f'{len(failed)} of {len(results)} bags failed '
-                      f'(first: {failed[0].bag}: {failed[0].error}); see {path}')
+    _print(json.dumps([dataclasses.asdict(r) for r in run.results], indent=2)
+           if args.json else index.format_index(run.results))
+    failed = [r for r in run.results if r.error]
+    errors = ([f'{len(failed)} of {len(run.results)} bags failed (first: {failed[0].bag}: '
+               f'{failed[0].error})'] if failed else [])
+    if run.index_error:
+        return _error('; '.join(errors + [run.index_error]))
+    if errors:
+        return _error(f'{errors[0]}; see {path}')
     return 0
 
 
 def _print(text: str) -> int:
-    """Print the result; a closed pipe (``| head``) is not an error."""
-    try:
-        print(text, flush=True)
-    except BrokenPipeError:
-        import os
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    """Print the result (a closed pipe raises BrokenPipeError: :mod:`.shell` ends quietly)."""
+    print(text, flush=True)
     return 0
 
 
@@ -187,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog='wrench-distribution analyze-bag',
                                      description=__doc__.splitlines()[0])
     add_arguments(parser)
-    return run(parser.parse_args(argv))
+    return shell.run(lambda: run(parser.parse_args(argv)), program=argv is None)
 
 
 if __name__ == '__main__':

@@ -19,6 +19,7 @@ from scipy.spatial.transform import Rotation
 
 from wrench_distribution.core.friction import FrictionModel, FrictionOptions, STATUSES
 from wrench_distribution.engine.results import ChunkResult
+from .samples import close_writer
 
 FIELDS = (('utilisation', '1'), ('normal_force', 'N'), ('status', 'code'))
 
@@ -120,8 +121,8 @@ class FrictionRecorder:
     def close(self) -> None:
         """Finish ``friction.parquet``."""
         if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+            writer, self._writer = self._writer, None
+            close_writer(writer)
 
     def summary(self) -> dict:
         """Per contact: utilisation max and mean, normal force range, samples per status."""

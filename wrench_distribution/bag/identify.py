@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-import sys
 from typing import Any
 
 import numpy as np
@@ -80,7 +79,7 @@ def record_bag(bag_path: Path, config: Any, namespace: str = '/', node: str = 'w
         completeness = bag.completeness()
     if not completeness['complete']:
         from .pipeline import incomplete_message
-        raise BagError(incomplete_message(Path(bag_path), completeness).split('; the outputs')[0])
+        raise BagError(incomplete_message(Path(bag_path), completeness).split('; nothing was')[0])
     if not len(engine.recorder):
         raise BagError(f'no synchronised sample with poses in {bag_path}'
                        + (f' ({engine.contact_problem})' if engine.contact_problem else ''))
@@ -264,12 +263,10 @@ def _run(args: argparse.Namespace, body) -> int:
         message = str(err)
     except WrenchDistributionError as err:  # a refusal of the estimator, or data the core refuses
         message = f'{args.command} refused: {err}'
-    except KeyboardInterrupt:
-        message = 'interrupted'
     except MemoryError:
         message = 'out of memory'
-    sys.stderr.write('error: ' + ' '.join(message.split())[:2000] + '\n')
-    return 2
+    from .command import _error
+    return _error(message[:2000])
 
 
 def run_identify(args: argparse.Namespace) -> int:

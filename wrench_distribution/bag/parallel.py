@@ -7,9 +7,16 @@ results as they finish. The client connects to an existing cluster
 starts on the loopback interface (``--scheduler local``, and the default, with
 ``--jobs`` workers). A bag that fails, or whose worker dies, gives a row with its
 error; it never stops the others.
+
+Each bag's output directory is committed whole by its task (:mod:`.outputs`); the index is
+written last, atomically, even when bags failed, and on Ctrl-C, with each bag marked
+``done``, ``failed`` or ``not_done`` (``status``). With ``--resume``, a bag whose committed
+output matches it (by identity) and the settings is not analysed again; its row comes from
+its ``summary.json``.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -17,9 +24,19 @@ from pathlib import Path
 from typing import Any, Optional
 import uuid
 
+from . import outputs
 from .errors import BagError, IncompleteBag
 from .index import BagResult, write_index
 from .progress import Progress
+from .shell import children_ignore_interrupts, held_interrupts, Interrupted
+
+
+@dataclasses.dataclass
+class DirectoryRun:
+    """What a directory run gives: one row per bag, and why the index was not written."""
+
+    results: list
+    index_error: Optional[str] = None
 
 
 def find_bags(root: Path) -> list[Path]:
@@ -71,7 +88,8 @@ def local_cluster(workers: int) -> Any:
     """
     from distributed import LocalCluster
     return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                        host='127.0.0.1', dashboard_address=None, silence_logs=logging.CRITICAL)
+                        host='127.0.0.1', dashboard_address='127.0.0.1:0',
+                        scheduler_kwargs={'dashboard': False}, silence_logs=logging.CRITICAL)
 
 
 def connect(scheduler: Optional[str], workers: int) -> tuple[Any, Any]:
@@ -89,10 +107,19 @@ def connect(scheduler: Optional[str], workers: int) -> tuple[Any, Any]:
     cluster = None
     try:
         if scheduler in (None, 'local'):
-            cluster = local_cluster(workers)
+            # multiprocessing's resource tracker unblocks Ctrl-C in the thread that starts it:
+            # started here, before the workers, it leaves the hold below alone
+            from multiprocessing import resource_tracker
+            resource_tracker.ensure_running()
+            with children_ignore_interrupts():  # the command stops them (module shell)
+                cluster = local_cluster(workers)
             return distributed.Client(cluster), cluster
         # waits up to dask's distributed.comm.timeouts.connect (30 s by default)
         return distributed.Client(scheduler), None
+    except KeyboardInterrupt:
+        if cluster is not None:
+            cluster.close()
+        raise
     except Exception as err:  # noqa: BLE001 -- OSError, timeouts, bad address: one line
         if cluster is not None:
             cluster.close()
@@ -104,62 +131,143 @@ def connect(scheduler: Optional[str], workers: int) -> tuple[Any, Any]:
 def analyze_directory(root: Path, config: Any, out_dir: Path, options: Any, *,
                       scheduler: Optional[str] = None, jobs: Optional[int] = None,
                       show_progress: bool = False, config_name: str = '',
-                      client: Any = None) -> list[BagResult]:
+                      client: Any = None) -> DirectoryRun:
     """Analyse every bag under ``root`` into ``out_dir/<relative path>``.
 
-    Also write ``out_dir/index.parquet`` (:mod:`.index`).
+    Also write ``out_dir/index.parquet`` (:mod:`.index`), atomically, whatever happened.
 
     :param config: ``AnalyzerConfig``, already validated.
+    :param options: the analysis options; ``existing`` applies to ``out_dir`` as a whole.
     :param scheduler: Dask scheduler address, ``local`` or None (see :func:`connect`).
     :param jobs: worker processes of a local cluster (default: usable cores).
     :param client: an existing ``distributed.Client`` to use instead.
-    :returns: one :class:`BagResult` per bag, in path order.
+    :returns: one :class:`BagResult` per bag, in path order, and the index's error if any.
+    :raises Interrupted: on Ctrl-C, once the index marks what was done.
+    :raises BagError: when ``out_dir`` is refused or the scheduler cannot be reached.
     """
     root = Path(root).resolve()
     bags = find_bags(root)
     if not bags:
         raise BagError(f'{root} is neither a bag (no metadata.yaml) nor a directory of bags')
     out_dir = Path(out_dir).resolve()
-    options = dataclasses.replace(options, progress=False)  # bars from workers would mix
+    prepare_output(out_dir, options.existing)
+    outs = {b: out_dir / b.relative_to(root) for b in bags}
+    options = dataclasses.replace(  # no bars from workers; out_dir was emptied unless resumed
+        options, progress=False, existing='resume' if options.existing == 'resume' else 'replace')
+    results: dict = {}
+    interrupted = False
+    try:
+        keep_results(bags, outs, config, options, config_name, results)
+        todo = [b for b in bags if b not in results]
+        if todo:
+            _on_cluster(client, scheduler, jobs, todo, outs, config, options, config_name,
+                        Progress(len(todo), 'bags', enabled=show_progress, unit='bags',
+                                 interval=0.0), results)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        outputs.sweep(out_dir, recursive=True)  # what tasks stopped with the cluster left
+    rows = [results.get(b) or BagResult(str(b), str(outs[b]), status='not_done') for b in bags]
+    index_error = _write_index(out_dir, rows)
+    if interrupted:
+        done = sum(r.status == 'done' for r in rows)
+        raise Interrupted(f'{done} of {len(rows)} bags done; '
+                          + (index_error or f'{out_dir / "index.parquet"} marks each bag done, '
+                             'failed or not_done') + '; rerun with --resume to finish')
+    return DirectoryRun(rows, index_error)
+
+
+def prepare_output(out_dir: Path, policy: str) -> None:
+    """Make ``out_dir`` ready for a directory run, as ``policy`` says (:mod:`.outputs`).
+
+    ``replace`` removes every file of the old run first; ``resume`` keeps the bags' committed
+    outputs and removes the old index (a new one comes at the end).
+
+    :raises BagError: a directory refused, or one that cannot be made or emptied.
+    """
+    try:
+        held = outputs.check_target(out_dir, policy)
+        if held and policy == 'replace':
+            outputs.remove_contents(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        outputs.sweep(out_dir.parent)  # a run killed while it emptied out_dir renamed it aside
+        outputs.sweep(out_dir, recursive=True)
+        with contextlib.suppress(FileNotFoundError):
+            (out_dir / 'index.parquet').unlink()
+    except OSError as err:
+        raise BagError(f'cannot prepare the output directory {out_dir}: {err}') from None
+
+
+def keep_results(bags: list, outs: dict, config: Any, options: Any, config_name: str,
+                 kept: dict) -> None:
+    """Put in ``kept`` the :class:`BagResult` of each bag whose committed output is kept.
+
+    Only with ``resume``: a bag whose output is the committed one of the same bag and settings.
+    """
+    from .pipeline import kept_summary, run_settings
+    if options.existing != 'resume':
+        return
+    for bag in bags:
+        try:
+            identity = (outputs.bag_identity(bag), outputs.settings_identity(
+                run_settings(bag, config, options, config_name)))
+        except BagError:
+            continue  # its task says what is wrong
+        summary = kept_summary(outs[bag], identity, options)
+        if summary is not None:
+            kept[bag] = BagResult(str(bag), str(outs[bag]), summary=summary)
+
+
+def _on_cluster(client: Any, scheduler: Optional[str], jobs: Optional[int], bags: list,
+                outs: dict, config: Any, options: Any, config_name: str, progress: Progress,
+                results: dict) -> None:
+    """Run one task per bag on the cluster, filling ``results`` as they finish."""
     jobs = max(1, min(jobs or usable_cores(), len(bags)))
     own = client is None
     cluster = None
     if own:
         client, cluster = connect(scheduler, jobs)
     try:
-        results = _run(client, bags, root, out_dir, config, options, config_name,
-                       Progress(len(bags), 'bags', enabled=show_progress, unit='bags',
-                                interval=0.0))
+        _run(client, bags, outs, config, options, config_name, progress, results)
     finally:
         if own:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+            with held_interrupts():  # a Ctrl-C now comes once the cluster is closed
+                client.close()
+                if cluster is not None:
+                    cluster.close()
+
+
+def _write_index(out_dir: Path, rows: list) -> Optional[str]:
+    """Write ``index.parquet`` atomically; return why it could not be written, or None."""
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        write_index(out_dir / 'index.parquet', results)
+        outputs.write_atomic(out_dir / 'index.parquet', lambda path: write_index(path, rows))
     except OSError as err:
-        raise BagError(f'cannot write {out_dir / "index.parquet"}: {err}') from None
-    return results
+        return f'cannot write {out_dir / "index.parquet"}: {err}'
+    return None
 
 
-def _run(client: Any, bags: list[Path], root: Path, out_dir: Path, config: Any,
-         options: Any, config_name: str, progress: Progress) -> list[BagResult]:
+def _run(client: Any, bags: list, outs: dict, config: Any, options: Any, config_name: str,
+         progress: Progress, results: dict) -> None:
+    """Submit one task per bag and put each result in ``results`` as it comes.
+
+    On Ctrl-C the tasks not finished are cancelled (their rows say ``not_done``).
+    """
     from distributed import as_completed
-    outs = {str(b): str(out_dir / b.relative_to(root)) for b in bags}
     run = uuid.uuid4().hex[:12]  # task keys unique on a cluster shared by several runs
-    futures = {client.submit(analyze_one, str(b), outs[str(b)], config, options,
-                             config_name, key=f'analyze-bag-{run}-{i}-{b.name}'): str(b)
+    futures = {client.submit(analyze_one, str(b), str(outs[b]), config, options,
+                             config_name, key=f'analyze-bag-{run}-{i}-{b.name}'): b
                for i, b in enumerate(bags)}
-    results: dict[str, BagResult] = {}
     try:
         for future in as_completed(futures):
             bag = futures[future]
-            results[bag] = _result(future, bag, outs[bag])
+            results[bag] = _result(future, str(bag), str(outs[bag]))
             progress.update(1)
+    except KeyboardInterrupt:
+        with contextlib.suppress(Exception):
+            client.cancel([f for f in futures if f.status != 'finished'])
+        raise
     finally:
         progress.close()
-    return [results[str(b)] for b in bags]
 
 
 def _result(future: Any, bag: str, out: str) -> BagResult:

@@ -11,7 +11,7 @@ from wrench_distribution.config import changed_config
 from wrench_distribution.core.codec import ns_to_seconds, seconds_to_ns
 from wrench_distribution.engine import AnalysisEngine, StaticPoses
 from wrench_distribution.engine.analysis import needs_orientation
-from . import plotjuggler, plots, summary as summary_mod
+from . import ledger, outputs, plotjuggler, plots, summary as summary_mod
 from .errors import BagError, IncompleteBag
 from .friction import friction_active, FrictionRecorder
 from .poses import read_pose_array, read_pose_stamped, read_tf, tf_poses
@@ -39,6 +39,8 @@ class Options:
         this window (s; relative to the first F/T stamp unless absolute), or None.
     :param allow_incomplete: analyse a bag of which part cannot be read (reported in the
         summary) instead of failing.
+    :param existing: what an existing output directory meets (:mod:`.outputs`): ``refuse``,
+        ``replace``, or ``resume`` (kept when it holds this bag's output with these settings).
     """
 
     namespace: str = '/'
@@ -51,6 +53,7 @@ class Options:
     timings: Optional[dict] = None
     tare: Optional[tuple] = None
     allow_incomplete: bool = False
+    existing: str = 'refuse'
 
 
 def resolve_topic(name: str, namespace: str = '/', node: str = 'wrench_analyzer') -> str:
@@ -111,17 +114,73 @@ def orientation_source(bag: BagReader, config: Any, namespace: str, node: str):
 
 def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = Options(),
                 config_name: str = '') -> dict:
-    """Analyse one bag into ``out_dir``; return the summary.
+    """Analyse one bag into ``out_dir``, committed whole or not at all; return the summary.
+
+    The files are written in a hidden directory renamed into place when all are finished,
+    ``manifest.json`` last (:mod:`.outputs`). With ``options.existing`` ``resume``, an output
+    of the same bag and settings already in place is kept and its summary returned.
+
+    :raises BagError: on anything the user has to fix; ``out_dir`` is then as it was.
+    """
+    out_dir = Path(out_dir).absolute()
+    bag = BagReader(bag_path)  # a bag, or a clear error, before anything is written
+    clock = _StageClock(options.timings)
+    clock.start()
+    identity = (outputs.bag_identity(bag.path),
+                outputs.settings_identity(run_settings(bag.path, config, options, config_name)))
+    clock.stop('identity_commit')
+    if options.existing == 'resume':
+        outputs.sweep(out_dir.parent)  # what killed runs into it left
+        kept = kept_summary(out_dir, identity, options)
+        if kept is not None:
+            return kept
+    with outputs.Commit(out_dir, options.existing) as commit, \
+            outputs.hidden_paths_named(commit.path, out_dir):
+        try:
+            summary = _analyse(bag, config, commit.path, options, config_name)
+        except OSError as err:  # a write the steps above did not name (a full disk...)
+            raise BagError(f'cannot analyse {bag.path} into {out_dir}: {err}') from None
+        rows = {'samples.parquet': summary['samples'], 'samples.csv': summary['samples'],
+                'friction.parquet': summary.get('friction', {}).get('samples')}
+        clock.start()
+        commit.commit(lambda done: outputs.manifest(bag.path, *identity, done, summary, rows))
+        clock.stop('identity_commit')
+    return summary
+
+
+def run_settings(bag_path: Path, config: Any, options: Options, config_name: str) -> dict:
+    """Return what, besides the bag, shapes the output files (their settings' identity)."""
+    return {'info': run_info(bag_path, config, options, config_name),
+            'options': {name: getattr(options, name) for name in (
+                'namespace', 'contact_source', 'chunk', 'plots', 'node_name', 'csv', 'tare')}}
+
+
+def kept_summary(out_dir: Path, identity: tuple, options: Options) -> Optional[dict]:
+    """Return the summary of the output in ``out_dir`` if it is this bag's, with these settings.
+
+    An output accepted with ``--allow-incomplete`` is kept only with that option again.
+    """
+    if outputs.matching_result(out_dir, *identity) is None:
+        return None
+    try:
+        summary = summary_mod.read_json(out_dir / 'summary.json')
+    except (OSError, ValueError):
+        return None
+    read_whole = (summary.get('completeness') or {}).get('complete', False)
+    return summary if read_whole or options.allow_incomplete else None
+
+
+def _analyse(bag: BagReader, config: Any, out_dir: Path, options: Options,
+             config_name: str) -> dict:
+    """Analyse an opened bag into ``out_dir`` (a run's hidden directory); return the summary.
 
     :raises BagError: on anything the user has to fix.
     """
-    bag_path = Path(bag_path)
-    out_dir = Path(out_dir)
     names = list(config.effectors)
     if options.plots:
         plots.preload()
-    with BagReader(bag_path) as bag:
-        bag_path = bag.path  # a storage file given instead of its bag directory
+    with bag:
+        bag_path = bag.path
         topics, total = _ft_topics(bag, bag_path, config, options)
         analyzer, config, poses, tare = _engine_for(bag, topics, config, out_dir, options)
         builder = summary_mod.SummaryBuilder(names)
@@ -130,18 +189,22 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
         samples = _samples_writer(out_dir, bag_path, config, options, config_name)
         progress = Progress(total, bag_path.name, enabled=options.progress)
         clock = _StageClock(options.timings)
+        order = ledger.StampOrder(len(names))
         try:
             frames = config.settings.ft_frames if any(config.settings.ft_frames) else None
-            _analyse_chunks(bag.wrench_chunks(topics, options.chunk, frames), analyzer,
-                            samples, (builder, buffer) + ((friction,) if friction else ()),
+            _analyse_chunks(order.watch(bag.wrench_chunks(topics, options.chunk, frames)),
+                            analyzer, samples,
+                            (builder, buffer) + ((friction,) if friction else ()),
                             progress, clock)
-        finally:
+        finally:  # every writer closed, whichever fails (a full disk fails them all)
             progress.close()
-            if friction is not None:
-                friction.close()
-            clock.start()
-            _close(samples)
-            clock.stop('write_samples')
+            try:
+                if friction is not None:
+                    friction.close()
+            finally:
+                clock.start()
+                _close(samples)
+                clock.stop('write_samples')
         completeness = bag.completeness()
         if builder.count == 0:
             raise BagError(_no_sample_reason(bag_path, config, analyzer, total, completeness))
@@ -153,15 +216,16 @@ def analyze_bag(bag_path: Path, config: Any, out_dir: Path, options: Options = O
         if tare is not None:
             summary['tare'] = tare
     summary['completeness'] = completeness
+    ledger.account(summary, completeness, order, names)
     if friction is not None:
         summary['friction'] = friction.summary()
+    if not completeness['complete'] and not options.allow_incomplete:
+        raise IncompleteBag(incomplete_message(bag_path, completeness), summary)
     summary['outputs'] = samples.names + ['summary.json', 'plotjuggler_layout.xml'] + (
         ['friction.parquet'] if friction is not None else [])
     clock.start()
     _write_outputs(out_dir, summary, analyzer, buffer, config, options)
     clock.stop('plots_layout_json')
-    if not completeness['complete'] and not options.allow_incomplete:
-        raise IncompleteBag(incomplete_message(bag_path, completeness), summary)
     return summary
 
 
@@ -228,14 +292,14 @@ def incomplete_message(bag_path: Path, completeness: dict) -> str:
     short = [f"{t}: read {v['read']} of {v['announced']}"
              for t, v in completeness['topics'].items() if v['missing']]
     problems = completeness['problems']
-    cause = 'corrupt or truncated bag, ' if problems else ''
-    return (f'bag {bag_path} is incomplete ({cause}{completeness["missing_messages"]} '
-            f'messages missing'
+    missing = completeness['missing_messages']
+    cause = 'corrupt or truncated bag, ' if missing or completeness['corrupt_messages'] else ''
+    return (f'bag {bag_path} is incomplete ({cause}{missing} messages missing'
             + (f'; {"; ".join(short)}' if short else '')
             + (f'; {"; ".join(problems[:3])}' if problems else '')
             + (f' (+{len(problems) - 3} more problems)' if len(problems) > 3 else '')
-            + '); the outputs hold what could be read; rerun with --allow-incomplete to '
-            'accept them')
+            + '); nothing was written; rerun with --allow-incomplete to analyse what can be '
+            'read')
 
 
 def _no_sample_reason(bag_path: Path, config: Any, analyzer: AnalysisEngine, total: int,
@@ -292,10 +356,15 @@ def _write_outputs(out_dir: Path, summary: dict, analyzer: AnalysisEngine,
 def _samples_writer(out_dir: Path, bag_path: Path, config: Any, options: Options,
                     config_name: str) -> SamplesWriter:
     """Return the writer of ``samples.parquet`` (and ``samples.csv``), with its metadata."""
-    return SamplesWriter(out_dir, list(config.effectors), csv=options.csv, info={
-        'package_version': package_version(), 'bag': str(bag_path),
-        'storage': storage_of(bag_path), 'output_frame': config.settings.output_frame,
-        'config_file': config_name, 'parameters': config.as_parameters()})
+    return SamplesWriter(out_dir, list(config.effectors), csv=options.csv,
+                         info=run_info(bag_path, config, options, config_name))
+
+
+def run_info(bag_path: Path, config: Any, options: Options, config_name: str) -> dict:
+    """Return the metadata of ``samples.parquet``: version, bag, frame, configuration."""
+    return {'package_version': package_version(), 'bag': str(bag_path),
+            'storage': storage_of(bag_path), 'output_frame': config.settings.output_frame,
+            'config_file': config_name, 'parameters': config.as_parameters()}
 
 
 def _analyse_chunks(chunks, engine: AnalysisEngine, samples, sinks, progress, clock) -> None:

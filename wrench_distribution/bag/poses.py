@@ -66,8 +66,7 @@ def read_tf(bag: BagReader, tf_topic: str = '/tf', static_topic: str = '/tf_stat
         bag.require(t, TF_MESSAGE, 'transforms')
     dynamic: dict[str, tuple[str, list, list]] = {}
     static: dict[str, tuple[str, list]] = {}
-    for topic, _, raw in bag.raw_messages(topics):
-        msg = bag.deserialize(raw, TF_MESSAGE)
+    for topic, _, msg in bag.messages(topics, TF_MESSAGE):
         for tr in msg.transforms:
             child = frame_key(tr.child_frame_id)
             parent = frame_key(tr.header.frame_id)
@@ -121,8 +120,7 @@ def read_pose_stamped(bag: BagReader, topic: str, frame: str, timeout_s: float) 
     held = HeldPoses(['object'], frame, seconds_to_ns(timeout_s),
                      description=f'PoseStamped topic {topic}')
     stamps, poses = [], []
-    for _, _, raw in bag.raw_messages([topic]):
-        msg = bag.deserialize(raw, POSE_STAMPED)
+    for _, _, msg in bag.messages([topic], POSE_STAMPED):
         if msg.header.frame_id and not same_frame(msg.header.frame_id, frame):
             raise BagError(f'{topic} is in frame {msg.header.frame_id!r} but gravity_frame is '
                            f'{frame!r}')

@@ -23,11 +23,15 @@ from wrench_distribution.core.messages import pose_to_list, wrench_to_array
 
 from .cdr import decode_pose_arrays, decode_wrench_buffer, frame_ids
 from .errors import BagError
+from .publishers import OTHER, problem as publishers_problem, report as publishers_report
 from .storage import Batch, decompress_batch, McapFile, SqliteFile, StorageFile
 
 WRENCH_STAMPED = 'geometry_msgs/msg/WrenchStamped'
 POSE_ARRAY = 'geometry_msgs/msg/PoseArray'
 TF_MESSAGE = 'tf2_msgs/msg/TFMessage'
+#: types whose topics must have one publisher (a second one is reported and not analysed,
+#: :mod:`.publishers`); /tf has many by design
+ONE_PUBLISHER = frozenset({WRENCH_STAMPED})
 #: largest metadata.yaml read (bytes)
 MAX_METADATA_BYTES = 20_000_000
 
@@ -109,6 +113,11 @@ class BagReader:
         self.problems: list[str] = []
         self.notes: list[str] = []
         self.read_counts: dict[tuple[str, str], int] = {}
+        #: messages of the other publishers of a topic (:mod:`.publishers`), read, not analysed
+        self.other_counts: dict[tuple[str, str], int] = {}
+        #: messages read that do not decode, and the receive time (ns) of the first of each key
+        self.corrupt_counts: dict[tuple[str, str], int] = {}
+        self.corrupt_first: dict[tuple[str, str], int] = {}
         self._chosen: dict[str, str] = {}
         self._tmp: Optional[str] = None
         self._typestore = default_typestore()
@@ -244,19 +253,31 @@ class BagReader:
         wanted = {(t, chosen[t]): i for i, t in enumerate(topics) if t in chosen}
         for key in wanted:
             self.read_counts.setdefault(key, 0)
+            self.other_counts.setdefault(key, 0)
         keys = list(wanted)
         per_message = str(self.info.get('compression_mode') or '').lower() == 'message'
         for file in self.files:
             with translate_errors(file.path):
-                for whole in file.batches(wanted, chunk):
+                for whole in file.batches(wanted, chunk, ONE_PUBLISHER):
                     if per_message and isinstance(file, McapFile):
                         whole = decompress_batch(whole, file.path)
+                    whole = self._first_publishers(whole, keys)
                     for start in range(0, len(whole), chunk):
                         batch = whole.part(start, start + chunk)
                         counts = np.bincount(batch.stream, minlength=len(keys))
                         for key, n in zip(keys, counts.tolist()):
                             self.read_counts[key] += n
                         yield batch
+
+    def _first_publishers(self, batch: Batch, keys: list) -> Batch:
+        """Count and remove the messages of the topics' other publishers (:mod:`.publishers`)."""
+        other = batch.stream >= OTHER
+        if not other.any():
+            return batch
+        counts = np.bincount(batch.stream[other] - OTHER, minlength=len(keys))
+        for key, n in zip(keys, counts.tolist()):
+            self.other_counts[key] += n
+        return batch.select(~other)
 
     def raw_messages(self, topics: Sequence[str]) -> Iterator[tuple[str, int, bytes]]:
         """Yield ``(topic, receive_time_ns, payload)`` in bag order."""
@@ -277,17 +298,40 @@ class BagReader:
             raise BagError(f'corrupt message{where} in {self.path}: it does not decode as '
                            f'{msgtype} ({type(err).__name__}: {err})') from None
 
+    def messages(self, topics: Sequence[str], msgtype: str) -> Iterator[tuple[str, int, object]]:
+        """Yield ``(topic, receive_time_ns, message)`` in bag order.
+
+        A message that does not decode is skipped and counted (:meth:`completeness`).
+        """
+        for topic, recv, raw in self.raw_messages(topics):
+            try:
+                yield topic, recv, self.deserialize(raw, msgtype, topic)
+            except BagError:
+                self._count_corrupt((topic, msgtype), recv, 1)
+
+    def _count_corrupt(self, key: tuple, recv_ns: int, count: int) -> None:
+        self.corrupt_counts[key] = self.corrupt_counts.get(key, 0) + count
+        self.corrupt_first.setdefault(key, int(recv_ns))
+
     def pose_arrays(self, topic: str) -> Iterator[tuple[int, str, np.ndarray]]:
         """Yield ``(stamp_ns, frame_id, poses (m, 7))`` of every PoseArray on ``topic``.
 
         Decoded with numpy where the layout allows, else with the typestore.
         """
-        def slow(raw: bytes) -> tuple[int, str, list]:
-            msg = self.deserialize(raw, POSE_ARRAY, topic)
+        def slow(raw: bytes) -> Optional[tuple[int, str, list]]:
+            try:
+                msg = self.deserialize(raw, POSE_ARRAY, topic)
+            except BagError:
+                return None
             return (stamp_to_ns(msg.header.stamp), msg.header.frame_id,
                     [pose_to_list(p) for p in msg.poses])
         for batch in self.batches([topic], 100_000):
-            yield from decode_pose_arrays(batch.data, batch.starts, batch.sizes, slow)
+            decoded = decode_pose_arrays(batch.data, batch.starts, batch.sizes, slow)
+            for j, entry in enumerate(decoded):
+                if entry is None:
+                    self._count_corrupt((topic, POSE_ARRAY), int(batch.recv[j]), 1)
+                else:
+                    yield entry
 
     def wrench_chunks(
         self, topics: Sequence[str], chunk: int, frames: Optional[Sequence[str]] = None,
@@ -303,7 +347,11 @@ class BagReader:
         parts: list = []
         count = 0
         for batch in self.batches(topics, chunk):
-            stamp, wrench = self._decode(batch, topics)
+            stamp, wrench, ok = decode_wrench_buffer(batch.data, batch.starts, batch.sizes,
+                                                     self._slow(topics))
+            if not ok.all():
+                self._skip_corrupt(batch, topics, ok)
+                batch, stamp, wrench = batch.select(ok), stamp[ok], wrench[ok]
             parts.append((batch.stream, batch.recv, stamp, wrench)
                          + (() if frames is None else (self._frames_ok(batch, frames),)))
             count += len(batch)
@@ -313,24 +361,18 @@ class BagReader:
         if parts:
             yield from _in_chunks(parts, chunk)
 
-    def _slow(self, topic: str):
+    def _slow(self, topics: list):
         def decode(raw: bytes) -> tuple[int, list[float]]:
-            msg = self.deserialize(raw, WRENCH_STAMPED, topic)
+            msg = self.deserialize(raw, WRENCH_STAMPED, ', '.join(topics))
             return stamp_to_ns(msg.header.stamp), wrench_to_array(msg.wrench).tolist()
         return decode
 
-    def _decode(self, batch: Batch, topics: list) -> tuple[np.ndarray, np.ndarray]:
-        try:  # every topic at once
-            return decode_wrench_buffer(batch.data, batch.starts, batch.sizes, ', '.join(topics),
-                                        self._slow(', '.join(topics)))
-        except BagError as err:
-            first = err  # again topic by topic, for an error that names the topic
-        for i, topic in enumerate(topics):
-            rows = np.flatnonzero(batch.stream == i)
-            if len(rows):
-                decode_wrench_buffer(batch.data, batch.starts[rows], batch.sizes[rows], topic,
-                                     self._slow(topic))
-        raise first
+    def _skip_corrupt(self, batch: Batch, topics: list, ok: np.ndarray) -> None:
+        """Count the messages of a batch that do not decode, per topic."""
+        chosen = self.topics
+        for i in np.unique(batch.stream[~ok]).tolist():
+            rows = np.flatnonzero(~ok & (batch.stream == i))
+            self._count_corrupt((topics[i], chosen[topics[i]]), int(batch.recv[rows[0]]), len(rows))
 
     def _frames_ok(self, batch: Batch, frames: Sequence[str]) -> np.ndarray:
         """Whether each message's frame id is the expected one of its topic."""
@@ -346,7 +388,8 @@ class BagReader:
 
         :return: an opaque state for :meth:`restore_read_state`.
         """
-        return (dict(self.read_counts), list(self.problems), list(self.notes),
+        counters = (self.read_counts, self.other_counts, self.corrupt_counts, self.corrupt_first)
+        return (tuple(dict(c) for c in counters), list(self.problems), list(self.notes),
                 [(list(f.problems), list(f.notes)) for f in self.files])
 
     def restore_read_state(self, state: tuple) -> None:
@@ -354,29 +397,48 @@ class BagReader:
 
         :param state: what :meth:`read_state` returned.
         """
-        counts, problems, notes, per_file = state
-        self.read_counts, self.problems, self.notes = dict(counts), list(problems), list(notes)
+        counters, problems, notes, per_file = state
+        (self.read_counts, self.other_counts, self.corrupt_counts,
+         self.corrupt_first) = (dict(c) for c in counters)
+        self.problems, self.notes = list(problems), list(notes)
         for file, (file_problems, file_notes) in zip(self.files, per_file):
             file.restore_findings(file_problems, file_notes)
 
     def completeness(self) -> dict:
         """Return what was read of each topic so far, against what the bag announces.
 
-        :return: ``{'complete', 'missing_messages', 'topics': {topic: {type, read,
-            announced, missing}}, 'problems', 'notes'}``; complete when no storage part
-            failed and no topic has fewer messages than announced.
+        :return: ``{'complete', 'missing_messages', 'corrupt_messages',
+            'other_publisher_messages', 'topics': {topic: {type, read, announced, missing,
+            corrupt, other_publishers}}, 'publishers', 'problems', 'notes'}``. ``read`` counts
+            the messages read of the topic's (first) publisher, corrupt ones included;
+            ``missing`` those announced and never read. Complete when no storage part failed,
+            no message is missing or corrupt and every topic has one publisher.
         """
         problems = list(self.problems) + [p for f in self.files for p in f.problems]
-        topics = {}
-        for (topic, msgtype), read in self.read_counts.items():
+        topics, publishers = {}, {}
+        for key, read in self.read_counts.items():
+            topic, msgtype = key
             announced = self.announced_count(topic, msgtype)
-            missing = max(0, (announced or 0) - read)
+            others = self.other_counts.get(key, 0)
+            corrupt = self.corrupt_counts.get(key, 0)
             topics[topic] = {'type': msgtype, 'read': read, 'announced': announced,
-                             'missing': missing}
-        missing = sum(t['missing'] for t in topics.values())
-        return {'complete': not problems and not missing, 'missing_messages': missing,
-                'topics': topics, 'problems': problems,
-                'notes': list(self.notes) + [n for f in self.files for n in f.notes]}
+                             'missing': max(0, (announced or 0) - read - others),
+                             'corrupt': corrupt, 'other_publishers': others}
+            if corrupt:
+                problems.append(f'{topic}: {corrupt} messages do not decode as {msgtype} and '
+                                f'were skipped (the first received at '
+                                f'{self.corrupt_first[key] * 1e-9:.9f} s)')
+            several = publishers_report(self.files, key, others) if msgtype in ONE_PUBLISHER \
+                else None
+            if several is not None:
+                publishers[topic] = several
+                problems.append(publishers_problem(topic, several))
+        totals = {name: sum(t[field] for t in topics.values()) for name, field in (
+            ('missing_messages', 'missing'), ('corrupt_messages', 'corrupt'),
+            ('other_publisher_messages', 'other_publishers'))}
+        return dict({'complete': not problems and not totals['missing_messages']}, **totals,
+                    topics=topics, publishers=publishers, problems=problems,
+                    notes=list(self.notes) + [n for f in self.files for n in f.notes])
 
 
 def _in_chunks(parts: list, chunk: int) -> Iterator[tuple]:

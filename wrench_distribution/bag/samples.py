@@ -183,11 +183,33 @@ class SamplesWriter:
             self._wait()
         finally:
             self._pool.shutdown(wait=True)
-            for attr in ('_parquet', '_csv'):
+            failed = None
+            for attr in ('_parquet', '_csv'):  # both, even when the first fails
                 writer = getattr(self, attr)
-                if writer is not None:
-                    setattr(self, attr, None)
-                    writer.close()
+                setattr(self, attr, None)
+                try:
+                    if writer is not None:
+                        close_writer(writer)
+                except OSError as err:
+                    failed = failed or err
+            if failed is not None:
+                raise failed
+
+
+def close_writer(writer: Any) -> None:
+    """Close a pyarrow writer; one whose close failed (a full disk) is not closed again.
+
+    A ``ParquetWriter`` whose close raised stays open, and its finaliser closes it again and
+    prints "Exception ignored ... OSError" on standard error.
+
+    :raises OSError: from the close.
+    """
+    try:
+        writer.close()
+    except OSError:
+        if getattr(writer, 'is_open', False):
+            writer.is_open = False
+        raise
 
 
 def read_samples(path: Path) -> tuple[pa.Table, dict]:

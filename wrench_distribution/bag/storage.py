@@ -10,7 +10,8 @@ reads every message. Topics not asked for are never decoded, whatever their sche
   of each chunk; the message indexes of the wanted channels locate their messages inside
   a decompressed chunk, gathered with numpy (no Python object per message); chunks holding
   no wanted channel are never decompressed. A file without chunk indexes (unchunked, the
-  fast-write preset, or truncated) is read linearly in file order.
+  fast-write preset, or truncated) is read record by record in file order
+  (:class:`.salvage.McapWalk`), up to a truncation.
 
 A part that cannot be read (CRC failure, corrupt chunk, truncation) is recorded in
 :attr:`StorageFile.problems` with where it is and how many messages it held, and reading
@@ -103,6 +104,11 @@ class Batch:
         return Batch(self.stream[start:stop], self.recv[start:stop], self.data,
                      self.starts[start:stop], self.sizes[start:stop])
 
+    def select(self, mask: np.ndarray) -> 'Batch':
+        """Return the messages where ``mask`` is true (the buffer is shared)."""
+        return Batch(self.stream[mask], self.recv[mask], self.data, self.starts[mask],
+                     self.sizes[mask])
+
     def payload(self, j: int) -> bytes:
         """Return the payload of message ``j``."""
         start = int(self.starts[j])
@@ -118,7 +124,7 @@ class Batch:
         return cls(np.asarray(stream, np.int64), np.asarray(recv, np.int64), data, starts, sizes)
 
 
-def _sorted(batch: Batch) -> Batch:
+def sorted_by_time(batch: Batch) -> Batch:
     """Return ``batch`` sorted by receive time (stable)."""
     if len(batch) > 1 and np.any(batch.recv[1:] < batch.recv[:-1]):
         order = np.argsort(batch.recv, kind='stable')
@@ -132,6 +138,8 @@ class StorageFile:
 
     :ivar connections: ``(topic, type)`` -> message count the file announces (None when
         it announces none).
+    :ivar publishers: ``(topic, type)`` -> ``[(connection id, QoS profiles offered)]``, by id:
+        a second connection of a topic is another publisher (:mod:`.publishers`).
     :ivar problems: what could not be read, one line each.
     :ivar notes: what was read another way than usual, one line each.
     """
@@ -139,6 +147,7 @@ class StorageFile:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.connections: dict[tuple[str, str], Optional[int]] = {}
+        self.publishers: dict[tuple[str, str], list] = {}
         self.problems: list[str] = []
         self.notes: list[str] = []
         #: ``(topic, type)`` -> serialisation formats of its connections (``cdr``...)
@@ -152,8 +161,34 @@ class StorageFile:
         """
         self.problems, self.notes = list(problems), list(notes)
 
-    def batches(self, wanted: Wanted, chunk: int) -> Iterator[Batch]:  # pragma: no cover
-        """Yield the wanted messages in bag order, about ``chunk`` at a time."""
+    def add_connection(self, key: tuple, connection: int, qos: str) -> None:
+        """Record one connection of ``key`` and the QoS profiles it offered (rosbag2's text)."""
+        from .publishers import qos_profile_count
+        entries = self.publishers.setdefault(key, [])
+        if all(known != int(connection) for known, _ in entries):
+            entries.append((int(connection), qos_profile_count(qos)))
+            entries.sort()
+
+    def streams(self, wanted: Wanted, separate: frozenset = frozenset()) -> dict:
+        """Return connection id -> stream of the wanted keys.
+
+        :param separate: message types of which only the first publisher of a key maps to
+            its stream, the others to the stream plus :data:`.publishers.OTHER` (counted,
+            never analysed); every publisher of the other types maps to the stream.
+        """
+        from .publishers import OTHER
+        out = {}
+        for key, stream in wanted.items():
+            for rank, (connection, _) in enumerate(self.publishers.get(key, ())):
+                out[connection] = stream if rank == 0 or key[1] not in separate else stream + OTHER
+        return out
+
+    def batches(self, wanted: Wanted, chunk: int,
+                separate: frozenset = frozenset()) -> Iterator[Batch]:  # pragma: no cover
+        """Yield the wanted messages in bag order, about ``chunk`` at a time.
+
+        :param separate: message types whose other publishers are set apart (:meth:`streams`).
+        """
         raise NotImplementedError
 
     def close(self) -> None:
@@ -172,50 +207,110 @@ class SqliteFile(StorageFile):
         uri = 'file:' + urllib.parse.quote(str(self.path)) + '?mode=ro'
         try:
             self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            # a file shorter than its header announces (truncated) is refused whole unless the
+            # schema may be read as it is; read-only, nothing is ever written
+            self._db.execute('PRAGMA writable_schema=ON')
+            columns = {row[1] for row in self._db.execute('PRAGMA table_info(topics)')}
+            qos = 'offered_qos_profiles' if 'offered_qos_profiles' in columns else "''"
             rows = self._db.execute(
-                'SELECT id, name, type, serialization_format FROM topics').fetchall()
+                f'SELECT id, name, type, serialization_format, {qos} FROM topics').fetchall()
         except sqlite3.DatabaseError as err:
             raise BagError(f'cannot open {self.path}: corrupt or truncated bag '
                            f'(sqlite3: {err})') from None
-        self._ids: dict[tuple[str, str], list[int]] = {}
-        for topic_id, name, msgtype, encoding in rows:
-            self._ids.setdefault((name, msgtype), []).append(int(topic_id))
+        for topic_id, name, msgtype, encoding, offered in rows:
+            self.add_connection((name, msgtype), topic_id, str(offered or ''))
             self.encodings.setdefault((name, msgtype), set()).add(str(encoding))
             self.connections.setdefault((name, msgtype), None)
 
-    def batches(self, wanted: Wanted, chunk: int) -> Iterator[Batch]:
-        """Yield the wanted messages ordered by receive time, ``chunk`` at a time."""
-        to_stream = {i: s for key, s in wanted.items() for i in self._ids.get(key, [])}
+    def batches(self, wanted: Wanted, chunk: int,
+                separate: frozenset = frozenset()) -> Iterator[Batch]:
+        """Yield the wanted messages ordered by receive time, ``chunk`` at a time.
+
+        Where a damaged page stops the query, the rest is read in storage order
+        (:func:`.salvage.rows_in_storage_order`) and what cannot be read is said.
+        """
+        from .salvage import sqlite_truncation
+        to_stream = self.streams(wanted, separate)
         if not to_stream:
+            return
+        if sqlite_truncation(self.path):  # the index may be cut too: by the table alone
+            yield from self._storage_order(to_stream, chunk, None)
             return
         query = ('SELECT topic_id, timestamp, data FROM messages WHERE topic_id IN '
                  f'({",".join("?" for _ in to_stream)}) ORDER BY timestamp, id')
-        read = 0
+        given = None  # (receive time of the last row given, rows given at that time)
         try:
             cursor = self._db.execute(query, tuple(to_stream))
             while True:
                 with _gc_paused():  # C-level calls per row; no collector walking the rows
                     rows = cursor.fetchmany(chunk)
-                    k = len(rows)
-                    stream = np.fromiter(map(to_stream.__getitem__, map(_KEY, rows)),
-                                         np.int64, count=k)
-                    recv = np.fromiter(map(_TIME, rows), np.int64, count=k)
-                    raws = list(map(_RAW, rows))
+                    batch = self._batch(rows, to_stream)
                     del rows
-                if not k:
-                    break
-                read += k
-                if self.compressed:
-                    raws = _decompress_each(raws, self.path)
-                yield Batch.from_rows(stream, recv, raws)
+                if batch is None:
+                    return
+                given = _given_until(given, batch.recv)
+                yield batch
         except sqlite3.DatabaseError as err:
-            self.problems.append(f'{self.path.name}: sqlite3 stopped after {read} messages '
-                                 f'of the wanted topics: {err}')
+            self.notes.append(f'{self.path.name}: the query in receive-time order stopped '
+                              f'({err}); the rest was read in storage order')
+        yield from self._storage_order(to_stream, chunk, given)
+
+    def _batch(self, rows: list, to_stream: dict) -> Optional[Batch]:
+        """Return the batch of ``(topic id, receive time, payload, ...)`` rows (None: none)."""
+        k = len(rows)
+        if not k:
+            return None
+        stream = np.fromiter(map(to_stream.__getitem__, map(_KEY, rows)), np.int64, count=k)
+        recv = np.fromiter(map(_TIME, rows), np.int64, count=k)
+        raws = list(map(_RAW, rows))
+        if self.compressed:
+            raws = _decompress_each(raws, self.path)
+        return Batch.from_rows(stream, recv, raws)
+
+    def _storage_order(self, to_stream: dict, chunk: int, given: Optional[tuple]
+                       ) -> Iterator[Batch]:
+        """Yield the rows not given yet in storage order, past damaged pages.
+
+        Each block is sorted by receive time; what was lost is recorded in :attr:`problems`.
+        """
+        from .salvage import cut_rows, lost_text, rows_in_storage_order, sqlite_truncation
+        lost: list = []
+        cut = cut_rows(self.path)
+        last, ties = given or (None, 0)
+        for rows in rows_in_storage_order(self._db, list(to_stream), chunk, lost):
+            if last is not None:  # the rows given in receive-time order (ties: by row id)
+                kept = []
+                for row in rows:
+                    if row[1] == last and ties:
+                        ties -= 1
+                    elif row[1] >= last:
+                        kept.append(row)
+                rows = kept
+            if cut:  # a row the cut took in part: an empty payload, counted as corrupt
+                rows = [(r[0], r[1], b'', r[3]) if r[3] in cut else r for r in rows]
+            batch = self._batch(rows, to_stream)
+            if batch is not None:
+                yield sorted_by_time(batch)
+        truncation = sqlite_truncation(self.path)
+        self.problems.extend(lost_text(self.path.name, after, resume, truncation)
+                             for after, resume in lost)
+        if truncation and not lost and cut:
+            self.problems.append(f'{self.path.name}: {truncation}; {len(cut)} rows it cut were '
+                                 'read in part (skipped as corrupt)')
+        elif truncation and not lost:  # only the index was cut: every row was read
+            self.notes.append(f'{self.path.name}: {truncation}; every row was read')
 
     def close(self) -> None:
         """Close the database."""
         with contextlib.suppress(sqlite3.Error):
             self._db.close()
+
+
+def _given_until(given: Optional[tuple], recv: np.ndarray) -> tuple:
+    """Return ``(last receive time, rows at that time)`` given so far, rows in receive order."""
+    last = int(recv[-1])
+    ties = int(np.count_nonzero(recv == last))
+    return last, ties + (given[1] if given is not None and given[0] == last else 0)
 
 
 def decompress_batch(batch: Batch, path: Path) -> Batch:
@@ -254,8 +349,8 @@ class McapFile(StorageFile):
         try:
             self.summary = self._reader.get_summary()
         except _chunk_errors() as err:
-            self.notes.append(f'{self.path.name}: no readable summary ({type(err).__name__}: '
-                              f'{err}); read linearly')
+            self.notes.append(f'{self.path.name}: no readable summary at its end '
+                              f'({type(err).__name__}); read record by record from its start')
         if self.summary is not None:
             self._index_connections()
 
@@ -267,22 +362,24 @@ class McapFile(StorageFile):
             schema = summary.schemas.get(channel.schema_id)
             key = (channel.topic, schema.name if schema else '')
             self._channels[cid] = key
+            self.add_connection(key, cid, channel.metadata.get('offered_qos_profiles', ''))
             self.encodings.setdefault(key, set()).add(channel.message_encoding)
             if summary.statistics is not None:
                 self.connections[key] = (self.connections.get(key) or 0) + counts.get(cid, 0)
             else:
                 self.connections.setdefault(key, None)
 
-    def batches(self, wanted: Wanted, chunk: int) -> Iterator[Batch]:
+    def batches(self, wanted: Wanted, chunk: int,
+                separate: frozenset = frozenset()) -> Iterator[Batch]:
         """Yield the wanted messages in log-time order (per chunk), about ``chunk`` at a time."""
         if self.summary is not None and self.summary.chunk_indexes:
-            yield from self._indexed(wanted, chunk)
+            yield from self._indexed(wanted, separate)
         else:
-            yield from self._linear(wanted, chunk)
+            yield from self._linear(wanted, chunk, separate)
 
-    def _indexed(self, wanted: Wanted, chunk: int) -> Iterator[Batch]:
+    def _indexed(self, wanted: Wanted, separate: frozenset) -> Iterator[Batch]:
         """Yield the wanted messages chunk by chunk (each in log-time order)."""
-        by_channel = {cid: wanted[key] for cid, key in self._channels.items() if key in wanted}
+        by_channel = self.streams(wanted, separate)
         indexes = sorted(self.summary.chunk_indexes,
                          key=lambda c: (c.message_start_time, c.chunk_start_offset))
         for index in indexes:
@@ -386,35 +483,38 @@ class McapFile(StorageFile):
         return Batch(stream[order], recv[order], data, (offsets + _MESSAGE_HEAD)[order],
                      (length - (_MESSAGE_HEAD - 9))[order])
 
-    def _linear(self, wanted: Wanted, chunk: int) -> Iterator[Batch]:
-        """Read the file in order with mcap's non-seeking reader (no index needed)."""
-        from mcap.reader import NonSeekingReader
-        self._file.seek(0)
-        reader = NonSeekingReader(self._file, validate_crcs=True)
-        topics = sorted({topic for topic, _ in wanted})
+    def _linear(self, wanted: Wanted, chunk: int, separate: frozenset) -> Iterator[Batch]:
+        """Read the file record by record from its start (:class:`.salvage.McapWalk`).
+
+        No index is needed, and a truncated file gives every whole message before the cut.
+        """
+        from .salvage import McapWalk
+        walk = McapWalk(self._file, self.path.name)
+        streams: dict = {}
         rows: list = []
-        read = 0
-        try:
-            for schema, channel, message in reader.iter_messages(topics=topics,
-                                                                 log_time_order=False):
-                key = (channel.topic, schema.name if schema else '')
+        for channel, log_time, data in walk.messages():
+            if channel.id not in streams:
+                key = (channel.topic, walk.schema_name(channel))
                 if key in wanted:
-                    rows.append((wanted[key], message.log_time, message.data))
-                    if len(rows) >= chunk:
-                        read += len(rows)
-                        yield self._rows(rows)
-                        rows = []
-        except _chunk_errors() as err:
-            self.problems.append(
-                f'{self.path.name}: reading stopped after {read + len(rows)} wanted messages, '
-                f'near byte {self._file.tell()} ({type(err).__name__}: {err})')
+                    self.add_connection(key, channel.id,
+                                        channel.metadata.get('offered_qos_profiles', ''))
+                streams = self.streams(wanted, separate)
+                streams.setdefault(channel.id, None)
+            stream = streams[channel.id]
+            if stream is not None:
+                rows.append((stream, log_time, data))
+                if len(rows) >= chunk:
+                    yield self._rows(rows)
+                    rows = []
+        self.problems.extend(walk.problems)
+        self.notes.extend(walk.notes)
         if rows:
             yield self._rows(rows)
 
     @staticmethod
     def _rows(rows: list) -> Batch:
         stream, recv, raws = zip(*rows)
-        return _sorted(Batch.from_rows(stream, recv, list(raws)))
+        return sorted_by_time(Batch.from_rows(stream, recv, list(raws)))
 
     def close(self) -> None:
         """Close the file."""

@@ -10,6 +10,7 @@ import numpy as np
 
 from wrench_distribution.core.codec import zero_below_resolution
 from wrench_distribution.engine.results import ChunkResult
+from .ledger import drops_line
 
 #: gaps larger than this many median sample periods are listed
 GAP_FACTOR = 3.0
@@ -66,7 +67,6 @@ class SummaryBuilder:
         self.period: float | None = None
         self.gaps: list[dict] = []
         self.gap_count = 0
-        self.backwards = 0
         self.max_residual = 0.0
         self.max_residual_stamp: float | None = None
         self._lam: _Stats | None = None
@@ -86,7 +86,6 @@ class SummaryBuilder:
         if self.period is None and len(dt) >= 1:
             positive = dt[dt > 0]
             self.period = float(np.median(positive)) if positive.size else None
-        self.backwards += int(np.count_nonzero(dt < 0))
         if self.period:
             big = np.flatnonzero(dt > GAP_FACTOR * self.period)
             self.gap_count += len(big)
@@ -128,7 +127,7 @@ class SummaryBuilder:
             'sample_period': self.period * 1e-9 if self.period else None,
             'gaps': {'threshold_periods': GAP_FACTOR, 'count': self.gap_count,
                      'listed': self.gaps},
-            'stamps_going_backwards': self.backwards,
+            'stamps_going_backwards': 0,  # counted on the messages (ledger.account)
             'dropped': {
                 'unsynchronised_messages': int(counters.unsynchronised.sum()),
                 'stale_messages': int(counters.stale.sum()),
@@ -154,6 +153,14 @@ def write_json(path: Path, summary: dict) -> None:
     Path(path).write_text(json.dumps(summary, indent=2, allow_nan=False) + '\n')
 
 
+def read_json(path: Path) -> dict:
+    """Read a ``summary.json``.
+
+    :raises OSError: unreadable; :raises ValueError: not JSON.
+    """
+    return json.loads(Path(path).read_text(encoding='utf-8'))
+
+
 def _num(x: Any) -> str:
     return '-' if x is None else f'{x:.6g}'
 
@@ -174,17 +181,18 @@ def format_table(summary: dict) -> str:
         f"({_num(ts['duration'])} s, period {_num(summary['sample_period'])} s)",
         f"gaps           {summary['gaps']['count']} "
         f"(> {summary['gaps']['threshold_periods']:g} periods)",
-        f"dropped        {d['unsynchronised_messages']} unsynchronised, "
-        f"{d['stale_messages']} stale messages; "
-        f"{d['samples_without_contact_pose']} samples without contact pose",
+        f'dropped        {drops_line(d)}',
+        f"stamps back    {summary.get('stamps_going_backwards', 0)} F/T messages stamped before "
+        'the previous one of their topic',
         f"max residual   {_num(summary['max_resultant_residual'])}",
     ]
+    if 'complete' in summary:
+        state = 'yes' if summary['complete'] else (
+            'NO: ' + '; '.join(summary['incomplete_because'][:4]))
+        lines.append('complete       ' + state)
     done = summary.get('completeness')
     if done:
-        state = 'yes' if done['complete'] else (
-            f"NO: {done['missing_messages']} messages missing; "
-            + '; '.join(done['problems'][:3]))
-        lines.append('complete       ' + state)
+        lines += [f'problem        {p}' for p in done['problems'][:10]]
         lines += [f'note           {n}' for n in done['notes']]
     lines.append('')
     rows = [(name, s.get('unit', ''), s) for name, s in summary['internal_load'].items()]

@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from wrench_distribution.core.codec import same_frame
 from wrench_distribution.core.spatial import same_rotation
+from wrench_distribution.ros_args import param_files, unreadable_param_file
 
 from .arrays import per_effector
 from .calibration import CALIBRATION_KEYS, document_problems, merged
@@ -444,20 +445,30 @@ def check_file(path_or_dict: Any) -> list:
     return findings
 
 
-def param_files(argv: Sequence[str]) -> list:
-    """Return the ``--params-file`` paths of a ROS command line (after ``--ros-args``).
+def param_file_refusals(argv: Sequence[str]) -> list:
+    """Refuse the parameter files of a command line before rcl reads them (process entry points).
+
+    rcl parses every ``--params-file`` inside ``rclpy.init``, before any node exists, with no
+    bound of its own: a file of tens of megabytes stalls the start for minutes, and an alias
+    bomb or a value of 1e300 goes straight into the parameters. So each file is judged first:
+    from ``stat`` (:func:`~wrench_distribution.ros_args.unreadable_param_file`: missing, not a
+    regular file, over :data:`~wrench_distribution.ros_args.MAX_PARAM_FILE_BYTES`: refused
+    unread), then its text by the bounded loader (:func:`~.loading.read_param_document`: depth,
+    aliases, values, number magnitudes, the count of values).
 
     :param argv: the process arguments.
-    :return: the paths, in order.
+    :return: one line per refused file, naming it and the bound it breaks (empty: all accepted).
     """
-    out, ros = [], False
-    for i, arg in enumerate(argv):
-        if arg == '--ros-args':
-            ros = True
-        elif arg == '--' and ros:
-            ros = False
-        elif ros and arg == '--params-file' and i + 1 < len(argv):
-            out.append(argv[i + 1])
+    out = []
+    for path in param_files(argv):
+        unread = unreadable_param_file(path)
+        if unread:
+            out.append(unread)
+            continue
+        try:
+            read_param_document(path)
+        except ConfigError as error:
+            out.append(f'{error} (refused before rcl reads it)')
     return out
 
 

@@ -5,6 +5,8 @@ configuration from here; :mod:`.nodes` defines it.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+import copy
 import os
 from typing import Any, Mapping
 
@@ -12,8 +14,24 @@ from .nodes import AnalyzerConfig, config_from_parameters, DistributorConfig
 from .schema import ConfigError
 
 
+#: Parameter files parsed in this process, by the identity of the file's content (path, inode,
+#: size, modification time): a node reads its files several times while it starts (the entry
+#: point's bounds, rcl's misreads, unknown names, check-config's findings), and a parse of a
+#: file near the loader's size bound takes seconds.
+_PARSED: 'OrderedDict[tuple, Mapping]' = OrderedDict()
+_PARSED_KEPT = 4
+#: Most values (a scalar, or each element of a list) in one parameter file. rcl's parser, which
+#: reads every ``--params-file`` before a node can check it, takes time that grows with the
+#: square of a list's length and of the number of parameters in a section: a file within the
+#: bounded loader's size can hold it for minutes (docs/benchmarks.md, "Parameter files refused
+#: before rcl"). A cell's configuration has hundreds.
+MAX_PARAM_VALUES = 10_000
+
+
 def read_param_document(path_or_dict: Any) -> Mapping:
     """Return a ROS parameter file as a mapping of node sections (bounded safe loading).
+
+    A file is parsed once per process while it is unchanged (each call gets its own copy).
 
     :param path_or_dict: a file path, or the already-parsed YAML dict.
     :return: the mapping of node names to sections.
@@ -23,14 +41,46 @@ def read_param_document(path_or_dict: Any) -> Mapping:
         return path_or_dict
     from wrench_distribution.core.errors import InvalidInputError
     from wrench_distribution.core.safe_load import load_document
+    path = os.fspath(path_or_dict)
+    try:
+        info = os.stat(path)
+        key = (os.path.realpath(path), info.st_ino, info.st_size, info.st_mtime_ns)
+    except OSError:
+        key = None  # load_document says why it cannot be read
+    if key in _PARSED:
+        return copy.deepcopy(_PARSED[key])
     try:  # size, depth, aliases, number magnitudes
-        data = load_document(os.fspath(path_or_dict), 'parameter file')
+        data = load_document(path, 'parameter file')
     except InvalidInputError as e:
         raise ConfigError(str(e)) from None
     if not isinstance(data, Mapping):
         raise ConfigError('parameter file: expected a mapping of node names to '
                           '{ros__parameters: ...}')
+    if _more_values_than(data, MAX_PARAM_VALUES):
+        raise ConfigError(f"parameter file '{path}': more than {MAX_PARAM_VALUES} values (a number, a string or "
+                          'an element of a list each); accepted: at most that many (rcl parses a file in a time '
+                          "that grows with the square of a list's length or a section's size)")
+    if key is not None:
+        _PARSED[key] = copy.deepcopy(data)
+        while len(_PARSED) > _PARSED_KEPT:
+            _PARSED.popitem(last=False)
     return data
+
+
+def _more_values_than(data: Any, bound: int) -> bool:
+    """Return whether a parsed document holds more than ``bound`` values (leaves), stopping at ``bound + 1``."""
+    count, pending = 0, [data]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, Mapping):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        else:
+            count += 1
+            if count > bound:
+                return True
+    return False
 
 
 def node_of(key: Any) -> str:

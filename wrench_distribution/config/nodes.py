@@ -128,6 +128,11 @@ class _NodeConfig:
         """
         return {k: list(v) if isinstance(v, (list, tuple)) else v for k, v in self._values.items()}
 
+    @property
+    def given(self) -> AbstractSet[str]:
+        """Return the names the user set (a file, the command line, a runtime change)."""
+        return self._given
+
 
 @dataclass(frozen=True)
 class DistributorConfig(_NodeConfig):

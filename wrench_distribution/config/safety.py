@@ -6,8 +6,10 @@ safe direction, and a change the other way is refused unless the start-up-only o
 ``allow_unsafe_runtime_changes`` is true (a lab bench). One :class:`RuntimeRule` per such
 parameter, in :data:`RUNTIME_RULES`; the docs' table and the refusal messages come from it.
 """
+from collections import deque, OrderedDict
 from dataclasses import dataclass
-from typing import AbstractSet, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+import time
+from typing import AbstractSet, Callable, Deque, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .arrays import expand_limits
 
@@ -191,32 +193,146 @@ def defaults_in_force(values: Mapping[str, object], given: AbstractSet[str]) -> 
     return tuple(f'{name}={values[name]!r}' for name in LIMIT_PARAMS if name not in given)
 
 
+#: Refusals kept per parameter for the diagnostics (the newest; the counters keep every one).
+REFUSALS_KEPT = 5
+#: Parameters whose refusals are kept (the least recently refused one is forgotten first).
+NAMES_KEPT = 24
+#: Longest reason, and longest parameter name, kept (characters; a longer one is cut).
+REASON_CHARS = 300
+NAME_CHARS = 64
+#: Log lines per parameter: a burst of :data:`LOG_BURST`, then one per :data:`LOG_PERIOD_NS`.
+LOG_BURST = 5
+LOG_PERIOD_NS = 1_000_000_000
+#: The same attempt (parameter, value, reason) is logged again only after this long.
+REPEAT_NS = 10_000_000_000
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + '...'
+
+
+def asked_text(pairs: Sequence[Tuple[str, object]]) -> str:
+    """Return the text of a request, ``name=value`` each, a long array shortened first.
+
+    :param pairs: ``(name, value)`` of each parameter asked.
+    :return: e.g. ``force_limits=[1500.0], on_limit='scale'``, at most :data:`ASKED_CHARS` (+3).
+    """
+    parts = []
+    for name, value in pairs:
+        if isinstance(value, (list, tuple)) and len(value) > 12:
+            shown = ', '.join(repr(v) for v in value[:12])
+            text = f'[{shown}, ... ({len(value)} values)]'
+        else:
+            text = repr(value)
+        parts.append(f'{_cut(str(name), NAME_CHARS)}={_cut(text, ASKED_CHARS)}')
+    return _cut(', '.join(parts), ASKED_CHARS)
+
+
+class _ParameterRefusals:
+    """The refusals of one parameter: count, the newest few, and its log budget."""
+
+    def __init__(self, now_ns: int) -> None:
+        self.count = 0
+        self.recent: Deque[Tuple[str, str]] = deque(maxlen=REFUSALS_KEPT)
+        self.tokens = float(LOG_BURST)
+        self.refilled_ns = now_ns
+        self.logged: 'OrderedDict[Tuple[str, str], int]' = OrderedDict()  # attempt -> when logged
+        self.unlogged = 0
+
+    def add(self, attempt: Tuple[str, str], now_ns: int, log: bool = True) -> Optional[int]:
+        """Keep a refusal; tell whether to log it.
+
+        :param attempt: ``(asked, reason)``.
+        :param now_ns: monotonic time (ns).
+        :param log: False: kept only (another parameter's line names it).
+        :return: None when not logged now (a repeat of an attempt logged within
+            :data:`REPEAT_NS`, or the budget spent), else how many were not logged before it.
+        """
+        self.count += 1
+        self.recent.appendleft(attempt)
+        if not log:
+            return None
+        self.tokens = min(float(LOG_BURST), self.tokens + (now_ns - self.refilled_ns) / LOG_PERIOD_NS)
+        self.refilled_ns = now_ns
+        when = self.logged.get(attempt)
+        if (when is not None and now_ns - when < REPEAT_NS) or self.tokens < 1.0:
+            self.unlogged += 1
+            return None
+        self.tokens -= 1.0
+        self.logged.pop(attempt, None)
+        self.logged[attempt] = now_ns
+        while len(self.logged) > 2 * LOG_BURST:
+            self.logged.popitem(last=False)
+        skipped, self.unlogged = self.unlogged, 0
+        return skipped
+
+
 class RefusedChanges:
-    """Counts refused runtime parameter requests and keeps the last one (for diagnostics)."""
+    """Every refused runtime parameter request, named: counted, kept per parameter, logged.
+
+    A request refused by the node's checks or by rclpy's own (a read-only parameter, a wrong
+    type, a value outside the declared range, an undeclared name) is counted once; each
+    parameter it names keeps its newest :data:`REFUSALS_KEPT` refusals for the diagnostics
+    (for the :data:`NAMES_KEPT` parameters refused last). Each distinct attempt gets a log
+    line, rate-limited per parameter (:data:`LOG_BURST` at once, then one per
+    :data:`LOG_PERIOD_NS`), so one parameter flooded never silences another; an attempt
+    repeated within :data:`REPEAT_NS` is not logged again, and the next line of that
+    parameter says how many were not.
+    """
 
     def __init__(self) -> None:
         self.counters: Dict[str, int] = {'refused_parameter_changes': 0,
                                          'refused_unsafe_changes': 0}
         self.last: Optional[Tuple[str, str]] = None
+        self._names: 'OrderedDict[str, _ParameterRefusals]' = OrderedDict()
 
-    def note(self, asked: str, reason: str, unsafe: bool) -> None:
-        """Count one refused request.
+    def note(self, asked: str, reason: str, unsafe: bool, names: Optional[Sequence[str]] = None,
+             now_ns: Optional[int] = None) -> Optional[str]:
+        """Count one refused request; return its log line, or None when not logged now.
 
-        :param asked: the parameters and values asked, e.g. ``force_limits=[2000.0]``.
+        :param asked: the parameters and values asked (:func:`asked_text`).
         :param reason: the refusal message.
         :param unsafe: True when a safety rule refused it.
+        :param names: the parameters refused (default: the first name in ``asked``).
+        :param now_ns: monotonic time (ns; default: now).
+        :return: the line to log (naming the parameter, the value and the reason), or None.
         """
-        asked = asked if len(asked) <= ASKED_CHARS else asked[:ASKED_CHARS] + '...'
+        now_ns = time.monotonic_ns() if now_ns is None else now_ns
+        asked, reason = _cut(asked, ASKED_CHARS), _cut(' '.join(str(reason).split()), REASON_CHARS)
         self.counters['refused_parameter_changes'] += 1
         if unsafe:
             self.counters['refused_unsafe_changes'] += 1
         self.last = (asked, reason)
+        names = list(dict.fromkeys(_cut(str(name), NAME_CHARS) for name in names or [asked.split('=', 1)[0]]))
+        skipped = self._record(names[0], now_ns).add((asked, reason), now_ns)
+        for name in names[1:]:  # the log budget is the first one's
+            self._record(name, now_ns).add((asked, reason), now_ns, log=False)
+        if skipped is None:
+            return None
+        return f'parameter change refused: {reason} (asked: {asked})' + (
+            f'; {skipped} more refusal(s) of this parameter not logged since (see /diagnostics)'
+            if skipped else '')
+
+    def _record(self, name: str, now_ns: int) -> _ParameterRefusals:
+        record = self._names.pop(name, None) or _ParameterRefusals(now_ns)
+        self._names[name] = record  # the most recently refused last
+        while len(self._names) > NAMES_KEPT:
+            self._names.popitem(last=False)
+        return record
 
     def values(self) -> Dict[str, str]:
-        """Return the diagnostics key/values: the last refusal (the node adds the counters)."""
+        """Return the diagnostics key/values: the last refusal and, per parameter, its newest ones.
+
+        :return: ``last_refused_change``, ``last_refusal_reason`` and ``refused.<parameter>``
+            (``<n> refused, newest first: <asked>: <reason> | ...``); the node adds the counters.
+        """
         if self.last is None:
             return {'last_refused_change': 'none'}
-        return {'last_refused_change': self.last[0], 'last_refusal_reason': self.last[1]}
+        out = {'last_refused_change': self.last[0], 'last_refusal_reason': self.last[1]}
+        for name, record in reversed(self._names.items()):
+            out[f'refused.{name}'] = f'{record.count} refused, newest first: ' + ' | '.join(
+                f'{asked}: {reason}' for asked, reason in record.recent)
+        return out
 
 
 def runtime_table() -> str:

@@ -169,6 +169,10 @@ COMMON_PARAMS = [
     _p('allow_unknown_parameters', BOOL, False,
        'false: a parameter this node does not declare (a misspelling) stops it at start-up, '
        'naming the nearest declared names; true: a warning, and the node runs on.'),
+    _p('autostart', BOOL, True,
+       'true: the node configures and activates itself at start-up, as a node without a '
+       'lifecycle manager; false: it waits unconfigured for configure and activate (a '
+       'lifecycle manager, ros2 lifecycle set; docs/wiring.md, "Bringing a cell up").'),
     _p('summary_period', DOUBLE, 10.0,
        'Period (s, steady clock) of the log line that sums up dropped inputs per cause; '
        'nothing is logged while nothing is dropped.', minimum=0.1),

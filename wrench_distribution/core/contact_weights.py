@@ -58,27 +58,51 @@ def subset_mixture(weights: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     weight 1; probability ``prod_{S} omega prod_{F - S} (1 - omega)`` (docs/theory.md, 16.2).
 
     :param weights: (n,) checked weights, at least one positive.
-    :return: masks (k, n) of the non-empty subsets and their probabilities (k,), summing to 1;
-        the first is the set of every contact of positive weight.
+    :return: masks (k, n) of the non-empty subsets (read-only: shared by every call with the same
+        contacts in transition) and their probabilities (k,), summing to 1; the first is the set of
+        every contact of positive weight.
     """
-    full = weights == 1.0
-    moving = np.flatnonzero((weights > 0.0) & (weights < 1.0))
-    if moving.size == 0:
-        return full[None, :], np.ones(1)
-    if moving.size == 1 and full.any():             # one contact in transition: the common case
-        masks = np.stack([full, full])
-        masks[0, moving[0]] = True
+    state = np.add(weights > 0.0, weights == 1.0, dtype=np.int8)       # 0 released, 1 moving, 2 full
+    masks, moving, keep = _mixture_pattern(state.tobytes())
+    if moving is None:
+        return masks, _ONE
+    if moving.size == 1 and keep is None:                               # one contact in transition
         chance = float(weights[moving[0]])
         return masks, np.array([chance, 1.0 - chance])
-    bits = _subset_bits(moving.size)                                    # (2^k, k)
-    masks = np.repeat(full[None, :], bits.shape[0], axis=0)
-    masks[:, moving] = bits
     present = weights[moving]
-    probabilities = np.prod(np.where(bits, present, 1.0 - present), axis=1)
-    if not full.any():                   # condition on some contact being present (Z of eq. 16.1)
-        keep = masks.any(axis=1)
-        masks, probabilities = masks[keep], probabilities[keep] / probabilities[keep].sum()
+    probabilities = np.prod(np.where(_subset_bits(moving.size), present, 1.0 - present), axis=1)
+    if keep is not None:                 # condition on some contact being present (Z of eq. 16.1)
+        probabilities = probabilities[keep] / probabilities[keep].sum()
     return masks, probabilities
+
+
+_ONE = np.ones(1)
+_ONE.setflags(write=False)
+
+
+@lru_cache(maxsize=256)
+def _mixture_pattern(state: bytes) -> Tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
+    """Return the subsets of one pattern of weights (``state``: 0 released, 1 in transition, 2 full, per contact).
+
+    :return: masks (k, n), the contacts in transition (None without) and the rows kept when no
+        contact is full (None otherwise).
+    """
+    codes = np.frombuffer(state, dtype=np.int8)
+    full = codes == 2
+    moving = np.flatnonzero(codes == 1)
+    if moving.size == 0:
+        masks, moving, keep = full[None, :], None, None
+    else:
+        bits = _subset_bits(moving.size)                                # (2^k, k)
+        masks = np.repeat(full[None, :], bits.shape[0], axis=0)
+        masks[:, moving] = bits
+        keep = None if full.any() else masks.any(axis=1)
+        if keep is not None:
+            masks = masks[keep]
+    for array in (masks, moving, keep):
+        if array is not None:
+            array.setflags(write=False)
+    return masks, moving, keep
 
 
 @lru_cache(maxsize=None)

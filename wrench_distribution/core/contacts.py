@@ -195,15 +195,19 @@ class ContactLayout:
         self.friction, self.normals = template.friction, template.normals
         self.n = len(contacts)
 
-    def arrays(self, positions, quaternions) -> ContactArrays:
+    def arrays(self, positions, quaternions, checked: bool = False) -> ContactArrays:
         """Check poses and return the contacts at them.
 
         :param positions: (n, 3) contact points, object frame.
         :param quaternions: (n, 4) orientations ``[qx, qy, qz, qw]``, any scale.
+        :param checked: the caller has checked them already (float arrays of these shapes, finite,
+            within the supported magnitude, no zero quaternion: ``engine.cache.check_poses``), so
+            they are not checked again (the per-tick path).
         :return: the arrays.
         :raises InvalidInputError: wrong shape, NaN, Inf, a magnitude above 1e100, a zero quaternion.
         """
-        positions = finite_array(positions, (self.n, 3), f'contact positions ({self.n} x 3)')
-        quaternions = finite_array(quaternions, (self.n, 4), f'contact orientations ({self.n} x 4)')
-        return ContactArrays(self.names, self.types, positions, quaternions, quaternion_to_matrix(quaternions),
-                             self.friction, self.normals)
+        if not checked:
+            positions = finite_array(positions, (self.n, 3), f'contact positions ({self.n} x 3)')
+            quaternions = finite_array(quaternions, (self.n, 4), f'contact orientations ({self.n} x 4)')
+        return ContactArrays(self.names, self.types, positions, quaternions,
+                             quaternion_to_matrix(quaternions, checked), self.friction, self.normals)

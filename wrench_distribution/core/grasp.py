@@ -5,12 +5,13 @@ Pure functions of the contact set and the options, used once per configuration b
 to the paper; section numbers to docs/theory.md.
 """
 from dataclasses import dataclass, fields
-from typing import Optional
+from functools import lru_cache
+from typing import Optional, Tuple
 
 import numpy as np
 
 from .options import COLLINEAR_RATIO, RANK_TOLERANCE, TORQUE_REGULARISATION
-from .spatial import skew
+from .spatial import skew, SKEW_MAP
 
 #: Relative eigenvalue below which a direction of an inertia counts as absent (the square of
 #: the unit-consistent rank tolerance of the grasp matrix, so both agree).
@@ -30,6 +31,47 @@ def grasp_matrix(r: np.ndarray, rigid: np.ndarray) -> np.ndarray:
     blocks[..., 3:, :3] = skew(r)
     blocks[..., 3:, 3:] = np.asarray(rigid, float)[..., None, None] * np.eye(3)
     return np.swapaxes(blocks, -3, -2).reshape(r.shape[:-2] + (6, 6 * r.shape[-2]))
+
+
+@dataclass(frozen=True)
+class GraspLayout:
+    """What the contact types fix: the rigid mask, the active components and ``G`` without its levers.
+
+    Build with :func:`grasp_layout` (one per tuple of types, kept: the per-tick path reads it).
+
+    :param rigid: (n,) rigid-contact mask.
+    :param active: (6n,) mask of the wrench components the contacts can apply.
+    :param template: ``G`` (6, 6n) with zero lever arms.
+    :param any_rigid: whether some contact is rigid.
+    :param active_count: the number of active components.
+    """
+
+    rigid: np.ndarray
+    active: np.ndarray
+    template: np.ndarray
+    any_rigid: bool
+    active_count: int
+
+    def matrix(self, r: np.ndarray) -> np.ndarray:
+        """``G`` (6, 6n) of contacts at ``r`` (n, 3), relative to the centre of mass: the template and ``S(r_i)``."""
+        grasp = self.template.copy()
+        grasp[3:].reshape(3, -1, 6)[:, :, :3] = skew(r).transpose(1, 0, 2)
+        return grasp
+
+
+@lru_cache(maxsize=64)
+def grasp_layout(types: Tuple[str, ...]) -> GraspLayout:
+    """Return the :class:`GraspLayout` of contacts of these types (``'rigid'`` or ``'point'``).
+
+    :param types: the type of each contact.
+    :return: the layout (its arrays read-only).
+    """
+    rigid = np.array([kind == 'rigid' for kind in types], dtype=bool)
+    active = np.repeat(np.stack([np.ones(len(types), bool), rigid], axis=1), 3, axis=1).reshape(-1)
+    template = grasp_matrix(np.zeros((len(types), 3)), rigid)
+    for array in (rigid, active, template):
+        array.setflags(write=False)
+    return GraspLayout(rigid, active, template, bool(rigid.any()), int(active.sum()))
 
 
 def rotation_blocks(rotations: np.ndarray) -> np.ndarray:
@@ -124,26 +166,27 @@ def virtual_inertia(masses: np.ndarray, r: np.ndarray, rigid: np.ndarray,
                             np.array([weighted_spread(r, weights)]), np.array([presence])).entry(0)
 
 
-def virtual_inertias(masses: np.ndarray, r: np.ndarray, rigid: np.ndarray, totals: np.ndarray,
-                     spreads2: np.ndarray, presence: np.ndarray) -> VirtualInertia:
+def virtual_inertias(masses: np.ndarray, r: np.ndarray, rigid: Optional[np.ndarray], totals: np.ndarray,
+                     spreads2: np.ndarray, presence) -> VirtualInertia:
     """Virtual inertias of V mass vectors over one contact set (each a contact subset's), at once.
 
     :param masses: (V, n) masses (zero outside a subset, positive in it).
     :param r: (n, 3) contact positions relative to the CoM.
-    :param rigid: (V, n) rigid contacts of each subset.
+    :param rigid: (V, n) rigid contacts of each subset, or None when no contact is rigid.
     :param totals: (V,) sums of the masses.
     :param spreads2: (V,) ``sum |r_i - r_bar|^2`` of each subset: the reference of (4.2).
-    :param presence: (V,) factors of the collinear regulariser.
+    :param presence: (V,) factors of the collinear regulariser, or one for all.
     :return: the inertias, every field with a leading axis of V.
     """
     count = len(totals)
     com = masses @ r / totals[:, None]
     offsets = r - com[:, None, :]
     # sum m_i d_i = 0 to rounding of d, not of r (far CoM)
-    offsets -= np.einsum('vi,vij->vj', masses, offsets)[:, None, :] / totals[:, None, None]
-    outer = np.einsum('vi,vij,vik->vjk', masses, offsets, offsets)
-    k = np.einsum('vjj->v', outer)                                    # sum m |d|^2 = tr(J_f) / 2
-    j_force = k[:, None, None] * _EYE3 - outer
+    offsets -= (masses[:, None, :] @ offsets) / totals[:, None, None]
+    outer = (offsets * masses[:, :, None]).transpose(0, 2, 1) @ offsets
+    k = outer.trace(axis1=1, axis2=2)                                 # sum m |d|^2 = tr(J_f) / 2
+    j_force = k[:, None, None] * _EYE3
+    j_force -= outer
     k_ref = np.maximum(k, spreads2)
     length = np.sqrt(k / totals)
     if not k.min() > 0:
@@ -155,9 +198,9 @@ def virtual_inertias(masses: np.ndarray, r: np.ndarray, rigid: np.ndarray, total
     k_ref = k_ref[:, None]
     # One eigendecomposition serves K, A = J_f + K and the fade: they share J_f's eigenvectors.
     values, vectors = np.linalg.eigh(j_force)
-    transposed = np.swapaxes(vectors, 1, 2)
+    transposed = vectors.transpose(0, 2, 1)
     regulariser, collinear, a_values = np.zeros((count, 3, 3)), np.zeros(count, bool), values
-    if rigid.any():
+    if rigid is not None and rigid.any():
         # K = k g(J_f / k): a contact-torque inertia only where J_f is (nearly) singular,
         # continuous as a matrix function of J_f (docs/theory.md, section 4.2); the reference is
         # the larger of k and the unweighted spread so a floored mass cannot make it steep.
@@ -168,7 +211,7 @@ def virtual_inertias(masses: np.ndarray, r: np.ndarray, rigid: np.ndarray, total
             a_values = values + k_ref * ramp
             regulariser = (vectors * (k_ref * ramp)[:, None, :]) @ transposed
     cutoff = EIGEN_CUTOFF * k_ref
-    regular = (a_values > cutoff).all()
+    regular = bool((a_values[:, :1] > cutoff).all())                  # eigenvalues ascend
     a_inverse = 1.0 / a_values if regular else \
         np.where(a_values > cutoff, 1.0 / np.where(a_values > cutoff, a_values, 1.0), 0.0)
     a_pinv = (vectors * a_inverse[:, None, :]) @ transposed
@@ -177,7 +220,7 @@ def virtual_inertias(masses: np.ndarray, r: np.ndarray, rigid: np.ndarray, total
     # eigenvalues [0, EIGEN_CUTOFF k_ref], not a cut, so the commands stay continuous where
     # contacts leave their line (the resultant's change, below EIGEN_CUTOFF / TORQUE_REGULARISATION,
     # is taken back by the refinement of G_M+).
-    force_pinv = a_pinv if (a_values is values and regular) or (values >= cutoff).all() else \
+    force_pinv = a_pinv if (a_values is values and regular) or bool((values[:, :1] >= cutoff).all()) else \
         (vectors * (np.minimum(np.maximum(values / cutoff, 0.0), 1.0) ** 2 * a_inverse)[:, None, :]) @ transposed
     return VirtualInertia(masses, com, offsets, j_force, length, regulariser, collinear, a_pinv, force_pinv, totals)
 
@@ -211,21 +254,23 @@ def pseudo_inverses(inertia: VirtualInertia, shares: np.ndarray, weights: np.nda
 
     :param inertia: the batch of inertias.
     :param shares: (V,) torque shares.
-    :param weights: (V, n) torque weights (zero but at rigid contacts; each row sums to 1 or 0).
+    :param weights: (V, n) torque weights (zero but at rigid contacts; each row sums to 1 or 0), or
+        None without a rigid contact.
     :return: object axes, about each contact.
     """
     count, n = inertia.masses.shape
     masses = inertia.masses
     core = np.zeros((count, n, 6, 6))
     core[:, :, :3, :3] = (masses / inertia.total[:, None])[:, :, None, None] * _EYE3
-    arms = skew(inertia.offsets) @ inertia.force_pinv[:, None, :, :]
-    core[:, :, :3, 3:] = (-(1.0 - shares)[:, None] * masses)[:, :, None, None] * arms
-    if weights.any():
+    # -(1 - s) m_j S(d_j) A^-1 (faded), S linear in d_j
+    levers = inertia.offsets * (-(1.0 - shares)[:, None] * masses)[:, :, None]
+    core[:, :, :3, 3:] = (levers @ SKEW_MAP).reshape(count, n, 3, 3) @ inertia.force_pinv[:, None, :, :]
+    if weights is not None and weights.any():
         torque = (shares[:, None, None] * inertia.j_force + inertia.regulariser) @ inertia.a_pinv
         core[:, :, 3:, 3:] = weights[:, :, None, None] * torque[:, None, :, :]
     core = core.reshape(count, 6 * n, 6)
     # about the virtual CoM: core @ to_virtual_com(c~)
-    core[:, :, :3] -= core[:, :, 3:] @ skew(inertia.com)
+    core[:, :, :3] -= core[:, :, 3:] @ (inertia.com @ SKEW_MAP).reshape(count, 3, 3)
     return core
 
 

@@ -28,7 +28,7 @@ the selection works on blocks of columns (docs/benchmarks.md has the cost by con
 """
 from dataclasses import dataclass
 import re
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import scipy.linalg
@@ -51,11 +51,29 @@ _HANDLE = re.compile(r'^\s*([a-z_]+)\s*\(([^()]*)\)\s*$')
 
 @dataclass(frozen=True)
 class InternalBasis:
-    """Basis matrix (6n, m) in object-frame axes about each contact point, with names and units."""
+    """Basis matrix (6n, m) in object-frame axes about each contact point, with names and units.
+
+    ``plan`` is how the selection went (:class:`SelectionPlan`), or None when it needed the
+    ``balanced_*`` fallbacks.
+    """
 
     matrix: np.ndarray
     names: Tuple[str, ...]
     units: Tuple[str, ...]
+    plan: Optional['SelectionPlan'] = None
+
+
+@dataclass(frozen=True)
+class SelectionPlan:
+    """The named candidates the greedy selection looked at, in order, and which it kept.
+
+    :param examined: per family, the names of the candidates looked at (every one up to the
+        last kept).
+    :param kept: per family, which of them were kept.
+    """
+
+    examined: Tuple[Tuple[str, ...], ...]
+    kept: Tuple[np.ndarray, ...]
 
 
 @dataclass(frozen=True)
@@ -406,6 +424,8 @@ class _Selection:
         self.names: List[str] = []
         self.units: List[str] = []
         self.columns: List[np.ndarray] = []
+        self.examined: List[Tuple[str, ...]] = []        # per family: the candidates looked at
+        self.completed = False                           # the fallbacks were needed
 
     @property
     def missing(self) -> int:
@@ -429,15 +449,20 @@ class _Selection:
         self.columns.append(vector)
 
     def basis(self) -> InternalBasis:
-        """Return the kept elements as a basis."""
+        """Return the kept elements as a basis, with the plan of the selection."""
         size = self.directions.shape[1]
         matrix = np.column_stack(self.columns) if self.columns else np.zeros((size, 0))
-        return InternalBasis(matrix, tuple(self.names), tuple(self.units))
+        plan = None
+        if not self.completed:
+            kept = set(self.names)
+            plan = SelectionPlan(tuple(self.examined),
+                                 tuple(np.array([name in kept for name in family], bool) for family in self.examined))
+        return InternalBasis(matrix, tuple(self.names), tuple(self.units), plan)
 
 
 def build_internal_basis(
     candidates: Iterable[Candidates],
-    null_projector: np.ndarray,
+    null_projector: Callable[[], np.ndarray],
     active: np.ndarray,
     metric: np.ndarray,
     dimension: int,
@@ -450,7 +475,8 @@ def build_internal_basis(
     is completed from the projected unit components (``balanced_*``).
 
     :param candidates: families of candidates in selection order (may be lazy).
-    :param null_projector: projector (6n, 6n) on the null space of ``G``, orthogonal in the metric.
+    :param null_projector: ``() ->`` the projector (6n, 6n) on the null space of ``G``, orthogonal
+        in the metric (built only when the named candidates do not span it).
     :param active: (6n,) mask of the components contacts can apply.
     :param metric: (6n,) diagonal metric ``diag(I, I / l^2)`` on the active components.
     :param dimension: dimension of the null space of ``G``.
@@ -462,16 +488,65 @@ def build_internal_basis(
     while selection.missing:
         family = next(families, None)
         if family is None:
-            _complete(selection, null_projector, active, rotations)
+            selection.completed = True
+            _complete(selection, null_projector(), active, rotations)
             break
+        looked = len(family.names)
         for start in range(0, len(family.names), BLOCK):
-            _scan(selection, family, start, start + BLOCK)
+            looked = _scan(selection, family, start, start + BLOCK)
             if not selection.missing:
                 break
+        selection.examined.append(family.names[:looked])
     return selection.basis()
 
 
-def _scan(selection: _Selection, family: Candidates, start: int, stop: int) -> None:
+def reselect(plan: SelectionPlan, candidates: Iterable[Candidates], metric: np.ndarray) -> Optional[InternalBasis]:
+    """Make the selection of ``plan`` on new candidates when the greedy selection would make it again.
+
+    The candidates must have the same names up to the last one looked at (the same pairs, the
+    same degenerate ones left out): every name of the families looked at in full, the first ones
+    of the family where the selection ended. The part of each candidate independent of the ones kept
+    before it is read off one Cholesky factor of the Gram matrix of the kept ones: a kept one
+    must keep more than ``BASIS_TOLERANCE`` of its size, a skipped one less, each by a margin
+    beyond rounding (``1e-6`` of its squared size); then the basis is the one
+    :func:`build_internal_basis` builds (the same columns: the candidates themselves).
+
+    :param plan: the selection on other poses of the same contacts.
+    :param candidates: the families of named candidates on the new poses, in selection order.
+    :param metric: (6n,) the metric of the sizes.
+    :return: the basis, or None when the selection could come out otherwise (build it afresh).
+    """
+    families, columns, names, units = iter(candidates), [], [], []
+    for index, examined in enumerate(plan.examined):
+        family = next(families, None)
+        # the families before the last were looked at in full: they must not have grown
+        last = index == len(plan.examined) - 1
+        if family is None or (family.names[:len(examined)] if last else family.names) != examined:
+            return None
+        columns.append(family.vectors[:, :len(examined)])
+        names += examined
+        units += family.units[:len(examined)]
+    kept = np.concatenate(plan.kept) if plan.kept else np.zeros(0, bool)
+    index = np.flatnonzero(kept)
+    vectors = np.hstack(columns) if columns else np.zeros((metric.size, 0))
+    gram = vectors.T @ (metric[:, None] * vectors)
+    norms2 = gram.diagonal()
+    try:
+        factor = scipy.linalg.cholesky(gram[np.ix_(index, index)], lower=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        return None
+    along = scipy.linalg.solve_triangular(factor, gram[index], lower=True, check_finite=False)   # (m, K)
+    before = np.cumsum(kept) - kept                              # kept ones ahead of each candidate
+    explained = np.cumsum(along * along, axis=0)[np.maximum(before - 1, 0), np.arange(kept.size)]
+    independent = norms2 - np.where(before > 0, explained, 0.0)
+    excess = independent - BASIS_TOLERANCE ** 2 * norms2
+    margin = 1e-6 * norms2
+    if not (np.all(excess[kept] > margin[kept]) and np.all((norms2[~kept] == 0.0) | (excess[~kept] < -margin[~kept]))):
+        return None
+    return InternalBasis(vectors[:, index], tuple(names[i] for i in index), tuple(units[i] for i in index), plan)
+
+
+def _scan(selection: _Selection, family: Candidates, start: int, stop: int) -> int:
     """Keep, in order, the candidates ``start:stop`` of a family whose independent part is large enough.
 
     The in-order choice runs on the block's Gram matrix less the parts along the kept
@@ -479,6 +554,9 @@ def _scan(selection: _Selection, family: Candidates, start: int, stop: int) -> N
     Its Schur complement after the candidates kept so far holds the squared sizes of what
     remains independent, so a rejection costs nothing and a keep one small rank-1 update.
     The kept ones are orthonormalised together (Cholesky of their Gram).
+
+    :return: how many candidates of the family have been looked at (up to the last kept when
+        the null space is then spanned).
     """
     vectors = family.vectors[:, start:stop]
     touched = np.flatnonzero(vectors.any(axis=1))
@@ -488,8 +566,10 @@ def _scan(selection: _Selection, family: Candidates, start: int, stop: int) -> N
     coefficients = selection.kept[:, touched] @ weighted
     schur = local.T @ weighted - coefficients.T @ coefficients
     picked: List[int] = []
+    looked = start + vectors.shape[1]
     for j in range(vectors.shape[1]):
         if len(picked) == selection.missing:
+            looked = start + j
             break
         pivot = schur[j, j]
         if norms2[j] == 0.0 or pivot <= BASIS_TOLERANCE ** 2 * norms2[j]:
@@ -497,13 +577,14 @@ def _scan(selection: _Selection, family: Candidates, start: int, stop: int) -> N
         picked.append(j)
         schur[j + 1:, j + 1:] -= np.outer(schur[j + 1:, j] / pivot, schur[j, j + 1:])
     if not picked:
-        return
+        return looked
     residuals = selection.residuals(vectors[:, picked], coefficients[:, picked])
     gram = residuals.T @ (selection.metric[:, None] * residuals)
     factor = scipy.linalg.cholesky(gram, lower=True, check_finite=False)
     directions = scipy.linalg.solve_triangular(factor, residuals.T, lower=True, check_finite=False)
     for row, j in enumerate(picked):
         selection.keep(family.names[start + j], family.units[start + j], vectors[:, j], directions[row])
+    return looked
 
 
 def _complete(selection: _Selection, null_projector: np.ndarray, active: np.ndarray, rotations: np.ndarray) -> None:

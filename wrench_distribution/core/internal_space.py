@@ -10,7 +10,7 @@
 """
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, List, Mapping, Sequence, Tuple
+from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import scipy.linalg
@@ -18,7 +18,7 @@ import scipy.linalg
 from .errors import InvalidInputError
 from .grasp import manipulating_maps, null_projector, pseudo_inverse, VirtualInertia, wrench_scale
 from .internal_basis import (build_internal_basis, Geometry, handle_vector, named_candidates,
-                             rotate_blocks)
+                             reselect, rotate_blocks, SelectionPlan)
 from .invariant import invariant_part
 from .results import BatchAnalysis
 from .validation import finite_array
@@ -32,12 +32,14 @@ class InternalSpace:
     :param units: ``'N'`` or ``'N*m'`` per element.
     :param basis: ``E`` (6n, m), object axes about each contact.
     :param basis_contact: ``E`` in the contact frames.
+    :param plan: how the named elements were selected (None: with ``balanced_*`` fallbacks).
     """
 
     names: Tuple[str, ...]
     units: Tuple[str, ...]
     basis: np.ndarray
     basis_contact: np.ndarray
+    plan: Optional[SelectionPlan] = None
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,8 @@ class ManipulatingSet:
 
 
 def internal_space(geometry: Geometry, grasp_matrix: np.ndarray, metric: np.ndarray,
-                   active: np.ndarray, rank: int, dimension: int) -> InternalSpace:
+                   active: np.ndarray, rank: int, dimension: int,
+                   plan: Optional[SelectionPlan] = None) -> InternalSpace:
     """Build the named basis of ``N(G)``.
 
     :param geometry: the contacts' geometry (:class:`~.internal_basis.Geometry`).
@@ -78,15 +81,21 @@ def internal_space(geometry: Geometry, grasp_matrix: np.ndarray, metric: np.ndar
     :param active: (6n,) mask of the components the contacts can apply.
     :param rank: rank of ``G``.
     :param dimension: dimension of ``N(G)``.
+    :param plan: the selection on other poses of the same contacts: made again when the greedy
+        selection would make it (:func:`~.internal_basis.reselect`), else the basis is built afresh.
     :return: the basis (``balanced_<c>(3)`` named ``balanced_<c>(<name of contact 3>)``).
     """
-    projector = null_projector(grasp_matrix, np.where(metric > 0, metric, 1.0), active,
-                               geometry.length, rank)
-    basis = build_internal_basis(named_candidates(geometry), projector, active, metric, dimension,
-                                 geometry.rotations)
+    basis = None
+    if plan is not None and sum(int(kept.sum()) for kept in plan.kept) == dimension:
+        basis = reselect(plan, named_candidates(geometry), metric)
+    if basis is None:
+        basis = build_internal_basis(
+            named_candidates(geometry), lambda: null_projector(grasp_matrix, np.where(metric > 0, metric, 1.0), active,
+                                                               geometry.length, rank),
+            active, metric, dimension, geometry.rotations)
     names = tuple(_contact_name(name, geometry.names) for name in basis.names)
     to_contact = rotate_blocks((basis.matrix * active[:, None]).T, geometry.rotations).T
-    return InternalSpace(names, basis.units, basis.matrix, to_contact)
+    return InternalSpace(names, basis.units, basis.matrix, to_contact, basis.plan)
 
 
 def _contact_name(name: str, names: Sequence[str]) -> str:
@@ -274,10 +283,19 @@ class InternalSpaces:
         """``diag(I, I / l^2)`` on the active components (virtual masses play no part)."""
         return wrench_scale(self.n, self.reference_length) ** 2 * self.active_components
 
+    #: The selection of the named basis on other poses of the same contacts (set by ``moved``).
+    _basis_plan: Optional[SelectionPlan] = None
+
     @cached_property
     def _internal(self) -> InternalSpace:
         return internal_space(self._geometry, self.grasp_matrix, self._norm_metric,
-                              self.active_components, self.rank, self.internal_dimension)
+                              self.active_components, self.rank, self.internal_dimension, self._basis_plan)
+
+    @property
+    def basis_plan(self) -> Optional[SelectionPlan]:
+        """Return how the named basis was selected (or, before it is built, the plan it will try first)."""
+        internal = self.__dict__.get('_internal')
+        return internal.plan if internal is not None else self._basis_plan
 
     @cached_property
     def _readout(self) -> ReadOut:
@@ -294,6 +312,21 @@ class InternalSpaces:
         return manipulating_set(self.maps.canonical, self.maps.weights, self.rigid,
                                 self.grasp_matrix, self.active_components, self.reference_length,
                                 self.rank)
+
+    #: What depends on the poses alone: kept by :meth:`keep_spaces` for other weights.
+    _POSE_SPACES = ('_norm_metric', '_internal', '_geometry', '_rotation_blocks')
+
+    def keep_spaces(self, other: 'InternalSpaces') -> None:
+        """Take, from the same contacts at the same poses and options, what depends on the poses alone.
+
+        The named basis of ``N(G)`` is built from the geometry alone (docs/theory.md, 16.5), so
+        a change of weights keeps it; the read-out and ``N_m`` depend on ``G_M+`` and are rebuilt.
+
+        :param other: the spaces of the same contacts at the same poses and options.
+        """
+        for name in self._POSE_SPACES:
+            if name in other.__dict__:
+                self.__dict__[name] = other.__dict__[name]
 
     def prepare(self) -> 'InternalSpaces':
         """Build the internal-load basis, the read-out and ``N_m`` now (else on first use).

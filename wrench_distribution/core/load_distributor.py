@@ -20,7 +20,7 @@ import numpy as np
 from .contact_weights import check_weights
 from .contacts import Contact, ContactArrays, ObjectModel
 from .errors import InvalidInputError
-from .grasp import grasp_matrix, rotation_blocks
+from .grasp import grasp_layout, rotation_blocks
 from .internal_space import coordinates_of, decompose, InternalSpaces, invariant_state
 from .options import DistributionOptions, RESIDUAL_TOLERANCE
 from .results import Analysis, BatchAnalysis, BatchSynthesis, Synthesis
@@ -28,6 +28,21 @@ from .synthesis_maps import build_synthesis, ContactSet
 from .validation import check_names, finite_array
 
 InternalLoad = Union[None, Sequence[float], np.ndarray, Mapping[str, float]]
+#: The default of :meth:`LoadDistributor.moved`'s weights: keep them.
+KEEP = object()
+
+
+def _positive_weights(weights, names: Sequence[str]) -> Optional[np.ndarray]:
+    """Return the checked weights in ``(0, 1]`` (None stays None: all 1).
+
+    :raises InvalidInputError: as :func:`.check_weights`, or for a weight 0.
+    """
+    if weights is None:
+        return None
+    checked = check_weights(weights, len(names), list(names))
+    if not checked.min() > 0.0:
+        raise InvalidInputError('a contact of weight 0 is released: leave it out (WeightedDistributor does)')
+    return checked
 
 
 class LoadDistributor(InternalSpaces):
@@ -54,25 +69,67 @@ class LoadDistributor(InternalSpaces):
             check_names([c.name for c in contacts])
             self.contacts = contacts
             arrays = ContactArrays.of(contacts)
-        self._arrays = arrays
-        self.object_model = object_model if object_model is not None else ObjectModel()
-        self.options = options if options is not None else DistributionOptions()
+        self._build(arrays, object_model if object_model is not None else ObjectModel(),
+                    options if options is not None else DistributionOptions(),
+                    _positive_weights(weights, arrays.names), None)
+
+    def moved(self, contacts: Optional[ContactArrays] = None, weights=KEEP, checked: bool = False) -> 'LoadDistributor':
+        """Return the distributor of these contacts at other poses or weights, reusing what stays.
+
+        The same as ``LoadDistributor(contacts, self.object_model, self.options, weights)``: the
+        same computations, without checking again what was checked (contacts from
+        :meth:`.ContactLayout.arrays`) and, at the same poses, with the maps of the contact subsets
+        and the named basis kept: a change of weights then only mixes the subsets anew (eq. 16.1).
+        At new poses the named basis, when asked for, is the last selection made again where the
+        greedy selection would make it (:func:`.internal_basis.reselect`): the same elements, in
+        the same order, as a fresh build, without the search.
+
+        :param contacts: the same contacts (names and types) at their new poses, or None: the
+            same poses.
+        :param weights: the new weights in ``(0, 1]``, one per contact, or None for all 1;
+            by default the weights stay.
+        :param checked: the weights come from :func:`.check_weights` and are positive (not
+            checked again).
+        :return: the new distributor (this one is unchanged).
+        :raises InvalidInputError: other contacts, bad weights, or options the contacts cannot take.
+        """
+        if contacts is not None and (not isinstance(contacts, ContactArrays) or contacts.names != self._arrays.names
+                                     or contacts.types != self._arrays.types):
+            raise InvalidInputError('moved() takes the same contacts (names and types) at new poses, as ContactArrays')
+        same = contacts is None or contacts is self._arrays
+        moved = LoadDistributor.__new__(LoadDistributor)
+        moved._basis_plan = self.basis_plan
+        moved._build(self._arrays if same else contacts, self.object_model, self.options,
+                     self._weights if weights is KEEP else weights if checked
+                     else _positive_weights(weights, self._arrays.names),
+                     self if same else None)
+        return moved
+
+    def _build(self, arrays: ContactArrays, object_model: ObjectModel, options: DistributionOptions,
+               weights: Optional[np.ndarray], previous: Optional['LoadDistributor']) -> None:
+        """Set up from checked inputs (``previous``: the same contacts at the same poses and options)."""
+        self._arrays, self.object_model, self.options = arrays, object_model, options
         self.names = list(arrays.names)
         self.n = n = len(arrays.names)
         #: (n,) contact weights in (0, 1] (docs/theory.md, section 16).
-        self.contact_weights = check_weights(weights, n, self.names)
-        if not self.contact_weights.all():
-            raise InvalidInputError('a contact of weight 0 is released: leave it out (WeightedDistributor does)')
-        self.rigid = arrays.rigid
+        self.contact_weights = np.ones(n) if weights is None else weights
+        self._weights = weights
+        layout = grasp_layout(arrays.types)
+        self.rigid = layout.rigid
         #: (6n,) mask of the wrench components the contacts can apply.
-        self.active_components = np.repeat(np.stack([np.ones(n, bool), self.rigid], axis=1), 3, axis=1).reshape(-1)
+        self.active_components = layout.active
         self._rotations, self._positions = arrays.rotations, arrays.positions
-        #: (n, 3) contact positions relative to the centre of mass (the paper's ``r_i``).
-        self.relative_positions = self._positions - self.object_model.com
-        self.grasp_matrix = grasp_matrix(self.relative_positions, self.rigid)
+        if previous is None:
+            #: (n, 3) contact positions relative to the centre of mass (the paper's ``r_i``).
+            self.relative_positions = self._positions - object_model.com
+            self.grasp_matrix = layout.matrix(self.relative_positions)
+        else:
+            self.relative_positions, self.grasp_matrix = previous.relative_positions, previous.grasp_matrix
+            self.keep_spaces(previous)
         maps = build_synthesis(ContactSet(self.relative_positions, self.rigid, self.active_components,
-                                          self.grasp_matrix, self._rotations, self.object_model, self.options,
-                                          None if weights is None else self.contact_weights))
+                                          self.grasp_matrix, self._rotations, object_model, options,
+                                          weights, layout.any_rigid, layout.active_count),
+                               None if previous is None else previous.maps)
         #: The synthesis maps (:class:`.SynthesisMaps`: masses, ``G_M+``, checks, regime).
         self.maps = maps
         #: Rank of G, decided on the contacts' own geometry (docs/theory.md, 6.1).

@@ -49,6 +49,33 @@ class _LimitedLoader(yaml.SafeLoader):
             self._depth -= 1
 
 
+#: libyaml's loader (the same resolver and constructors, its parser in C: several times faster),
+#: or None where PyYAML was built without it.
+_FAST = getattr(yaml, 'CSafeLoader', None)
+
+
+def _fast_load(text: str) -> Any:
+    """Load with libyaml once a pass over its events found the nesting and aliases within the limits.
+
+    The limits are :class:`_LimitedLoader`'s: a node inside ``k`` collections is at depth
+    ``k + 1``, a collection at its own nesting level.
+    """
+    depth = aliases = 0
+    for event in yaml.parse(text, Loader=_FAST):
+        if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            depth -= 1
+            continue
+        opens = isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent))
+        if isinstance(event, yaml.AliasEvent):
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                raise InvalidInputError(f'more than {MAX_ALIASES} YAML aliases')
+        if isinstance(event, yaml.NodeEvent) and depth + 1 > MAX_DEPTH:
+            raise InvalidInputError(f'nesting deeper than {MAX_DEPTH} levels')
+        depth += opens
+    return yaml.load(text, Loader=_FAST)  # noqa: S506 (CSafeLoader: the safe constructors)
+
+
 def _where(path: str) -> str:
     return path or 'the document'
 
@@ -112,9 +139,9 @@ def load_text(text: str, what: str) -> Any:
     """
     if len(text) > MAX_BYTES:
         raise InvalidInputError(f'{what} is larger than {MAX_BYTES} bytes')
-    loader = _LimitedLoader(text)
+    loader = _LimitedLoader(text) if _FAST is None else None
     try:
-        value = loader.get_single_data()
+        value = loader.get_single_data() if loader is not None else _fast_load(text)
     except InvalidInputError as e:
         raise InvalidInputError(f'{what}: {e}') from None
     except yaml.YAMLError as e:
@@ -125,7 +152,8 @@ def load_text(text: str, what: str) -> Any:
     except (ValueError, OverflowError) as e:  # e.g. an integer beyond Python's digit limit
         raise InvalidInputError(f'{what}: a value cannot be read ({e})') from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     try:
         check_tree(value)
     except InvalidInputError as e:

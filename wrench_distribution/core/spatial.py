@@ -14,10 +14,10 @@ from scipy.spatial.transform import Rotation
 from .errors import InvalidInputError
 
 
-#: ``S(v)`` entries as a linear map of ``v``: ``S(v).ravel() = v @ _SKEW`` (one product).
-_SKEW = np.array([[0, 0, 0, 0, 0, -1, 0, 1, 0],
-                  [0, 0, 1, 0, 0, 0, -1, 0, 0],
-                  [0, -1, 0, 1, 0, 0, 0, 0, 0]], dtype=float)
+#: ``S(v)`` entries as a linear map of ``v``: ``S(v).ravel() = v @ SKEW_MAP`` (one product).
+SKEW_MAP = np.array([[0, 0, 0, 0, 0, -1, 0, 1, 0],
+                     [0, 0, 1, 0, 0, 0, -1, 0, 0],
+                     [0, -1, 0, 1, 0, 0, 0, 0, 0]], dtype=float)
 
 
 def skew(v: np.ndarray) -> np.ndarray:
@@ -27,7 +27,7 @@ def skew(v: np.ndarray) -> np.ndarray:
     :return: matrices of shape (..., 3, 3).
     """
     v = np.asarray(v, dtype=float)
-    return np.dot(v, _SKEW).reshape(v.shape[:-1] + (3, 3))
+    return np.dot(v, SKEW_MAP).reshape(v.shape[:-1] + (3, 3))
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -85,15 +85,17 @@ def normalize(q) -> np.ndarray:
     return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
-def quaternion_to_matrix(q) -> np.ndarray:
+def quaternion_to_matrix(q, checked: bool = False) -> np.ndarray:
     """Rotation matrix of a quaternion ``[qx, qy, qz, qw]`` (ROS order), normalised first.
 
     :param q: quaternion(s) of shape (..., 4).
+    :param checked: the caller has checked them already (:func:`unusable_quaternions`).
     :return: rotation matrices of shape (..., 3, 3).
     :raises InvalidInputError: for a zero, NaN or Inf quaternion.
     """
     q = np.asarray(q, dtype=float)
-    return _rotation(q).as_matrix().reshape(q.shape[:-1] + (3, 3))
+    rotation = Rotation.from_quat(q.reshape(-1, 4)) if checked else _rotation(q)
+    return rotation.as_matrix().reshape(q.shape[:-1] + (3, 3))
 
 
 def matrix_to_quaternion(r) -> np.ndarray:

@@ -8,8 +8,11 @@ computed on first access. Contacts in transition (a weight below 1) get the mixt
 of their contact subsets, all subsets computed at once (eq. 16.1).
 :class:`~.load_distributor.LoadDistributor` composes them.
 """
+from __future__ import annotations
+
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
+import math
 from typing import Callable, List, Optional, Tuple
 
 import numpy as np
@@ -39,6 +42,8 @@ class ContactSet:
     :param options: the ``DistributionOptions``.
     :param contact_weights: (n,) contact weights in ``(0, 1]`` (docs/theory.md, section 16), or
         None for all 1.
+    :param any_rigid: whether some contact is rigid.
+    :param active_count: the number of active components.
     """
 
     r: np.ndarray
@@ -49,11 +54,13 @@ class ContactSet:
     object_model: object
     options: object
     contact_weights: Optional[np.ndarray] = None
+    any_rigid: bool = True
+    active_count: int = 0
 
     @property
     def in_transition(self) -> bool:
         """Tell whether a contact has a weight below 1 (the maps are then a mixture, eq. 16.1)."""
-        return self.contact_weights is not None and bool(np.any(self.contact_weights < 1.0))
+        return self.contact_weights is not None and bool(self.contact_weights.min() < 1.0)
 
 
 @dataclass(frozen=True)
@@ -69,6 +76,7 @@ class SubsetMaps:
     :param lengths: (V,) reference lengths.
     :param explain: ``() -> (methods, reasons)``: how each subset's masses were obtained and its
         regime reasons (computed when the regime is asked for).
+    :param masks: (V, n) the subsets.
     """
 
     pseudo_inverse: np.ndarray
@@ -79,6 +87,28 @@ class SubsetMaps:
     ranks: np.ndarray
     lengths: np.ndarray
     explain: Callable[[], Tuple[List[str], List[List[str]]]]
+    masks: np.ndarray
+
+    def select(self, masks: np.ndarray) -> Optional['SubsetMaps']:
+        """Return the maps of other subsets of the same contacts at the same poses, if all are here.
+
+        :param masks: (W, n) the subsets wanted.
+        :return: their maps (the same numbers: nothing is recomputed), or None when one is missing.
+        """
+        if masks is self.masks:
+            return self
+        index = {row.tobytes(): k for k, row in enumerate(self.masks)}
+        rows = [index.get(row.tobytes()) for row in masks]
+        if None in rows:
+            return None
+        explain = self.explain
+
+        def chosen() -> Tuple[List[str], List[List[str]]]:
+            methods, reasons = explain()
+            return [methods[k] for k in rows], [reasons[k] for k in rows]
+
+        return SubsetMaps(self.pseudo_inverse[rows], self.masses[rows], self.counts[rows], self.com[rows],
+                          self.centroid[rows], self.ranks[rows], self.lengths[rows], chosen, masks)
 
 
 class SynthesisMaps:
@@ -99,23 +129,33 @@ class SynthesisMaps:
     def __init__(self, g: ContactSet, subsets: SubsetMaps, probabilities: np.ndarray) -> None:
         self._g, self._subsets = g, subsets
         self._mixed = mixed = probabilities.size > 1 or g.in_transition
-        self.pseudo_inverse = np.einsum('v,vij->ij', probabilities, subsets.pseudo_inverse) if mixed \
+        count, size = subsets.pseudo_inverse.shape[:2]
+        self.pseudo_inverse = (probabilities @ subsets.pseudo_inverse.reshape(count, -1)).reshape(size, 6) if mixed \
             else subsets.pseudo_inverse[0]
-        n = len(g.rigid)
-        blocks = self.pseudo_inverse.reshape(n, 2, 3, 6)
-        self.pseudo_inverse_contact = np.einsum('iba,ikbc->ikac', g.rotations, blocks).reshape(6 * n, 6)
+        n = size // 6
+        # contact frames: R_i^T on the force and the torque rows of each contact
+        self.pseudo_inverse_contact = (np.swapaxes(g.rotations, 1, 2)[:, None] @ self.pseudo_inverse.reshape(n, 2, 3, 6)
+                                       ).reshape(size, 6)
         # the first subset is the set itself (subset_mixture)
         self.rank = int(subsets.ranks[0])
         self.reference_length = float(subsets.lengths[0])
-        self.internal_dimension = int(g.active.sum()) - self.rank
+        self.internal_dimension = (g.active_count or int(g.active.sum())) - self.rank
         # resultants are checked with the lever of the centre of mass included, so that the
         # rounding of large commands far from it does not read as a missing torque
         lever = subsets.centroid[0]
-        self.check_scale = wrench_scale(1, self.reference_length + float(np.sqrt(lever @ lever)))
+        self.check_scale = scale = wrench_scale(1, self.reference_length + math.sqrt(float(lever @ lever)))
         self._probabilities = probabilities
-        error = self.check_scale[:, None] * (g.grasp_matrix @ self.pseudo_inverse - _EYE6) / self.check_scale
+        error = g.grasp_matrix @ self.pseudo_inverse
+        error -= _EYE6
+        error *= scale[:, None]
+        error /= scale
         # G G_M+ = I on every resultant G can produce; where it is not, the check runs per sample
         self.reproduction = error if np.abs(error).max() > 1e-9 else None
+
+    @property
+    def subsets(self) -> SubsetMaps:
+        """Return the maps of the contact subsets mixed (one without transition)."""
+        return self._subsets
 
     @cached_property
     def virtual_masses(self) -> np.ndarray:
@@ -207,18 +247,34 @@ class SynthesisMaps:
                 f'{length:.3g} x 1e-6) cannot produce a torque about that line.')
 
 
-def build_synthesis(g: ContactSet) -> SynthesisMaps:
+def build_synthesis(g: ContactSet, previous: Optional[SynthesisMaps] = None) -> SynthesisMaps:
     """Build the synthesis maps of one contact configuration (its subsets' mixture in transition).
 
     :param g: the geometry.
+    :param previous: the maps of the same contacts at the same poses and options with other
+        weights, or None: the subsets they hold are taken from them (eq. 16.1: only the
+        probabilities depend on the weights).
     :return: the maps.
     :raises InvalidInputError: on options the contacts (or a subset of them) cannot take.
     """
     if g.in_transition:
         masks, probabilities = subset_mixture(g.contact_weights)
     else:
-        masks, probabilities = np.ones((1, len(g.rigid)), bool), np.ones(1)
-    return SynthesisMaps(g, subset_maps(g, masks), probabilities)
+        masks, probabilities = _every_contact(len(g.rigid)), _ONE
+    subsets = None if previous is None else previous.subsets.select(masks)
+    return SynthesisMaps(g, subsets if subsets is not None else subset_maps(g, masks), probabilities)
+
+
+_ONE = np.ones(1)
+_ONE.setflags(write=False)
+
+
+@lru_cache(maxsize=64)
+def _every_contact(n: int) -> np.ndarray:
+    """Return the one subset of every contact, (1, n), read-only (shared)."""
+    masks = np.ones((1, n), bool)
+    masks.setflags(write=False)
+    return masks
 
 
 def subset_maps(g: ContactSet, masks: np.ndarray) -> SubsetMaps:
@@ -231,37 +287,52 @@ def subset_maps(g: ContactSet, masks: np.ndarray) -> SubsetMaps:
     """
     geometry = SubsetGeometry.of(g.r, masks)
     masses, explain_masses = subset_masses(g, geometry, g.options.virtual_masses)
-    rigid = masks & g.rigid
-    carriers = rigid.any(axis=1)
-    shares = np.where(carriers, g.options.torque_share, 0.0)
-    weights = np.zeros(masks.shape)
-    if carriers.any():
-        weights = torque_weights(g) * masks
-        sums = weights.sum(axis=1)
-        if np.any(carriers & ~(sums > 0)):
-            raise InvalidInputError('torque_weights must give a positive weight to a rigid contact')
-        weights = weights / np.where(sums > 0, sums, 1.0)[:, None]
-    counts = geometry.counts.astype(float)
-    inertia = virtual_inertias(masses, g.r, rigid, counts, geometry.scale2 * counts, np.ones(len(masks)))
+    rigid, shares, weights = torque_parameters(g, masks)
+    inertia = virtual_inertias(masses, g.r, rigid, geometry.counts, geometry.extents.sum(axis=1), 1.0)
     gm = pseudo_inverses(inertia, shares, weights)
-    ranks = geometry.ranks(g.rigid)
+    ranks = geometry.ranks(g.rigid if g.any_rigid else None)
     full = ranks == 6
+    every = bool(full.all())
     for _ in range(2):
         # iterative refinement: G G_M+ = I to rounding even where J_f is ill-conditioned
         # (nearly collinear point contacts); a change of the order of that rounding
-        if full.all():
-            gm = gm + gm @ (_EYE6 - g.grasp_matrix @ gm)
+        if every:
+            gm += gm @ (_EYE6 - g.grasp_matrix @ gm)
         else:
             gm[full] = gm[full] + gm[full] @ (_EYE6 - g.grasp_matrix @ gm[full])
 
     def explain() -> Tuple[List[str], List[List[str]]]:
         methods, reasons = explain_masses()
         share = g.options.torque_share
-        return methods, [reasons[k] + (['torque_share_without_rigid_contacts'] if not carriers[k] and share > 0 else [])
+        return methods, [reasons[k]
+                         + (['torque_share_without_rigid_contacts'] if shares[k] == 0.0 and share > 0 else [])
                          + (['collinear_contacts'] if inertia.collinear[k] and shares[k] < 1.0 else [])
                          + (['rank_deficient_grasp'] if ranks[k] < 6 else []) for k in range(len(masks))]
 
-    return SubsetMaps(gm, masses, geometry.counts, inertia.com, geometry.centroid, ranks, geometry.lengths, explain)
+    return SubsetMaps(gm, masses, geometry.counts, inertia.com, geometry.centroid, ranks, geometry.lengths, explain,
+                      masks)
+
+
+def torque_parameters(g: ContactSet, masks: np.ndarray) -> Tuple[Optional[np.ndarray], np.ndarray, np.ndarray]:
+    """Rigid contacts, torque shares and torque weights of V contact subsets (eqs. 54 and 16.2).
+
+    :param g: the geometry.
+    :param masks: (V, n) the subsets.
+    :return: ``rigid`` (V, n), ``shares`` (V,) (0 for a subset without a rigid contact) and
+        ``weights`` (V, n) (each row summing to 1 over its rigid contacts, or 0); ``rigid`` and
+        ``weights`` are None when no contact is rigid.
+    :raises InvalidInputError: when the torque weights give no weight to a subset's rigid contacts.
+    """
+    if not g.any_rigid:
+        return None, np.zeros(len(masks)), None
+    rigid = masks & g.rigid
+    carriers = rigid.any(axis=1)
+    shares = np.where(carriers, g.options.torque_share, 0.0)
+    weights = torque_weights(g) * masks
+    sums = weights.sum(axis=1)
+    if np.any(carriers & ~(sums > 0)):
+        raise InvalidInputError('torque_weights must give a positive weight to a rigid contact')
+    return rigid, shares, weights / np.where(sums > 0, sums, 1.0)[:, None]
 
 
 def subset_masses(g: ContactSet, geometry: SubsetGeometry, choice) -> Tuple[np.ndarray, Callable]:

@@ -43,20 +43,58 @@ class WeightedDistributor:
             contacts = ContactArrays.of(contacts)
         self.names = list(contacts.names)
         self.n = len(self.names)
-        #: (n,) the contact weights.
-        self.weights = check_weights(weights, self.n, self.names)
-        #: (n,) the contacts in the solve (weight above 0).
-        self.live = self.weights > 0.0
-        if not self.live.any():
-            raise InvalidInputError('every contact has weight 0: no contact would hold the object')
-        self._arrays, self._object_model = contacts, object_model
+        self._object_model = object_model
         self._options = options if options is not None else DistributionOptions()
-        self._all_live = all_live = bool(self.live.all())
-        live_weights = self.weights if all_live else self.weights[self.live]
-        options = self._options if all_live else self._options.restricted(self.live)
-        #: The distributor of the contacts in the solve, with their weights.
-        self.distributor = LoadDistributor(contacts if all_live else contacts.select(self.live), object_model,
-                                           options, None if live_weights.min() == 1.0 else live_weights)
+        self._adopt(contacts, check_weights(weights, self.n, self.names), None)
+
+    def moved(self, contacts: Optional[ContactArrays] = None, weights=None) -> 'WeightedDistributor':
+        """Return the distribution at new poses or weights (or both), reusing what stays: the per-tick path.
+
+        The same as ``WeightedDistributor(contacts, object_model, options, weights)`` with this
+        one's object and options: the same computations, without checking the contacts again
+        (those of :meth:`.ContactLayout.arrays` are checked) and, at the same poses and the same
+        contacts of positive weight, with the maps of the contact subsets and the named basis
+        kept: a change of weights then only mixes the subsets anew (eq. 16.1).
+
+        :param contacts: the same contacts (names and types) at their new poses, or None: the
+            same poses.
+        :param weights: the new weights in ``[0, 1]``, or None: the same weights.
+        :return: the new distribution (this one is unchanged).
+        :raises InvalidInputError: other contacts, bad weights, every weight 0, or options the
+            contacts cannot take.
+        """
+        if contacts is not None and (not isinstance(contacts, ContactArrays) or contacts.names != self._arrays.names
+                                     or contacts.types != self._arrays.types):
+            raise InvalidInputError('moved() takes the same contacts (names and types) at new poses, as ContactArrays')
+        moved = WeightedDistributor.__new__(WeightedDistributor)
+        moved.names, moved.n = self.names, self.n
+        moved._object_model, moved._options = self._object_model, self._options
+        moved._adopt(self._arrays if contacts is None else contacts,
+                     self.weights if weights is None else check_weights(weights, self.n, self.names), self)
+        return moved
+
+    def _adopt(self, contacts: ContactArrays, weights: np.ndarray, previous: Optional['WeightedDistributor']) -> None:
+        """Build the distributor of the contacts of positive weight (from ``previous`` when it has the same ones)."""
+        #: (n,) the contact weights.
+        self.weights = weights
+        #: (n,) the contacts in the solve (weight above 0).
+        self.live = live = weights > 0.0
+        count = int(np.count_nonzero(live))
+        if not count:
+            raise InvalidInputError('every contact has weight 0: no contact would hold the object')
+        self._arrays = contacts
+        self._all_live = all_live = count == self.n
+        live_weights = weights if all_live else weights[live]
+        live_weights = None if live_weights.min() == 1.0 else live_weights
+        if previous is not None and (previous.live == live).all():
+            #: The distributor of the contacts in the solve, with their weights.
+            self.distributor = previous.distributor.moved(
+                None if contacts is previous._arrays else contacts if all_live else contacts.select(live), live_weights,
+                checked=True)
+        else:
+            self.distributor = LoadDistributor(contacts if all_live else contacts.select(live), self._object_model,
+                                               self._options if all_live else self._options.restricted(live),
+                                               live_weights)
 
     @cached_property
     def _rows(self) -> np.ndarray:

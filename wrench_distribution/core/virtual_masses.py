@@ -5,6 +5,7 @@ invariance (section V-B) makes the choice of ``m_o*`` immaterial, and with ``n =
 is the paper's ``m_o* = 4`` of example IX-C.
 """
 from dataclasses import dataclass
+import math
 from typing import Tuple
 
 import numpy as np
@@ -81,7 +82,7 @@ class SubsetGeometry:
                  extents: np.ndarray, axes: np.ndarray) -> None:
         self.masks, self.counts, self.centroid, self.spread, self.extents, self.axes = \
             masks, counts, centroid, spread, extents, axes
-        self._lengths = None
+        self._lengths = self._ranks = None
 
     @staticmethod
     def of(r: np.ndarray, masks: np.ndarray) -> 'SubsetGeometry':
@@ -91,11 +92,11 @@ class SubsetGeometry:
         :param masks: (V, n) the subsets.
         :return: their geometry.
         """
-        counts = masks.sum(axis=1)
+        counts = masks.sum(axis=1, dtype=float)
         centroid = masks @ r / counts[:, None]
         spread = (r - centroid[:, None, :]) * masks[:, :, None]
         extents, axes = np.linalg.eigh(spread.transpose(0, 2, 1) @ spread)
-        return SubsetGeometry(masks, counts, centroid, spread, np.maximum(extents, 0.0), axes)
+        return SubsetGeometry(masks, counts, centroid, spread, np.maximum(extents, 0.0, out=extents), axes)
 
     @property
     def scale2(self) -> np.ndarray:
@@ -112,8 +113,7 @@ class SubsetGeometry:
         is no length at all.
         """
         if self._lengths is None:
-            length = np.sqrt(self.scale2 + 1e-6 * np.einsum('vi,vi->v', self.centroid, self.centroid))
-            self._lengths = np.where(length > 0.0, length, 1.0)
+            self._measure()
         return self._lengths
 
     def ranks(self, rigid: np.ndarray) -> np.ndarray:
@@ -125,14 +125,27 @@ class SubsetGeometry:
         are ``S(sum p_i) = 0``): the singular values of ``G`` (positions over the reference
         length) are ``sqrt(n)`` three times and ``sqrt(sum sigma^2 - sigma_k^2)``.
 
-        :param rigid: (n,) rigid-contact mask.
+        :param rigid: (n,) rigid-contact mask, or None when no contact is rigid.
         :return: the ranks.
         """
-        extents = self.extents / (self.lengths ** 2)[:, None]
-        rotation = np.sqrt(np.maximum(extents.sum(axis=1, keepdims=True) - extents, 0.0))   # descending
-        largest = np.maximum(np.sqrt(self.counts), rotation[:, 0])
-        ranks = 3 + np.count_nonzero(rotation > RANK_TOLERANCE * largest[:, None], axis=1)
-        return np.where(np.any(self.masks & rigid, axis=1), 6, ranks)
+        if self._ranks is None:
+            self._measure()
+        return self._ranks if rigid is None else np.where((self.masks @ rigid) > 0, 6, self._ranks)
+
+    def _measure(self) -> None:
+        """Measure the reference lengths and point-contact ranks of every subset (plain floats: a few numbers each)."""
+        lengths, ranks = [], []
+        for (e0, e1, e2), (c0, c1, c2), count in zip(self.extents.tolist(), self.centroid.tolist(),
+                                                     self.counts.tolist()):
+            length = math.sqrt((e0 + e1 + e2) / count + 1e-6 * (c0 * c0 + c1 * c1 + c2 * c2))
+            length = length if length > 0.0 else 1.0
+            lengths.append(length)
+            square = length * length
+            # singular values of G over the length, beyond the three sqrt(count), descending
+            rotation = [math.sqrt(max(pair, 0.0) / square) for pair in (e1 + e2, e0 + e2, e0 + e1)]
+            largest = max(math.sqrt(count), rotation[0])
+            ranks.append(3 + sum(value > RANK_TOLERANCE * largest for value in rotation))
+        self._lengths, self._ranks = np.array(lengths), np.array(ranks)
 
 
 def subset_reduced_masses(geometry: SubsetGeometry) -> np.ndarray:
@@ -145,17 +158,20 @@ def subset_reduced_masses(geometry: SubsetGeometry) -> np.ndarray:
     :param geometry: the subsets (positions relative to the centre of mass).
     :return: masses (V, n), zero outside each subset, summing to its size.
     """
-    extents = geometry.extents
-    projected = -np.einsum('vik,vi->vk', geometry.axes, geometry.centroid)          # o_k
-    mu0 = HULL_REGULARISATION ** 2 * extents[:, 2:]                                 # extents ascend
-    coefficients = projected / np.maximum(np.maximum(np.maximum(extents, projected * projected), mu0), 1e-300)
-    masses = 1.0 + geometry.counts[:, None] * np.einsum('vni,vik,vk->vn', geometry.spread, geometry.axes, coefficients)
-    lowest = masses.min(axis=1)                  # the entries outside a subset are exactly 1
-    low = lowest < MASS_FLOOR
-    if low.any():
+    extents, axes = geometry.extents, geometry.axes
+    along = (geometry.centroid[:, None, :] @ axes)[:, 0, :]                        # -o_k
+    denominator = np.maximum(extents, along * along)
+    # extents ascend: mu_0 from the largest; a floor against 0 / 0 where there is no extent at all
+    np.maximum(denominator, np.maximum(HULL_REGULARISATION ** 2 * extents[:, 2:], 1e-300), out=denominator)
+    masses = geometry.spread @ (axes @ (along / denominator)[:, :, None])
+    masses = 1.0 - geometry.counts[:, None] * masses[:, :, 0]
+    if masses.min() < MASS_FLOOR:                # the entries outside a subset are exactly 1
+        lowest = masses.min(axis=1)
+        low = lowest < MASS_FLOOR
         shrink = np.where(low, (1.0 - MASS_FLOOR) / (1.0 - np.where(low, lowest, 0.0)), 1.0)
         masses = 1.0 + shrink[:, None] * (masses - 1.0)
-    return masses * geometry.masks
+    masses *= geometry.masks
+    return masses
 
 
 def reduced_mass_flags(geometry: SubsetGeometry, masses: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:

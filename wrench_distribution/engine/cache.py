@@ -120,26 +120,44 @@ class DistributorCache:
         if absent:
             raise ValueError(f'no pose of {", ".join(absent)}, whose weight is above 0 (only a '
                              'released contact may have none)')
-        self.known = known
+        previous, self.known = self.known, known
         positions, quaternions = self.latest()
         if options is None and np.array_equal(weights, self.weights) and self.same_poses(positions, quaternions):
             return False
         opts = self.options if options is None else options
+        same = self.positions is not None and same_poses(positions, quaternions, self.positions, self.quaternions,
+                                                         self.tolerance)  # every contact's, released ones too
         try:
-            with np.errstate(over='raise', invalid='raise'):  # overflow refuses these poses
-                dist = WeightedSolver(self.layout.arrays(positions, quaternions), self.object_model,
-                                      opts, weights)
-        except (FloatingPointError, np.linalg.LinAlgError) as e:
-            raise ValueError(f'the core cannot build a solver for these poses ({e})') from None
-        if options is not None or self.positions is None or not same_poses(
-                positions, quaternions, self.positions, self.quaternions, self.tolerance):
+            dist = self._build(positions, quaternions, options, weights, same)
+        except ValueError:
+            self.known = previous  # refused: nothing of these poses is kept
+            raise
+        if options is not None or not same:
             self._corners = {}  # a released contact moved too: the subsets it returns into are new
+            self.positions = positions.copy()
+            self.quaternions = normalize(quaternions)
         self.distributor = dist
         self.options = opts
         self.weights = weights.copy()
-        self.positions = positions.copy()
-        self.quaternions = normalize(quaternions)
         return True
+
+    def _build(self, positions: np.ndarray, quaternions: np.ndarray, options, weights: np.ndarray,
+               same: bool) -> WeightedSolver:
+        """Return the solver at these poses and weights: the per-tick update of the one in force when it can.
+
+        :param same: the poses equal those of the solver in force (within the tolerance): its
+            maps and named basis are kept, only the weights change.
+        :raises ValueError: when the core cannot build it.
+        """
+        try:
+            with np.errstate(over='raise', invalid='raise'):  # overflow refuses these poses
+                if options is None and self.distributor is not None:
+                    return self.distributor.moved(None if same else self.layout.arrays(positions, quaternions),
+                                                  weights)
+                opts = self.options if options is None else options
+                return WeightedSolver(self.layout.arrays(positions, quaternions), self.object_model, opts, weights)
+        except (FloatingPointError, np.linalg.LinAlgError) as e:
+            raise ValueError(f'the core cannot build a solver for these poses ({e})') from None
 
     def corners(self) -> list:
         """Return the contact subsets the weights mix (eq. 16.1): ``[(probability, solver)]``.

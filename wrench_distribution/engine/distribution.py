@@ -284,6 +284,32 @@ class DistributionEngine:
         return stop_commands(self.settings.input.on_timeout, self.n, self.cache, self.weight,
                              self.internal.lam, self.friction, self.limit.limits, self.settings.output)
 
+    # -- lifecycle ---------------------------------------------------------------------------
+    def stop(self) -> Outcome:
+        """Return what a stop publishes (deactivate, shutdown): zero wrenches to every effector.
+
+        With ``on_timeout: hold_object_weight`` (legs, hands) the commands that hold the object's
+        weight at the weights in force, when they can be made (:meth:`stop_commands`): a standing
+        robot is not dropped by a deactivation either.
+
+        :return: the stop commands, with the message that says what they are.
+        """
+        if self.settings.input.on_timeout == 'hold_object_weight':
+            held = self.stop_commands()
+            if held is not None:
+                return Outcome(held, 'stop', "the commands that hold the object's weight", 'outputs',
+                               'stops_published')
+        return Outcome(np.zeros((self.n, 6)), 'stop', 'zero wrenches to every effector',
+                       'outputs', 'stops_published')
+
+    def resume(self, mono_ns: int, now_ns: int) -> None:
+        """Listen again after a pause (activate): the input timeout starts afresh, all else is kept.
+
+        :param mono_ns: steady clock.
+        :param now_ns: node clock.
+        """
+        self.guard.restart(mono_ns, now_ns)
+
     # -- runtime parameters --------------------------------------------------------------
     def plan(self, change: Change) -> DistributionPlan:
         """Check a runtime change against the solver, without applying it.

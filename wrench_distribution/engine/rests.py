@@ -22,7 +22,8 @@ local fit makes of that noise (its scatter from the poses' third differences, wh
 motion leaves near zero), and the report says so.
 
 Still samples whose gravity direction stays within ``angle_deg`` (and contacts within
-``position_m``) form a run, a gap in the samples ending it. In each run, a sample whose reading
+``position_m``) form a run; a gap in the samples (a stalled node) ends it only where the pose
+moved across it. In each run, a sample whose reading
 leaves the run's median by more than :data:`STEADY_NOISE` noise is dropped, and so is every
 sample at the centre of a block of :data:`SETTLE_BLOCK_S` whose mean leaves its level by more
 than :data:`SETTLE_Z` of its scatter (:func:`_off_level`): at a run's ends that is its settle
@@ -203,8 +204,7 @@ def find_rests(recording, masses: np.ndarray, levers: np.ndarray, window_s: floa
     labels = np.full(k, -1)
     flat = recording.readings.reshape(k, -1)
     noise = channel_noise(flat)
-    gaps = np.r_[False, np.diff(stamps) * 1e-9 > 10 * dt]    # a gap in the samples ends a run
-    settle = _label_runs(_runs(still, gaps, directions, recording.poses[..., :3], angle_deg, position_m),
+    settle = _label_runs(_runs(still, directions, recording.poses[..., :3], angle_deg, position_m),
                          stamps, flat, noise, window_s, labels, reasons)
     return Rests(labels, reasons, omega_max, alpha_max, basis, settle)
 
@@ -213,18 +213,13 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), 1e-12)
 
 
-def _runs(still: np.ndarray, gaps: np.ndarray, directions: np.ndarray, positions: np.ndarray,
-          angle_deg: float, position_m: float) -> list:
-    """``(start, stop)`` of each run of still samples, unbroken by a gap, whose pose stays near its first's."""
+def _runs(still: np.ndarray, directions: np.ndarray, positions: np.ndarray, angle_deg: float,
+          position_m: float) -> list:
+    """``(start, stop)`` of each run of still samples whose pose stays near its first sample's."""
     cos_tol = np.cos(np.radians(angle_deg))
     out = []
     edges = np.flatnonzero(np.diff(np.r_[0, still.astype(int), 0]))
-    starts = set(np.flatnonzero(gaps).tolist())
-    pieces = []
     for begin, end in zip(edges[::2], edges[1::2]):
-        cuts = [begin] + sorted(c for c in starts if begin < c < end) + [end]
-        pieces += list(zip(cuts[:-1], cuts[1:]))
-    for begin, end in pieces:
         start = begin
         while start < end:
             same = ((np.einsum('knj,nj->kn', directions[start:end], directions[start]) >= cos_tol).all(axis=1)

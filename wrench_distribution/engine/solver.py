@@ -35,11 +35,18 @@ class WeightedSolver:
     :param object_model: the object.
     :param options: the distribution options.
     :param weights: (n,) weights in ``[0, 1]``, not all 0.
+    :param weighted: the core's distribution of these arrays and weights, when already built.
+    :param contacts: the ``Contact`` objects of these arrays, when already built.
     :raises InvalidInputError: as ``WeightedDistributor``.
     """
 
-    def __init__(self, arrays: ContactArrays, object_model, options, weights) -> None:
-        self.weighted = WeightedDistributor(arrays, object_model, options, weights)
+    def __init__(self, arrays: ContactArrays, object_model, options, weights,
+                 weighted: Optional[WeightedDistributor] = None, contacts: Optional[tuple] = None) -> None:
+        #: The core's distribution (``weighted``: one already built for these arrays and weights).
+        self.weighted = weighted if weighted is not None else WeightedDistributor(arrays, object_model, options,
+                                                                                  weights)
+        if contacts is not None:  # built already for these arrays (:attr:`contacts` is then not built again)
+            self.__dict__['contacts'] = contacts
         self._arrays = arrays
         self.object_model = object_model
         self.options = options
@@ -51,6 +58,18 @@ class WeightedSolver:
         self.distributor = self.weighted.distributor
         self._all = bool(self.live.all())
         self._rows = (6 * np.flatnonzero(self.live)[:, None] + np.arange(6)).ravel()
+
+    def moved(self, arrays: Optional[ContactArrays], weights) -> 'WeightedSolver':
+        """Return the solver at new poses or weights, reusing what stays (``WeightedDistributor.moved``).
+
+        :param arrays: the contacts at their new poses, or None: the same poses (the maps of the
+            contact subsets and the named basis are kept).
+        :param weights: (n,) the new weights.
+        :return: the new solver (this one is unchanged).
+        """
+        same = arrays is None and 'contacts' in self.__dict__  # the same contacts at the same poses
+        return WeightedSolver(self._arrays if arrays is None else arrays, self.object_model, self.options, weights,
+                              self.weighted.moved(arrays, weights), self.contacts if same else None)
 
     # -- what the engines read -------------------------------------------------------------
     @cached_property

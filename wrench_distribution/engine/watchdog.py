@@ -67,6 +67,17 @@ class InputGuard:
         self.last_valid_ros_ns = now_ns
         self.timed_out = False
 
+    def restart(self, mono_ns: int, now_ns: int) -> None:
+        """Start the timeout afresh, as from a valid input now (the node listens again).
+
+        Before the first valid input nothing changes: the watchdog still waits for one.
+
+        :param mono_ns: steady clock.
+        :param now_ns: node clock.
+        """
+        if self.last_valid_ns is not None:
+            self.valid(mono_ns, now_ns)
+
     def watchdog(self, mono_ns: int, now_ns: int) -> Optional[str]:
         """Check the input timeout (valid inputs only count).
 

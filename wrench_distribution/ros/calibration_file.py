@@ -8,7 +8,8 @@ any callback exists; then each takes the descriptor the schema gives it (read-on
 (not through a link, bounded, calibration values only, each within its bounds), the corrections
 within theirs against the configuration (:func:`~wrench_distribution.config.calibration.merged`):
 a refusal is a :class:`ConfigError` and the node does not start. The parameters then show what the
-node runs with (``ros2 param get``).
+node runs with (``ros2 param get``). A managed node configured again (after ``cleanup``) runs with
+the values it took: its fixed calibration parameters cannot change, so the file is not read again.
 """
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from dataclasses import replace
 import os
 from typing import Sequence
 
-from wrench_distribution.config.calibration import CALIBRATION_KEYS, merged, read_calibration
-from wrench_distribution.config.check import param_files
+from wrench_distribution.config.calibration import CALIBRATION_KEYS, merged, range_errors, read_calibration
 from wrench_distribution.config.schema import ConfigError, ParamSpec
+from wrench_distribution.ros_args import param_files
 
 
 def _keys(specs: Sequence[ParamSpec], kind: str) -> tuple:
@@ -45,11 +46,13 @@ def take_calibration(node, specs: Sequence[ParamSpec], kind: str, values: dict, 
     """
     from .parameters import descriptor_for, typed_parameter
     keys = _keys(specs, kind)
+    if _taken(node, specs, keys):
+        return dict(values)
     path = values.get('calibration_file') or '' if keys else ''
     calibration = read_calibration(path, kind, node.get_name()) if path else None
     if calibration:
         _refuse_as_params_file(path, argv)
-    out = merged(values, calibration, kind) if calibration else dict(values)
+    out = _merged(path, values, calibration, kind) if calibration else dict(values)
     index = {s.name: s for s in specs}
     if calibration:
         results = node.set_parameters([typed_parameter(index[k], v) for k, v in calibration.items()])
@@ -62,6 +65,33 @@ def take_calibration(node, specs: Sequence[ParamSpec], kind: str, values: dict, 
         node.get_logger().info(f"calibration_file '{path}': " + (
             f"took {', '.join(calibration)}" if calibration else
             'not there yet (the configured values stand; ~/save_calibration of the analyzer writes it)'))
+    return out
+
+
+def _taken(node, specs: Sequence[ParamSpec], keys: tuple) -> bool:
+    """Tell whether an earlier configure took the file: a key the schema fixes is read-only already."""
+    index = {s.name: s for s in specs}
+    return any(index[k].read_only and node.describe_parameter(k).read_only for k in keys)
+
+
+def _merged(path: str, values: dict, calibration: dict, kind: str) -> dict:
+    """Return the configuration with the file's values over it; refuse what the file brings beyond a bound.
+
+    The corrections are judged against the configured values, and the analyzer's values against
+    its sensors' ranges: an error the configured values alone do not have comes from the file, and
+    its message names the file (those of the configuration are named by its validation).
+
+    :raises ConfigError: naming the file and the value.
+    """
+    try:
+        out = merged(values, calibration, kind)
+    except ConfigError as error:
+        raise ConfigError(f"calibration_file '{path}': {error}") from None
+    if kind == 'analyzer':
+        configured = {str(error) for error in range_errors(values)}
+        brought = [str(error) for error in range_errors(out) if str(error) not in configured]
+        if brought:
+            raise ConfigError(f"calibration_file '{path}': " + '; '.join(brought))
     return out
 
 

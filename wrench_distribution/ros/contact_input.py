@@ -43,7 +43,8 @@ TF_PERIOD = 0.1
 class ContactInput:
     """Build the pose sources of the configured ``contact_source`` and feed them.
 
-    :param node: the rclpy node.
+    :param node: the managed node (:class:`~wrench_distribution.ros.managed.ManagedNode`): the
+        subscriptions and the tf timer act only while it is active.
     :param config: the typed ``DistributorConfig`` or ``AnalyzerConfig``.
     :param diag: diagnostics state for rejected pose messages and tf failures.
     :param on_latest: the distributor's consumer, called with ``(positions, quaternions)``
@@ -138,14 +139,15 @@ class ContactInput:
             if why is not None:
                 raise ConfigError(f"parameter 'contact_positions'/'contact_orientations': {why}")
             self.has_poses = True
-        elif self.source == 'topic':
+        gate = self.node.when_active  # the inputs act only while the node is active
+        if self.source == 'topic':
             self.node.create_subscription(PoseArray, self.config.topics.contact_poses,
-                                          self._on_poses, reliable_qos(10))
+                                          gate(self._on_poses), reliable_qos(10))
         if isinstance(self.orientation, HeldPoses):
             self.node.create_subscription(PoseStamped, self.config.topics.object_pose,
-                                          self._on_object_pose, reliable_qos(10))
+                                          gate(self._on_object_pose), reliable_qos(10))
         if self._lookup is not None:
-            self.node.create_timer(TF_PERIOD, self._on_tf_timer)
+            self.node.create_timer(TF_PERIOD, gate(self._on_tf_timer))
 
     def set_timeouts(self, contact_timeout_ns: int, orientation_timeout_ns: int = 0) -> None:
         """Change ``contact_timeout`` and ``orientation_timeout`` (ns; 0 disables).

@@ -26,6 +26,9 @@ KEY_CONCERNS = {
     'rejected': 'solver', 'solver_nan': 'solver', 'limit': 'limits',
     'refused_parameter_changes': 'limits', 'refused_unsafe_changes': 'limits',
 }
+#: The refused-change counters in a node whose runtime parameters have their own status
+#: (the analyzer's ``parameters``; the distributor's are in ``limits``).
+PARAMETER_COUNTERS = {'refused_parameter_changes': 'parameters', 'refused_unsafe_changes': 'parameters'}
 #: Seconds between two log lines of the same reason.
 LOG_THROTTLE_S = 2.0
 
@@ -54,12 +57,15 @@ class DiagnosticsState:
     :param concerns: concern names, in status order.
     :param logger: an rclpy logger (None: no logging).
     :param monotonic: clock for the log throttle (seconds).
+    :param key_concerns: counters shown in another concern's status than :data:`KEY_CONCERNS` says.
     """
 
     def __init__(self, name: str, hardware_id: str,
                  concerns: Sequence[str] = ('input', 'contacts', 'solver'),
-                 logger=None, monotonic: Callable[[], float] = time.monotonic) -> None:
+                 logger=None, monotonic: Callable[[], float] = time.monotonic,
+                 key_concerns: Optional[Mapping[str, str]] = None) -> None:
         self.name = name
+        self._key_concerns = dict(key_concerns or {})
         self.hardware_id = hardware_id
         self.concerns = list(concerns)
         self.counters: Dict[str, int] = {}
@@ -189,7 +195,7 @@ class DiagnosticsState:
                 texts.append(f'{concern}: {msg}')
             kv = dict((concern_values or {}).get(concern, {}))
             kv['counters'] = ', '.join(f'{k}={v}' for k, v in sorted(self.counters.items())
-                                       if _concern_of(k) == concern) or 'none'
+                                       if self._key_concerns.get(k, _concern_of(k)) == concern) or 'none'
             statuses.append(self._status(f'{self.hardware_id}: {concern}', level, msg, kv))
         level = severity(levels)
         kv = dict(sorted(self.counters.items()))

@@ -1,20 +1,29 @@
 """Declare a node's parameters from the pure schema in :mod:`wrench_distribution.config`."""
+import math
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Set, Tuple
 
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 ParameterType, SetParametersResult)
-from rclpy.exceptions import InvalidParameterTypeException, ParameterUninitializedException
+from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
+                              ParameterUninitializedException)
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from wrench_distribution.config.nodes import build_config
+from wrench_distribution.config.safety import asked_text, RefusedChanges, UnsafeChangeError
 from wrench_distribution.config.schema import ConfigError, ParamSpec
 from wrench_distribution.config.validation import unknown_message, validate_params
 
-#: ``check(params) -> (reason or None, plan)`` of :func:`add_parameter_callbacks`.
+#: What bad parameters raise while a node reads its configuration: the runner exits 2 on them,
+#: a managed node's configure fails on them (the message names the parameter).
+CONFIG_ERRORS = (ConfigError, InvalidParameterTypeException, InvalidParameterValueException)
+#: ``check(params) -> (reason or None, plan)`` of :func:`add_parameter_callbacks` (reason: a
+#: message or the ``ValueError`` that refused the request).
 CheckFn = Callable[[list], Tuple[Optional[str], Any]]
 #: ``apply(plan)`` of :func:`add_parameter_callbacks`.
 ApplyFn = Callable[[Any], None]
+#: Where the refusals of undeclared names are kept (one entry: names are the requester's choice).
+UNDECLARED = '(undeclared)'
 
 _TYPES = {
     'string': (ParameterType.PARAMETER_STRING, Parameter.Type.STRING),
@@ -59,7 +68,8 @@ def typed_parameter(spec: ParamSpec, value: object) -> Parameter:
         value, (list, tuple)) else value)
 
 
-def declare_from_specs(node: Node, specs: Sequence[ParamSpec]) -> Tuple[Dict[str, object], Set[str]]:
+def declare_from_specs(node: Node, specs: Sequence[ParamSpec],
+                       given: Optional[Set[str]] = None) -> Tuple[Dict[str, object], Set[str]]:
     """Declare every parameter; return the values (defaults where not given) and the names given.
 
     Each parameter is declared with its static type and no value, so that rclpy tells whether
@@ -68,15 +78,21 @@ def declare_from_specs(node: Node, specs: Sequence[ParamSpec]) -> Tuple[Dict[str
     has no ROS type of its own (rclpy would infer a byte array): declared this way, it is a
     typed empty array that ``ros2 param get`` and ``ros2 param dump`` show as ``[]``. Type
     mismatches in overrides raise rclpy's ``InvalidParameterTypeException``, which the caller
-    reports.
+    reports. A parameter the node has declared already (a managed node configured again) is
+    read as it is now.
 
     :param node: the node.
     :param specs: the parameter specs.
+    :param given: the names given so far, updated in place (a managed node keeps it across
+        its configures; None: a new set).
     :return: ``(name -> Python value, the names given)``.
     """
     values: Dict[str, object] = {}
-    given: Set[str] = set()
+    given = set() if given is None else given
     for spec in specs:
+        if node.has_parameter(spec.name):
+            values[spec.name] = read_value(node, spec)
+            continue
         try:
             if _declare(node, spec):
                 given.add(spec.name)
@@ -255,7 +271,8 @@ def requested_changes(params, specs: Mapping[str, ParamSpec]) -> Dict[str, objec
     return out
 
 
-def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> Tuple[dict, Set[str]]:
+def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str,
+                         given: Optional[Set[str]] = None) -> Tuple[dict, Set[str]]:
     """Declare every parameter of a node, refuse unknown overrides, validate the values.
 
     A name given to the node (parameter file, command line) that it does not declare is an
@@ -266,6 +283,7 @@ def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> T
     :param node: the node.
     :param specs: its parameter schema.
     :param kind: the node kind (:data:`~wrench_distribution.config.index.INDEX`).
+    :param given: the names given so far (:func:`declare_from_specs`).
     :return: ``(validated values, the names given)``.
     :raises ConfigError: naming the parameter and its accepted values.
     """
@@ -275,7 +293,7 @@ def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> T
     misread = param_file_problems(sys.argv)
     if misread:
         raise ConfigError('parameter file refused: ' + '; '.join(misread))
-    values, given = declare_from_specs(node, declaration_specs(specs, kind))
+    values, given = declare_from_specs(node, declaration_specs(specs, kind), given)
     values = take_calibration(node, specs, kind, values, sys.argv)
     unknown = unknown_overrides(specs, ros_args_parameters(sys.argv, node.get_name()))
     if unknown:
@@ -287,46 +305,136 @@ def declare_and_validate(node: Node, specs: Sequence[ParamSpec], kind: str) -> T
     return validate_params(kind, values), given
 
 
-def declare_config(node: Node, specs: Sequence[ParamSpec], kind: str):
+def declare_config(node: Node, specs: Sequence[ParamSpec], kind: str,
+                   given: Optional[Set[str]] = None):
     """Declare the parameters of the distributor or the analyzer and build its configuration.
 
     The names given count as set (the package's default limits are a WARN only when unset).
+    A managed node calls it at each configure: the parameters declared by an earlier one are
+    read as they are now (:func:`declare_from_specs`).
 
     :param node: the node.
     :param specs: its parameter schema.
     :param kind: ``'distributor'`` or ``'analyzer'``.
+    :param given: the names given so far, updated in place (None: a new set).
     :return: the node's configuration (:mod:`wrench_distribution.config.nodes`).
     :raises ConfigError: naming the parameter and its accepted values.
     """
-    values, given = declare_and_validate(node, specs, kind)
+    values, given = declare_and_validate(node, specs, kind, given)
     return build_config(kind, values, frozenset(given))
 
 
+#: Parameter type -> its name in messages.
+_TYPE_NAMES = {t: name.replace('_', ' ') for name, (_, t) in _TYPES.items()}
+
+
+def rclpy_refusal(node: Node, param: Parameter, specs: Mapping[str, ParamSpec]) -> Optional[str]:
+    """Say why rclpy will refuse to set a parameter before the node's on-set callback sees it.
+
+    rclpy checks each parameter of a request against its descriptor first: an undeclared name,
+    a read-only parameter, a value of another type than the declared one (or none), a number
+    outside the declared range. The same checks here, on the public descriptor, so that the
+    pre-set callback can name the attempt; what rclpy decides is unchanged.
+
+    :param node: the node.
+    :param param: one requested parameter (after :func:`retyped`).
+    :param specs: schema by name (for the nearest names of an undeclared one).
+    :return: the reason, naming the parameter and what is accepted; None when rclpy passes it on.
+    """
+    from wrench_distribution.config.validation import did_you_mean
+    name = param.name
+    if not node.has_parameter(name):
+        return (f"parameter '{name}' is not declared by {node.get_name()} "
+                f'({did_you_mean(sorted(specs), name)})')
+    descriptor = node.describe_parameter(name)
+    if descriptor.read_only:
+        return (f"parameter '{name}' is read-only: fixed at start-up (a parameter file or the "
+                'command line sets it), never at runtime')
+    if descriptor.dynamic_typing:
+        return None
+    declared = Parameter.Type(descriptor.type)
+    if param.type_ != declared:
+        given = 'no value' if param.type_ == Parameter.Type.NOT_SET else \
+            f'a {_TYPE_NAMES.get(param.type_, param.type_.name.lower())} ({param.value!r:.80})'
+        return f"parameter '{name}': {given} refused; accepted: a {_TYPE_NAMES.get(declared, declared.name.lower())}"
+    return _out_of_range(name, param, descriptor)
+
+
+def _out_of_range(name: str, param: Parameter, descriptor: ParameterDescriptor) -> Optional[str]:
+    """Apply rclpy's range check to a double or an integer (the bounds themselves are accepted)."""
+    bounds = (descriptor.floating_point_range if param.type_ == Parameter.Type.DOUBLE else
+              descriptor.integer_range if param.type_ == Parameter.Type.INTEGER else [])
+    if not bounds:
+        return None
+    low, high = sorted((bounds[0].from_value, bounds[0].to_value))
+    value = param.value
+    if param.type_ == Parameter.Type.DOUBLE and any(
+            math.isclose(value, edge, rel_tol=Node.PARAM_REL_TOL) for edge in (low, high)):
+        return None
+    if low <= value <= high:
+        return None
+    return f"parameter '{name}': {value!r} refused; accepted: {low:g} to {high:g}"
+
+
+def _noted(refused: Optional[RefusedChanges], node: Node, params, reason, names) -> None:
+    """Count, keep and log one refused request (nothing without a record)."""
+    if refused is None:
+        return
+    line = refused.note(asked_text([(p.name, param_value_of(p)) for p in params]), str(reason),
+                        isinstance(reason, UnsafeChangeError), names)
+    if line is not None:
+        node.get_logger().warning(line)
+
+
+def _named_in(reason: str, params) -> list:
+    """Return the parameters of a request a refusal names (all of them when it names none)."""
+    named = [p.name for p in params if f"'{p.name}'" in reason]
+    return named or [p.name for p in params]
+
+
 def add_parameter_callbacks(node: Node, specs: Mapping[str, ParamSpec], check: CheckFn,
-                            apply: ApplyFn) -> None:
-    """Register the standard parameter shell: validate on set, apply after the set.
+                            apply: ApplyFn, refused: Optional[RefusedChanges] = None) -> None:
+    """Register the standard parameter shell: validate on set, apply after the set, name refusals.
 
     ``check(params)`` runs in the on-set callback and must not change the node: it returns
-    ``(reason, plan)``, ``reason`` None when the request is accepted. ``apply(plan)`` then
-    changes the node. On rclpy >= Iron it runs in the post-set callback, once rclpy has
+    ``(reason, plan)``, ``reason`` None when the request is accepted (else a message, or the
+    ``ValueError`` that refused it: an ``UnsafeChangeError`` counts as unsafe). ``apply(plan)``
+    then changes the node. On rclpy >= Iron it runs in the post-set callback, once rclpy has
     stored the new values; Humble has no post-set callback, so there it runs at the end of
     the on-set callback, after every check passed (the node's only on-set callback, so the
-    set cannot fail after it). On Iron and later :func:`retyped` runs as the pre-set callback
-    (on Humble, an empty array or an integer for a double is refused by rclpy's type check).
+    set cannot fail after it). On Iron and later the pre-set callback retypes the request
+    (:func:`retyped`; on Humble, an empty array or an integer for a double is refused by
+    rclpy's type check) and names what rclpy will refuse before the on-set callback
+    (:func:`rclpy_refusal`). Every refusal goes to ``refused``: counted, kept per parameter,
+    logged (rate-limited per parameter).
+
+    rclpy calls these callbacks once per parameter for ``~/set_parameters`` (each parameter
+    set on its own: a request may be applied in part) and once for the whole request for
+    ``~/set_parameters_atomically`` (applied whole or refused whole).
 
     :param node: the node.
     :param specs: schema by name.
     :param check: validates a request and returns ``(reason or None, plan)``.
     :param apply: applies an accepted plan.
+    :param refused: the node's record of refused requests (None: not recorded).
     """
     staged: list = []
     post_set = hasattr(node, 'add_post_set_parameters_callback')  # rclpy >= Iron
+
+    def pre_set(params) -> list:
+        params = retyped(params, specs)
+        reasons = [(p.name, why) for p in params for why in [rclpy_refusal(node, p, specs)] if why]
+        if reasons:  # rclpy refuses the request before on_set: named here
+            _noted(refused, node, params, '; '.join(why for _, why in reasons),
+                   [UNDECLARED if not node.has_parameter(n) else n for n, _ in reasons])
+        return params
 
     def on_set(params) -> SetParametersResult:
         staged.clear()  # a plan whose set failed after this callback is never applied
         reason, plan = check(params)
         if reason is not None:
-            return SetParametersResult(successful=False, reason=reason)
+            _noted(refused, node, params, reason, _named_in(str(reason), params))
+            return SetParametersResult(successful=False, reason=str(reason))
         if post_set:
             staged.append(plan)
         else:
@@ -338,7 +446,7 @@ def add_parameter_callbacks(node: Node, specs: Mapping[str, ParamSpec], check: C
             apply(staged.pop(0))
 
     if hasattr(node, 'add_pre_set_parameters_callback'):  # rclpy >= Iron
-        node.add_pre_set_parameters_callback(lambda ps: retyped(ps, specs))
+        node.add_pre_set_parameters_callback(pre_set)
     node.add_on_set_parameters_callback(on_set)
     if post_set:
         node.add_post_set_parameters_callback(on_post_set)

@@ -8,7 +8,7 @@ a ROS clock has started), and a subscriber that matches waits at most that long 
 first message, as it waits for discovery anyway.
 """
 import time
-from typing import Dict, Iterable
+from typing import Dict, Iterable, List, Set, Tuple
 
 #: how long a count is used (ns): a new reader's first message comes at most this late
 READERS_PERIOD_NS = 20_000_000
@@ -34,3 +34,37 @@ class Readers:
             self._read = {pub: pub.get_subscription_count() > 0 for pub in self.publishers}
             self._due_ns = now_ns + self.period_ns
         return self._read
+
+
+class QuietOutputs:
+    """Output topics without a subscriber for longer than a grace period (a WARN in diagnostics).
+
+    Each such episode counts once; a subscriber ends it.
+
+    :param outputs: ``(topic, publisher)`` pairs.
+    """
+
+    def __init__(self, outputs: Iterable[Tuple[str, object]]) -> None:
+        self.outputs = list(outputs)
+        self._since: Dict[str, int] = {}  # topic -> steady ns without a subscriber
+        self._counted: Set[str] = set()
+
+    def quiet(self, mono_ns: int, grace_ns: int) -> Tuple[List[str], int]:
+        """Return the topics quiet for longer than ``grace_ns`` and the episodes new among them.
+
+        :param mono_ns: steady clock now.
+        :param grace_ns: the grace period (0: none is reported).
+        :return: ``(topics, new episodes)``.
+        """
+        quiet, new = [], 0
+        for topic, pub in self.outputs:
+            if pub.get_subscription_count() > 0:
+                self._since.pop(topic, None)
+                self._counted.discard(topic)
+                continue
+            since = self._since.setdefault(topic, mono_ns)
+            if grace_ns > 0 and mono_ns - since > grace_ns:
+                new += topic not in self._counted
+                self._counted.add(topic)
+                quiet.append(topic)
+        return quiet, new

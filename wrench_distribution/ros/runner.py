@@ -166,6 +166,20 @@ def init_failure(error: Exception) -> str:
             'names every such problem with its fix.')
 
 
+def refuse_param_files(name: str, argv) -> bool:
+    """Refuse, before ``rclpy.init``, the parameter files rcl must not read (one line each).
+
+    :param name: node (or process) name for messages.
+    :param argv: the ROS command-line arguments ``rclpy.init`` is given.
+    :return: True when a file was refused (the process exits 2 without starting rcl).
+    """
+    from wrench_distribution.config.check import param_file_refusals
+    refused = param_file_refusals(list(argv))
+    for line in refused:
+        print(f'[{name}] invalid configuration: {line}', file=sys.stderr, flush=True)
+    return bool(refused)
+
+
 def _stop_executor(executor) -> None:
     """Let an executor's worker threads finish their callbacks before the node goes."""
     try:
@@ -173,6 +187,17 @@ def _stop_executor(executor) -> None:
             executor.shutdown(timeout_sec=1.0)
     except Exception:  # noqa: BLE001 - an executor without shutdown, or already shut down
         pass
+
+
+def _shut_down(nodes: tuple, name: str) -> None:
+    """Take the managed nodes to ``finalized``: from ``active``, each publishes its stop first."""
+    from wrench_distribution.ros.managed import ManagedNode
+    for each in nodes:
+        if isinstance(each, ManagedNode):
+            try:
+                each.shut_down()
+            except Exception as e:  # noqa: BLE001 - its context gone: the process ends anyway
+                print(f'[{name}] shutdown of {each.get_name()}: {e}', file=sys.stderr, flush=True)
 
 
 def _destroy(nodes: tuple) -> None:
@@ -189,7 +214,8 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
     """Create the executor and the node, spin until shutdown; configuration errors exit 2.
 
     Every node entry point of the package starts here, so they all run on
-    :func:`make_executor`'s choice.
+    :func:`make_executor`'s choice. At the end (Ctrl-C, SIGTERM) the managed nodes are shut
+    down (:mod:`.managed`: the distributor publishes its stop when active), then destroyed.
 
     :param factory: node class or factory taking no arguments; a factory may return a tuple
         of nodes, spun by one executor in this process (:mod:`wrench_distribution.cell`).
@@ -198,14 +224,16 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
     :param spin: ``spin(executor, node)`` for a node with its own loop (default
         :func:`spin_until_shutdown`).
     :param config_errors: further exception types the factory raises for bad parameters.
-    :return: exit code: 0 after a normal shutdown, 2 on invalid configuration.
+    :return: exit code: 0 after a normal shutdown, 2 on invalid configuration (a parameter
+        file is refused before ``rclpy.init``: :func:`refuse_param_files`).
     """
-    from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
-    from wrench_distribution.config.schema import ConfigError
+    from wrench_distribution.ros.parameters import CONFIG_ERRORS
     try:
         from rclpy.executors import ExternalShutdownException
     except ImportError:  # pragma: no cover
         ExternalShutdownException = KeyboardInterrupt
+    if refuse_param_files(name, sys.argv if args is None else args):
+        return 2
     try:
         init_without_signal_handlers(args)
     except RuntimeError as e:  # rclpy's RCLError: rcl could not parse the arguments
@@ -218,8 +246,7 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
             made = factory()
             nodes = made if isinstance(made, tuple) else (made,)
             node = nodes[0]
-        except (ConfigError, InvalidParameterTypeException,
-                InvalidParameterValueException) + tuple(config_errors) as e:
+        except CONFIG_ERRORS + tuple(config_errors) as e:
             print(f'[{name}] invalid configuration: {e}', file=sys.stderr, flush=True)
             return 2
         for each in nodes:
@@ -239,5 +266,6 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
         return 0
     finally:
         _stop_executor(locals().get('executor'))
+        _shut_down(nodes, name)
         _destroy(nodes)
         rclpy.try_shutdown()

@@ -449,6 +449,13 @@ class JointArmsSim:
             self.limit_violations[i] += int(np.any((q < arm.lower) | (q > arm.upper)))
         self.time += dt
 
+    def set_clock(self, time: float) -> None:
+        """Set the simulation time (a node keeps it on its tick grid, free of summed rounding).
+
+        :param time: s.
+        """
+        self.time = float(time)
+
     def status(self) -> np.ndarray:
         """Return the state of the arms, the columns of ``joint_arms/status``.
 
