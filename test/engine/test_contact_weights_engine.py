@@ -16,8 +16,9 @@ from legs_fixtures import (
     FEET, finger_pose, FOOT_POSITIONS, resultant, shifted_feet, started_engine, subset_commands, trunk_params,
     UPRIGHT, weight_support,
 )
-from wrench_distribution.config import changed_config
+from wrench_distribution.config import changed_config, load_distributor_config
 from wrench_distribution.engine.cache import check_poses
+from wrench_distribution.engine.distribution import DistributionEngine
 from wrench_distribution.engine.poses import HeldPoses
 
 TICK = 2_000_000  # 500 Hz
@@ -340,3 +341,20 @@ def test_a_deactivation_holds_the_weight_of_a_standing_robot(policy):
     np.testing.assert_array_equal(stop.commands[2], 0.0)
     assert np.linalg.norm(resultant(stop.commands, positions, params['object_com']) - weight_support()) <= 1e-6 * size
     assert "hold the object's weight" in stop.message
+
+
+def test_a_contact_never_seen_cannot_return_until_its_pose_comes():
+    positions = shifted_feet(3)
+    engine = DistributionEngine(load_distributor_config(trunk_params(contact_weights=[1.0, 1.0, 1.0, 0.0])))
+    unseen = positions.copy()
+    unseen[3] = np.nan
+    quaternions = UPRIGHT.copy()
+    quaternions[3] = np.nan
+    assert engine.offer_contacts(unseen, quaternions, 0).refusal is None
+    clock = Clock(engine)
+    assert clock.tick().commands is not None
+    refusal = engine.offer_weights(['rh'], [1.0])
+    assert refusal is not None and 'no pose of rh' in refusal.message
+    np.testing.assert_array_equal(engine.contact_weights, [1.0, 1.0, 1.0, 0.0])
+    assert engine.offer_contacts(positions, UPRIGHT, 0).refusal is None
+    assert engine.offer_weights(['rh'], [1.0]) is None
