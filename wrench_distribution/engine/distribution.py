@@ -30,13 +30,13 @@ from .cache import DistributorCache
 from .commands import CommandPath
 from .feedback import FeedbackGains
 from .friction import FrictionStage
-from .holding import ObjectWeight, stop_commands
+from .holding import ObjectWeight, stop_commands, stop_outcome
 from .internal_load import gains_from, InternalLoadStage
 from .limit_stage import LimitStage, safety_conditions
 from .outcome import ContactUpdate, FrictionLoad, Outcome, OutputStage, Refusal, Report
 from .status import ERROR, WARN
 from .watchdog import InputGuard
-from .weights import ContactWeights
+from .weights import ContactWeights, loads_to_carry
 
 #: The distributor's diagnostic concerns, one status each, in order.
 CONCERNS = ('input', 'contacts', 'internal load', 'solver', 'limits', 'clock', 'friction',
@@ -119,11 +119,7 @@ class DistributionEngine:
             'rejected_internal_load', why, ERROR, 'internal load'))
 
     def _rebuilt(self, mono_ns: int, geometry: bool) -> Optional[str]:
-        """Resolve the prescription on a new solver (why it is rejected, or None); the loops wait for a new geometry.
-
-        The named basis depends on the contacts in the solve and their poses, not on their
-        weights: a ramp that keeps the same contacts in the solve keeps the loops' basis.
-        """
+        """Resolve the prescription on a new solver (why not, or None); a new geometry resets the loops."""
         dist = self.cache.distributor
         if geometry:
             self.internal.feedback.set_basis(dist.basis_names, mono_ns)
@@ -150,22 +146,8 @@ class DistributionEngine:
         self.weight.offer_orientation(quaternion)
 
     def offer_weights(self, labels: Optional[Sequence[str]], values) -> Optional[Refusal]:
-        """Take target contact weights from the ``contact_weights`` topic (checked before they move).
-
-        :param labels: the layout's labels (the effectors it sets), or None.
-        :param values: one weight per label.
-        :return: None when adopted, else why it was refused (the weights stay).
-        """
-        why = self.weights.offer(labels, values, *self._loads())
-        return None if why is None else Refusal('refused_weights', f'contact_weights message refused: {why}',
-                                                ERROR, 'contacts')
-
-    def _loads(self) -> tuple:
-        """Return what a change of weights must carry (the last wrench applied, the weight alone) and the margin."""
-        loads = [w for w in (self._carried, self.weight.weight_wrench() if self.weight.mass > 0 else None)
-                 if w is not None]
-        friction = self.settings.friction
-        return np.array(loads or [np.zeros(6)]), friction.margin if friction.mode == 'auto' else 0.0
+        """Take targets from the ``contact_weights`` topic (:meth:`.weights.ContactWeights.offer`)."""
+        return self.weights.offer(labels, values, *loads_to_carry(self._carried, self.weight, self.settings.friction))
 
     @property
     def contact_weights(self) -> np.ndarray:
@@ -280,27 +262,14 @@ class DistributionEngine:
         return self.guard.tick(mono_ns, now_ns, self.stop_commands)
 
     def stop_commands(self) -> Optional[np.ndarray]:
-        """Return what a stop publishes: the one place a stop is decided (:func:`.holding.stop_commands`)."""
+        """Return what ``on_timeout`` publishes (:func:`.holding.stop_commands`)."""
         return stop_commands(self.settings.input.on_timeout, self.n, self.cache, self.weight,
                              self.internal.lam, self.friction, self.limit.limits, self.settings.output)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def stop(self) -> Outcome:
-        """Return what a stop publishes (deactivate, shutdown): zero wrenches to every effector.
-
-        With ``on_timeout: hold_object_weight`` (legs, hands) the commands that hold the object's
-        weight at the weights in force, when they can be made (:meth:`stop_commands`): a standing
-        robot is not dropped by a deactivation either.
-
-        :return: the stop commands, with the message that says what they are.
-        """
-        if self.settings.input.on_timeout == 'hold_object_weight':
-            held = self.stop_commands()
-            if held is not None:
-                return Outcome(held, 'stop', "the commands that hold the object's weight", 'outputs',
-                               'stops_published')
-        return Outcome(np.zeros((self.n, 6)), 'stop', 'zero wrenches to every effector',
-                       'outputs', 'stops_published')
+        """Return what a stop publishes (deactivate, shutdown): :func:`.holding.stop_outcome`."""
+        return stop_outcome(self.settings.input.on_timeout, self.n, self.stop_commands)
 
     def resume(self, mono_ns: int, now_ns: int) -> None:
         """Listen again after a pause (activate): the input timeout starts afresh, all else is kept.
@@ -328,7 +297,7 @@ class DistributionEngine:
         gains = gains_from(settings.feedback)
         if dist is not None:
             gains.per_element(len(dist.basis_names))  # raises naming the parameter
-        weights = self.weights.planned(change, *self._loads())
+        weights = self.weights.planned(change, *loads_to_carry(self._carried, self.weight, settings.friction))
         return DistributionPlan(change, prescription, lam, gains, dist, weights)
 
     def adopt(self, plan: DistributionPlan, mono_ns: int) -> None:

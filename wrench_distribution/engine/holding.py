@@ -11,12 +11,13 @@ Gravity takes the analyzer's form (:class:`~wrench_distribution.engine.sensing.G
 object does not turn); another frame, ``g_o = R^T g`` with ``R`` the object's orientation in
 that frame, offered by the node from tf with the contact poses.
 """
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
 from wrench_distribution.config.settings import WeightSettings
 from wrench_distribution.core import spatial as Q
+from .outcome import Outcome
 
 
 class ObjectWeight:
@@ -92,6 +93,26 @@ class ObjectWeight:
             added = -self.mass * self.gravity_object
             out['held_weight_force'] = ', '.join(f'{f:.6g}' for f in added)
         return out
+
+
+def stop_outcome(policy: str, n: int, held: Callable[[], Optional[np.ndarray]]) -> Outcome:
+    """Return what a stop publishes (deactivate, shutdown): zero wrenches to every effector.
+
+    With ``on_timeout: hold_object_weight`` (legs, hands) the commands that hold the object's
+    weight at the weights in force, when they can be made: a standing robot is not dropped by
+    a deactivation either.
+
+    :param policy: ``on_timeout``.
+    :param n: number of effectors.
+    :param held: the engine's :func:`stop_commands` of that policy.
+    :return: the stop commands, with the message that says what they are.
+    """
+    if policy == 'hold_object_weight':
+        commands = held()
+        if commands is not None:
+            return Outcome(commands, 'stop', "the commands that hold the object's weight", 'outputs',
+                           'stops_published')
+    return Outcome(np.zeros((n, 6)), 'stop', 'zero wrenches to every effector', 'outputs', 'stops_published')
 
 
 def stop_commands(policy: str, n: int, cache, weight: ObjectWeight, internal: Optional[np.ndarray],

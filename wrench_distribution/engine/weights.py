@@ -25,10 +25,24 @@ from wrench_distribution.core.codec import format_numbers
 from wrench_distribution.core.contact_weights import check_weights
 from wrench_distribution.core.errors import InvalidInputError
 from wrench_distribution.core.release import check_transition
+from .outcome import Refusal
 from .status import ERROR
 
 #: The longest time between two desired wrenches that a ramp counts (100 ms).
 MAX_STEP_NS = 100_000_000
+
+
+def loads_to_carry(carried: Optional[np.ndarray], weight, friction) -> tuple:
+    """Return what a change of weights must carry and the cones' margin (:meth:`ContactWeights.check`).
+
+    :param carried: the last wrench the effectors applied (object frame, about the CoM), or None.
+    :param weight: the engine's ``ObjectWeight``: its weight alone when the mass is known (what
+        ``on_timeout: hold_object_weight`` commands).
+    :param friction: the friction settings (the margin counts in auto mode).
+    :return: ``(loads (k, 6), margin)``.
+    """
+    loads = [w for w in (carried, weight.weight_wrench() if weight.mass > 0 else None) if w is not None]
+    return np.array(loads or [np.zeros(6)]), friction.margin if friction.mode == 'auto' else 0.0
 
 
 def weights_from_message(names: Sequence[str], labels: Optional[Sequence[str]], values,
@@ -132,7 +146,7 @@ class ContactWeights:
         except ValueError as error:
             raise ValueError(f"parameter 'contact_weights': {error}; the weights in force stay") from None
 
-    def offer(self, labels: Optional[Sequence[str]], values, loads: np.ndarray, margin: float) -> Optional[str]:
+    def offer(self, labels: Optional[Sequence[str]], values, loads: np.ndarray, margin: float) -> Optional[Refusal]:
         """Take targets from a labelled message (:func:`weights_from_message`), checked as :meth:`check`.
 
         :return: None when adopted, else why they were refused (counted; the weights stay).
@@ -141,7 +155,7 @@ class ContactWeights:
             target = self.check(weights_from_message(self.names, labels, values, self.target), loads, margin)
         except ValueError as error:
             self.refuse(str(error))
-            return str(error)
+            return Refusal('refused_weights', f'contact_weights message refused: {error}', ERROR, 'contacts')
         self.adopt(target, 'topic')
         return None
 
