@@ -23,6 +23,7 @@ import contextlib
 import gc
 import io
 import operator
+import os
 from pathlib import Path
 import sqlite3
 import struct
@@ -328,6 +329,40 @@ def _decompress_each(raws, path: Path) -> list:
         raise BagError(f'cannot decompress a message in {path}: {err}') from None
 
 
+class BoundedFile:
+    """A file whose reads never ask for more than it holds from where they start.
+
+    A damaged record's length field can hold any number: the ``mcap`` reader reads that many
+    bytes at once, and a buffer of terabytes fails (``MemoryError``) or not, as the machine's
+    memory allows. Bounded by the file's size, such a read is short, which the reader reports
+    as a truncated record, the same on every machine. (Not an ``io.RawIOBase``: ``mcap`` would
+    wrap one in a buffer that closes it when collected.)
+
+    :param path: the file, opened for reading.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._raw = open(path, 'rb')
+        self._size = os.fstat(self._raw.fileno()).st_size
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        """Move to ``offset`` (as ``io``)."""
+        return self._raw.seek(offset, whence)
+
+    def tell(self) -> int:
+        """Return the position (as ``io``)."""
+        return self._raw.tell()
+
+    def read(self, size: int = -1) -> bytes:
+        """Read ``size`` bytes, or what is left of the file when that is less."""
+        left = max(self._size - self._raw.tell(), 0)
+        return self._raw.read(left if size is None or size < 0 else min(size, left))
+
+    def close(self) -> None:
+        """Close the file."""
+        self._raw.close()
+
+
 class McapFile(StorageFile):
     """A rosbag2 MCAP file, through Foxglove's ``mcap`` reader."""
 
@@ -336,7 +371,7 @@ class McapFile(StorageFile):
         from mcap.reader import SeekingReader
         super().__init__(path)
         try:
-            self._file = open(self.path, 'rb')
+            self._file = BoundedFile(self.path)
         except OSError as err:
             raise BagError(f'cannot open {self.path}: {err}') from None
         try:
