@@ -24,8 +24,8 @@ def _synthesize(args: argparse.Namespace) -> int:
 
     from .core.errors import WrenchDistributionError
     from .core.friction import add_friction
-    from .core.problem import (build_distributor, friction_options, read_problem, synthesis_document,
-                               to_json)
+    from .core.problem import (build_distributor, friction_options, problem_weights, read_problem,
+                               synthesis_document, to_json)
     from .core.validation import finite_vector
     from .engine.problem import engine_for_problem, synthesize_with_engine
     document = read_problem(args.problem)
@@ -34,7 +34,8 @@ def _synthesize(args: argparse.Namespace) -> int:
         raise WrenchDistributionError('synthesize needs "wrench": [fx, fy, fz, tx, ty, tz]')
     wrench = finite_vector(document['wrench'], 6, 'wrench')
     options = friction_options(document)
-    engine = engine_for_problem(distributor, options, internal_load, document.get('limits'))
+    weights = problem_weights(document, distributor.names)
+    engine = engine_for_problem(distributor, options, internal_load, document.get('limits'), weights)
     commands, limit = synthesize_with_engine(engine, wrench)
     distributor = engine.cache.distributor
     if limit is None:
@@ -47,9 +48,10 @@ def _synthesize(args: argparse.Namespace) -> int:
         output['contacts'][name]['wrench'] = command.tolist()  # what the node publishes
     if limit is not None:
         output['limit'] = limit
+    _add_weights(output, distributor, weights)
     if options.mode != 'off':
         stage = engine.friction
-        model = stage.model(distributor)
+        model = stage.model(distributor.friction_view)
         added = stage.added
         if added is None and options.mode == 'auto':
             added = np.zeros(len(distributor.basis_names))
@@ -61,21 +63,35 @@ def _synthesize(args: argparse.Namespace) -> int:
 def _analyze(args: argparse.Namespace) -> int:
     from .core.errors import WrenchDistributionError
     from .core.friction import add_friction, FrictionModel, FrictionOptions
+    from .core.contacts import ContactArrays
     from .core.problem import (analysis_document, build_distributor, friction_options, measured_matrix,
-                               read_problem, to_json)
+                               problem_weights, read_problem, to_json)
+    from .engine.solver import WeightedSolver
     document = read_problem(args.problem)
     distributor, _ = build_distributor(document)
     if 'measured' not in document:
         raise WrenchDistributionError('analyze needs "measured": {contact: [fx, fy, fz, tx, ty, tz]}')
     measured = measured_matrix(distributor, document['measured'])
+    weights = problem_weights(document, distributor.names)
+    if weights is not None:  # read out on the contacts of positive weight (released rows: 0)
+        distributor = WeightedSolver(ContactArrays.of(distributor.contacts), distributor.object_model,
+                                     distributor.options, weights)
     analysis = distributor.analyze(measured)
     output = analysis_document(distributor, analysis)
+    _add_weights(output, distributor, weights)
     options = friction_options(document)
     if options.mode != 'off':
         model = FrictionModel(distributor, FrictionOptions(mode='check', margin=options.margin))
         add_friction(output, model, model.check(measured), None)
     print(to_json(output))
     return 0
+
+
+def _add_weights(output: dict, distributor, weights) -> None:
+    """Add the contact weights to a result document (when the problem gives them)."""
+    if weights is not None:
+        output['contact_weights'] = dict(zip(distributor.names, weights.tolist()))
+        output['released'] = distributor.released_names
 
 
 def _basis(args: argparse.Namespace) -> int:

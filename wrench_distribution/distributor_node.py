@@ -72,9 +72,10 @@ class DistributorNode(ManagedNode):
             Float64MultiArray, topics.friction_load, 10) if topics.friction_load else None
         self._create_outputs(config)
         weight = config.settings.weight
+        holds = weight.enabled or config.settings.input.on_timeout == 'hold_object_weight'
         self._contacts = ContactInput(self, config, self._diag, self._on_contacts,
-                                      engine.offer_orientation,
-                                      weight.frame if weight.enabled else '')
+                                      engine.offer_orientation, weight.frame if holds else '',
+                                      lambda: engine.contact_weights == 0.0)
         self._started = False  # a static prescription the solver rejects: ConfigError
         self._contacts.start()
         self._started = True
@@ -97,6 +98,10 @@ class DistributorNode(ManagedNode):
                       for t in config.topics.commands]
         self._quiet = QuietOutputs(zip(config.topics.commands, self._pubs))
         self._marker_pub = self.create_lifecycle_publisher(MarkerArray, '~/markers', 1)
+        topic = config.topics.actual_weights  # the weights in force, labelled with every effector
+        self._weights_pub = self.create_lifecycle_publisher(
+            Float64MultiArray, topic, reliable_qos(10)) if topic else None
+        self._weights_sent: Optional[list] = None
 
     def _stop(self) -> str:
         """Publish the engine's stop commands (deactivate, shutdown); return what they were."""
@@ -117,6 +122,9 @@ class DistributorNode(ManagedNode):
                                  in_qos, raw=True)  # decoded here (read_wrench_payload)
         self.create_subscription(Float64MultiArray, topics.internal_load,
                                  gate(self._on_internal_load), reliable_qos(10))
+        if topics.contact_weights:
+            self.create_subscription(Float64MultiArray, topics.contact_weights,
+                                     gate(self._on_contact_weights), reliable_qos(10))
         self._feedback_subscription = self.create_subscription(
             Float64MultiArray, topics.feedback, gate(self._on_measured), in_qos)
         if config.settings.friction.mode == 'auto':  # the friction feedback's input
@@ -144,6 +152,21 @@ class DistributorNode(ManagedNode):
         # the parameters keep what was set through them; the diagnostics show the
         # prescription in force and its source (a node never writes its own parameters)
         self._report(self._engine.offer_internal_load(*parse_internal_load_msg(msg)))
+
+    def _on_contact_weights(self, msg: Float64MultiArray) -> None:
+        # targets for the ramp, checked before they move; the parameter keeps what was set
+        # through it (the diagnostics show the targets in force and their source)
+        self._report(self._engine.offer_weights(*parse_internal_load_msg(msg)))
+
+    def _publish_weights(self, always: bool = False) -> None:
+        """Publish the actual contact weights when they changed (or ``always``)."""
+        weights = self._engine.contact_weights.tolist()
+        if self._weights_pub is None or (weights == self._weights_sent and not always):
+            return
+        msg = make_internal_load_msg(self._engine.names)  # labelled with every effector
+        msg.data = weights
+        self._weights_pub.publish(msg)
+        self._weights_sent = weights
 
     def _on_measured(self, msg: Float64MultiArray) -> None:
         self.take_measurement(*parse_measurement_msg(msg))
@@ -210,6 +233,7 @@ class DistributorNode(ManagedNode):
                             outcome.concern, outcome.key)
         elif outcome.cause is not None:
             self._diag.problem(outcome.key, outcome.message, outcome.level, outcome.concern)
+        self._publish_weights()
         if outcome.commands is None:
             return
         self._publish(outcome.commands, stamp_ns)
@@ -281,6 +305,7 @@ class DistributorNode(ManagedNode):
         per['clock'] = {'use_sim_time': sim, 'node_clock_s': f'{now.nanoseconds * 1e-9:.3f}'}
         self._lifecycle_diagnostics(cond, per)
         self._diag_pub.publish(self._diag.build(now.to_msg(), cond, values, per))
+        self._publish_weights(always=True)
 
     # -- runtime parameters --------------------------------------------------------------
     def _check_parameters(self, params) -> tuple:

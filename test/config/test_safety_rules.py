@@ -2,7 +2,8 @@
 
 Each rule's verdict is compared with the safe direction written out here, parameter by
 parameter (a limit may only go down, per effector; a timeout guard may be switched on or
-shortened; ``on_limit`` may never become ``scale``; ``on_timeout`` may never become ``stop``);
+shortened; ``on_limit`` may never become ``scale``; ``on_timeout`` may only go towards ``zero``;
+a contact transition may only be made slower);
 the engine, fed a refused change, keeps commanding inside the limits in force.
 """
 import os
@@ -49,7 +50,7 @@ def test_every_runtime_parameter_has_a_rule_or_a_reason_to_be_free():
     free = set(FREE_AT_RUNTIME)
     assert runtime == set(RUNTIME_RULES) | free, runtime ^ (set(RUNTIME_RULES) | free)
     assert not set(RUNTIME_RULES) & free
-    assert set(LIMITS) | set(GUARDS) | {'on_limit', 'on_timeout'} == set(RUNTIME_RULES)
+    assert set(LIMITS) | set(GUARDS) | {'on_limit', 'on_timeout', 'contact_transition_time'} == set(RUNTIME_RULES)
     opt_in = SPECS[OPT_IN]
     assert opt_in.read_only and opt_in.default is False  # set at start-up only, off by default
 
@@ -89,13 +90,24 @@ def test_every_on_limit_transition(old, new, opt_in):
     assert verdict('on_limit', cfg_old, dict(cfg_old, on_limit=new)) == (not refused or opt_in)
 
 
-@pytest.mark.parametrize('old', ['zero', 'stop'])
-@pytest.mark.parametrize('new', ['zero', 'stop'])
+@pytest.mark.parametrize('old', ['zero', 'stop', 'hold_object_weight'])
+@pytest.mark.parametrize('new', ['zero', 'stop', 'hold_object_weight'])
 def test_every_on_timeout_transition(old, new):
-    # stop leaves the arm controllers on their last reference; zero ends every command
-    cfg_old = dict(BASE, on_timeout=old)
+    # stop leaves the arm controllers on their last reference; hold_object_weight keeps commanding the
+    # weight split (inside the limits); zero ends every command: only towards zero
+    cfg_old = dict(BASE, on_timeout=old, object_mass=2.0)
+    order = ['zero', 'hold_object_weight', 'stop']
     assert verdict('on_timeout', cfg_old, dict(cfg_old, on_timeout=new)) == (
-        not (new == 'stop' and old == 'zero'))
+        order.index(new) <= order.index(old))
+
+
+@settings(max_examples=100, deadline=None)
+@given(old=st.floats(0.0, 3600.0), new=st.floats(0.0, 3600.0), opt_in=st.booleans())
+def test_a_contact_transition_may_only_be_made_slower(old, new, opt_in):
+    # a shorter ramp moves the commands further per tick
+    cfg_old = dict(BASE, contact_transition_time=old, **{OPT_IN: opt_in})
+    assert verdict('contact_transition_time', cfg_old,
+                   dict(cfg_old, contact_transition_time=new)) == (new >= old or opt_in)
 
 
 def test_one_unsafe_change_refuses_the_whole_request():

@@ -3,9 +3,10 @@ import numpy as np
 import pytest
 
 from wrench_distribution.config import load_distributor_config
-from wrench_distribution.core import LoadDistributor
+from wrench_distribution.core.contacts import ContactArrays
 from wrench_distribution.engine.cache import DistributorCache
 from wrench_distribution.engine.friction import FrictionStage, utilisation_color
+from wrench_distribution.engine.solver import WeightedSolver
 from wrench_distribution.ros.friction import friction_message
 
 QUATS = [[0.5, -0.5, 0.5, 0.5], [-0.6830127, -0.1830127, -0.6830127, 0.1830127],
@@ -55,13 +56,13 @@ def test_infeasible_falls_back_and_reports_an_error(behaviour):
         'friction_coefficients': [0.6, 0.6], 'friction_mode': 'auto',
         'on_friction_infeasible': behaviour})
     stage = FrictionStage(config.settings.friction, 'auto')
-    dist = LoadDistributor(list(config.contacts), config.object_model, config.options)
+    dist = WeightedSolver(ContactArrays.of(config.contacts), config.object_model, config.options, None)
     up = np.array([0.5, 0.0, 10.0, 0, 0, 0])
-    good = stage.apply(dist, dist.wrench_commands(up), False)
-    stage.check_sent(dist, good, False)
+    good = stage.apply(dist.friction_view, dist.wrench_commands(up), False)
+    stage.check_sent(dist.friction_view, good, False)
     assert good is not None and np.all(good[:, 2] > 0)
     down = np.array([0.0, 0.0, -10.0, 0, 0, 0])
-    assert stage.apply(dist, dist.wrench_commands(down), False) is None
+    assert stage.apply(dist.friction_view, dist.wrench_commands(down), False) is None
     fallback = stage.fallback()
     if behaviour == 'hold':
         np.testing.assert_array_equal(fallback, good)

@@ -161,16 +161,29 @@ def _check_distributor(v: dict, idx: dict) -> None:
                               f'{idx[name].constraint_text()}')
     _check_friction_feedback(v)
     _check_holding(v, idx)
+    _check_contact_weights(v, idx, n)
+
+
+def _check_contact_weights(v: dict, idx: dict, n: int) -> None:
+    """``contact_weights``: one per effector (or none), not every contact released."""
+    _width(v, idx, 'contact_weights', n, 1)
+    if v['contact_weights'] and not any(w > 0.0 for w in v['contact_weights']):
+        raise ConfigError("parameter 'contact_weights': every weight is 0, no contact would "
+                          f"carry the object; accepted: {idx['contact_weights'].constraint_text()}")
 
 
 def _check_holding(v: dict, idx: dict) -> None:
-    """``hold_object_weight``: a mass to hold, gravity, and its frame's orientation from tf."""
+    """``hold_object_weight`` and ``on_timeout: hold_object_weight``: a mass, gravity, its frame from tf."""
     _fixed_widths(v, idx, (('gravity', 3),))
-    if not v['hold_object_weight']:
+    holders = [name for name, on in (('hold_object_weight', v['hold_object_weight']),
+                                     ('on_timeout', v['on_timeout'] == 'hold_object_weight')) if on]
+    if not holders:
         return
     if v['object_mass'] <= 0.0:
-        raise ConfigError("parameter 'hold_object_weight': true needs object_mass > 0 (got "
-                          f"{v['object_mass']:g}); accepted: false, or true with the mass")
+        value, other = (('true', 'false') if holders[0] == 'hold_object_weight'
+                        else ('hold_object_weight', 'zero or stop'))
+        raise ConfigError(f"parameter '{holders[0]}': {value} needs object_mass > 0 (got "
+                          f"{v['object_mass']:g}); accepted: {other}, or {value} with the mass")
     if v['gravity_frame'] and v['contact_source'] != 'tf':
         raise ConfigError(f"parameter 'gravity_frame': '{v['gravity_frame']}' needs the object's "
                           'orientation from tf (contact_source tf); accepted: empty (gravity '

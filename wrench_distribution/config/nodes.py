@@ -64,6 +64,8 @@ class DistributorTopics:
     feedback: str
     friction_feedback: str
     friction_load: str
+    contact_weights: str
+    actual_weights: str
 
 
 @dataclass(frozen=True)
@@ -270,7 +272,8 @@ def _distributor(v: Mapping, given: AbstractSet[str]) -> DistributorConfig:
         v['desired_wrench_topic'], v['contact_poses_topic'], v['internal_load_topic'],
         _topics(v['command_topics'], effectors, 'wrench_command'), v['feedback_topic'],
         v['friction_feedback_topic'],
-        v['friction_load_topic'] if v['friction_mode'] == 'auto' else '')
+        v['friction_load_topic'] if v['friction_mode'] == 'auto' else '',
+        v['contact_weights_topic'], v['actual_weights_topic'])
     settings = distribution_settings(v, prescription_of(v), defaults_in_force(v, given))
     frames = ((v['object_frame'],) * len(effectors) if settings.output.object_axes
               else grasp['contact_frames'])

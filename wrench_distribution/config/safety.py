@@ -19,10 +19,11 @@ OPT_IN = 'allow_unsafe_runtime_changes'
 #: ``on_limit`` by what it may send after a violation: hold and zero send nothing new, scale
 #: sends a scaled copy of the over-limit request.
 ON_LIMIT_RANK = {'hold': 0, 'zero': 0, 'scale': 1}
-#: ``on_timeout`` by what stays in force after a timeout: zero ends every command, stop leaves
-#: the last one to the arm controller (admittance_controller and cartesian_force_controller
-#: keep applying the last reference they received).
-ON_TIMEOUT_RANK = {'zero': 0, 'stop': 1}
+#: ``on_timeout`` by what stays in force after a timeout: zero ends every command, hold_object_weight
+#: keeps commanding what carries the object's weight (inside the limits), stop leaves the last
+#: command to the arm controller (admittance_controller and cartesian_force_controller keep
+#: applying the last reference they received).
+ON_TIMEOUT_RANK = {'zero': 0, 'hold_object_weight': 1, 'stop': 2}
 
 #: Longest text of the values asked kept for diagnostics (a huge array is cut).
 ASKED_CHARS = 200
@@ -43,6 +44,11 @@ def _guard(old: float, new: float, n: int) -> bool:
     if old == 0.0:
         return True
     return 0.0 < new <= old
+
+
+def _no_shorter(old: float, new: float, n: int) -> bool:
+    """Tell whether a duration stays at least the one in force."""
+    return new >= old
 
 
 def _ranked(rank: Mapping[str, int]) -> Callable[[object, object, int], bool]:
@@ -90,8 +96,14 @@ RUNTIME_RULES: Dict[str, RuntimeRule] = {
                             'scale sends a scaled copy of an over-limit request; hold and zero '
                             'send nothing new'),
     'on_timeout': RuntimeRule(_ranked(ON_TIMEOUT_RANK),
-                              'on_timeout may go from stop to zero, not to stop',
-                              'stop leaves the arm controllers on their last reference'),
+                              'on_timeout may go from stop to hold_object_weight or zero, and from '
+                              'hold_object_weight to zero, not to stop',
+                              'stop leaves the arm controllers on their last reference; '
+                              'hold_object_weight keeps commanding the weight split'),
+    'contact_transition_time': RuntimeRule(_no_shorter,
+                                           'a contact transition may only be made slower at '
+                                           'runtime',
+                                           'a shorter ramp moves the commands further per tick'),
     'input_timeout': RuntimeRule(_guard, _GUARD, _LONGER),
     'contact_timeout': RuntimeRule(_guard, _GUARD, _LONGER),
     'max_future': RuntimeRule(_guard, _GUARD, _LONGER),
@@ -116,6 +128,8 @@ FREE_AT_RUNTIME: Dict[str, str] = {
     'friction_feedback_kp': 'a gain: the margin increase stays within friction_feedback_limit',
     'friction_feedback_ki': 'a gain: the margin increase stays within friction_feedback_limit',
     'on_sensor_fault': 'holds a correction the loop had, or ramps it to zero: never beyond its limits',
+    'contact_weights': 'each change is checked against the contacts that remain before it '
+                       'starts (refused, the weights stay) and ramps at contact_transition_time',
     'publish_markers': 'display only',
     'marker_scale': 'display only',
     'no_subscriber_grace': 'delay of a diagnostics WARN; commands are unaffected',

@@ -233,8 +233,30 @@ DISTRIBUTOR_PARAMS: tuple = tuple(COMMON_PARAMS + [
        'Desired wrench older than this (s, node clock) triggers on_timeout; 0 disables.',
        minimum=0.0, read_only=False),
     _p('on_timeout', STRING, 'zero',
-       'What the watchdog does on input timeout: publish zero wrenches or stop publishing.',
-       accepted=('zero', 'stop'), read_only=False),
+       'What the watchdog does on input timeout: publish zero wrenches (arms), stop '
+       "publishing, or hold_object_weight: publish the commands that hold the object's weight "
+       '(object_mass at object_com) on the contacts of positive weight, at the weights in '
+       'force (legs and hands: docs/legs_and_hands.md).',
+       accepted=('zero', 'stop', 'hold_object_weight'), read_only=False),
+    _p('contact_weights', DOUBLE_ARRAY, [],
+       'Target weight of each contact in [0, 1]: 1 carries its full share, 0 is released (its '
+       'command is exactly zero), between a partial share (docs/legs_and_hands.md). The '
+       'actual weights move toward it no faster than contact_transition_time; a change the '
+       'remaining contacts cannot carry is refused, naming why. Empty: all 1.',
+       minimum=0.0, maximum=1.0, read_only=False,
+       constraints='one number in [0, 1] per effector, not all 0, or empty (all 1)'),
+    _p('contact_weights_topic', STRING, 'contact_weights',
+       'Target contact weights from a planner (Float64MultiArray, labelled with the effector '
+       'names it sets; the others keep their targets); empty: no subscription.',
+       constraints='a topic name, or empty'),
+    _p('actual_weights_topic', STRING, 'contact_weights/actual',
+       'The actual contact weights (Float64MultiArray labelled with every effector), published '
+       'when they change and with each diagnostics message; empty: not published.',
+       constraints='a topic name, or empty'),
+    _p('contact_transition_time', DOUBLE, 1.0,
+       'Time (s, of the desired wrench stamps) for a contact weight to go from 0 to 1 or back; '
+       'a weight moves toward its target no faster. 0: at the next desired wrench.',
+       minimum=0.0, maximum=3600.0, read_only=False),
     _p('watchdog_rate', DOUBLE, 20.0, 'Watchdog check rate (Hz).', minimum=1.0,
        maximum=1000.0),
     _p('friction_mode', STRING, 'check',

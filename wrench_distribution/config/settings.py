@@ -78,13 +78,26 @@ class WeightSettings:
 
 
 @dataclass(frozen=True)
+class ContactWeightSettings:
+    """The contact weights (docs/theory.md, section 16; docs/legs_and_hands.md).
+
+    :param targets: ``contact_weights``, one per effector (all 1 when the parameter is empty).
+    :param transition_ns: ``contact_transition_time``: a weight moves by at most 1 in it (0: at
+        once).
+    """
+
+    targets: Tuple[float, ...]
+    transition_ns: int
+
+
+@dataclass(frozen=True)
 class InputSettings:
     """What a desired wrench must satisfy, and the watchdog.
 
     :param object_frame: the frame it must be in.
     :param timeout_ns: ``input_timeout`` (0: no watchdog).
     :param max_future_ns: ``max_future`` (0: no check).
-    :param on_timeout: ``zero`` or ``stop``.
+    :param on_timeout: ``zero``, ``stop`` or ``hold_object_weight``.
     """
 
     object_frame: str
@@ -123,6 +136,7 @@ class DistributionSettings:
     :param feedback: the internal-load feedback.
     :param friction: friction (mode from ``friction_mode``).
     :param weight: ``hold_object_weight``.
+    :param contact_weights: the contact weights' targets and ramp.
     :param input: desired-wrench checks and watchdog.
     :param output: commands and markers.
     :param opt_in: ``allow_unsafe_runtime_changes``.
@@ -135,6 +149,7 @@ class DistributionSettings:
     feedback: GainSettings
     friction: FrictionSettings
     weight: WeightSettings
+    contact_weights: ContactWeightSettings
     input: InputSettings  # noqa: A003 (the input's settings)
     output: OutputSettings
     opt_in: bool
@@ -281,6 +296,9 @@ def distribution_settings(v: Mapping, prescription: InternalLoadPrescription,
         friction=friction_settings(v),
         weight=WeightSettings(bool(v['hold_object_weight']), float(v['object_mass']),
                               tuple(v['gravity']), v['gravity_frame']),
+        contact_weights=ContactWeightSettings(
+            tuple(float(w) for w in v['contact_weights']) or (1.0,) * n,
+            seconds_to_ns(v['contact_transition_time'])),
         input=InputSettings(v['object_frame'], seconds_to_ns(v['input_timeout']),
                             seconds_to_ns(v['max_future']), v['on_timeout']),
         output=OutputSettings(v['command_frame'] == 'object', v['command_sign'] == -1,

@@ -6,6 +6,7 @@ from typing import Any, Dict, Mapping, Tuple
 import numpy as np
 
 from .codec import zero_below_resolution
+from .contact_weights import check_weights
 from .contacts import Contact, ObjectModel
 from .errors import InvalidInputError
 from .friction import FrictionOptions
@@ -16,7 +17,7 @@ from .safe_load import load_document
 from .validation import check_keys, did_you_mean, finite_vector
 
 #: The keys of a problem document: the grasp, the object, options, and what is asked.
-PROBLEM_KEYS = ('contacts', 'object', 'options', 'wrench', 'measured', 'limits')
+PROBLEM_KEYS = ('contacts', 'object', 'options', 'wrench', 'measured', 'limits', 'contact_weights')
 OPTION_KEYS = ('torque_share', 'virtual_masses', 'torque_weights', 'internal_load', 'basis_reference_axis')
 #: Option keys handled outside DistributionOptions (see :func:`friction_options`).
 EXTRA_OPTION_KEYS = ('friction',)
@@ -104,6 +105,35 @@ def build_distributor(document: Mapping[str, Any]) -> Tuple[LoadDistributor, Any
     except (TypeError, ValueError, OverflowError, np.linalg.LinAlgError) as error:
         raise InvalidInputError(f'invalid "object" or "options": {error}') from None
     return distributor, options_doc.get('internal_load')
+
+
+def problem_weights(document: Mapping[str, Any], names) -> Any:
+    """Read the ``contact_weights`` of a problem document (docs/theory.md, section 16).
+
+    :param document: the problem document.
+    :param names: the contact names, in order.
+    :return: None (every weight 1) or the (n,) weights: a list of one number in ``[0, 1]`` per
+        contact, or a mapping ``{contact name: weight}`` (the contacts it does not name: 1).
+    :raises InvalidInputError: an unknown name, another count, a value outside ``[0, 1]``, more
+        contacts in transition than allowed, or every weight 0.
+    """
+    value = document.get('contact_weights')
+    if value is None:
+        return None
+    names = list(names)
+    if isinstance(value, Mapping):
+        unknown = sorted(str(k) for k in value if k not in names)
+        if unknown:
+            raise InvalidInputError(f'contact_weights names unknown contacts {", ".join(unknown)}; '
+                                    f'contacts: {", ".join(names)}')
+        value = [value.get(name, 1.0) for name in names]
+    elif not isinstance(value, list):
+        raise InvalidInputError('contact_weights must be a list (one weight in [0, 1] per contact) or a '
+                                f'mapping {{contact: weight}}, got {type(value).__name__}')
+    weights = check_weights(value, len(names), names)
+    if not weights.any():
+        raise InvalidInputError('contact_weights: every weight is 0, no contact would carry the object')
+    return weights
 
 
 def friction_options(document: Mapping[str, Any]) -> FrictionOptions:

@@ -1,42 +1,61 @@
-"""Contact poses -> cached ``LoadDistributor``: rebuilt only when the contacts move (no ROS)."""
+"""Contact poses and weights -> cached solver: rebuilt only when the contacts move or the weights change (no ROS)."""
 from typing import Optional, Sequence
 
 import numpy as np
 
-from wrench_distribution.core import Contact, LoadDistributor
+from wrench_distribution.core import Contact
 from wrench_distribution.core.codec import format_numbers
+from wrench_distribution.core.contact_weights import check_weights, subset_mixture
+from wrench_distribution.core.contacts import ContactLayout
 from wrench_distribution.core.safe_load import MAX_ABS
 from wrench_distribution.core.spatial import normalize, same_poses, unusable_quaternions
+from .solver import WeightedSolver
 from .status import regime_word
 
 
-def check_poses(positions, quaternions, names: Sequence[str]) -> tuple:
+def check_poses(positions, quaternions, names: Sequence[str], missing_ok: bool = False) -> tuple:
     """Check contact poses before a solver is built from them.
 
     :param positions: (n, 3) contact positions.
     :param quaternions: (n, 4) contact orientations ``[qx, qy, qz, qw]``, any scale.
     :param names: effector names (n).
+    :param missing_ok: accept a pose with a NaN as *missing* (a released contact's: the
+        whole row is kept NaN); Inf is refused all the same.
     :return: ``(positions, quaternions)`` as float arrays.
-    :raises ValueError: wrong count, NaN or Inf, out of range, zero quaternion.
+    :raises ValueError: wrong count, NaN (unless missing) or Inf, out of range, zero quaternion.
     """
     positions = np.asarray(positions, dtype=float).reshape(-1, 3)
     quaternions = np.asarray(quaternions, dtype=float).reshape(-1, 4)
     if positions.shape[0] != len(names) or quaternions.shape[0] != len(names):
+        released = "; a released contact's may be NaN" if missing_ok else ''
         raise ValueError(f'expected {len(names)} contact poses (one per effector: '
-                         f'{", ".join(names)}), got {positions.shape[0]}')
-    if not (np.all(np.isfinite(positions)) and np.all(np.isfinite(quaternions))):
+                         f'{", ".join(names)}{released}), got {positions.shape[0]}')
+    missing = missing_rows(positions, quaternions)
+    if (missing.any() and not missing_ok) or np.isinf(positions).any() or np.isinf(quaternions).any():
         raise ValueError('contact poses contain NaN or Inf')
-    far = float(np.abs(positions).max(initial=0.0))
-    if far > MAX_ABS or float(np.abs(quaternions).max(initial=0.0)) > MAX_ABS:
+    if missing.any():
+        positions, quaternions = positions.copy(), quaternions.copy()
+        positions[missing], quaternions[missing] = np.nan, np.nan
+    known = ~missing
+    far = float(np.abs(positions[known]).max(initial=0.0))
+    if far > MAX_ABS or float(np.abs(quaternions[known]).max(initial=0.0)) > MAX_ABS:
         raise ValueError(f'contact pose coordinate {far:.6g} is out of range (|x| <= '
                          f'{MAX_ABS:g})')
-    if np.any(unusable_quaternions(quaternions)):
+    if np.any(unusable_quaternions(quaternions[known])):
         raise ValueError('contact orientation quaternion is zero')
     return positions, quaternions
 
 
+def missing_rows(positions: np.ndarray, quaternions: np.ndarray) -> np.ndarray:
+    """Return the (n,) contacts whose pose holds a NaN (no pose: a released contact may have none)."""
+    return np.isnan(positions).any(axis=1) | np.isnan(quaternions).any(axis=1)
+
+
 class DistributorCache:
-    """Keeps one ``LoadDistributor`` per contact configuration.
+    """Keeps one solver (:class:`.solver.WeightedSolver`) per contact configuration and weights.
+
+    A released contact (weight 0) is out of the solve: its pose may be missing (NaN), and its
+    moves rebuild nothing; the latest pose it had is the one it returns with.
 
     :param names: effector names.
     :param types: contact types, one per effector.
@@ -53,14 +72,23 @@ class DistributorCache:
         self.object_model = object_model
         self.options = options
         self.tolerance = float(tolerance)
+        n = len(self.names)
+        #: The poses and weights of the solver in force (None before the first).
         self.positions: Optional[np.ndarray] = None
         self.quaternions: Optional[np.ndarray] = None
-        self.distributor: Optional[LoadDistributor] = None
+        self.weights = np.ones(n)
+        self.distributor: Optional[WeightedSolver] = None
         #: Extra ``Contact`` keyword arguments per effector (friction, normal), or None.
         self.contact_extras: Optional[list] = contact_extras
+        extras = contact_extras or [{}] * n
+        self.layout = ContactLayout([Contact(name=e, type=t, **x) for e, t, x in
+                                     zip(self.names, self.types, extras)])
+        #: The latest pose of each contact (NaN until one came): a returning contact's.
+        self.known = np.full((n, 7), np.nan)
+        self._corners: dict = {}  # mask bytes -> the solver of that contact subset at these poses
 
     def same_poses(self, positions: np.ndarray, quaternions: np.ndarray) -> bool:
-        """Whether poses equal the cached ones within the tolerance.
+        """Whether the live contacts' poses equal the solver's within the tolerance.
 
         :param positions: (n,3).
         :param quaternions: (n,4), any scale and sign.
@@ -68,35 +96,108 @@ class DistributorCache:
         """
         if self.positions is None:
             return False
-        return same_poses(positions, quaternions, self.positions, self.quaternions, self.tolerance)
+        live = self.weights > 0.0
+        return same_poses(positions[live], quaternions[live], self.positions[live],
+                          self.quaternions[live], self.tolerance)
 
-    def update(self, positions, quaternions, options=None) -> bool:
-        """Rebuild the solver if the poses (or options) changed.
+    def update(self, positions, quaternions, options=None, weights=None) -> bool:
+        """Rebuild the solver if the poses, the options or the weights changed.
 
-        :param positions: (n,3) contact positions in the object frame.
+        :param positions: (n,3) contact positions in the object frame (NaN rows: no pose).
         :param quaternions: (n,4) contact orientations ``[qx,qy,qz,qw]``.
         :param options: new ``DistributionOptions``, or None to keep the current ones.
+        :param weights: (n,) contact weights, or None to keep the current ones.
         :return: True when a new solver was built.
-        :raises ValueError: (core errors) when the contacts are invalid; the cache is
-            then left unchanged.
+        :raises ValueError: (core errors) when the contacts are invalid, or a contact of
+            positive weight has no pose; the cache is then left unchanged.
         """
-        positions, quaternions = check_poses(positions, quaternions, self.names)
-        if options is None and self.same_poses(positions, quaternions):
+        positions, quaternions = check_poses(positions, quaternions, self.names, missing_ok=True)
+        weights = self.weights if weights is None else check_weights(weights, len(self.names), self.names)
+        known = self.known.copy()
+        given = ~missing_rows(positions, quaternions)
+        known[given] = np.concatenate([positions, quaternions], axis=1)[given]
+        absent = [name for name, pose, w in zip(self.names, positions, weights) if w > 0 and np.isnan(pose[0])]
+        if absent:
+            raise ValueError(f'no pose of {", ".join(absent)}, whose weight is above 0 (only a '
+                             'released contact may have none)')
+        previous, self.known = self.known, known
+        positions, quaternions = self.latest()
+        if options is None and np.array_equal(weights, self.weights) and self.same_poses(positions, quaternions):
             return False
         opts = self.options if options is None else options
-        contacts = self._contacts(positions, quaternions)
+        same = self.positions is not None and same_poses(positions, quaternions, self.positions, self.quaternions,
+                                                         self.tolerance)  # every contact's, released ones too
         try:
-            with np.errstate(over='raise', invalid='raise'):  # overflow refuses these poses
-                dist = LoadDistributor(contacts, self.object_model, opts)
-        except (FloatingPointError, np.linalg.LinAlgError) as e:
-            raise ValueError(f'the core cannot build a solver for these poses ({e})') from None
+            dist = self._build(positions, quaternions, options, weights, same)
+        except ValueError:
+            self.known = previous  # refused: nothing of these poses is kept
+            raise
+        if options is not None or not same:
+            self._corners = {}  # a released contact moved too: the subsets it returns into are new
+            self.positions = positions.copy()
+            self.quaternions = normalize(quaternions)
         self.distributor = dist
         self.options = opts
-        self.positions = positions.copy()
-        self.quaternions = normalize(quaternions)
+        self.weights = weights.copy()
         return True
 
-    def adopt_options(self, options, distributor: Optional[LoadDistributor] = None) -> None:
+    def _build(self, positions: np.ndarray, quaternions: np.ndarray, options, weights: np.ndarray,
+               same: bool) -> WeightedSolver:
+        """Return the solver at these poses and weights: the per-tick update of the one in force when it can.
+
+        :param same: the poses equal those of the solver in force (within the tolerance): its
+            maps and named basis are kept, only the weights change.
+        :raises ValueError: when the core cannot build it.
+        """
+        try:
+            with np.errstate(over='raise', invalid='raise'):  # overflow refuses these poses
+                if options is None and self.distributor is not None:
+                    return self.distributor.moved(None if same else self.layout.arrays(positions, quaternions),
+                                                  weights)
+                opts = self.options if options is None else options
+                return WeightedSolver(self.layout.arrays(positions, quaternions), self.object_model, opts, weights)
+        except (FloatingPointError, np.linalg.LinAlgError) as e:
+            raise ValueError(f'the core cannot build a solver for these poses ({e})') from None
+
+    def corners(self) -> list:
+        """Return the contact subsets the weights mix (eq. 16.1): ``[(probability, solver)]``.
+
+        One term, the solver itself, when no contact is in transition; else one solver per subset
+        (its contacts at full weight), kept while the poses stay (a ramp reuses them).
+        """
+        weights = self.weights
+        if not ((weights > 0.0) & (weights < 1.0)).any():
+            return [(1.0, self.distributor)]
+        masks, probabilities = subset_mixture(weights)
+        out = []
+        for mask, probability in zip(masks, probabilities):
+            key = mask.tobytes()
+            if key not in self._corners:
+                self._corners[key] = WeightedSolver(self.layout.arrays(self.positions, self.quaternions),
+                                                    self.object_model, self.options, mask.astype(float))
+            out.append((float(probability), self._corners[key]))
+        return out
+
+    def reweigh(self, weights) -> bool:
+        """Rebuild the solver at other weights on the latest poses (:meth:`update`).
+
+        :param weights: (n,) contact weights.
+        :return: True when a new solver was built.
+        :raises ValueError: as :meth:`update`.
+        """
+        return self.update(self.known[:, :3], self.known[:, 3:], weights=weights)
+
+    def latest(self) -> tuple:
+        """Return the latest pose of every contact: ``(positions (n, 3), quaternions (n, 4))``.
+
+        A contact never seen (released from the start) is at the origin, unrotated: it is out of
+        the solve until a pose of it comes.
+        """
+        known = self.known
+        return (np.nan_to_num(known[:, :3]),
+                np.where(np.isnan(known[:, 3:]), [0.0, 0.0, 0.0, 1.0], known[:, 3:]))
+
+    def adopt_options(self, options, distributor: Optional[WeightedSolver] = None) -> None:
         """Use new options from now on, with the solver already built for them.
 
         :param options: the accepted ``DistributionOptions``.
@@ -104,23 +205,20 @@ class DistributorCache:
             poses, or None when no poses are cached yet.
         """
         self.options = options
+        self._corners = {}
         if distributor is not None:
             self.distributor = distributor
 
-    def try_options(self, options) -> LoadDistributor:
-        """Build (without keeping) a solver with other options on the current poses.
+    def try_options(self, options, weights=None) -> WeightedSolver:
+        """Build (without keeping) a solver with other options or weights on the current poses.
 
         :param options: candidate ``DistributionOptions``.
+        :param weights: candidate weights (None: the current ones).
         :return: the solver.
         :raises ValueError: when the core rejects the options.
         """
-        return LoadDistributor(self._contacts(self.positions, self.quaternions),
-                               self.object_model, options)
-
-    def _contacts(self, positions, quaternions) -> list:
-        extras = self.contact_extras or [{}] * len(self.names)
-        return [Contact(name=n, type=t, position=tuple(p), orientation=tuple(q), **x)
-                for n, t, p, q, x in zip(self.names, self.types, positions, quaternions, extras)]
+        return WeightedSolver(self.layout.arrays(self.positions, self.quaternions), self.object_model,
+                              options, self.weights if weights is None else weights)
 
     def values(self, internal_load: Optional[np.ndarray] = None) -> dict:
         """Key/values of the diagnostics: the solver's regime, basis, virtual masses.

@@ -6,7 +6,7 @@ correction is cut back first: the commands are affine in the share kept, the lim
 convex), the friction check on the commands as sent, the sign. :class:`CommandPath` works
 on the distribution engine's parts, which it is given; it holds no state of its own.
 """
-from typing import Optional, Tuple
+from typing import Callable, Optional, Tuple
 
 import numpy as np
 
@@ -35,13 +35,16 @@ class CommandPath:
         self.object_axes = object_axes
         self.negate = negate
 
-    def commands(self, dist, w: np.ndarray, mono_ns: int, timed_out: bool) -> Tuple[Outcome, bool]:
+    def commands(self, dist, w: np.ndarray, mono_ns: int, timed_out: bool,
+                 corners: Optional[Callable[[], list]] = None) -> Tuple[Outcome, bool]:
         """Commands for a checked desired wrench on a solver.
 
         :param dist: the solver.
         :param w: the desired wrench (the object's weight added); scaled in place by ``scale``.
         :param mono_ns: steady time (the feedback's staleness, friction).
         :param timed_out: whether the input has timed out (nothing is held then).
+        :param corners: the contact subsets the weights mix (``DistributorCache.corners``), for
+            friction's auto mode while contacts are in transition; None: not mixed.
         :return: ``(outcome, saturated)``: saturated when a limit cut the commands back.
         """
         lim = self.limit.limits
@@ -60,7 +63,9 @@ class CommandPath:
             cause = 'unrealisable' if isinstance(e, UnrealisableWrenchError) else 'rejected'
             return Outcome(None, cause, f'no command: {e}', 'solver', cause), False
         if self.friction.active and self.friction.options.mode == 'auto':
-            out = self.friction.apply(dist, out, self.object_axes, mono_ns, lim)
+            applied = self.internal.total(corr)
+            out = self.friction.apply(dist, out, self.object_axes, mono_ns, lim, corners and corners(), w,
+                                      None if applied is None else applied * scale)
             if out is None:
                 return self._friction_fallback(timed_out), False
         if not np.isfinite(out).all():
@@ -94,7 +99,7 @@ class CommandPath:
     def _finish(self, dist, out: np.ndarray, over, v, scale: float, timed_out: bool) -> Outcome:
         """Friction check on the commands as sent, the sign, and the limit report."""
         if self.friction.active:
-            self.friction.check_sent(dist, out, self.object_axes)
+            self.friction.check_sent(dist.friction_view, out, self.object_axes)
         if self.negate:
             out = -out
         if over is None and v is None:

@@ -30,12 +30,13 @@ from .cache import DistributorCache
 from .commands import CommandPath
 from .feedback import FeedbackGains
 from .friction import FrictionStage
-from .holding import ObjectWeight
+from .holding import ObjectWeight, stop_commands, stop_outcome
 from .internal_load import gains_from, InternalLoadStage
 from .limit_stage import LimitStage, safety_conditions
-from .outcome import ContactUpdate, FrictionLoad, MarkerData, Outcome, OutputStage, Refusal, Report
+from .outcome import ContactUpdate, FrictionLoad, Outcome, OutputStage, Refusal, Report
 from .status import ERROR, WARN
 from .watchdog import InputGuard
+from .weights import ContactWeights, loads_to_carry
 
 #: The distributor's diagnostic concerns, one status each, in order.
 CONCERNS = ('input', 'contacts', 'internal load', 'solver', 'limits', 'clock', 'friction',
@@ -52,6 +53,7 @@ class DistributionPlan:
     :param lam: its coordinates on the solver, or None.
     :param gains: the feedback's gains.
     :param distributor: the solver after it (a new one for a new ``torque_share``), or None.
+    :param weights: the checked targets of a new ``contact_weights``, or None.
     """
 
     change: Change
@@ -59,6 +61,7 @@ class DistributionPlan:
     lam: Optional[np.ndarray]
     gains: FeedbackGains
     distributor: object
+    weights: Optional[np.ndarray] = None
 
 
 class DistributionEngine:
@@ -81,10 +84,12 @@ class DistributionEngine:
         self.cache = DistributorCache(self.names, config.contact_types, config.object_model,
                                       config.options, config.contact_pose_tolerance,
                                       contact_extras=self.friction.extras)
+        self.weights = ContactWeights(s.contact_weights, self.cache)
         self.output = OutputStage(s.output)
         self.path = CommandPath(self.limit, self.internal, self.friction, s.output.object_axes,
                                 s.output.negate)
         self._wrench = np.zeros(6)
+        self._carried: Optional[np.ndarray] = None  # the last wrench the effectors applied
         self.saturated = False  # the last commands were cut back by a limit (the PI's anti-windup)
 
     @property
@@ -103,18 +108,23 @@ class DistributionEngine:
             or the prescription rejected on the new solver).
         """
         try:
-            if not self.cache.update(positions, quaternions):
+            if not self.cache.update(positions, quaternions, weights=self.weights.actual):
                 return ContactUpdate()
         except ValueError as e:
             return ContactUpdate(refusal=Refusal('rejected_contacts',
                                                  f'contact poses rejected: {e}', ERROR,
                                                  'contacts'))
-        dist = self.cache.distributor
-        self.internal.feedback.set_basis(dist.basis_names, mono_ns)
-        self.friction.feedback.contacts_changed(mono_ns)
-        why = self.internal.rebuilt(dist, self.settings.limits)
+        why = self._rebuilt(mono_ns, True)
         return ContactUpdate(True, self.basis_names, None if why is None else Refusal(
             'rejected_internal_load', why, ERROR, 'internal load'))
+
+    def _rebuilt(self, mono_ns: int, geometry: bool) -> Optional[str]:
+        """Resolve the prescription on a new solver (why not, or None); a new geometry resets the loops."""
+        dist = self.cache.distributor
+        if geometry:
+            self.internal.feedback.set_basis(dist.basis_names, mono_ns)
+            self.friction.feedback.contacts_changed(mono_ns)
+        return self.internal.rebuilt(dist, self.settings.limits)
 
     @property
     def has_solver(self) -> bool:
@@ -128,19 +138,21 @@ class DistributionEngine:
         return [] if dist is None else list(dist.basis_names)
 
     def set_prescription(self, prescription: InternalLoadPrescription, source: str) -> None:
-        """Prescribe an internal load (a problem file's); resolved on the next solver.
-
-        :param prescription: the prescription.
-        :param source: where it came from (diagnostics).
-        """
+        """Prescribe an internal load (a problem file's; ``source`` for the diagnostics), resolved per solver."""
         self.internal.adopt(prescription, source, None, None)
 
     def offer_orientation(self, quaternion) -> None:
-        """Take the object's orientation in ``gravity_frame`` (``hold_object_weight``).
-
-        :param quaternion: ``[qx, qy, qz, qw]``.
-        """
+        """Take the object's orientation ``[qx, qy, qz, qw]`` in ``gravity_frame`` (holding its weight)."""
         self.weight.offer_orientation(quaternion)
+
+    def offer_weights(self, labels: Optional[Sequence[str]], values) -> Optional[Refusal]:
+        """Take targets from the ``contact_weights`` topic (:meth:`.weights.ContactWeights.offer`)."""
+        return self.weights.offer(labels, values, *loads_to_carry(self._carried, self.weight, self.settings.friction))
+
+    @property
+    def contact_weights(self) -> np.ndarray:
+        """Return the actual contact weights (n,)."""
+        return self.weights.actual
 
     def offer_internal_load(self, names: Optional[Sequence[str]],
                             values: np.ndarray) -> Optional[Refusal]:
@@ -176,18 +188,8 @@ class DistributionEngine:
             None: none): sensors in doubt suspend the loop (``on_sensor_fault``).
         :return: None, or why it was refused (counted by the feedback; reported while on).
         """
-        dist = self.cache.distributor
-        feedback = self.internal.feedback
-        if dist is None:
-            why = 'no contacts yet: measurement ignored'
-        else:
-            why = feedback.measure(names, np.asarray(values, float), self.reference(),
-                                   mono_ns, self.saturated, clock_ns, health)
-            if why is None:  # the product E u here, off the desired wrench's path
-                self.internal.now(dist, mono_ns, self.settings.limits.internal_load)
-                return None
-        return Refusal('feedback_rejected', f'internal-load feedback: {why}', WARN, 'feedback',
-                       report=feedback.enabled)
+        return self.internal.measure(self.cache.distributor, names, values, self.reference(), mono_ns,
+                                     self.saturated, clock_ns, self.settings.limits.internal_load, health)
 
     def offer_friction(self, labels, values: np.ndarray, mono_ns: int,
                        clock_ns: int = 0) -> Optional[Refusal]:
@@ -196,9 +198,8 @@ class DistributionEngine:
         :return: None, or why it was refused (reported while the loop is on).
         """
         why = self.friction.offer_measurement(labels, values, mono_ns, clock_ns)
-        return None if why is None else Refusal(
-            'friction_feedback_rejected', f'friction feedback: {why}', WARN, 'friction',
-            report=self.friction.feedback.enabled)
+        return None if why is None else Refusal('friction_feedback_rejected', f'friction feedback: {why}', WARN,
+                                                'friction', report=self.friction.feedback.enabled)
 
     # -- the per-message path -----------------------------------------------------------
     def step(self, stamp_ns: int, wrench: Sequence[float], now_ns: int, mono_ns: int,
@@ -230,49 +231,48 @@ class DistributionEngine:
         if self.weight.problem() is not None:
             return Outcome(None, 'no_contacts', self.weight.problem(), 'contacts', 'no_contacts')
         self.weight.add_to(w)  # the limits and the solver see what the effectors must apply
+        moved = self._ramp(stamp_ns, mono_ns)
+        if moved is not None:
+            return moved
+        self._carried = w.copy()
         outcome, self.saturated = self.path.commands(self.cache.distributor, w, mono_ns,
-                                                     self.guard.timed_out)
+                                                     self.guard.timed_out, self.cache.corners)
+        self.weights.pause(outcome.message if outcome.cause == 'friction' else None)
         if outcome.commands is not None:
             added = self.friction.added if self.friction.options.mode == 'auto' else None
             load = None if added is None else FrictionLoad(self.basis_names, added.tolist())
-            outcome = self.output.attach(outcome, load, lambda: self._markers(wrench), mono_ns,
-                                         markers_read)
+            outcome = self.output.attach(outcome, load, lambda: self.output.markers(
+                self.cache, self.weight.held(wrench), self.commanded(), self.friction.colors()),
+                mono_ns, markers_read)
         if outcome.valid:
             self.guard.valid(mono_ns, now_ns)
         return outcome
 
-    def _markers(self, wrench: Sequence[float]) -> Optional[MarkerData]:
-        """Return what the markers show for a desired wrench with the internal load last commanded.
-
-        :param wrench: the desired wrench (the object's weight is added here).
-        :return: the marker data, or None when the solver refuses the wrench.
-        """
-        from wrench_distribution.core import WrenchDistributionError
-        held = self.weight.held(wrench)  # what the effectors apply (hold_object_weight)
+    def _ramp(self, stamp_ns: int, mono_ns: int) -> Optional[Outcome]:
+        """Move the weights for this desired wrench (the solver with them); an outcome when that fails."""
         try:
-            syn = self.cache.distributor.synthesize(held, self.commanded())
-        except WrenchDistributionError:
-            return None
-        out = self.settings.output
-        return MarkerData(self.cache.positions, syn.wrench_object, held, out.object_com,
-                          self.names, self.friction.colors(), out.marker_scale)
+            moved = self.weights.advance(stamp_ns)
+        except ValueError as e:
+            return Outcome(None, 'rejected', f'no command: contact weights {e}', 'solver', 'rejected')
+        if moved is not None and self._rebuilt(mono_ns, moved) is not None:
+            return Outcome(None, 'internal_load', self.internal.error, 'internal load',
+                           'rejected_internal_load')
+        return None
 
     # -- watchdog ------------------------------------------------------------------------
     def tick(self, mono_ns: int, now_ns: int) -> Outcome:
         """One watchdog check as the node acts on it (:meth:`.watchdog.InputGuard.tick`)."""
-        return self.guard.tick(mono_ns, now_ns, self.n)
+        return self.guard.tick(mono_ns, now_ns, self.stop_commands)
+
+    def stop_commands(self) -> Optional[np.ndarray]:
+        """Return what ``on_timeout`` publishes (:func:`.holding.stop_commands`)."""
+        return stop_commands(self.settings.input.on_timeout, self.n, self.cache, self.weight,
+                             self.internal.lam, self.friction, self.limit.limits, self.settings.output)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def stop(self) -> Outcome:
-        """Return what a stop publishes (deactivate, shutdown): zero wrenches to every effector.
-
-        The one place a stop is decided: a stop that holds the object's weight (legs, hands)
-        replaces this body, and every caller follows.
-
-        :return: the stop commands, with the message that says what they are.
-        """
-        return Outcome(np.zeros((self.n, 6)), 'stop', 'zero wrenches to every effector',
-                       'outputs', 'stops_published')
+        """Return what a stop publishes (deactivate, shutdown): :func:`.holding.stop_outcome`."""
+        return stop_outcome(self.settings.input.on_timeout, self.n, self.stop_commands)
 
     def resume(self, mono_ns: int, now_ns: int) -> None:
         """Listen again after a pause (activate): the input timeout starts afresh, all else is kept.
@@ -300,7 +300,8 @@ class DistributionEngine:
         gains = gains_from(settings.feedback)
         if dist is not None:
             gains.per_element(len(dist.basis_names))  # raises naming the parameter
-        return DistributionPlan(change, prescription, lam, gains, dist)
+        weights = self.weights.planned(change, *loads_to_carry(self._carried, self.weight, settings.friction))
+        return DistributionPlan(change, prescription, lam, gains, dist, weights)
 
     def adopt(self, plan: DistributionPlan, mono_ns: int) -> None:
         """Apply a checked runtime change (bumpless for the feedback).
@@ -313,8 +314,7 @@ class DistributionEngine:
         if 'torque_share' in change.touched:
             self.cache.adopt_options(change.config.options, dist)
             if dist is not None:
-                self.internal.feedback.set_basis(dist.basis_names, mono_ns)
-                self.friction.feedback.contacts_changed(mono_ns)
+                self._rebuilt(mono_ns, True)
         self.limit.configure(settings.limits)
         source = (('parameter' if plan.prescription.kind != 'none' else 'none')
                   if change.prescription_changed else None)
@@ -324,6 +324,9 @@ class DistributionEngine:
         self.friction.set_feedback(settings.friction, mono_ns)
         self.guard.configure(settings.input)
         self.output.configure(settings.output)
+        self.weights.configure(settings.contact_weights)
+        if plan.weights is not None:
+            self.weights.adopt(plan.weights, 'parameter')
         self.config = change.config
 
     # -- diagnostics ---------------------------------------------------------------------------
@@ -340,9 +343,9 @@ class DistributionEngine:
         values = self.guard.values(mono_ns)
         values.update(internal_load_prescription=internal.prescription.describe(),
                       internal_load_source=internal.source, on_limit=s.limits.policy)
-        values.update(self.cache.values(internal.lam))
-        values.update(friction.values(mono_ns))
-        values.update(self.weight.values())
+        for part in (self.cache.values(internal.lam), friction.values(mono_ns), self.weight.values(),
+                     self.weights.values()):
+            values.update(part)
         per = {'limits': self.limit.values(s.opt_in, s.defaults_in_force),
                'internal load': {'source': internal.source,
                                  'prescription': internal.prescription.describe()},
@@ -350,13 +353,13 @@ class DistributionEngine:
         cond: dict = {c: [] for c in CONCERNS}
         cond['internal load'] += [(ERROR, internal.error)] if internal.error else []
         cond['input'] += self.guard.conditions()
+        cond['contacts'] += self.weights.conditions()
         cond['limits'] += self.limit.conditions(s.opt_in, s.defaults_in_force)
         cond['friction'] += [c for c in (friction.condition() if friction.active else None,
                                          friction.feedback_condition(mono_ns)) if c is not None]
-        feedback.current(mono_ns)
-        if feedback.enabled and feedback.status() != 'closed loop':
-            cond['feedback'].append((WARN, f'internal-load feedback {feedback.status()}'))
-        return Report(values, per, cond, {**feedback.counters, **friction.feedback.counters})
+        cond['feedback'] += internal.feedback_conditions(mono_ns)
+        return Report(values, per, cond, {**feedback.counters, **friction.feedback.counters,
+                                          **self.weights.counters})
 
     def safety_conditions(self) -> list:
         """Return the WARNs of the limits status: the opt-in in force, package default limits."""

@@ -15,22 +15,9 @@ from wrench_distribution.core.friction import (
     FrictionCheck, FrictionInfeasibleError, FrictionModel, FrictionOptions,
 )
 from .friction_feedback import friction_gains, FrictionFeedback
+from .friction_mixture import contact_frame_commands, SingleSqueeze, SubsetSqueeze
+from .solver import WeightedSolver
 from .status import ERROR, OK, WARN
-
-
-def to_contact_frames(distributor, out: np.ndarray) -> np.ndarray:
-    """Rotate (n, 6) commands from object axes into the contact frames.
-
-    A command in object axes about the contact point is ``(R f, R t)`` of the same command
-    in the contact frame, ``R`` the contact's orientation in the object frame.
-
-    :param distributor: the solver (its contacts' rotations).
-    :param out: (n, 6) commands in object axes.
-    :return: (n, 6) commands in the contact frames.
-    """
-    rotations = np.array([c.rotation for c in distributor.contacts])
-    blocks = out.reshape(-1, 2, 3)
-    return np.einsum('nji,nkj->nki', rotations, blocks).reshape(-1, 6)
 
 
 #: Bisection steps when a limit cuts the tightened margin's extra load back.
@@ -54,8 +41,7 @@ class FrictionStage:
         self.extras = [dict(x) for x in settings.contact_fields]
         self.options = FrictionOptions(mode, settings.margin)
         self.on_infeasible = settings.on_infeasible
-        self._model: Optional[FrictionModel] = None
-        self._for = None
+        self._models: dict = {}  # id -> (solver, its model): the solver in force and its subsets
         self.check: Optional[FrictionCheck] = None
         self.added: Optional[np.ndarray] = None
         self.infeasible: Optional[str] = None
@@ -70,92 +56,109 @@ class FrictionStage:
         self.saturated = False
 
     def model(self, distributor) -> FrictionModel:
-        """Return the friction model of a solver (built on first use).
+        """Return the friction model of a solver (built on first use, kept while it is used).
 
-        :param distributor: the current ``LoadDistributor``.
+        :param distributor: the solver as friction sees it (a ``WeightedSolver``'s
+            ``friction_view``, or a ``LoadDistributor``).
         :return: its model.
         """
-        if self._for is not distributor:
-            self._model = FrictionModel(distributor, self.options)
-            self._for = distributor
-        return self._model
+        found = self._models.get(id(distributor))
+        if found is None or found[0] is not distributor:
+            found = self._models[id(distributor)] = (distributor, FrictionModel(distributor, self.options))
+        return found[1]
 
-    def apply(self, distributor, out: np.ndarray, object_frame: bool, now_ns: int = 0,
-              limits=None) -> Optional[np.ndarray]:
+    def _keep_models(self, used) -> None:
+        """Forget the models of solvers no longer in use (the subsets of an ended transition)."""
+        keep = {id(view) for view in used}
+        self._models = {key: value for key, value in self._models.items() if key in keep}
+
+    def apply(self, solver, out: np.ndarray, object_frame: bool, now_ns: int = 0, limits=None,
+              corners=None, wrench=None, applied=None) -> Optional[np.ndarray]:
         """Auto mode: add the internal load that keeps every contact inside its cone.
 
         The contact-frame commands are ``out`` itself, rotated when it is in object axes
         (never rebuilt from the prescription: what is checked is what is sent). The margin
         is the friction feedback's effective one (``friction_margin`` while it is off).
 
-        :param distributor: the solver that made ``out``.
+        While contacts are in transition (``corners``: more than one contact subset), each subset's
+        commands get their own squeeze and the squeezes are mixed as the subsets are (eq. 16.1,
+        :class:`.friction_mixture.SubsetSqueeze`): every subset's commands inside the cones make
+        their mixture inside them (docs/theory.md, 16.6), and a leaving contact gets its
+        subsets' squeeze times its weight, down to exactly 0 as it is released.
+
+        :param solver: the ``WeightedSolver`` that made ``out`` (or a ``LoadDistributor``).
         :param out: (n, 6) commands in the node's command frame (before any sign flip).
         :param object_frame: whether ``out`` is in object axes.
         :param now_ns: steady time (the feedback's staleness and release ramp).
         :param limits: the command limits (``CommandLimits``): the load the tightened
             margin adds beyond ``friction_margin``'s is cut back to stay inside them.
+        :param corners: ``[(probability, subset solver)]`` (``DistributorCache.corners``), or None.
+        :param wrench: the desired wrench the commands carry (with ``corners``).
+        :param applied: the applied internal-load coordinates in ``out`` (with ``corners``), or None.
         :return: the corrected commands, or None when no internal load keeps the contacts
-            inside their cones (``infeasible`` says why).
+            inside their cones (``infeasible`` says why); :attr:`added` is the load applied.
         """
-        model = self.model(distributor)
-        contact = to_contact_frames(distributor, out) if object_frame else out
+        view = solver.friction_view if isinstance(solver, WeightedSolver) else solver
+        model = self.model(view)
+        contact = contact_frame_commands(view, out, object_frame)
         self.infeasible = None
         self.added = None
         if self.options.mode != 'auto':
             return out
+        if corners is not None and len(corners) > 1:
+            squeeze = SubsetSqueeze(self, solver, corners, wrench, applied, object_frame)
+        else:
+            corners = None
+            squeeze = SingleSqueeze(view, model, contact, object_frame)
+        self._keep_models([view] + [subset.friction_view for _, subset in corners or ()])
         margin = self.feedback.effective_margin(now_ns)
         self.saturated = False
         try:
-            added = self._required(model, contact, margin)
+            added = self._required(squeeze, margin)
         except FrictionInfeasibleError as error:
             self.infeasible = str(error)
             self.check = model.check(contact)
             return None
-        if model.m and margin > self.options.margin and limits is not None:
-            added = self._within_limits(distributor, model, contact, out, added, object_frame,
-                                        limits)
-        self.added = added
-        if model.m:
-            out = out + distributor.internal_wrench(added, object_frame).reshape(-1, 6)
-        return out
+        if margin > self.options.margin and limits is not None:
+            added = self._within_limits(squeeze, out, added, limits)
+        self.added = added[1]  # the load applied (eq. 16.7)
+        return out + added[0]
 
-    def _required(self, model: FrictionModel, contact: np.ndarray, margin: float) -> np.ndarray:
+    def _required(self, squeeze, margin: float) -> tuple:
         """Auto mode's load at ``margin``; at ``friction_margin`` when the tighter cones fail."""
         try:
-            return model.required_load(contact, margin)
+            return squeeze(margin)
         except FrictionInfeasibleError:
             if margin <= self.options.margin:
                 raise
             self.saturated = True  # the tighter cones cannot be met: do not tighten further
-            return model.required_load(contact, self.options.margin)
+            return squeeze(self.options.margin)
 
-    def _within_limits(self, distributor, model: FrictionModel, contact: np.ndarray,
-                       out: np.ndarray, added: np.ndarray, object_frame: bool,
-                       limits) -> np.ndarray:
+    def _within_limits(self, squeeze, out: np.ndarray, added: tuple, limits) -> tuple:
         """Cut the feedback's extra load back until the commands are inside the limits.
 
         Both loads keep every cone at ``friction_margin`` and the limits are convex, so the
         shares ``a`` of the extra load ``added - nominal`` that fit are an interval [0, a*]
         (empty only when the nominal load is over a limit: the engine's limits then act).
 
-        :return: the load to add.
+        :param squeeze: margin -> ``(commands' part (n, 6), applied coordinates)``.
+        :param added: the load at the tightened margin, as ``squeeze`` gives it.
+        :return: the load to add, the same way.
         """
-        def commands(load):
-            return out + distributor.internal_wrench(load, object_frame).reshape(-1, 6)
-        if limits.check_commands(commands(added)) is None:
+        if limits.check_commands(out + added[0]) is None:
             return added
         self.saturated = True
-        nominal = model.required_load(contact, self.options.margin)
-        if limits.check_commands(commands(nominal)) is not None:
+        nominal = squeeze(self.options.margin)
+        if limits.check_commands(out + nominal[0]) is not None:
             return nominal
         low, high = 0.0, 1.0
         for _ in range(BACKOFF_STEPS):
             mid = 0.5 * (low + high)
-            if limits.check_commands(commands(nominal + mid * (added - nominal))) is None:
+            if limits.check_commands(out + nominal[0] + mid * (added[0] - nominal[0])) is None:
                 low = mid
             else:
                 high = mid
-        return nominal + low * (added - nominal)
+        return tuple(a + low * (b - a) for a, b in zip(nominal, added))
 
     def offer_measurement(self, labels, values: np.ndarray, now_ns: int,
                           clock_ns: int = 0) -> Optional[str]:
@@ -215,7 +218,7 @@ class FrictionStage:
         :param out: (n, 6) commands as published, before any sign flip.
         :param object_frame: whether ``out`` is in object axes.
         """
-        contact = to_contact_frames(distributor, out) if object_frame else out
+        contact = contact_frame_commands(distributor, out, object_frame)
         self.check = self.model(distributor).check(contact)
         self.last_good = out
 

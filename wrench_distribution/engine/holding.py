@@ -11,12 +11,13 @@ Gravity takes the analyzer's form (:class:`~wrench_distribution.engine.sensing.G
 object does not turn); another frame, ``g_o = R^T g`` with ``R`` the object's orientation in
 that frame, offered by the node from tf with the contact poses.
 """
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
 from wrench_distribution.config.settings import WeightSettings
 from wrench_distribution.core import spatial as Q
+from .outcome import Outcome
 
 
 class ObjectWeight:
@@ -60,6 +61,16 @@ class ObjectWeight:
         if self.enabled:
             wrench[:3] -= self.mass * self.gravity_object
 
+    def weight_wrench(self) -> Optional[np.ndarray]:
+        """Return the wrench that carries the object's weight, ``[-m g_o, 0]`` about the CoM.
+
+        :return: (6,), whether or not ``hold_object_weight`` adds it; None without the
+            object's orientation in ``gravity_frame`` yet.
+        """
+        if self.gravity_object is None:
+            return None
+        return np.r_[-self.mass * self.gravity_object, np.zeros(3)]
+
     def held(self, wrench) -> np.ndarray:
         """Return a desired wrench with the weight added (a copy; e.g. for the markers).
 
@@ -82,3 +93,84 @@ class ObjectWeight:
             added = -self.mass * self.gravity_object
             out['held_weight_force'] = ', '.join(f'{f:.6g}' for f in added)
         return out
+
+
+def stop_outcome(policy: str, n: int, held: Callable[[], Optional[np.ndarray]]) -> Outcome:
+    """Return what a stop publishes (deactivate, shutdown): zero wrenches to every effector.
+
+    With ``on_timeout: hold_object_weight`` (legs, hands) the commands that hold the object's
+    weight at the weights in force, when they can be made: a standing robot is not dropped by
+    a deactivation either.
+
+    :param policy: ``on_timeout``.
+    :param n: number of effectors.
+    :param held: the engine's :func:`stop_commands` of that policy.
+    :return: the stop commands, with the message that says what they are.
+    """
+    if policy == 'hold_object_weight':
+        commands = held()
+        if commands is not None:
+            return Outcome(commands, 'stop', "the commands that hold the object's weight", 'outputs',
+                           'stops_published')
+    return Outcome(np.zeros((n, 6)), 'stop', 'zero wrenches to every effector', 'outputs', 'stops_published')
+
+
+def stop_commands(policy: str, n: int, cache, weight: ObjectWeight, internal: Optional[np.ndarray],
+                  friction, limits, output) -> Optional[np.ndarray]:
+    """Return what a stop publishes (an input timeout, a deactivation), by ``on_timeout``.
+
+    ``zero``: zero wrenches (arms); ``hold_object_weight``: :func:`hold_commands` (legs and hands: a
+    standing robot is never commanded to zero on every foot), None when they cannot be made;
+    ``stop``: None (nothing published: the controllers keep their last reference).
+
+    :param policy: ``on_timeout``.
+    :param n: number of effectors.
+    :param cache: the solver cache (its solver in force, None before the first; its subsets).
+    :return: (n, 6) commands, or None.
+    """
+    if policy == 'zero':
+        return np.zeros((n, 6))
+    if policy != 'hold_object_weight' or cache.distributor is None:
+        return None
+    return hold_commands(cache, weight, internal, friction, limits, output)
+
+
+def hold_commands(cache, weight: ObjectWeight, internal: Optional[np.ndarray], friction,
+                  limits, output) -> Optional[np.ndarray]:
+    """Commands that hold the object's weight at the weights in force (``on_timeout: hold_object_weight``).
+
+    What a robot that stands on its feet or holds an object in its hand needs when its
+    controller falls silent: the object's weight (:meth:`ObjectWeight.weight_wrench`) on the
+    contacts of positive weight, with the prescribed internal load and, in friction's auto
+    mode, the squeeze that keeps every contact inside its cone; cut uniformly into the command
+    limits (never beyond one), with the sign of ``command_sign``.
+
+    :param cache: the solver cache (the solver in force at its weights, a released contact at 0;
+        the contact subsets the weights mix).
+    :param weight: the object's weight.
+    :param internal: the prescribed internal load's applied coordinates, or None.
+    :param friction: the friction stage.
+    :param limits: the command limits.
+    :param output: the output settings (frame and sign).
+    :return: (n, 6) commands, or None when the weight cannot be held (no orientation of the
+        object yet, a wrench the contacts cannot produce, no squeeze that holds).
+    """
+    from wrench_distribution.core import WrenchDistributionError
+    wrench = weight.weight_wrench()
+    if wrench is None:
+        return None
+    solver = cache.distributor
+    try:
+        out = solver.wrench_commands(wrench, solver.internal_wrench(internal, output.object_axes),
+                                     output.object_axes)
+    except WrenchDistributionError:
+        return None
+    if friction.active and friction.options.mode == 'auto':
+        out = friction.apply(solver, out, output.object_axes, corners=cache.corners(), wrench=wrench,
+                             applied=internal)
+        if out is None:
+            return None
+    over = limits.check_commands(out)
+    if over is not None:
+        out = out * over.scale
+    return -out if output.negate else out

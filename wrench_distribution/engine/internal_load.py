@@ -15,6 +15,8 @@ from wrench_distribution.core.codec import zero_below_resolution
 from wrench_distribution.core.limits import CommandLimits
 from wrench_distribution.core.prescription import InternalLoadPrescription
 from .feedback import bounded, FeedbackGains, InternalLoadFeedback
+from .outcome import Refusal
+from .status import WARN
 
 
 def gains_from(settings: GainSettings) -> FeedbackGains:
@@ -68,12 +70,13 @@ class InternalLoadStage:
 
     def resolve(self, prescription: InternalLoadPrescription, dist,
                 limits: CommandLimits) -> Optional[np.ndarray]:
-        """Resolve a prescription on a solver and check it against the limits.
+        """Resolve a prescription on a solver at its weights and check it against the limits.
 
-        :return: the coordinates, or None for no internal load.
+        :return: the coordinates applied at the solver's weights (eq. 16.7), or None for no
+            internal load.
         :raises ValueError: with the reason when it does not fit or is over a limit.
         """
-        lam = prescription.resolve(dist)
+        lam = dist.applied(prescription)
         why = self.problem(dist, lam, limits)
         if why is not None:
             raise ValueError(why)
@@ -149,6 +152,11 @@ class InternalLoadStage:
         """
         self.applied_correction = correction
 
+    def total(self, correction: Optional[np.ndarray]) -> Optional[np.ndarray]:
+        """Return the applied coordinates commanded: the prescription plus a correction (None: none)."""
+        parts = [x for x in (self.lam, correction) if x is not None]
+        return None if not parts else parts[0] if len(parts) == 1 else parts[0] + parts[1]
+
     def reference(self, dist, added: Optional[np.ndarray]) -> Optional[np.ndarray]:
         """Return the internal load commanded before the feedback correction.
 
@@ -187,10 +195,47 @@ class InternalLoadStage:
             return self._corr_cached  # same correction as the last message: no new product
         lam = self.lam if self.lam is not None else np.zeros(corr.size)
         corr = bounded(lam + corr, -bound, bound) - lam  # never beyond internal_load_limit
+        corr = dist.element_scales * corr  # a correction on a leaving contact ramps with it (16.7)
         extra = dist.internal_basis(self.object_axes) @ corr
         self._corr_key = (feedback.correction, self.lam, internal, dist)
         self._corr_cached = (extra if internal is None else internal + extra), corr
         return self._corr_cached
+
+    def measure(self, dist, names: Optional[Sequence[str]], values, reference: Optional[np.ndarray],
+                mono_ns: int, saturated: bool, clock_ns: int, bound: float, health=None):
+        """Take a measured internal load (the analyzer's read-out) for the feedback.
+
+        :param dist: the solver, or None.
+        :param names: the layout's labels (must be the basis names), or None.
+        :param values: the coordinates.
+        :param reference: the internal load commanded before the correction.
+        :param mono_ns: steady receive time (staleness).
+        :param saturated: whether a limit cut the last commands back (anti-windup).
+        :param clock_ns: node clock (the PI's time; 0: unknown, steady time used).
+        :param bound: ``internal_load_limit``.
+        :param health: the read-out's health label (:mod:`~wrench_distribution.core.doubt`;
+            None: none): sensors in doubt suspend the loop (``on_sensor_fault``).
+        :return: None, or the :class:`~.outcome.Refusal` (counted by the feedback; reported while on).
+        """
+        feedback = self.feedback
+        if dist is None:
+            why = 'no contacts yet: measurement ignored'
+        else:
+            why = feedback.measure(names, np.asarray(values, float), reference, mono_ns, saturated, clock_ns,
+                                   health)
+            if why is None:  # the product E u here, off the desired wrench's path
+                self.now(dist, mono_ns, bound)
+                return None
+        return Refusal('feedback_rejected', f'internal-load feedback: {why}', WARN, 'feedback',
+                       report=feedback.enabled)
+
+    def feedback_conditions(self, mono_ns: int) -> list:
+        """Return a WARN while the feedback is on and not closed (its staleness checked at ``mono_ns``)."""
+        feedback = self.feedback
+        feedback.current(mono_ns)
+        if feedback.enabled and feedback.status() != 'closed loop':
+            return [(WARN, f'internal-load feedback {feedback.status()}')]
+        return []
 
     def feedback_values(self, commanded: Optional[np.ndarray]) -> dict:
         """Commanded, measured and correction per basis element, and the loop's state."""

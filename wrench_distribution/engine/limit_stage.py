@@ -31,13 +31,18 @@ class LimitStage:
         self.limit_state: Optional[str] = None
 
     def configure(self, limits: CommandLimits) -> None:
-        """Adopt new limits; the last valid commands are forgotten when now over a limit.
+        """Adopt new limits; last valid commands now over a limit are scaled into them.
+
+        ``on_limit: hold`` then still has something to hold (the whole set cut uniformly, as
+        ``scale`` does): lowering a limit never leaves the contacts with nothing.
 
         :param limits: the new limits.
         """
         self.limits = limits
         if self.last_out is not None and not limits.within(self.last_out):
-            self.last_out = None
+            over = limits.check_commands(self.last_out)
+            held = self.last_out * (over.scale if over is not None else 1.0)
+            self.last_out = held if limits.within(held) else None
 
     def sent(self, out: np.ndarray) -> None:
         """Record commands sent unchanged by any limit (what ``hold`` holds).

@@ -169,3 +169,22 @@ class OutputStage:
         if friction_load is None and not due:
             return outcome
         return replace(outcome, friction_load=friction_load, markers=markers() if due else None)
+
+    def markers(self, cache, resultant: np.ndarray, internal_load: Optional[np.ndarray],
+                colors: Optional[list]) -> Optional[MarkerData]:
+        """Return what the markers show: the commands of a desired wrench with an internal load.
+
+        :param cache: the solver cache (the solver, the contact positions, the names).
+        :param resultant: the wrench the effectors apply (the object's weight added).
+        :param internal_load: the applied internal load last commanded, or None.
+        :param colors: one colour per effector (the friction check), or None.
+        :return: the marker data, or None when the solver refuses the wrench.
+        """
+        from wrench_distribution.core import WrenchDistributionError
+        try:
+            syn = cache.distributor.synthesize(resultant, internal_load)
+        except WrenchDistributionError:
+            return None
+        s = self.settings
+        return MarkerData(cache.positions, syn.wrench_object, resultant, s.object_com, cache.names,
+                          colors, s.marker_scale)

@@ -81,11 +81,14 @@ class HeldPoses(PoseSource):
     :param object_frame: the frame the poses must be expressed in.
     :param timeout_ns: a pose older than this (header stamps) is stale; 0 disables.
     :param keep: poses kept when fed live (older ones are forgotten).
+    :param missing_ok: accept a pose holding a NaN as *no pose* (the distributor's: a released
+        contact's; the solver refuses it for a contact of positive weight).
     """
 
     def __init__(self, names: Sequence[str], object_frame: str, timeout_ns: int = 0,
-                 description: str = 'contact poses topic', keep: int = 256) -> None:
+                 description: str = 'contact poses topic', keep: int = 256, missing_ok: bool = False) -> None:
         self.names = list(names)
+        self.missing_ok = missing_ok
         self.object_frame = object_frame
         self.timeout = int(timeout_ns)
         self.description = description
@@ -108,8 +111,11 @@ class HeldPoses(PoseSource):
         if frame and not same_frame(frame, self.object_frame):
             raise ValueError(f"contact_poses frame '{frame}' is not the object frame "
                              f"'{self.object_frame}'")
-        pos, quat = check_poses(positions, quaternions, self.names)
-        return np.concatenate([pos, Q.normalize(quat)], axis=1)
+        pos, quat = check_poses(positions, quaternions, self.names, self.missing_ok)
+        known = ~np.isnan(quat).any(axis=1)
+        quat = quat.copy()
+        quat[known] = Q.normalize(quat[known])
+        return np.concatenate([pos, quat], axis=1)
 
     def extend(self, stamps_ns: np.ndarray, poses: np.ndarray) -> None:
         """Add poses (m, n, 7) with their header stamps (any order).

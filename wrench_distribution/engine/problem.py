@@ -64,7 +64,7 @@ def problem_limits(limits: Any, n: int) -> dict:
 
 
 def problem_parameters(distributor: LoadDistributor, friction: FrictionOptions,
-                       limits: Any = None) -> dict:
+                       limits: Any = None, weights: Optional[np.ndarray] = None) -> dict:
     """Return the distributor parameters of a problem file's grasp, friction and limits.
 
     Every other parameter keeps the node's default, except the limits (unbounded unless
@@ -74,6 +74,7 @@ def problem_parameters(distributor: LoadDistributor, friction: FrictionOptions,
     :param distributor: the solver built from the problem file.
     :param friction: the problem file's friction options.
     :param limits: the problem file's ``limits`` (see :func:`problem_limits`), or None.
+    :param weights: the problem file's ``contact_weights`` (in force from the start), or None.
     :return: ``{parameter: value}``, the keys of the distributor schema.
     """
     values = defaults('distributor')
@@ -91,6 +92,8 @@ def problem_parameters(distributor: LoadDistributor, friction: FrictionOptions,
         force_limits=[math.inf], torque_limits=[math.inf], desired_force_limit=math.inf,
         desired_torque_limit=math.inf, internal_load_limit=math.inf)
     values.update(problem_limits(limits, len(contacts)))
+    if weights is not None:
+        values['contact_weights'] = [float(w) for w in weights]
     return values
 
 
@@ -114,17 +117,19 @@ def prescription_of_problem(internal_load: Any) -> InternalLoadPrescription:
 
 
 def engine_for_problem(distributor: LoadDistributor, friction: FrictionOptions,
-                       internal_load: Any, limits: Any = None) -> DistributionEngine:
+                       internal_load: Any, limits: Any = None,
+                       weights: Optional[np.ndarray] = None) -> DistributionEngine:
     """Build the distribution engine of a problem file, its contacts given as the node's are.
 
     :param distributor: the solver built from the problem file (its contacts, object, options).
     :param friction: the friction options.
     :param internal_load: the raw ``options.internal_load`` (see :func:`prescription_of_problem`).
     :param limits: the problem file's ``limits``, or None.
-    :return: the engine, with its solver built from the contact poses.
+    :param weights: the problem file's ``contact_weights``, or None (all 1).
+    :return: the engine, with its solver built from the contact poses (at those weights).
     :raises WrenchDistributionError: when the prescription does not fit the grasp or a limit.
     """
-    values = problem_parameters(distributor, friction, limits)
+    values = problem_parameters(distributor, friction, limits, weights)
     config = replace(build_config('distributor', values, frozenset(values)),
                      contacts=tuple(distributor.contacts), object_model=distributor.object_model,
                      options=distributor.options)

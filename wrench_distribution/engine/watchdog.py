@@ -6,7 +6,7 @@ inputs (used as is, unchanged by any limit) and runs on two clocks: the steady c
 (advances under ``use_sim_time`` without ``/clock``) and the node clock (a fast replay).
 """
 import math
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -100,17 +100,18 @@ class InputGuard:
 
     def action_text(self) -> str:
         """Say what the timeout policy does (logs and diagnostics)."""
-        return ('publishing zero wrenches' if self.settings.on_timeout == 'zero'
-                else 'stopped publishing')
+        return {'zero': 'publishing zero wrenches', 'stop': 'stopped publishing',
+                'hold_object_weight': "holding the object's weight"}[self.settings.on_timeout]
 
-    def tick(self, mono_ns: int, now_ns: int, n: int) -> Outcome:
+    def tick(self, mono_ns: int, now_ns: int, stop: Callable[[], Optional[np.ndarray]]) -> Outcome:
         """One watchdog check, as the node acts on it.
 
         :param mono_ns: steady clock.
         :param now_ns: node clock.
-        :param n: number of effectors.
-        :return: zero commands to publish (``on_timeout: zero``) or None; on the check that
-            trips, the cause ``timeout`` with its message and counter ``timeouts``.
+        :param stop: the engine's stop: what ``on_timeout`` publishes (None: nothing).
+        :return: the commands to publish after a timeout (``zero``, ``hold_object_weight``) or None; on
+            the check that trips, the cause ``timeout`` with its message and counter
+            ``timeouts``.
         """
         action = self.watchdog(mono_ns, now_ns)
         out = Outcome(None)
@@ -119,8 +120,11 @@ class InputGuard:
                           f'{self.settings.timeout_ns * 1e-9:g} s): {self.action_text()}',
                           key='timeouts')
             action = self.settings.on_timeout
-        if action == 'zero':
-            out.commands = np.zeros((n, 6))
+        if action in ('zero', 'hold_object_weight'):
+            out.commands = stop()
+            if out.commands is None and out.cause == 'timeout':
+                out.message += (' impossible (no contacts, no orientation of the object, or a weight '
+                                'they cannot carry): nothing published')
         return out
 
     def conditions(self) -> list:

@@ -25,6 +25,7 @@ Staleness is in nanoseconds throughout (``contact_timeout``, ``orientation_timeo
 from typing import Callable, Optional
 
 from geometry_msgs.msg import PoseArray, PoseStamped
+import numpy as np
 
 from wrench_distribution.config.schema import ConfigError
 from wrench_distribution.core.codec import stamp_to_ns
@@ -52,13 +53,16 @@ class ContactInput:
     :param on_orientation: with ``on_latest`` and tf, called with the object's orientation
         in ``orientation_frame`` (``[qx, qy, qz, qw]``), looked up with the contacts.
     :param orientation_frame: the frame of the object's orientation ('': none).
+    :param released: with ``on_latest``, the (n,) contacts released now (weight 0): with tf,
+        their frames may be missing or stale without stalling the others (their poses then NaN).
     :raises ConfigError: when tf is configured but tf2 is not importable.
     """
 
     def __init__(self, node, config, diag: DiagnosticsState,
                  on_latest: Optional[Callable] = None, on_orientation: Optional[Callable] = None,
-                 orientation_frame: str = '') -> None:
+                 orientation_frame: str = '', released: Optional[Callable] = None) -> None:
         self.node = node
+        self.released = released
         self.config = config
         self.diag = diag
         self.source = config.contact_source
@@ -74,7 +78,8 @@ class ContactInput:
         self.has_poses = False  # whether the consumer accepted a pose set
         self._lookup = None
         self._retry: Optional[Callable] = None
-        self.held = HeldPoses(self.names, config.object_frame, self.timeout_ns)
+        # the distributor's: a released contact's pose may be NaN (no pose)
+        self.held = HeldPoses(self.names, config.object_frame, self.timeout_ns, missing_ok=on_latest is not None)
         if self.source == 'static':
             self.contacts = StaticPoses([list(c.position) + list(c.orientation)
                                          for c in config.contacts])
@@ -202,19 +207,29 @@ class ContactInput:
             return
         from wrench_distribution.ros.tf import freshness_ns
         n = len(self.names)
+        released = self.released() if self.released is not None else np.zeros(n, bool)
+        live = np.flatnonzero(~released)
         extra = [self.orientation_frame] if self.orientation_frame else []
+        frames = self._lookup.frames
         try:  # the object in orientation_frame too: one freshness for all (contact_timeout)
-            found = self._lookup.lookup_pairs([self.config.object_frame] * n + extra,
-                                              self._lookup.frames
+            found = self._lookup.lookup_pairs([self.config.object_frame] * live.size + extra,
+                                              [frames[i] for i in live]
                                               + [self.config.object_frame] * len(extra), 0)
         except LookupError as e:
             self.diag.problem('tf_failures', f'{e}; keeping the previous poses'
                               if self.has_poses else str(e))
             return
         if extra:
-            self.on_orientation(found.quaternions[n])
-        self.rejected = self._hand_over(found.positions[:n], found.quaternions[:n],
-                                        freshness_ns(found.stamps_ns))
+            self.on_orientation(found.quaternions[live.size])
+        positions, quaternions = np.full((n, 3), np.nan), np.full((n, 4), np.nan)
+        positions[live], quaternions[live] = found.positions[:live.size], found.quaternions[:live.size]
+        for i in np.flatnonzero(released):  # where it is, if tf knows: never stale, never a failure
+            try:
+                pose = self._lookup.lookup_pairs([self.config.object_frame], [frames[i]], 0)
+            except LookupError:
+                continue
+            positions[i], quaternions[i] = pose.positions[0], pose.quaternions[0]
+        self.rejected = self._hand_over(positions, quaternions, freshness_ns(found.stamps_ns))
 
     # -- state -----------------------------------------------------------------------------
     def problem(self, now_ns: int, built: bool) -> Optional[str]:
