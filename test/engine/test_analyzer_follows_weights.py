@@ -6,9 +6,10 @@ weight), the resultant of the live feet's forces by hand (``F = sum f_i``, ``T =
 x f_i``), and the read-out of an analyzer configured *without* the released foot (what weight 0
 must equal). The contact-state thresholds are checked on simulated Gaussian noise.
 """
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 
 from legs_fixtures import FEET, FOOT_POSITIONS, GRAVITY, TRUNK_MASS
 from wrench_distribution.config import load_analyzer_config
@@ -181,3 +182,27 @@ def test_bad_weights_are_refused_and_the_weights_stay(labels, values, why):
     np.testing.assert_array_equal(follow.weights, [1.0, 0.0, 1.0, 1.0])
     assert engine.basis_names == basis and follow.counters['refused_weights'] == 1
     assert follow.values()['last_refused_weights'] == message
+
+
+@settings(max_examples=40, deadline=None)
+@given(sizes=st.lists(st.lists(st.floats(0.0, 30.0), min_size=4, max_size=4), min_size=1, max_size=12),
+       noise=st.lists(st.floats(0.0, 2.0), min_size=4, max_size=4), scale=st.floats(1e-3, 1e3),
+       angles=st.tuples(st.floats(-3.0, 3.0), st.floats(-3.0, 3.0), st.floats(-3.0, 3.0)))
+def test_states_depend_on_the_force_size_only_in_any_unit(sizes, noise, scale, angles):
+    """Rotating every force, or changing the force unit with the noise and the floor, changes no state."""
+    rotation = Rotation.from_euler('xyz', angles)
+    loaded, free = thresholds(noise, 1.0)
+    for limit in (loaded, free):  # rounding decides a size at a threshold itself: not a property
+        assume(np.all(np.abs(np.asarray(sizes) - limit) > 1e-6 * (1.0 + limit)))
+    plain, turned, scaled = (ContactStates(FEET, floor=f) for f in (1.0, 1.0, scale))
+    for row in sizes:
+        wrenches = _wrenches(row)
+        moved = wrenches.copy()
+        moved[:, :3] = rotation.apply(wrenches[:, :3])
+        plain.observe(wrenches, np.array(noise))
+        turned.observe(moved, np.array(noise))
+        scaled.observe(wrenches * scale, np.array(noise) * scale)
+        assert plain.loaded.tolist() == turned.loaded.tolist() == scaled.loaded.tolist()
+        # hysteresis: a contact is loaded above the loaded threshold and free below the free one
+        force = np.asarray(row)
+        assert plain.loaded[force > loaded].all() and not plain.loaded[force < free].any()
