@@ -38,6 +38,7 @@ from wrench_distribution.ros.conversions import (MalformedPayload, measured_inte
                                                  read_wrench_payload)
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, PARAMETER_COUNTERS,
                                                  SimClockMonitor, start_steady_timers)
+from wrench_distribution.ros.followed_weights import FollowedWeightsInput
 from wrench_distribution.ros.friction import friction_message
 from wrench_distribution.ros.managed import LIFECYCLE, ManagedNode
 from wrench_distribution.ros.parameters import declare_config, requested_changes
@@ -79,6 +80,7 @@ class AnalyzerNode(ManagedNode):
                                       on_rebuild=self._on_rebuild,
                                       orientation=self._inputs.orientation, friction=True,
                                       health=True)
+        self._weights = FollowedWeightsInput(self, config, self._engine)  # read-out follows them
         self._friction_pub = self.create_lifecycle_publisher(
             Float64MultiArray, config.topics.friction, 10) \
             if config.topics.friction and self._engine.checks_friction else None
@@ -182,6 +184,7 @@ class AnalyzerNode(ManagedNode):
         and the invariant state (an iterative solve) is computed only when one of its outputs
         is read.
         """
+        self._weights.observe(sample.contact_wrenches)
         values = sample.result.values
         read = self._readers.read()
         stamp_ns = sample.stamp_ns  # the wrenches go raw (core.codec), the sample's stamp kept
@@ -251,6 +254,7 @@ class AnalyzerNode(ManagedNode):
         why = self._inputs.problem(now.nanoseconds, self._engine.has_solver)
         if why is not None and not cond['contacts']:
             cond['contacts'].append((ERROR, why))
+        self._weights.diagnose(cond, report.values)
         clock = self._sim_clock.problem()
         if clock is not None:
             cond['clock'].append(clock)

@@ -84,6 +84,7 @@ class AnalyzerTopics:
     contact_poses: str
     friction: str
     object_pose: str
+    weights: str
 
 
 @dataclass(frozen=True)
@@ -291,7 +292,7 @@ def _analyzer(v: Mapping, given: AbstractSet[str]) -> AnalyzerConfig:
             ('invariant', 'wrench_invariant'))),
         v['internal_load_norm_topic'], v['invariant_norm_topic'], v['object_wrench_topic'],
         v['internal_load_topic'], v['contact_poses_topic'], v['friction_topic'],
-        v['object_pose_topic'])
+        v['object_pose_topic'], v['actual_weights_topic'])
     sensors = sensor_models(v)
     return AnalyzerConfig(kind='analyzer', **grasp, ros=_ros(v), _values=v, _given=given,
                           topics=topics, sensors=sensors, gravity=tuple(v['gravity']),

@@ -481,6 +481,16 @@ ANALYZER_PARAMS: tuple = tuple(COMMON_PARAMS + [
        'Per-effector friction state (Float64MultiArray, n x 3: utilisation (-1 where '
        'undefined), normal force (N), status code); empty: not published.',
        constraints='a topic name, or empty'),
+    _p('actual_weights_topic', STRING, 'contact_weights/actual',
+       'The contact weights the distributor applies (its actual_weights_topic: '
+       'Float64MultiArray labelled with the effector names), followed by the read-out: a '
+       'released contact (weight 0) is out of its solve; empty: no subscription, all 1.',
+       constraints='a topic name, or empty'),
+    _p('contact_loaded_force', DOUBLE, 1.0,
+       'Smallest force (N) above which a contact reads loaded; the threshold is the larger of '
+       'this and 6.83 times the force noise learned by the sensor health checks, and a loaded '
+       'contact reads free below half of it (docs/legs_and_hands.md).',
+       minimum=1e-6, maximum=1e6),
     _p('internal_load_topic', STRING, 'measured/internal_load',
        'Internal-load coordinates (Float64MultiArray, layout label names the basis). Not '
        "`internal_load`: that is the distributor's prescription input, and both nodes often "

@@ -217,6 +217,7 @@ class AnalysisSettings:
     :param orientation_timeout_ns: ``orientation_timeout``.
     :param output_frame: ``output_frame`` (``contact`` or ``object``).
     :param health: the sensor health checks.
+    :param loaded_force: ``contact_loaded_force`` (N): the floor of the loaded threshold.
     """
 
     max_future_ns: int
@@ -234,6 +235,7 @@ class AnalysisSettings:
     orientation_timeout_ns: int
     output_frame: str
     health: HealthSettings
+    loaded_force: float = 1.0
 
 
 def contact_friction_fields(v: Mapping) -> Tuple[dict, ...]:
@@ -324,4 +326,5 @@ def analysis_settings(v: Mapping) -> AnalysisSettings:
         tare_samples=int(v['tare_samples']), tare_state=v['tare_state'],
         orientation_source=v['object_orientation_source'],
         orientation_timeout_ns=seconds_to_ns(v['orientation_timeout']),
-        output_frame=v['output_frame'], health=health_settings(v))
+        output_frame=v['output_frame'], health=health_settings(v),
+        loaded_force=float(v['contact_loaded_force']))

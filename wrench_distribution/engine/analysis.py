@@ -193,7 +193,7 @@ class AnalysisEngine:
         if key != self._pose:
             try:
                 if self.cache.update(pose[:, :3], pose[:, 3:]):
-                    self._rebuilt()
+                    self.rebuilt()
             except ValueError as err:
                 self.no_pose_at(int(stamps_ns[0]), len(stamps_ns), f'contact poses rejected: {err}')
                 return None
@@ -209,7 +209,8 @@ class AnalysisEngine:
         self.drops.analysed(stamps_ns[-1])
         return LazyValues(batch, self.config.settings.output_frame), contact
 
-    def _rebuilt(self) -> None:
+    def rebuilt(self) -> None:
+        """Adopt the cache's new solver: its basis names (the outputs' labels), the sensing."""
         dist = self.cache.distributor
         self.sensing.rebuilt(self.cache.quaternions)
         self.basis_names = list(dist.basis_names)
@@ -272,7 +273,7 @@ class AnalysisEngine:
         """Build the solver for static poses now: why they are refused, or None (the contact input)."""
         try:
             if self.cache.update(positions, quaternions):
-                self._rebuilt()
+                self.rebuilt()
         except ValueError as e:
             return f'contact poses rejected: {e}'
         return None
@@ -324,7 +325,7 @@ class AnalysisEngine:
         if 'torque_share' in plan.change.touched:
             self.cache.adopt_options(config.options, plan.distributor)
             if plan.distributor is not None:
-                self._rebuilt()
+                self.rebuilt()
         self.config = replace(config, sensors=self.config.sensors)  # calibrated tools stay
         self._limits(config)
         if self.health is not None:

@@ -187,6 +187,21 @@ class DistributorCache:
         """
         return self.update(self.known[:, :3], self.known[:, 3:], weights=weights)
 
+    def weigh(self, weights) -> bool:
+        """Use other weights from now on: before any pose, for the first solver; after, as :meth:`reweigh`.
+
+        :param weights: (n,) contact weights in ``[0, 1]``, not all 0.
+        :return: True when a new solver was built.
+        :raises ValueError: bad weights, every weight 0, or as :meth:`update` (the weights then stay).
+        """
+        weights = check_weights(weights, len(self.names), self.names)
+        if not weights.any():
+            raise ValueError('every weight 0: no contact would carry the object')
+        if self.distributor is None:
+            self.weights = weights
+            return False
+        return self.reweigh(weights)
+
     def latest(self) -> tuple:
         """Return the latest pose of every contact: ``(positions (n, 3), quaternions (n, 4))``.
 
