@@ -114,6 +114,13 @@ def _array_out_of_range(spec) -> st.SearchStrategy:
         options.append(st.sampled_from([[2.0, 1.0, 0.1, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0],  # out of order
                                         [2.0, 0.0, 0.1, 0.0, 0.0],  # no duration
                                         [0.0, 0.5, 0.1, 0.0, 0.0]]))  # before the move / not back level
+    elif name == 'contact_shifts':
+        options.append(_wrong_count(5, (0, 5, 10, 15, 20)))
+        options.append(st.sampled_from([[2.0, 1.0, 0.1, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0],  # out of order
+                                        [2.0, 0.0, 0.1, 0.0, 0.0]]))  # no duration
+    elif name == 'contact_weights_schedule':
+        options.append(st.sampled_from([['a=0'], ['0: a'], ['0: a=1.5'], ['0: a=-0.1'], ['0: a=nan'],
+                                        ['x: a=1'], ['0: a=0, a=1'], ['1: a=0', '0: a=1']]))
     elif name == 'arm_joint_guesses':
         pass  # its count depends on the robots (checked when the arms are built)
     elif name == 'internal_load_schedule':

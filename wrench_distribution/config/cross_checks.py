@@ -16,7 +16,7 @@ from wrench_distribution.core.spatial import unusable_quaternions
 
 from .arrays import check_width, first_zero_group
 from .calibration import check_ranges
-from .handles import parse_schedule
+from .handles import parse_schedule, parse_weights_schedule
 from .index import INDEX
 from .schema import ConfigError, LIMIT_CEILING
 from .sensor_faults import parse_faults
@@ -273,6 +273,7 @@ def _check_free_tilts(v: dict, idx: dict) -> None:
     """``object_sim`` tilts: the arms' after their move, the free ones back level by the grasp."""
     _check_tilts(v, idx, 'arm_tilts', v['arm_move_start'] + v['arm_move_duration'])
     _check_tilts(v, idx, 'free_tilts')
+    _check_tilts(v, idx, 'contact_shifts')
     free = v['free_tilts']
     if free and (any(abs(x) > 1e-12 for x in free[-3:])
                  or free[-5] + free[-4] > v['grasp_time'] + 1e-9):
@@ -314,6 +315,7 @@ def _check_controller(v: dict, idx: dict) -> None:
     _fixed_widths(v, idx, (('object_com', 3), ('gravity', 3), ('move_offset', 3),
                            ('move_rotation', 3)))
     _check_tilts(v, idx, 'tilts', v['move_start'] + v['move_duration'])
+    parse_weights_schedule(v['contact_weights_schedule'])
     _check_inertia(v, idx)
     parse_schedule(v['internal_load_schedule'])
 

@@ -82,6 +82,32 @@ def parse_schedule(entries: Sequence[str]) -> list:
     return sorted(out, key=lambda x: x[0])
 
 
+def parse_weights_schedule(entries: Sequence[str]) -> list:
+    """Parse ``contact_weights_schedule``: ``["2.0: lf=0", "3.5: lf=1, rf=0"]``.
+
+    :param entries: ``"<time>: effector=weight, ..."`` strings, weights in [0, 1].
+    :return: list of ``(time, {effector: weight})`` in time order.
+    :raises ConfigError: on a malformed entry, a repeated name, a weight outside [0, 1] or
+        entries out of time order (the message names the parameter).
+    """
+    accepted = 'accepted: entries "<time>: effector=number in [0, 1], ..." in time order'
+    out = []
+    for entry in entries:
+        when, sep, rest = str(entry).partition(':')
+        pairs = [item.partition('=') for item in rest.split(',') if item.strip()]
+        try:
+            time = float(when)
+            weights = {name.strip(): float(value) for name, _, value in pairs}
+        except ValueError:
+            time, weights = float('nan'), {}
+        if (not sep or not math.isfinite(time) or len(weights) != len(pairs)
+                or not all(name and 0.0 <= value <= 1.0 for name, value in weights.items())
+                or (out and time < out[-1][0])):
+            raise ConfigError(f"parameter 'contact_weights_schedule': {entry!r} is not valid; {accepted}")
+        out.append((time, weights))
+    return out
+
+
 def _split_outside_parentheses(text: str) -> list:
     depth, token, tokens = 0, '', []
     for ch in text:

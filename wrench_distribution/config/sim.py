@@ -126,6 +126,12 @@ ADMITTANCE_PARAMS: tuple = (
             "Rotation of the arms' reference move, rotation vector (rad): the controller's "
             'move_rotation.'),
     _tilts('arm_tilts', "Tilts of the arms' reference after the move: the controller's tilts."),
+    _p('contact_shifts', DOUBLE_ARRAY, [],
+       'Moves of every contact together in the object frame (a trunk swaying over its feet): '
+       'each a minimum-jerk move from start for duration (s) to the offset [dx, dy, dz] (m) '
+       'from the configured positions; contact_poses follow.',
+       constraints='5 finite numbers per move [start, duration, dx, dy, dz], in time order, '
+                   'not overlapping, or empty'),
     _tilts('free_tilts',
            'Turns of the open grippers before grasp_time (a tools-free calibration): the '
            'grippers and the fixture holding the object turn together about the object-frame '
@@ -262,6 +268,11 @@ CONTROLLER_PARAMS: tuple = (
        constraints='entries "<time>: basis_name=number, ..."'),
     _p('internal_load_rate', DOUBLE, 5.0, 'Rate of internal_load messages (Hz, sim time).',
        minimum=0.0),
+    _p('contact_weights_schedule', STRING_ARRAY, [],
+       "Contact weights over time, streamed on the distributor's contact_weights topic at "
+       'internal_load_rate: entries "<time>: effector=weight, ..." (weights in [0, 1]; the '
+       'effectors an entry does not name keep their weights).',
+       constraints='entries "<time>: effector=number in [0, 1], ...", in time order'),
 )
 
 #: Parameter specs of ``baseline_distributor`` (the Moore-Penrose distribution).

@@ -57,6 +57,24 @@ def tilt_profile(tilts, t: float) -> tuple:
     return before, np.zeros(3), np.zeros(3)
 
 
+def shift_profile(shifts, t: float) -> np.ndarray:
+    """Offset along a sequence of shifts (minimum-jerk moves with rests between them).
+
+    Shift ``k`` moves, from ``start`` for ``duration``, from the offset the previous one reached
+    (zero before the first) to its own ``[dx, dy, dz]``.
+
+    :param shifts: flat ``[start, duration, dx, dy, dz]`` per shift, in time order.
+    :param t: time, s.
+    :return: (3,) offset
+    """
+    before = np.zeros(3)
+    for start, duration, *offset in np.asarray(shifts, dtype=float).reshape(-1, 5):
+        if t < start + duration:
+            return before + min_jerk(t, start, duration)[0] * (np.asarray(offset) - before)
+        before = np.asarray(offset)
+    return before
+
+
 def scheduled(schedule: list, t: float) -> dict:
     """Return the handles in force at time ``t`` (the last entry at or before it).
 

@@ -55,7 +55,8 @@ def _recorded_topics(effectors) -> dict:
               'measured/object_wrench': WrenchStamped, '/diagnostics': DiagnosticArray,
               'contact_slip': Float64MultiArray, 'measured/friction': Float64MultiArray,
               'friction/internal_load_added': Float64MultiArray,
-              'joint_arms/status': Float64MultiArray}
+              'joint_arms/status': Float64MultiArray, 'contact_weights': Float64MultiArray,
+              'contact_weights/actual': Float64MultiArray}
     for e in effectors:
         topics[f'{e}/ft_sensor'] = WrenchStamped
         topics[f'{e}/wrench_command'] = WrenchStamped

@@ -36,6 +36,11 @@ def report(args, run: dict, summary_extra: dict, title: str, ok: bool) -> int:
     text = format_summary(summary, title + f' (wall {summary["wall_time_s"]:.1f} s)')
     if faults is not None:
         text += '\n' + '\n'.join(format_faults(faults, summary['basis']))
+    from ..reports.transitions import format_transitions, transitions_summary
+    transitions = transitions_summary(out / 'bag', validate_sections(run['sections']))
+    if transitions is not None:
+        summary['contact_transitions'] = transitions
+        text += '\n' + '\n'.join(format_transitions(transitions))
     print()
     print(text)
     write_json(summary, out / 'summary.json')

@@ -5,7 +5,9 @@ publishes ``desired_wrench`` (WrenchStamped, object frame, about the centre of m
 stamped with the pose's stamp) from :class:`..control.object_controller.PoseController`, and the
 scripted internal load on ``internal_load`` (Float64MultiArray whose layout label holds
 the handle names joined by ``;``, e.g. ``squeeze(left,right)``) whenever it changes and
-at ``internal_load_rate``. Run with ``use_sim_time:=true``.
+at ``internal_load_rate``, and the scheduled contact weights (``contact_weights_schedule``) on
+``contact_weights``, labelled with the effectors they set, on change and at the same rate.
+Run with ``use_sim_time:=true``.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float64MultiArray
 
-from wrench_distribution.config.handles import parse_schedule
+from wrench_distribution.config.handles import parse_schedule, parse_weights_schedule
 from wrench_distribution.config.sim import CONTROLLER_PARAMS
 from wrench_distribution.core.codec import ns_to_seconds, stamp_to_ns
 from wrench_distribution.core.messages import fill_wrench, pose_to_list, vector_to_array
@@ -40,6 +42,11 @@ class ObjectControllerNode(Node):
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self.wrench_pub = self.create_publisher(WrenchStamped, 'desired_wrench', reliable)
         self.load_pub = self.create_publisher(Float64MultiArray, 'internal_load', reliable)
+        self.weights_schedule = parse_weights_schedule(p['contact_weights_schedule'])
+        self.weights_pub = self.create_publisher(Float64MultiArray, 'contact_weights', reliable) \
+            if self.weights_schedule else None
+        self.last_weights = None
+        self.next_weights = -np.inf
         self.create_subscription(TwistStamped, 'object_twist', self._on_twist, reliable)
         self.create_subscription(PoseStamped, 'object_pose', self._on_pose, reliable)
         self.velocity = np.zeros(3)
@@ -58,6 +65,7 @@ class ObjectControllerNode(Node):
         pose = pose_to_list(msg.pose)
         rot = matrix_from_quaternion(pose[3:])
         self.publish_internal_load(now, msg.header.stamp)
+        self.publish_weights(now)
         w = self.law.wrench(now, pose[:3], rot, self.velocity, self.omega)
         if not np.all(np.isfinite(w)):
             self.get_logger().error('non-finite desired wrench, not published',
@@ -86,6 +94,28 @@ class ObjectControllerNode(Node):
         self.load_pub.publish(msg)
         self.last_handles = handles
         self.next_load = now + 1.0 / max(self.p['internal_load_rate'], 1e-3)
+
+    def publish_weights(self, now: float) -> None:
+        """Publish the scheduled contact weights on change and at ``internal_load_rate``.
+
+        :param now: sim time, s.
+        """
+        if self.weights_pub is None:
+            return
+        weights = {}
+        for when, entry in self.weights_schedule:
+            if when <= now + 1e-9:
+                weights.update(entry)
+        if not weights or (weights == self.last_weights and now < self.next_weights):
+            return
+        if weights != self.last_weights:
+            self.get_logger().info(f't={now:.3f} s: contact weights ' + ', '.join(
+                f'{k}={v:g}' for k, v in weights.items()))
+        msg = make_internal_load_msg(list(weights))
+        msg.data = [float(v) for v in weights.values()]
+        self.weights_pub.publish(msg)
+        self.last_weights = weights
+        self.next_weights = now + 1.0 / max(self.p['internal_load_rate'], 1e-3)
 
 
 def main(args=None) -> int:

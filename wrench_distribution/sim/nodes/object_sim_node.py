@@ -46,7 +46,7 @@ from wrench_distribution.ros.parameters import declare_and_validate
 from wrench_distribution.ros.runner import stop_requested
 
 from ..control.admittance import accepts_reference
-from ..control.object_controller import tilt_profile
+from ..control.object_controller import shift_profile, tilt_profile
 from ..physics.sensor_faults import FaultyStreams
 from ..scenarios.models import effector_model
 from ..scenarios.sections import build_sim
@@ -111,6 +111,7 @@ class ObjectSimNode(Node):
         for r, rot in zip(self.sim.r, self.sim.r_rot):
             self.contacts_msg.poses.append(fill_pose(Pose(), r, quaternion_from_matrix(rot)))
         self.next_contacts = 0.0
+        self.initial_contacts = self.sim.r.copy()
         self.next_markers = 0.0
         self.wall_start = time.monotonic()
         self.get_logger().info(
@@ -195,7 +196,20 @@ class ObjectSimNode(Node):
             self.sim.set_clock(self.ticks * self.period)
         if self.p['free_tilts'] and not self.grasped():  # the open grippers turn with the fixture
             self.sim.turn_rig(tilt_profile(self.p['free_tilts'], self.sim.time)[0])
+        if self.p['contact_shifts']:
+            self.shift_contacts()
         self.publish()
+
+    def shift_contacts(self) -> None:
+        """Move the contacts along ``contact_shifts``; the contact poses and the truth follow."""
+        positions = self.initial_contacts + shift_profile(self.p['contact_shifts'], self.sim.time)
+        if np.array_equal(positions, self.sim.r):
+            return
+        self.sim.move_contacts(positions)
+        self.truth = TruthReadout(self.p, self.sim.r, self.sim.r_rot)
+        for pose, r in zip(self.contacts_msg.poses, self.sim.r):
+            fill_vector(pose.position, r)
+        self.next_contacts = 0.0  # published at once
 
     def grasped(self) -> bool:
         """Tell whether the grippers have closed (``grasp_time``); before, nothing is transmitted."""

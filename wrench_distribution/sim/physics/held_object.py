@@ -113,6 +113,18 @@ class HeldObjectSim:
         self.body.place(origin + rotation @ body, rotation @ body_rot)
         self.eff_pos, self.eff_rot = origin + eff @ rotation.T, rotation @ eff_rot
 
+    def move_contacts(self, positions) -> None:
+        """Move the contacts on the object, the effector bodies with them (legs placing a trunk).
+
+        The effectors are carried by the same displacement, so the springs keep their
+        stretch: the move itself transmits nothing and slides nothing.
+
+        :param positions: (n, 3) contact points in the object frame.
+        """
+        positions = np.asarray(positions, dtype=float).reshape(self.n, 3)
+        self.eff_pos = self.eff_pos + (positions - self.r) @ self.body.rotation.T
+        self.r = positions
+
     # --- kinematics -------------------------------------------------------------
     def object_frame_pose(self) -> tuple[np.ndarray, np.ndarray]:
         """World pose of the object frame (origin, rotation).
