@@ -41,6 +41,7 @@ NOISE = np.array([0.05] * 3 + [0.005] * 3)
 FREEZE = 40     # the reading from which the left driver repeats its last one
 FROZEN = 80     # readings it stays frozen
 AFTER = 40      # readings after it thaws
+WARM_UP_S = 30.0  # longest wait for the closed loop to move the commands before the freeze
 
 
 class Rig:
@@ -140,7 +141,9 @@ def run(rig: Rig) -> tuple:
     :return: ``(internal part of each cycle's commands (k, 6), monotonic time of each cycle)``.
     """
     warm = [internal_part(rig.step(False)[0], rig.plant) for _ in range(3)]
-    for _ in range(100):  # until the read-out flows and the loop moves the commands
+    deadline = time.monotonic() + WARM_UP_S
+    while time.monotonic() < deadline:  # until the read-out flows (the two nodes' DDS
+        # discovery: seconds under load) and the loop moves the commands
         if np.abs(np.diff(warm[-3:], axis=0)).min(axis=0).max() > 1e-9:
             break
         warm.append(internal_part(rig.step(False)[0], rig.plant))
