@@ -2,7 +2,7 @@
 
 - ``~/calibration/capture``: the newest ``tare_samples`` analysed samples newer than the last
   capture become one pose, its samples at rest (refused when the poses moved, or when less than
-  90 % of them are at rest: :func:`~..engine.rests.find_rests`); the recorded samples stay for
+  75 % of them are at rest: :func:`~..engine.rests.find_rests`); the recorded samples stay for
   ``~/check_signs``;
   the response says the poses and samples collected, the gravity spread, and what the poses
   determine so far (or the motion still missing).
@@ -248,8 +248,13 @@ class CalibrationServices:
         return _answer(response, True, f"saved {', '.join(parameters)} to {written}")
 
 
+#: The least share of a capture's samples at rest: a rest whose readings still settle over more
+#: than a quarter of the window (a feedback loop converging) is asked again later.
+MIN_KEPT_SHARE = 0.75
+
+
 def _not_at_rest(rests, want: int) -> str:
-    """Why the samples of a capture are not one rest (empty when they are: 90 % kept, nothing moving)."""
+    """Why the samples of a capture are not one rest (empty when they are: 75 % kept, nothing moving)."""
     counts = rests.counts()
     if counts.get('moving'):
         return (f'not at rest: the poses moved in {counts["moving"]} of the newest {want} samples (still means a '
@@ -257,7 +262,7 @@ def _not_at_rest(rests, want: int) -> str:
                 f'from {rests.basis})')
     kept = np.unique(rests.labels[rests.labels >= 0])
     share = float(np.mean(rests.labels >= 0))
-    if len(kept) != 1 or share < 0.9:
+    if len(kept) != 1 or share < MIN_KEPT_SHARE:
         dropped = ', '.join(f'{why} {count}' for why, count in counts.items() if why != 'kept')
         return f'not at rest ({share:.0%} of the newest {want} samples in one steady pose; dropped: {dropped})'
     return ''
