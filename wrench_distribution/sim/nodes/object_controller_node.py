@@ -45,16 +45,14 @@ class ObjectControllerNode(Node):
         self.weights_schedule = parse_weights_schedule(p['contact_weights_schedule'])
         self.weights_pub = self.create_publisher(Float64MultiArray, 'contact_weights', reliable) \
             if self.weights_schedule else None
-        self.last_weights = None
-        self.next_weights = -np.inf
         self.create_subscription(TwistStamped, 'object_twist', self._on_twist, reliable)
         self.create_subscription(PoseStamped, 'object_pose', self._on_pose, reliable)
         self.velocity = np.zeros(3)
         self.omega = np.zeros(3)
         self.msg = WrenchStamped()
         self.msg.header.frame_id = p['object_frame']
-        self.last_handles = None
-        self.next_load = -np.inf
+        #: per labelled stream ('internal load', 'contact weights'): the values last sent, when next due
+        self.sent = {}
 
     def _on_twist(self, msg: TwistStamped) -> None:
         self.velocity = vector_to_array(msg.twist.linear)
@@ -82,18 +80,8 @@ class ObjectControllerNode(Node):
         :param stamp: the current stamp (unused by Float64MultiArray, kept for logs).
         """
         handles = scheduled(self.schedule, now)
-        if not handles:
-            return
-        if handles == self.last_handles and now < self.next_load:
-            return
-        if handles != self.last_handles:
-            self.get_logger().info(f't={now:.3f} s: internal load ' + ', '.join(
-                f'{k}={v:g}' for k, v in handles.items()))
-        msg = make_internal_load_msg(list(handles))
-        msg.data = [float(v) for v in handles.values()]
-        self.load_pub.publish(msg)
-        self.last_handles = handles
-        self.next_load = now + 1.0 / max(self.p['internal_load_rate'], 1e-3)
+        if handles:
+            self._stream('internal load', self.load_pub, handles, now)
 
     def publish_weights(self, now: float) -> None:
         """Publish the scheduled contact weights on change and at ``internal_load_rate``.
@@ -106,16 +94,20 @@ class ObjectControllerNode(Node):
         for when, entry in self.weights_schedule:
             if when <= now + 1e-9:
                 weights.update(entry)
-        if not weights or (weights == self.last_weights and now < self.next_weights):
+        if weights:
+            self._stream('contact weights', self.weights_pub, weights, now)
+
+    def _stream(self, what: str, publisher, values: dict, now: float) -> None:
+        """Publish labelled values on change and at ``internal_load_rate`` (logged on change)."""
+        last, due = self.sent.get(what, (None, -np.inf))
+        if values == last and now < due:
             return
-        if weights != self.last_weights:
-            self.get_logger().info(f't={now:.3f} s: contact weights ' + ', '.join(
-                f'{k}={v:g}' for k, v in weights.items()))
-        msg = make_internal_load_msg(list(weights))
-        msg.data = [float(v) for v in weights.values()]
-        self.weights_pub.publish(msg)
-        self.last_weights = weights
-        self.next_weights = now + 1.0 / max(self.p['internal_load_rate'], 1e-3)
+        if values != last:
+            self.get_logger().info(f't={now:.3f} s: {what} ' + ', '.join(f'{k}={v:g}' for k, v in values.items()))
+        msg = make_internal_load_msg(list(values))
+        msg.data = [float(v) for v in values.values()]
+        publisher.publish(msg)
+        self.sent[what] = (values, now + 1.0 / max(self.p['internal_load_rate'], 1e-3))
 
 
 def main(args=None) -> int:
