@@ -91,7 +91,7 @@ def test_analysis_returns_the_parts_and_rejects_bad_samples(client):
             sample([stamp, stamp])
             if out_for(stamp, 0.2):
                 break
-        assert out_for(stamp, 2.0), proc.output()
+        assert out_for(stamp, 10.0), proc.output()
         pick = {t: wrench_to_array(next(m for m in v if stamp_to_ns(m.header.stamp) == stamp).wrench)
                 for t, v in got.items()}
         np.testing.assert_allclose(pick['object_wrench'], desired, atol=1e-8)
@@ -100,12 +100,12 @@ def test_analysis_returns_the_parts_and_rejects_bad_samples(client):
                                        expected.manipulating_contact[i], atol=1e-8)
             np.testing.assert_allclose(pick[f'{n}/wrench_constraint'],
                                        expected.constraint_contact[i], atol=1e-8)
-        assert client.spin_until(lambda: len(il) > 0, 2.0)
+        assert client.spin_until(lambda: len(il) > 0, 10.0)
         np.testing.assert_allclose(il[-1].data, lam, atol=1e-8)
         assert il[-1].layout.dim[0].label == ';'.join(dist.basis_names)
         assert got['left/wrench_manipulating'][-1].header.frame_id == 'left_contact'
 
-        def wait_diag(text, timeout=5.0):
+        def wait_diag(text, timeout=10.0):  # bounded by what a loaded machine needs, ended when in
             return client.spin_until(lambda: any(
                 text in m for m in diag_messages(diag, 'wrench_analyzer')), timeout)
 
@@ -116,7 +116,7 @@ def test_analysis_returns_the_parts_and_rejects_bad_samples(client):
         bad = [readings[0].copy(), readings[1]]
         bad[0][2] = float('nan')
         sample([s, s], bad)
-        assert wait_diag("'left' contains NaN")
+        assert wait_diag("'left' contains NaN"), (diag_messages(diag, 'wrench_analyzer')[-12:], proc.output())
         # skewed stamps (50 ms apart > 5 ms tolerance)
         s2 = time.time_ns()
         sample([s2, s2 + 50_000_000])
@@ -124,13 +124,14 @@ def test_analysis_returns_the_parts_and_rejects_bad_samples(client):
         # a stale sample (stamps 5 s old > max_age 1 s)
         s3 = time.time_ns() - 5_000_000_000
         sample([s3, s3])
-        assert wait_diag('stale')
+        assert wait_diag('stale'), (diag_messages(diag, 'wrench_analyzer')[-12:], proc.output())
         client.spin_for(0.2)
         assert not any(stamp_to_ns(m.header.stamp) in (s, s2, s3) for v in got.values() for m in v)
         assert all(np.all(np.isfinite(wrench_to_array(m.wrench))) for v in got.values() for m in v)
         # the streams stop: diagnostics name the stale streams
         diag.clear()
-        assert wait_diag('stale F/T stream(s): left, right', timeout=4.0)
+        assert wait_diag('stale F/T stream(s): left, right'), (diag_messages(diag, 'wrench_analyzer')[-12:],
+                                                               proc.output())
         # runtime parameters: refused with a reason, or applied
         res = client.set_parameters('wrench_analyzer', [Parameter('sync_tolerance', value=-1.0)])
         assert not res[0].successful and 'sync_tolerance' in res[0].reason
@@ -138,7 +139,7 @@ def test_analysis_returns_the_parts_and_rejects_bad_samples(client):
         assert res[0].successful, res[0].reason
         s4 = time.time_ns()
         sample([s4, s4 + 50_000_000])   # now within tolerance
-        assert out_for(s4 + 50_000_000, 2.0)
+        assert out_for(s4 + 50_000_000, 10.0), proc.output()
     assert 'Traceback' not in proc.output()
 
 

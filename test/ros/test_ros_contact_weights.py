@@ -29,6 +29,8 @@ DOMAIN = domain_id_for(__name__)
 PERIOD = 0.002        # 500 Hz
 TRANSITION = 0.1      # contact_transition_time (s)
 MAX_STEP = 0.1        # the longest stamp gap a ramp counts (engine/weights.py)
+MAX_LAG = 0.05        # how far the commands read may lag what was sent before the stream waits (s)
+MAX_PAUSE = 0.2       # the longest such wait (s): input_timeout is 0.5 s
 
 
 @pytest.fixture(scope='module')
@@ -49,6 +51,8 @@ class Stream:
         self.cmds = {n: client.collect(WrenchStamped, f'{n}/wrench_command', qos=5000) for n in self.names}
         self.actual = client.collect(Float64MultiArray, 'contact_weights/actual', qos=100)
         self.diag = client.collect(DiagnosticArray, '/diagnostics')
+        self.sent_ns = 0
+        self.sent = set()  # the stamps streamed: the watchdog's commands (stamped by the node) are not
 
     def ready(self) -> None:
         assert self.c.wait_matched(publishers=[self.pub, self.weights_pub],
@@ -82,26 +86,42 @@ class Stream:
         return None if not self.actual else np.array(self.actual[-1].data)
 
     def run(self, seconds: float, wrench=np.zeros(6), until=None) -> bool:
-        """Stream the desired wrench at 500 Hz for ``seconds`` (or until ``until()``); collect meanwhile."""
+        """Stream the desired wrench at 500 Hz for ``seconds`` (or until ``until()``); collect meanwhile.
+
+        A loaded machine can leave this process behind the node's commands: then the stream
+        waits (at most :data:`MAX_PAUSE`, well inside ``input_timeout``) until the commands of
+        what it sent are in, so what the test reads lags what the node did by a bounded time.
+        """
         end = time.monotonic() + seconds
-        due = time.monotonic()
+        due = last_sent = time.monotonic()
         while time.monotonic() < end:
             if until is not None and until():
                 return True
             now = time.monotonic()
-            if now >= due:
-                self.pub.publish(stamped_wrench(wrench, time.time_ns(), 'object'))
-                due = max(due + PERIOD, now)
-            self.c.executor.spin_once(timeout_sec=max(0.0, due - time.monotonic()))
+            if now >= due and (not self._behind() or now - last_sent > MAX_PAUSE):
+                self.sent_ns = time.time_ns()
+                self.sent.add(self.sent_ns)
+                self.pub.publish(stamped_wrench(wrench, self.sent_ns, 'object'))
+                due, last_sent = max(due + PERIOD, now), now
+            self.c.executor.spin_once(timeout_sec=max(0.0, min(due - time.monotonic(), PERIOD)))
         return until is None or bool(until())
 
+    def _behind(self) -> bool:
+        """Tell whether the newest command read is more than :data:`MAX_LAG` older than the newest sent."""
+        received = self.cmds[self.names[-1]]
+        return bool(received) and self.sent_ns - stamp_to_ns(received[-1].header.stamp) > MAX_LAG * 1e9
+
     def commands(self, since_ns: int = 0, until_ns: int = 2 ** 63) -> list:
-        """``[(stamp_ns, (n, 6) commands)]`` of every stamp all effectors answered, in stamp order."""
+        """``[(stamp_ns, (n, 6) commands)]`` of every stamp streamed all effectors answered, in stamp order.
+
+        A pause the watchdog filled (a loaded machine) is left out: its commands hold the last
+        ones, and the ramp is judged from one desired wrench to the next.
+        """
         rows = {}
         for k, name in enumerate(self.names):
             for m in self.cmds[name]:
                 stamp = stamp_to_ns(m.header.stamp)
-                if since_ns <= stamp < until_ns:
+                if since_ns <= stamp < until_ns and stamp in self.sent:
                     rows.setdefault(stamp, [None] * len(self.names))[k] = wrench_to_array(m.wrench)
         return [(s, np.array(r)) for s, r in sorted(rows.items()) if all(x is not None for x in r)]
 

@@ -42,7 +42,9 @@ class Contact:
             self, 'position', tuple(finite_vector(self.position, 3, f'contact {self.name!r} position'))
         )
         quaternion = finite_vector(self.orientation, 4, f'contact {self.name!r} orientation')
-        quaternion_to_matrix(quaternion)  # rejects a zero quaternion
+        matrix = quaternion_to_matrix(quaternion)  # rejects a zero quaternion
+        matrix.setflags(write=False)
+        object.__setattr__(self, '_matrix', matrix)  # not a field: equality and repr stay the fields'
         object.__setattr__(self, 'orientation', tuple(quaternion))
         if self.friction is not None:
             mu = float(finite_array(self.friction, (), f'contact {self.name!r} friction'))
@@ -57,8 +59,8 @@ class Contact:
 
     @property
     def rotation(self) -> np.ndarray:
-        """Rotation of the contact frame in the object frame, (3, 3)."""
-        return quaternion_to_matrix(self.orientation)
+        """Rotation of the contact frame in the object frame, (3, 3), read-only."""
+        return self._matrix
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ right-hand side updated per sample (benchmarks/bench_friction.py).
 Only the public API of :class:`LoadDistributor` is used.
 """
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
@@ -133,8 +134,6 @@ class FrictionModel:
 
     :param distributor: the grasp; its contacts carry ``friction`` and ``normal``.
     :param options: mode and margin.
-    :ivar program: the auto mode's :class:`ConeProgram`, or None when no contact is
-        unilateral (or the grasp has no internal load).
     """
 
     def __init__(self, distributor: LoadDistributor, options: Optional[FrictionOptions] = None) -> None:
@@ -146,13 +145,26 @@ class FrictionModel:
         self.normals = np.array([c.normal for c in contacts])
         self.has_cone = ~np.isnan(self.mu)
         self.unilateral = self.has_cone | np.array([c.type == 'point' for c in contacts])
-        self.tangents = np.array([_tangent_basis(n) for n in self.normals])  # (n, 3, 2)
-        self.m = m = len(distributor.basis_names)
-        # Basis columns in the contact frames: E[:, j] = internal_wrench(unit_j).
-        columns = np.eye(m)
-        self.basis_contact = np.array(
-            [distributor.internal_wrench(columns[j]) for j in range(m)]).T.reshape(self.n, 6, m)
-        self.program = ConeProgram(self) if self.unilateral.any() and m else None
+        self.m = len(distributor.basis_names)
+
+    # The check needs neither of these (the distributor checks every command it sends, on a
+    # model built per solver): built on the first use of auto mode's program.
+    @cached_property
+    def tangents(self) -> np.ndarray:
+        """Return each contact's tangent plane basis, (n, 3, 2)."""
+        return np.array([_tangent_basis(n) for n in self.normals])
+
+    @cached_property
+    def basis_contact(self) -> np.ndarray:
+        """Return the basis columns in the contact frames, (n, 6, m): ``E[:, j] = internal_wrench(unit_j)``."""
+        columns = np.eye(self.m)
+        return np.array([self.distributor.internal_wrench(columns[j])
+                         for j in range(self.m)]).T.reshape(self.n, 6, self.m)
+
+    @cached_property
+    def program(self) -> Optional['ConeProgram']:
+        """Return auto mode's :class:`ConeProgram`, or None when no contact is unilateral or ``m`` is 0."""
+        return ConeProgram(self) if self.unilateral.any() and self.m else None
 
     @property
     def active(self) -> bool:
