@@ -15,6 +15,7 @@ from legs_fixtures import FEET, FOOT_POSITIONS, GRAVITY, TRUNK_MASS
 from wrench_distribution.config import load_analyzer_config
 from wrench_distribution.engine import AnalysisEngine, StaticPoses
 from wrench_distribution.engine.contact_states import ContactStates, FollowedWeights, thresholds
+from wrench_distribution.engine.poses import HeldPoses
 
 UPRIGHT = np.tile([0.0, 0.0, 0.0, 1.0], (4, 1))
 STAMP = 1_000_000_000
@@ -91,6 +92,56 @@ def test_weight_zero_reads_out_as_the_analyzer_without_that_foot(foot, forces, c
         np.testing.assert_allclose(followed[part][keep], without[part], rtol=1e-8, atol=1e-8)
         assert not followed[part][foot].any()
     assert engine.basis_names == alone.basis_names   # the outputs' labels: the feet in the solve
+
+
+def held_trunk_engine(com) -> tuple:
+    """Return an analysis engine of the trunk whose poses come from a topic (NaN rows accepted), and that source.
+
+    Its sensors' health is checked, the set against the trunk's weight at rest (what uses
+    every contact's pose besides the solver).
+    """
+    config = load_analyzer_config({
+        'effectors': list(FEET), 'contact_types': ['point'] * 4, 'contact_source': 'topic',
+        'object_com': list(com), 'sync_tolerance': 0.001, 'max_age': 0.0,
+        'actual_weights_topic': 'contact_weights/actual', 'consistency_check': 'rest',
+        'object_mass': TRUNK_MASS, 'gravity': [0.0, 0.0, -GRAVITY]})
+    held = HeldPoses(list(FEET), config.object_frame, missing_ok=True)
+    return AnalysisEngine(config, held, health=True), held
+
+
+@settings(max_examples=20, deadline=None)
+@given(foot=st.integers(0, 3),
+       forces=st.lists(st.floats(-200.0, 200.0), min_size=12, max_size=12),
+       com=st.tuples(st.floats(-0.2, 0.2), st.floats(-0.2, 0.2), st.floats(-0.1, 0.3)))
+def test_a_released_foot_without_a_pose_reads_out_as_with_its_pose(foot, forces, com):
+    """A lifted foot's pose may be missing (NaN, as its tracker or tf gives none).
+
+    Released, the read-out is the one with its pose and every output is finite; carrying, the
+    sample is refused and the reason names the foot.
+    """
+    forces = np.array(forces).reshape(4, 3)
+    keep = np.arange(4) != foot
+    poses = np.concatenate([FOOT_POSITIONS, UPRIGHT], axis=1)
+    blind = poses.copy()
+    blind[foot] = np.nan
+    results = []
+    for given_poses in (poses, blind):
+        engine, held = held_trunk_engine(com)
+        assert FollowedWeights(engine).follow(keep.astype(float)) is None
+        held.add(STAMP - 1, held.check('', given_poses[:, :3], given_poses[:, 3:]))
+        results.append(read_out(engine, forces))
+        engine.health.settle()
+    with_pose, without_pose = results
+    for key, value in without_pose.items():
+        assert np.isfinite(value).all(), key
+        np.testing.assert_allclose(value, with_pose[key], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(without_pose['resultant'], by_hand(forces[keep], FOOT_POSITIONS[keep], com),
+                               rtol=1e-9, atol=1e-9)
+    engine, held = held_trunk_engine(com)   # every weight 1: the foot without a pose carries
+    held.add(STAMP - 1, held.check('', blind[:, :3], blind[:, 3:]))
+    readings = np.concatenate([forces, np.zeros_like(forces)], axis=1)[None]
+    assert len(engine.analyze(np.array([STAMP], np.int64), readings)) == 0
+    assert f'no pose of {FEET[foot]}' in engine.contact_problem
 
 
 def test_weights_one_read_out_as_before():

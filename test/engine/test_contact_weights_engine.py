@@ -358,3 +358,17 @@ def test_a_contact_never_seen_cannot_return_until_its_pose_comes():
     np.testing.assert_array_equal(engine.contact_weights, [1.0, 1.0, 1.0, 0.0])
     assert engine.offer_contacts(positions, UPRIGHT, 0).refusal is None
     assert engine.offer_weights(['rh'], [1.0]) is None
+
+
+def test_the_ramp_tick_benchmark_runs_each_ramp_in_its_transition_time():
+    """benchmarks/bench_ramp_ticks.py end to end: 0.1 s ramps at 500 Hz are 50 ticks each (no timing asserted)."""
+    import importlib.util
+    from pathlib import Path
+
+    from ros_harness import REPO
+    spec = importlib.util.spec_from_file_location('bench_ramp_ticks', Path(REPO) / 'benchmarks' / 'bench_ramp_ticks.py')
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    figures = module.measure()
+    assert figures['ticks'] == module.RAMPS * round(0.1 / 0.002)
+    assert figures['ramp_us'] > 0 and figures['steady_us'] > 0

@@ -4,6 +4,7 @@ A trunk on four point feet; the forces are written here from statics (three feet
 centroid the centre of mass lies carry a third of its weight each), so the expected read-out
 never comes from the code under test.
 """
+from geometry_msgs.msg import Pose, PoseArray
 import numpy as np
 import pytest
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
@@ -84,3 +85,51 @@ def test_the_analyzer_reads_out_on_the_feet_the_distributor_keeps():
         values = {kv.key: kv.value for st in diagnose(node).values() for kv in st.values}
         assert 'contact weights not followed' in values['last_refused_weights']
         assert values['released'] == 'lf'
+
+
+def pose_array(positions: np.ndarray, stamp_ns: int) -> PoseArray:
+    msg = PoseArray()
+    msg.header.frame_id = 'object'
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
+    for position in positions:
+        pose = Pose()
+        pose.position.x, pose.position.y, pose.position.z = (float(v) for v in position)
+        pose.orientation.w = 1.0 if np.isfinite(position).all() else float('nan')
+        msg.poses.append(pose)
+    return msg
+
+
+def test_a_released_foot_may_have_no_pose_a_carrying_one_may_not():
+    """Poses from a topic: lf's NaN pose, released, reads out as the three others.
+
+    Following lf back to weight 1 without its pose is refused, named; with a pose it is followed,
+    and a later sample whose pose of lf is NaN is dropped, the reason naming the foot.
+    """
+    topic = dict(params(), contact_source='topic', contact_timeout=0.0)
+    for name in ('contact_positions', 'contact_orientations'):
+        topic.pop(name)
+    lifted = np.array([[0.0, 0.0, 0.3], [0.0, 0.0, THIRD], [0.0, 0.0, THIRD], [0.0, 0.0, THIRD]])
+    blind = FOOT_POSITIONS.copy()
+    blind[0] = np.nan
+    with ros_context() as ctx, InProcessNode(AnalyzerNode, ctx, topic, ANALYZER_PARAMS) as node:
+        node.deliver('contact_weights/actual', weights_msg(FEET, [0.0, 1.0, 1.0, 1.0]))
+        node.deliver('contact_poses', pose_array(blind, 900_000_000))
+        out = analyse(node, lifted, 1_000_000_000)
+        assert np.isfinite(out['object']).all() and np.isfinite(out['lambda']).all()
+        np.testing.assert_allclose(out['object'], [0, 0, TRUNK_MASS * GRAVITY, 0, 0, 0], atol=1e-9)
+        assert not out['man'][0].any()
+        node.deliver('contact_weights/actual', weights_msg(['lf'], [1.0]))
+        values = {kv.key: kv.value for st in diagnose(node).values() for kv in st.values}
+        assert 'no pose of lf' in values['last_refused_weights'] and values['released'] == 'lf'
+        assert not analyse(node, lifted, 1_002_000_000)['man'][0].any()   # still out of the read-out
+        node.deliver('contact_poses', pose_array(FOOT_POSITIONS, 1_003_000_000))
+        analyse(node, lifted, 1_003_500_000)   # a sample at the new poses: the solver has lf's
+        node.deliver('contact_weights/actual', weights_msg(['lf'], [1.0]))
+        assert analyse(node, lifted, 1_004_000_000)['man'][0].any()       # followed: in the read-out
+        node.deliver('contact_poses', pose_array(blind, 1_005_000_000))
+        node.clear()
+        for name, force in zip(FEET, lifted):
+            node.deliver(f'{name}/ft_sensor', stamped_wrench(np.concatenate([force, np.zeros(3)]), 1_006_000_000, ''))
+        assert node.last('object_wrench') is None
+        status = diagnose(node)['contacts']
+        assert 'no pose of lf' in status.message, status.message

@@ -70,3 +70,24 @@ def test_weights_schedule_parses_and_refuses_with_the_parameter_named():
                 ['2: lf=0', '1: lf=1'], ['x: lf=1']):
         with pytest.raises(ConfigError, match="'contact_weights_schedule'.*accepted"):
             parse_weights_schedule(bad)
+
+
+def test_the_command_step_counts_a_paused_stream_as_its_ticks():
+    """A ramp of 0.3 N a tick at 1 kHz: 5 ms without a command then 1.5 N more is still 0.3 N a tick.
+
+    A change of 2 N within one tick is a jump and is reported whole (references by hand).
+    """
+    from wrench_distribution.sim.reports.series import Series
+    from wrench_distribution.sim.reports.transitions import _command_steps
+
+    ticks = np.concatenate([np.arange(0, 20), np.arange(24, 40)])   # ticks 20-23 missing
+    forces = np.zeros((len(ticks), 6))
+    forces[:, 2] = 0.3 * ticks
+    ramp = Series(t=1e-3 * ticks, v=forces)
+    steps = _command_steps({'lf/wrench_command': ramp}, ['lf'], 0.0, 1.0)
+    assert steps['command_step_max_N'] == pytest.approx(0.3, rel=1e-9)
+    jumped = forces.copy()
+    jumped[30:, 0] += 2.0
+    steps = _command_steps({'lf/wrench_command': Series(t=ramp.t, v=jumped)}, ['lf'], 0.0, 1.0)
+    assert steps['command_step_max_N'] == pytest.approx(np.hypot(2.0, 0.3), rel=1e-9)
+    assert steps['command_step_effector'] == 'lf'

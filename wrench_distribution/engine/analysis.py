@@ -63,6 +63,20 @@ class AnalysisPlan:
     distributor: Any = None
 
 
+def with_latest(pose: np.ndarray, cache: DistributorCache) -> np.ndarray:
+    """Return the poses (n, 7) with a released contact's missing one (NaN) replaced by its latest.
+
+    The solver took them (a contact without a pose is released, out of the read-out); its
+    reading is still turned into a contact wrench (its measured state, the sensor's health),
+    at the last pose it had.
+    """
+    missing = np.isnan(pose).any(axis=1)
+    if not missing.any():
+        return pose
+    positions, quaternions = cache.latest()
+    return np.where(missing[:, None], np.concatenate([positions, quaternions], axis=1), pose)
+
+
 class AnalysisEngine:
     """Turns F/T readings into the analyzer's outputs (module docstring).
 
@@ -198,6 +212,7 @@ class AnalysisEngine:
                 self.no_pose_at(int(stamps_ns[0]), len(stamps_ns), f'contact poses rejected: {err}')
                 return None
             self._pose = key
+        pose = with_latest(pose, self.cache)
         contact = self.sensing.contact_wrenches(readings, pose, sensor_pose, gravity, stamps_ns)
         if self.health is not None:
             self.health.observe(stamps_ns, readings, contact, pose, sensor_pose,

@@ -78,8 +78,11 @@ class ContactInput:
         self.has_poses = False  # whether the consumer accepted a pose set
         self._lookup = None
         self._retry: Optional[Callable] = None
-        # the distributor's: a released contact's pose may be NaN (no pose)
-        self.held = HeldPoses(self.names, config.object_frame, self.timeout_ns, missing_ok=on_latest is not None)
+        # a released contact's pose may be NaN (no pose): the distributor's, and the analyzer's
+        # that follows the distributor's weights (its solver refuses it for a weight above 0)
+        follows = on_latest is None and bool(config.topics.weights)
+        self.held = HeldPoses(self.names, config.object_frame, self.timeout_ns,
+                              missing_ok=on_latest is not None or follows)
         if self.source == 'static':
             self.contacts = StaticPoses([list(c.position) + list(c.orientation)
                                          for c in config.contacts])

@@ -3,7 +3,7 @@
 The transitions are the controller's ``contact_weights_schedule``: an entry at ``t`` sets new
 targets, which the distributor reaches within ``contact_transition_time``. For each one the
 summary gives, over ``[t, t + contact_transition_time + SETTLE_AFTER]``: the largest change of a
-force command between two consecutive commands (one tick), the error of the resultant the
+force command per tick (:func:`_command_steps`), the error of the resultant the
 contacts really apply to the object against the desired wrench, every contact's slip margin
 (``mu f_n - |f_t|`` of its true force, while it carries load) and, just after the ramp, the
 true internal load against the prescription scaled by the weights (docs/simulator.md,
@@ -80,16 +80,24 @@ def _window(s, start: float, end: float) -> np.ndarray:
 
 
 def _command_steps(series: Mapping, effectors, start: float, end: float) -> dict:
-    """Largest change of a force command between two consecutive commands, and whose."""
+    """Largest change of a force command per tick, and whose.
+
+    The tick is the commands' median stamp interval; two consecutive commands ``k`` ticks apart
+    (a stream that paused: the ramp is paced by the stamps) count as ``k`` steps of the change.
+    """
     steps = {}
     for e in effectors:
         s = series.get(f'{e}/wrench_command')
         if s is None:
             continue
         inside = _window(s, start, end)
-        forces = s.v[inside, :3]
-        steps[e] = float(np.max(np.linalg.norm(np.diff(forces, axis=0), axis=1))) \
-            if len(forces) > 1 else 0.0
+        forces, stamps = s.v[inside, :3], np.asarray(s.t[inside], float)
+        if len(forces) < 2:
+            steps[e] = 0.0
+            continue
+        gaps = np.diff(stamps)
+        ticks = np.maximum(gaps / np.median(gaps), 1.0) if np.median(gaps) > 0 else np.ones(len(gaps))
+        steps[e] = float(np.max(np.linalg.norm(np.diff(forces, axis=0), axis=1) / ticks))
     worst = max(steps, key=steps.get) if steps else None
     return {'command_step_max_N': steps.get(worst), 'command_step_effector': worst,
             'command_step_N': steps}
