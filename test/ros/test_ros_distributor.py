@@ -85,8 +85,8 @@ class Rig:
                                    topics=[f'{n}/wrench_command' for n in self.names]), \
             'distributor did not come up'
 
-    def warmup(self, timeout: float = 10.0) -> None:
-        """Publish until a command comes back (discovery has completed both ways)."""
+    def warmup(self, timeout: float = 30.0) -> None:
+        """Publish until a command comes back (discovery has completed both ways; ends when it has)."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             if self.send([0, 0, 1, 0, 0, 0], wait=0.2) is not None:
