@@ -64,11 +64,11 @@ venv: $(DEMO_STAMP)
 venv-test: $(TEST_STAMP)
 venv-jazzy: $(JAZZY_STAMP)
 
-$(DEMO_STAMP): requirements.txt requirements-ros.txt requirements-sim.txt setup.py
+$(DEMO_STAMP): requirements.txt requirements-ros.txt requirements-sim.txt requirements-bags.txt setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install $(PIP_QUIET) --upgrade pip
 	$(PY) -m pip install $(PIP_QUIET) -r requirements.txt -r requirements-ros.txt \
-	    -r requirements-sim.txt setuptools wheel
+	    -r requirements-sim.txt -r requirements-bags.txt setuptools wheel
 	$(PY) -m pip install $(PIP_QUIET) --no-deps --no-build-isolation -e .
 	touch $@
 
