@@ -382,26 +382,18 @@ class TestClient:
         return self.call(GetState, f'/{node_name}/get_state', GetState.Request(),
                          timeout).current_state.label
 
-    def set_parameters_atomically(self, node_name: str, params: list, timeout: float = 5.0):
-        """Call ``/<node>/set_parameters_atomically``.
+    def set_parameters_atomically(self, node_name: str, params: list, timeout: float = 10.0):
+        """Call ``/<node>/set_parameters_atomically`` (sent again when unanswered, as :meth:`call`).
 
         :param node_name: target node name.
         :param params: list of ``rclpy.parameter.Parameter``.
-        :param timeout: seconds.
+        :param timeout: seconds, for the service to appear and then for the answer.
         :return: the one ``SetParametersResult`` of the whole request.
         """
         from rcl_interfaces.srv import SetParametersAtomically
-        cli = self.node.create_client(SetParametersAtomically, f'/{node_name}/set_parameters_atomically')
-        try:
-            if not cli.wait_for_service(timeout_sec=timeout):
-                raise TimeoutError(f'/{node_name}/set_parameters_atomically not available')
-            fut = cli.call_async(SetParametersAtomically.Request(parameters=[p.to_parameter_msg() for p in params]))
-            self.executor.spin_until_future_complete(fut, timeout_sec=timeout)
-            if not fut.done():
-                raise TimeoutError('set_parameters_atomically timed out')
-            return fut.result().result
-        finally:
-            self.node.destroy_client(cli)
+        request = SetParametersAtomically.Request(parameters=[p.to_parameter_msg() for p in params])
+        return self.call(SetParametersAtomically, f'/{node_name}/set_parameters_atomically', request,
+                         timeout).result
 
     def close(self) -> None:
         """Destroy the node and shut the context down."""
