@@ -96,7 +96,8 @@ def _command_steps(series: Mapping, effectors, start: float, end: float) -> dict
             steps[e] = 0.0
             continue
         gaps = np.diff(stamps)
-        ticks = np.maximum(gaps / np.median(gaps), 1.0) if np.median(gaps) > 0 else np.ones(len(gaps))
+        tick = np.median(gaps)
+        ticks = np.maximum(gaps / tick, 1.0) if tick > 0 else np.ones(len(gaps))
         steps[e] = float(np.max(np.linalg.norm(np.diff(forces, axis=0), axis=1) / ticks))
     worst = max(steps, key=steps.get) if steps else None
     return {'command_step_max_N': steps.get(worst), 'command_step_effector': worst,
