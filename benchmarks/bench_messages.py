@@ -266,6 +266,9 @@ def main(argv=None) -> int:
         both_s = per_message(timed(d_loop, args.rounds), args.samples)
         relay_s = per_message(timed(relay_loop(relay, args.samples), args.rounds), args.samples)
         if args.profile:
+            for prepare in (getattr(a_loop, 'prepare', None), getattr(d_loop, 'prepare', None)):
+                if prepare is not None:
+                    prepare()
             cProfile.runctx('a_loop()', globals(), {'a_loop': a_loop}, args.profile + '.analyzer')
             cProfile.runctx('d_loop()', globals(), {'d_loop': d_loop}, args.profile + '.distributor')
         rows = [('analyzer, per sample at 2 sensors (2 readings; the measured internal load '

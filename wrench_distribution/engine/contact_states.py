@@ -75,29 +75,36 @@ class ContactStates:
         self.names = list(names)
         n = len(self.names)
         self.floor = float(floor)
-        #: (n,) measured: True loaded, False free; None before the first sample
-        self.loaded: Optional[np.ndarray] = None
+        self._loaded: Optional[list] = None  # per contact: True loaded, False free
         self.commanded = [CARRYING] * n
-        #: (n,) seen free / seen loaded since the commanded state became what it is
-        self.seen_free = np.zeros(n, bool)
-        self.seen_loaded = np.zeros(n, bool)
+        # seen free / seen loaded since the commanded state became what it is
+        self._seen_free = [False] * n
+        self._seen_loaded = [False] * n
         self.limits = thresholds(np.full(n, np.nan), self.floor)
+        self._limits = (self.limits[0].tolist(), self.limits[1].tolist())
         #: the current finding per contact (None: as commanded, or not judged)
         self.findings: list = [None] * n
         self.counters = {'contact_state_faults': 0}
+
+    @property
+    def loaded(self) -> Optional[np.ndarray]:
+        """(n,) the measured states: True loaded, False free; None before the first sample."""
+        return None if self._loaded is None else np.array(self._loaded, bool)
 
     def command(self, weights) -> None:
         """Take the commanded weights; a contact whose commanded state changes is judged anew."""
         states = commanded_states(weights)
         for i, (old, new) in enumerate(zip(self.commanded, states)):
             if old != new:
-                known = self.loaded is not None
-                self.seen_free[i] = known and not self.loaded[i]
-                self.seen_loaded[i] = known and bool(self.loaded[i])
+                known = self._loaded is not None
+                self._seen_free[i] = known and not self._loaded[i]
+                self._seen_loaded[i] = known and self._loaded[i]
         self.commanded = states
 
     def observe(self, contact: np.ndarray, noise=None) -> list:
         """Update the measured states with one sample; return the findings that begin now.
+
+        Once per analysed sample on the live path: plain Python over the n contacts.
 
         :param contact: (n, 6) contact wrenches (any frame: only ``|f|`` is read).
         :param noise: (n,) force noise per contact (N), or None: the last given.
@@ -105,15 +112,19 @@ class ContactStates:
         """
         if noise is not None:
             self.limits = thresholds(noise, self.floor)
-        loaded_above, free_below = self.limits
-        force = np.linalg.norm(np.asarray(contact, float)[:, :3], axis=1)
-        if self.loaded is None:
-            self.loaded = force >= loaded_above
-        self.loaded = np.where(self.loaded, ~(force < free_below), force > loaded_above)
-        self.seen_free |= ~self.loaded
-        self.seen_loaded |= self.loaded
+            self._limits = (self.limits[0].tolist(), self.limits[1].tolist())
+        loaded_above, free_below = self._limits
+        force = [math.sqrt(x * x + y * y + z * z)
+                 for x, y, z, *_ in np.asarray(contact, float).tolist()]
+        was = self._loaded
+        if was is None:
+            was = [f >= above for f, above in zip(force, loaded_above)]
+        loaded = self._loaded = [not f < below if before else f > above for before, f, above, below
+                                 in zip(was, force, loaded_above, free_below)]
         started = []
-        for i in range(len(self.names)):
+        for i, now in enumerate(loaded):
+            self._seen_free[i] = self._seen_free[i] or not now
+            self._seen_loaded[i] = self._seen_loaded[i] or now
             finding = self._finding(i)
             if finding is not None and finding != self.findings[i]:
                 started.append((i, finding))
@@ -123,11 +134,11 @@ class ContactStates:
 
     def _finding(self, i: int) -> Optional[str]:
         """Return how contact ``i``'s measured state differs from the commanded one, or None."""
-        loaded, commanded = bool(self.loaded[i]), self.commanded[i]
+        loaded, commanded = self._loaded[i], self.commanded[i]
         if commanded == RELEASED and loaded:
-            return 'early touchdown' if self.seen_free[i] else 'did not lift'
+            return 'early touchdown' if self._seen_free[i] else 'did not lift'
         if commanded == CARRYING and not loaded:
-            return 'lost contact' if self.seen_loaded[i] else 'did not touch down'
+            return 'lost contact' if self._seen_loaded[i] else 'did not touch down'
         return None
 
     def message(self, i: int, finding: str) -> str:
@@ -135,13 +146,13 @@ class ContactStates:
         expected = 'free (weight 0)' if self.commanded[i] == RELEASED else 'loaded (weight 1)'
         loaded, free = self.limits
         return (f"contact '{self.names[i]}' {finding}: commanded {expected}, measured "
-                f"{'loaded' if self.loaded[i] else 'free'} (loaded above {loaded[i]:.3g} N, "
+                f"{'loaded' if self._loaded[i] else 'free'} (loaded above {loaded[i]:.3g} N, "
                 f'free below {free[i]:.3g} N)')
 
     def values(self) -> dict:
         """Return the diagnostics key/values: measured and commanded states, the thresholds."""
-        measured = ['unknown'] * len(self.names) if self.loaded is None else \
-            ['loaded' if x else 'free' for x in self.loaded]
+        measured = ['unknown'] * len(self.names) if self._loaded is None else \
+            ['loaded' if x else 'free' for x in self._loaded]
         return {'measured_contact_states': ', '.join(f'{n}: {m}' for n, m in zip(self.names, measured)),
                 'commanded_contact_states': ', '.join(f'{n}: {c}' for n, c in zip(self.names, self.commanded)),
                 'contact_loaded_above': format_numbers(self.limits[0]),

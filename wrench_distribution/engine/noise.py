@@ -29,6 +29,8 @@ class NoiseLearner:
         self.resolution = np.full((n, 6), np.inf)
         #: blocks completed per sensor
         self.blocks = np.zeros(n, np.int64)
+        #: noise estimates made, all sensors (changes whenever :attr:`noise` does)
+        self.estimates = 0
         self._scale = np.full((n, 6), np.inf)
         self._block = np.zeros((n, NOISE_BLOCK, 6))
         #: second differences in each sensor's current block
@@ -118,6 +120,7 @@ class NoiseLearner:
         block = self._block[i]
         self._estimates[i].append(block_noise(block))
         self.noise[i] = np.median(np.stack(self._estimates[i]), axis=0)
+        self.estimates += 1
         step = np.where(block != 0, np.abs(block), np.inf).min(axis=0)
         self.resolution[i] = np.minimum(self.resolution[i], step)
         self.filled[i] = 0

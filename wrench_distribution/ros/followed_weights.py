@@ -29,6 +29,7 @@ class FollowedWeightsInput:
         self._logger = node.get_logger()
         self.states = ContactStates(config.effectors, config.settings.loaded_force)
         self.follow = FollowedWeights(engine, self.states)
+        self._noise_estimates = -1  # the learner's estimates when the thresholds were set
         if config.topics.weights:  # followed in every lifecycle state: the weights are state
             node.create_subscription(Float64MultiArray, config.topics.weights, self._on_weights,
                                      reliable_qos(10))
@@ -48,11 +49,17 @@ class FollowedWeightsInput:
             self._logger.warning(self.states.message(i, finding))
 
     def _noise(self) -> Optional[np.ndarray]:
-        """Return the force noise per contact (the largest force axis; NaN before it is learned), or None."""
+        """Return the force noise per contact (the largest force axis; NaN before it is learned).
+
+        :return: the noise, or None when it has not changed since the last call (or no health
+            checks run).
+        """
         health = self._engine.health
-        if health is None:
+        if health is None or health.checks.learner.estimates == self._noise_estimates:
             return None
-        return np.asarray(health.checks.learner.noise, float)[:, :3].max(axis=1)
+        learner = health.checks.learner
+        self._noise_estimates = learner.estimates
+        return np.asarray(learner.noise, float)[:, :3].max(axis=1)
 
     def diagnose(self, conditions: dict, values: dict) -> None:
         """Add the contacts concern's conditions and the key/values of the weights and states."""
