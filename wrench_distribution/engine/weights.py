@@ -101,7 +101,7 @@ class ContactWeights:
     @property
     def moving(self) -> bool:
         """Tell whether some actual weight is not at its target."""
-        return not np.array_equal(self.actual, self.target)
+        return self.actual.tolist() != self.target.tolist()  # on every tick: lists compare fastest
 
     def check(self, target, loads: np.ndarray, margin: float) -> np.ndarray:
         """Check a target against the contacts, from the actual weights (docs/theory.md, 16.6).
