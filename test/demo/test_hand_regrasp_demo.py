@@ -43,6 +43,7 @@ def test_hand_releases_and_replaces_each_finger_on_the_truth(tmp_path):
         _judge_regrasp(t)
     _judge_refused_palm(transitions[-1], (run / 'logs' / 'wrench_distributor.log').read_text())
     assert 'Contacts that come and go' in done.output
+    assert 'palm 1 -> 0 REFUSED by the distributor (the weights stayed)' in done.output
 
 
 def _judge_regrasp(t: dict) -> None:
