@@ -188,6 +188,7 @@ demo: $(DEMO_STAMP)
 	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.sim.demo --scenario dual_arm_joints --internal-load-feedback on --summary-json demo_output/dual_arm_joints_closed_loop.json
 	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.sim.demo --scenario dual_arm_real_cell --tare compare --summary-json demo_output/dual_arm_real_cell_tare_compare.json
 	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.sim.demo --scenario quadruped_stepping --no-plot
+	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.sim.demo --scenario hand_regrasp --no-plot
 	ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-58} $(PY) -m wrench_distribution.sim.demo --scenario dual_arm_faults --no-plot
 
 bench: $(DEMO_STAMP)

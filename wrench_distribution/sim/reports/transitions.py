@@ -7,7 +7,9 @@ force command per tick (:func:`_command_steps`), the error of the resultant the
 contacts really apply to the object against the desired wrench, every contact's slip margin
 (``mu f_n - |f_t|`` of its true force, while it carries load) and, just after the ramp, the
 true internal load against the prescription scaled by the weights (docs/simulator.md,
-"Contacts that come and go").
+"Contacts that come and go"). An entry the distributor refused (its actual weights, on
+``contact_weights/actual``, never left their values) is marked ``refused`` and changes nothing
+in the following transitions.
 """
 from __future__ import annotations
 
@@ -26,11 +28,12 @@ LOAD_WINDOW = (0.05, 0.25)
 #: A contact whose true normal force is below this (N) carries no load: no slip margin.
 LOADED = 1.0
 TRUTH_LOAD = 'object_sim/truth/internal_load_true_contacts'
+ACTUAL_WEIGHTS = 'contact_weights/actual'
 
 
 def _topics(effectors) -> list:
     return (['desired_wrench', 'object_sim/truth/object_wrench', TRUTH_LOAD,
-             'object_sim/truth/internal_load']
+             'object_sim/truth/internal_load', ACTUAL_WEIGHTS]
             + [f'{e}/wrench_command' for e in effectors]
             + [f'object_sim/truth/{e}/wrench' for e in effectors])
 
@@ -60,8 +63,12 @@ def transitions_summary(bag, sections: Mapping) -> Optional[dict]:
         before = dict(weights)
         weights.update(entry)
         end = when + ramp
-        one = {'start_s': when, 'end_s': end, 'weights': dict(weights),
-               'changed': {e: [before[e], w] for e, w in entry.items() if before[e] != w}}
+        changed = {e: [before[e], w] for e, w in entry.items() if before[e] != w}
+        refused = _refused(series.get(ACTUAL_WEIGHTS), changed, when, end + SETTLE_AFTER)
+        if refused:
+            weights = before
+        one = {'start_s': when, 'end_s': end, 'weights': dict(weights), 'changed': changed,
+               'refused': refused}
         one.update(_command_steps(series, effectors, when, end + SETTLE_AFTER))
         one.update(_resultant_error(series, when, end + SETTLE_AFTER))
         one['slip_margin_N'] = _slip_margins(series, effectors, mu, when, end + SETTLE_AFTER)
@@ -73,6 +80,24 @@ def transitions_summary(bag, sections: Mapping) -> Optional[dict]:
             if weights[e] == 0.0:
                 released = max(released, _command_max(series, e, end + 0.05, following - 1e-3))
     return {'transitions': out, 'released_command_max_N': released}
+
+
+def _refused(actual, changed: Mapping, start: float, end: float) -> bool:
+    """Tell whether no changed weight left its value in a window (the distributor refused the entry).
+
+    :param actual: the series of the distributor's actual weights (labelled), or None: not recorded
+        (every entry counts as accepted).
+    :param changed: effector -> ``[before, after]``.
+    """
+    if actual is None or not changed or not len(actual.labels):
+        return False
+    names = split_labels(actual.labels[-1])
+    inside = _window(actual, start, end)
+    if not inside.any():
+        return False
+    values = actual.v[inside]
+    return all(np.all(values[:, names.index(e)] == before) for e, (before, _) in changed.items()
+               if e in names)
 
 
 def _window(s, start: float, end: float) -> np.ndarray:
@@ -185,6 +210,8 @@ def format_transitions(summary: Mapping) -> list:
                  'ramp plus %.1f s)' % SETTLE_AFTER]
     for one in summary['transitions']:
         changed = ', '.join(f'{e} {a:g} -> {b:g}' for e, (a, b) in one['changed'].items()) or 'no change'
+        if one.get('refused'):
+            changed += ' REFUSED by the distributor (the weights stayed)'
         lines.append(f"  {one['start_s']:.2f}-{one['end_s']:.2f} s  {changed}: largest command step "
                      f"{_number(one['command_step_max_N'], '.3f')} N/tick ({one['command_step_effector']}), "
                      f"resultant error max {_number(one['resultant_force_error_max_N'], '.3f')} N, "

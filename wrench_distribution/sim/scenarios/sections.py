@@ -20,7 +20,7 @@ from ...config.validation import validate_params
 
 SCENARIOS = ('dual_arm', 'three_finger_hand', 'quadruped_stance', 'dual_arm_admittance',
              'dual_arm_joints', 'dual_arm_real_cell', 'dual_arm_real_cell_tilt', 'dual_arm_faults',
-             'quadruped_stepping')
+             'quadruped_stepping', 'hand_regrasp')
 
 #: Sections of a demo file and their node names.
 NODES = ('object_sim', 'object_controller', 'wrench_distributor', 'wrench_analyzer',
