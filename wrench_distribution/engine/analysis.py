@@ -131,7 +131,7 @@ class AnalysisEngine:
         #: sensor health (:class:`.health.HealthMonitor`) given every analysed run, or None
         self.health = HealthMonitor.for_config(config, deferred=True) if health else None
         self.doubt = ReadoutDoubt(self.names)
-        self._pose: Optional[bytes] = None  # the last contact poses the cache accepted, as bytes
+        self._pose, self._filled = None, None  # poses the cache accepted (bytes); with_latest's
         self._limits(config)
 
     def _limits(self, config: AnalyzerConfig) -> None:
@@ -211,8 +211,8 @@ class AnalysisEngine:
             except ValueError as err:
                 self.no_pose_at(int(stamps_ns[0]), len(stamps_ns), f'contact poses rejected: {err}')
                 return None
-            self._pose = key
-        pose = with_latest(pose, self.cache)
+            self._pose, self._filled = key, with_latest(pose, self.cache)
+        pose = self._filled
         contact = self.sensing.contact_wrenches(readings, pose, sensor_pose, gravity, stamps_ns)
         if self.health is not None:
             self.health.observe(stamps_ns, readings, contact, pose, sensor_pose,
