@@ -75,6 +75,10 @@ def main(argv=None) -> int:
                          'executor, volatile adds the DDS discovery race')
     ap.add_argument('--feedback', action='store_true',
                     help='also run the distributor with internal_load_feedback on')
+    ap.add_argument('--moving-contacts', action='store_true',
+                    help='also run the distributor with its contacts from the topic: new poses '
+                         'every tick (each contact moved by up to 1 mm and 0.1 deg) and the first '
+                         "contact's weight ramping between 1 and 0.3 all along (a walking trunk)")
     _loop_arguments(ap)
     _repeat_arguments(ap)
     ap.add_argument('--markdown', action='store_true')

@@ -24,6 +24,9 @@ COM = [0.0, 0.0, 0.05]
 #: Parts of the F/T period by which the whole loop's median is also given (``medians_by_part``).
 PHASE_BINS = 4
 STARTUP_TOPIC = 'startup_probe'
+#: ``contact_transition_time`` of ``--moving-contacts`` (s): the ramp between the source's
+#: weights 1 and 0.3 takes 0.525 s, longer than its toggle (0.5 s), so a weight moves every tick
+MOVING_TRANSITION_S = 0.75
 #: Messages the start-up talker sends once it sees the probe's subscription.
 STARTUP_MESSAGES = 50
 
@@ -75,12 +78,18 @@ def analyzer_params() -> dict:
             'contact_positions': two.positions, 'object_com': COM}
 
 
-def distributor_params(fan: FanOut, feedback: bool = False) -> dict:
+def distributor_params(fan: FanOut, feedback: bool = False, moving: bool = False) -> dict:
     """Return the distributor's parameters of the relay benchmark (static contacts).
 
     :param fan: the run's effectors.
     :param feedback: run with ``internal_load_feedback`` on.
+    :param moving: contacts from the topic instead (``--moving-contacts``: new poses every tick,
+        a weight ramp of ``MOVING_TRANSITION_S``).
     """
+    if moving:
+        return {'effectors': fan.names, 'contact_types': ['rigid'] * fan.effectors,
+                'contact_source': 'topic', 'object_com': COM, 'input_timeout': 0.0,
+                'contact_transition_time': MOVING_TRANSITION_S}
     return {'effectors': fan.names, 'contact_types': ['rigid'] * fan.effectors,
             'contact_source': 'static', 'contact_positions': fan.positions,
             'object_com': COM, 'input_timeout': 0.0,

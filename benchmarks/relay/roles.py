@@ -165,6 +165,54 @@ def _sink_signals(node, args, fan: FanOut, complete: list, closed: list) -> tupl
     return ready, finished
 
 
+class ContactStream:
+    """New contact poses every tick and a weight ramp (``--moving-contacts``): a walking trunk.
+
+    Each tick every contact moves about its corner by up to 1 mm and turns by up to 0.1 deg
+    (a slow sine, each contact in its own phase), published on ``contact_poses`` before the
+    desired wrench; every :attr:`TOGGLE_S` seconds of ticks the first contact's target weight
+    alternates between 1 and :attr:`LOW_WEIGHT` on ``contact_weights``. The distributor's ramp
+    (``contact_transition_time`` :data:`.fanout.MOVING_TRANSITION_S`) takes longer than a toggle,
+    so a weight changes at every tick.
+
+    :param node: the source's node.
+    :param fan: the run's effectors.
+    :param rate: ticks per second.
+    """
+
+    TOGGLE_S = 0.5
+    LOW_WEIGHT = 0.3
+
+    def __init__(self, node, fan: FanOut, rate: float) -> None:
+        from geometry_msgs.msg import Pose, PoseArray
+        from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+        self.corners = np.reshape(fan.positions, (-1, 3))
+        self.toggle_ticks = max(1, round(self.TOGGLE_S * rate))
+        self.ticks = 0  # warm-up and measured window alike
+        self.poses = PoseArray()
+        self.poses.header.frame_id = 'object'
+        self.poses.poses = [Pose() for _ in fan.names]
+        self.weights = Float64MultiArray()
+        self.weights.layout.dim.append(MultiArrayDimension(label=fan.names[0], size=1, stride=1))
+        self.pose_pub = node.create_publisher(PoseArray, 'contact_poses', qos('reliable'))
+        self.weight_pub = node.create_publisher(Float64MultiArray, 'contact_weights', qos('reliable'))
+
+    def tick(self) -> None:
+        """Publish the next tick's poses (and a new weight target every ``toggle_ticks``)."""
+        k = self.ticks
+        self.ticks += 1
+        for i, (pose, corner) in enumerate(zip(self.poses.poses, self.corners)):
+            phase = 0.01 * k + i
+            pose.position.x, pose.position.y, pose.position.z = (corner + 1e-3 * np.sin(phase)).tolist()
+            half = 0.5 * np.radians(0.1) * np.sin(phase)
+            pose.orientation.x, pose.orientation.w = float(np.sin(half)), float(np.cos(half))
+        self.poses.header.stamp.sec, self.poses.header.stamp.nanosec = divmod(time.time_ns(), NS_PER_S)
+        self.pose_pub.publish(self.poses)
+        if k % self.toggle_ticks == 0:
+            self.weights.data = [self.LOW_WEIGHT if (k // self.toggle_ticks) % 2 == 0 else 1.0]
+            self.weight_pub.publish(self.weights)
+
+
 def role_source(args) -> None:
     """Publish at a fixed rate with absolute deadlines; stamps from the system clock."""
     started = time.perf_counter()
@@ -173,6 +221,7 @@ def role_source(args) -> None:
     rclpy.init()
     node = rclpy.create_node('bench_source')
     pub = node.create_publisher(WrenchStamped, IN_TOPIC, qos('reliable'))
+    contacts = ContactStream(node, FanOut(args.effectors), args.rate) if args.moving_contacts else None
     deadline = time.monotonic() + READY_WAIT_S
     while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -197,6 +246,8 @@ def role_source(args) -> None:
         d = t0 + k * period - time.perf_counter()
         if d > 0:
             time.sleep(d)
+        if contacts is not None:
+            contacts.tick()
         stamp(msg, time.time_ns())
         pub.publish(msg)
         k += 1
@@ -208,6 +259,8 @@ def role_source(args) -> None:
         d = t0 + k * period - time.perf_counter()
         if d > 0:
             time.sleep(d)  # no busy wait: the source must not steal the relay's CPU
+        if contacts is not None:
+            contacts.tick()
         s = time.time_ns()
         stamp(msg, s)
         msg.wrench.force.x = 0.001 * (k % 100)

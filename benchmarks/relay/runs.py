@@ -49,12 +49,13 @@ def start_nodes(children: Children, tmp: str, env: dict, fan: FanOut, target: st
     :param tmp: directory for the parameter files and logs.
     :param env: environment of the nodes (their executor chosen in it).
     :param fan: the run's effectors.
-    :param target: ``distributor`` or ``feedback``.
+    :param target: ``distributor``, ``feedback`` or ``moving`` (contacts from the source, new
+        every tick).
     :param analyzer_rate: F/T rate (Hz), 0 for none.
     :param layout: ``processes`` or ``one-process``.
     :param common: the role arguments (rate, duration, settle).
     """
-    dist = distributor_params(fan, feedback=target == 'feedback')
+    dist = distributor_params(fan, feedback=target == 'feedback', moving=target == 'moving')
     pf = os.path.join(tmp, 'p.yaml')
 
     def node(name: str, script: str, module: str) -> None:
@@ -143,8 +144,9 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
             layout: str = 'processes', ft_sweeps: float = 0.0, fan: FanOut = FanOut()) -> dict:
     """Run source, target (relay or distributor) and sink once; return its window's record.
 
-    :param target: ``relay``, ``distributor`` or ``feedback`` (the distributor with
-        internal-load feedback on and a ``measure`` process).
+    :param target: ``relay``, ``distributor``, ``feedback`` (the distributor with
+        internal-load feedback on and a ``measure`` process) or ``moving`` (the distributor
+        with its contacts from the source: new poses every tick and a weight ramp).
     :param rate: input rate (Hz).
     :param duration: seconds of publishing.
     :param settle: seconds of discovery before publishing.
@@ -176,7 +178,8 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
         start_role(procs, tmp, env, fan, 'sink', '--out', sink_out, '--sink-executor', sink_executor,
                    *common, *['--closed-loop'] * (target == 'feedback'))
         time.sleep(0.5)
-        start_role(procs, tmp, env, fan, 'source', '--out', src_out, *common)
+        start_role(procs, tmp, env, fan, 'source', '--out', src_out, *common,
+                   *['--moving-contacts'] * (target == 'moving'))
         longest = duration + settle + READY_WAIT_S + 30
         cpu = cpu_shares(procs, src_out, longest)
         procs['source'].wait(longest)
@@ -193,6 +196,8 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
 
 def _label(target: str, analyzer_rate: float, layout: str) -> str:
     """Name the ``target`` entry of a run's figures (without the executor kind)."""
+    if target == 'moving':
+        return 'distributor, new poses and weights every tick'
     if target != 'feedback':
         return target
     if analyzer_rate <= 0:
@@ -217,7 +222,8 @@ def _latency_round(args, domain: int) -> list:
         relays = [('relay', kind, None) for kind in dict.fromkeys([args.reference] + args.executors)]
         targets = [('distributor', 'processes')] + (
             [('feedback', layout) for layout in (args.layouts if args.analyzer_rate > 0
-                                                 else ['processes'])] if args.feedback else [])
+                                                 else ['processes'])] if args.feedback else []) + (
+            [('moving', 'processes')] if args.moving_contacts else [])
         runs = relays + [(target, kind, layout) for kind in args.executors
                          for target, layout in targets]
         records = {run: [] for run in runs}
