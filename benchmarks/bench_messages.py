@@ -15,6 +15,9 @@ figure is the Python and rclpy work of one message: conversion, engine, publishi
   measured internal load alone (the closed loop of ``bench_relay.py --analyzer-rate``), then
   every output (its 4 x 2 wrenches, with the invariant state, the resultant, the internal
   load and the two norms);
+- **distributor, new poses and a moving weight every tick**: the distributor of
+  ``bench_relay.py --moving-contacts`` (four rigid contacts from the topic), its poses and
+  desired-wrench callbacks each tick, the first contact's weight ramping;
 - **distributor, per desired wrench with feedback**: ``wrench_distributor`` with four
   static rigid contacts (the configuration of ``bench_relay.py``), ``internal_load_feedback``
   on, one measured internal load per desired wrench (the worst case: measurements at the
@@ -71,6 +74,42 @@ def distributor_node():
         'object_com': [0.01, -0.02, 0.015], 'input_timeout': 0.0,
         'internal_load_handles': ['squeeze(e0,e1)=10.0'],
         'internal_load_feedback': True, 'feedback_timeout': 1.0}))
+
+
+def moving_loop(samples: int):
+    """Return a callable of ``samples`` ticks of a distributor with new contacts every tick.
+
+    The distributor of ``bench_relay.py --moving-contacts`` (four rigid contacts from the topic):
+    each tick its poses callback takes new poses (:class:`relay.roles.ContactStream`), then its
+    desired-wrench callback a wrench, while the first contact's weight ramps (a new target every
+    0.5 s of ticks at 1 kHz).
+    """
+    from copy import deepcopy
+    import rclpy
+    from rclpy.serialization import serialize_message
+    from wrench_distribution.distributor_node import DistributorNode
+    from relay.fanout import distributor_params, FanOut
+    from relay.roles import ContactStream
+    fan = FanOut(4)
+    node = DistributorNode('bench_moving', parameter_overrides=_parameters(distributor_params(fan, moving=True)))
+    stream = ContactStream(rclpy.create_node('bench_contact_stream'), fan, 1000.0)
+    ticks = []
+    for _ in range(samples):
+        stream.tick()
+        ticks.append((deepcopy(stream.poses), deepcopy(stream.weights) if stream.ticks % 500 == 1 else None))
+    wrenches = [serialize_message(msg) for msg in wrench_messages(samples, '', 5)]
+    callbacks = {sub.topic_name: sub.callback for sub in node.subscriptions}
+    on_poses, on_weights, on_wrench = (callbacks[topic] for topic in (
+        '/contact_poses', '/contact_weights', '/desired_wrench'))
+
+    def loop() -> None:
+        for (poses, weights), wrench in zip(ticks, wrenches):
+            on_poses(poses)
+            if weights is not None:
+                on_weights(weights)
+            on_wrench(wrench)
+    loop.node = node
+    return loop
 
 
 def relay_node():
@@ -236,6 +275,16 @@ def distributor_loops(node, samples: int) -> tuple:
     return wrenches, measurements
 
 
+def print_rows(rows: list, args) -> None:
+    """Print the figures (label, (CPU s, wall s) per message) against the budget."""
+    print(f'# {args.samples} messages per loop, median of {args.rounds} loops; budget '
+          f'{BUDGET_S * 1e6:.0f} us per message (25 % of the 1 kHz period)')
+    print('| path | CPU us per message | share of the budget (CPU) | wall us per message |')
+    print('|---|---|---|---|')
+    for label, (cpu, wall) in rows:
+        print(f'| {label} | {cpu * 1e6:.1f} | {cpu / BUDGET_S * 100:.0f} % | {wall * 1e6:.1f} |')
+
+
 def main(argv=None) -> int:
     """Measure both nodes and print the figures against the budget."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -265,6 +314,10 @@ def main(argv=None) -> int:
         measured_s = per_message(timed(m_loop, args.rounds), args.samples)
         both_s = per_message(timed(d_loop, args.rounds), args.samples)
         relay_s = per_message(timed(relay_loop(relay, args.samples), args.rounds), args.samples)
+        moving = moving_loop(args.samples)
+        readers.append(subscribe(moving.node, [p.topic_name for p in moving.node.publishers
+                                               if p.topic_name.endswith('wrench_command')]))
+        moving_s = per_message(timed(moving, args.rounds), args.samples)
         if args.profile:
             for prepare in (getattr(a_loop, 'prepare', None), getattr(d_loop, 'prepare', None)):
                 if prepare is not None:
@@ -279,14 +332,11 @@ def main(argv=None) -> int:
                  tuple(b - m for b, m in zip(both_s, measured_s))),
                 ('distributor + feedback, per measured internal load', measured_s),
                 ('distributor + feedback, desired wrench + one measurement', both_s),
-                ('bare relay (bench_relay.py), per input (4 copies published)', relay_s)]
-        print(f'# {args.samples} messages per loop, median of {args.rounds} loops; budget '
-              f'{BUDGET_S * 1e6:.0f} us per message (25 % of the 1 kHz period)')
-        print('| path | CPU us per message | share of the budget (CPU) | wall us per message |')
-        print('|---|---|---|---|')
-        for label, (cpu, wall) in rows:
-            print(f'| {label} | {cpu * 1e6:.1f} | {cpu / BUDGET_S * 100:.0f} % | {wall * 1e6:.1f} |')
-        for node in readers + [analyzer, distributor, relay]:
+                ('bare relay (bench_relay.py), per input (4 copies published)', relay_s),
+                ('distributor, new poses and a moving weight every tick (bench_relay.py '
+                 '--moving-contacts): poses + desired wrench', moving_s)]
+        print_rows(rows, args)
+        for node in readers + [analyzer, distributor, relay, moving.node]:
             node.destroy_node()
     finally:
         rclpy.try_shutdown()
