@@ -17,11 +17,14 @@ import tempfile
 from hypothesis import given, settings, strategies as st
 import numpy as np
 import pyarrow.parquet as pq
+import pytest
 
 import bag_fixtures as F
 from legs_fixtures import FEET, FOOT_POSITIONS, GRAVITY, TRUNK_MASS, UPRIGHT
+from wrench_distribution.bag.errors import BagError
 from wrench_distribution.bag.pipeline import analyze_bag, Options
 from wrench_distribution.bag.samples import read_samples
+from wrench_distribution.bag.summary import format_table
 from wrench_distribution.config import load_analyzer_config
 from wrench_distribution.engine import AnalysisEngine, StaticPoses
 from wrench_distribution.engine.contact_states import FollowedWeights
@@ -193,19 +196,25 @@ def test_a_foot_released_mid_bag_and_back(tmp_path):
     k, foot, release, back = 40, 0, 12, 27
     rng = np.random.default_rng(4)
     weights, messages = schedule(k, foot, release, back)
+    weights[release - 4:release, foot] = 0.5   # a ramp's step: lf carries half its share
+    messages.insert(1, (release - 4, ['lf'], [0.5]))
     forces = np.array([statics(w > 0, rng) for w in weights])
     bag = write_bag(tmp_path / 'bag', forces, messages, 'mcap')
     summary, columns, meta = analyse(bag, tmp_path / 'out', chunk=7, csv=True)
     check_follows(columns, forces, weights, messages)
     check_without(columns, forces, weights, foot)
     followed = summary['contact_weights']
-    assert followed['followed'] and followed['topic'] == WEIGHTS_TOPIC and followed['messages'] == 3
-    assert followed['changes'] == 2 and followed['refused'] == 0
-    out, back_in = followed['listed_changes']
+    assert followed['followed'] and followed['topic'] == WEIGHTS_TOPIC and followed['messages'] == 4
+    assert followed['changes'] == 3 and followed['refused'] == 0
+    half, out, back_in = followed['listed_changes']
+    assert half['weights'] == {'lf': 0.5, 'rf': 1.0, 'lh': 1.0, 'rh': 1.0} and half['released'] == []
     assert out['released'] == ['lf'] and out['returned'] == [] and out['weights']['lf'] == 0.0
     assert back_in['returned'] == ['lf'] and back_in['released'] == []
     assert abs(out['time_s'] - (stamp(release) - LEAD_NS) * 1e-9) < 1e-6
     assert abs(back_in['time_s'] - (stamp(back) - LEAD_NS) * 1e-9) < 1e-6
+    table = format_table(summary)
+    assert f'weights        followed {WEIGHTS_TOPIC}: 3 changes, 0 messages refused' in table
+    assert f"weights        {out['time_s']:.6f} s: lf released" in table
     # one table: the union of the bases, named in the metadata and the summary, in column order
     names = [name[len('internal_load.'):] for name in columns if name.startswith('internal_load.')]
     assert meta['basis_names'] == names == list(summary['internal_load'])
@@ -295,3 +304,42 @@ def test_bad_weights_messages_are_reported_and_change_nothing(tmp_path):
         assert why in reason and reason.startswith('contact weights not followed')
     np.testing.assert_allclose([r['time_s'] for r in followed['listed_refused']],
                                [(stamp(j) - LEAD_NS) * 1e-9 for j, _, _ in bad], atol=1e-6)
+
+
+def test_measured_states_against_the_commanded_weights(tmp_path):
+    """Each finding where the scenario puts it: the feet's forces written by hand against the weights."""
+    k = 40
+    weights, messages = schedule(k, 0, 10, 30)
+    # the same statics at every sample of a set of feet: no noise learned, the thresholds are the floor
+    forces = np.array([statics(w > 0, np.random.default_rng(9)) for w in weights])
+    forces[10:30, 0] = 0.0                  # lf lifted while released...
+    forces[10:13, 0] = [0.0, 0.0, 60.0]    # ...after it did not lift at first
+    forces[18:20, 0] = [0.0, 0.0, 40.0]    # lifted since, loaded again while released: early touchdown
+    forces[24, 2] = 0.0                     # lh carrying reads nothing: lost contact
+    forces[30:33, 0] = 0.0                  # lf back at weight 1, not loaded yet: did not touch down
+    summary, columns, _ = analyse(write_bag(tmp_path / 'bag', forces, messages), tmp_path / 'out', chunk=11)
+    states = summary['contact_weights']['contact_states']
+    found = [(int(round((f['time_s'] - F.START_NS * 1e-9) / (F.PERIOD_NS * 1e-9))), f['contact'], f['finding'],
+              f['commanded']) for f in states['listed']]
+    assert found == [(10, 'lf', 'did not lift', 'released'), (18, 'lf', 'early touchdown', 'released'),
+                     (24, 'lh', 'lost contact', 'carrying'), (30, 'lf', 'did not touch down', 'carrying')]
+    assert states['findings'] == 4 and states['final'] == dict.fromkeys(FEET, 'loaded')
+    assert states['loaded_above'] == [1.0] * 4 and states['free_below'] == [0.5] * 4   # contact_loaded_force
+    assert not wrench(columns, 'lf', 'constraint')[10:30].any()      # the released foot stays out of the read-out
+
+
+def test_a_weights_topic_of_another_type_is_an_error(tmp_path):
+    rng = np.random.default_rng(10)
+    forces = np.array([statics(np.ones(4, bool), rng) for _ in range(10)])
+    bag = write_bag(tmp_path / 'bag', forces)
+    writer = F.BagWriter(tmp_path / 'typed')
+    for j, sample in enumerate(forces):
+        for i, foot in enumerate(FEET):
+            writer.add(FT_TOPICS[i], F.WS, stamp(j) + 300_000 * (i + 1),
+                       F.wrench_msg(stamp(j), f'{foot}_ft', [*sample[i], 0.0, 0.0, 0.0]))
+    writer.add(WEIGHTS_TOPIC, F.WS, stamp(3), F.wrench_msg(stamp(3), 'lf_ft', [0.0] * 6))
+    with pytest.raises(BagError, match=f'{WEIGHTS_TOPIC} .*expected {MULTI_ARRAY}'):
+        analyze_bag(writer.close(), trunk_config(), tmp_path / 'out', Options(plots=False))
+    assert not (tmp_path / 'out').exists()
+    summary = analyze_bag(bag, trunk_config(), tmp_path / 'plain', Options(plots=False))
+    assert 'weights        not followed: the bag does not hold this topic' in format_table(summary)

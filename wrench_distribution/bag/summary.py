@@ -213,6 +213,8 @@ def format_table(summary: dict) -> str:
         lines += [f'note           {n}' for n in done['notes']]
     if 'health' in summary:
         lines += health_lines(summary['health'])
+    if 'contact_weights' in summary:
+        lines += weights_lines(summary['contact_weights'])
     lines.append('')
     rows = [(name, s.get('unit', ''), s) for name, s in summary['internal_load'].items()]
     rows.append(('internal_load_norm', 'N', summary['internal_load_norm']))
@@ -225,3 +227,20 @@ def format_table(summary: dict) -> str:
     for (name, unit, _), figures in zip(rows, shown):
         lines.append(f'{name:<{width}}  {unit:<4}  ' + ' '.join(f'{_num(x):>11}' for x in figures))
     return '\n'.join(lines)
+
+
+def weights_lines(weights: dict) -> list:
+    """Return the printed table's lines of the contact weights followed (``contact_weights``)."""
+    if not weights.get('followed'):
+        return [f"weights        not followed: {weights.get('reason', '')}"]
+    lines = [f"weights        followed {weights['topic']}: {weights['changes']} changes, "
+             f"{weights['refused']} messages refused"]
+    for change in weights['listed_changes'][:10]:
+        moved = [f'{name} released' for name in change['released']] + \
+            [f'{name} back' for name in change['returned']]
+        lines.append(f"weights        {change['time_s']:.6f} s: {', '.join(moved) or 'weights changed'}")
+    lines += [f"refused        {r['time_s']:.6f} s: {r['reason']}" for r in weights['listed_refused'][:10]]
+    states = weights.get('contact_states') or {}
+    lines += [f"contact state  {f['time_s']:.6f} s: {f['contact']} {f['finding']} (commanded {f['commanded']})"
+              for f in states.get('listed', [])[:10]]
+    return lines

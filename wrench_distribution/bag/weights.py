@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from wrench_distribution.core.messages import parse_internal_load_msg
 from wrench_distribution.engine.contact_states import FollowedWeights
-from wrench_distribution.engine.weight_schedule import not_followed, WeightSchedule
+from wrench_distribution.engine.weight_schedule import MeasuredStates, not_followed, WeightSchedule
 from .errors import BagError
 from .reader import BagReader
 
@@ -39,7 +39,8 @@ def follow_weights(bag: BagReader, engine: Any, topic: str) -> dict:
         messages.append(parse_internal_load_msg(msg))
     if not times:
         return not_followed(topic, 'the topic holds no message that decodes: every weight 1')
-    engine.chunks.follow(WeightSchedule(FollowedWeights(engine), times, messages))
+    states = MeasuredStates(engine.names, engine.config.settings.loaded_force)
+    engine.chunks.follow(WeightSchedule(FollowedWeights(engine, states), times, messages))
     return {'followed': True, 'topic': topic}
 
 

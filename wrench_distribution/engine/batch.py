@@ -75,6 +75,8 @@ class ChunkPath:
             if part is None:
                 continue
             kept.append(stamps_ns[a:b])
+            if self.schedule is not None:
+                self.schedule.observe(stamps_ns[a:b], part[1], engine.health)
             bases.append((list(engine.basis_names), list(engine.basis_units), self._weights()))
             for name, values in part[0].items():
                 outs[name].append(values)

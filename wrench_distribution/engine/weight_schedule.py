@@ -12,7 +12,10 @@ weight 0, or raises a contact without a pose is refused and the weights in force
 The chunk path (:mod:`.batch`) splits its runs where the weights change (each run one
 product at constant weights) and lays each run's internal load out in :attr:`WeightSchedule.columns`,
 the union of the bases met so far (NaN where an element is not in the run's solve), with the
-weights of each sample beside it (``contact_weight``, (k, n)).
+weights of each sample beside it (``contact_weight``, (k, n)). :class:`MeasuredStates` judges
+each contact's measured state against the commanded weights with the rules of
+:class:`~.contact_states.ContactStates`, vectorised over a run: the findings and their times go
+in the bag's summary.
 """
 from typing import Sequence
 
@@ -21,7 +24,7 @@ import numpy as np
 from wrench_distribution.core.codec import ns_to_seconds
 from wrench_distribution.core.contact_weights import check_weights
 from wrench_distribution.core.errors import InvalidInputError
-from .contact_states import FollowedWeights
+from .contact_states import CARRYING, commanded_states, FollowedWeights, RELEASED, thresholds
 from .weights import weights_from_message
 
 #: the key of the per-sample weights in a chunk's values (k, n)
@@ -97,6 +100,21 @@ class WeightSchedule:
                 'released': [n for n, a, b in zip(self.names, after, before) if a == 0.0 and b > 0.0],
                 'returned': [n for n, a, b in zip(self.names, after, before) if a > 0.0 and b == 0.0]}
 
+    def observe(self, stamps_ns: np.ndarray, contact: np.ndarray, health) -> None:
+        """Judge the measured contact states of a run analysed at the weights in force (:class:`MeasuredStates`).
+
+        :param stamps_ns: (k,) the run's stamps.
+        :param contact: (k, n, 6) its contact wrenches.
+        :param health: the engine's sensor health monitor (the force noise it learned), or None.
+        """
+        states = self.follow.states
+        if states is None:
+            return
+        noise = np.full(len(self.names), np.nan)
+        if health is not None:
+            noise = np.asarray(health.checks.learner.noise, float)[:, :3].max(axis=1)
+        states.observe(stamps_ns, contact, noise)
+
     def finish(self) -> None:
         """Offer the messages logged after the last sample (checked and reported; no sample uses them)."""
         self.reach(len(self.times))
@@ -127,9 +145,85 @@ class WeightSchedule:
         return {'followed': True, 'topic': topic, 'messages': int(len(self.times)),
                 'changes': self.change_count, 'listed_changes': self.changes,
                 'refused': self.refused_count, 'listed_refused': self.refused,
-                'final_weights': dict(zip(self.names, self.follow.weights.tolist()))}
+                'final_weights': dict(zip(self.names, self.follow.weights.tolist())),
+                'contact_states': None if self.follow.states is None else self.follow.states.summary()}
 
 
 def not_followed(topic: str, reason: str) -> dict:
     """Return what ``summary.json`` says when no weights are followed (every weight 1)."""
     return {'followed': False, 'topic': topic, 'reason': reason}
+
+
+#: the findings of :class:`~.contact_states.ContactStates`, by code (0: as commanded)
+FINDINGS = (None, 'did not lift', 'early touchdown', 'lost contact', 'did not touch down')
+
+
+class MeasuredStates:
+    """Each contact's measured state over runs of samples, against the commanded weights (module docstring).
+
+    The rules of :class:`~.contact_states.ContactStates` (hysteresis between the ``loaded`` and
+    ``free`` thresholds of the force noise the sensor health checks learned so far, the floor
+    ``contact_loaded_force``; the findings), over a run at once.
+
+    :param names: the effectors.
+    :param floor: the smallest ``loaded`` threshold (N).
+    """
+
+    def __init__(self, names: Sequence[str], floor: float) -> None:
+        self.names = list(names)
+        n = len(self.names)
+        self.floor = float(floor)
+        self.loaded = None  # (n,) the last sample's states, None before the first
+        self.commanded = [CARRYING] * n
+        self.seen_free = np.zeros(n, bool)
+        self.seen_loaded = np.zeros(n, bool)
+        self.code = np.zeros(n, int)  # the finding in force per contact (FINDINGS)
+        self.limits = thresholds(np.full(n, np.nan), self.floor)
+        self.listed: list = []
+        self.count = 0
+
+    def command(self, weights) -> None:
+        """Take the commanded weights; a contact whose commanded state changes is judged anew."""
+        states = commanded_states(weights)
+        for i, (old, new) in enumerate(zip(self.commanded, states)):
+            if old != new:
+                known = self.loaded is not None
+                self.seen_free[i] = known and not self.loaded[i]
+                self.seen_loaded[i] = known and self.loaded[i]
+        self.commanded = states
+
+    def observe(self, stamps_ns: np.ndarray, contact: np.ndarray, noise) -> None:
+        """Judge a run of samples at constant weights; list the findings that begin in it.
+
+        :param stamps_ns: (k,) the samples' stamps.
+        :param contact: (k, n, 6) their contact wrenches (only ``|f|`` is read).
+        :param noise: (n,) force noise per contact (N; NaN: not learned, the floor).
+        """
+        forces = np.asarray(contact, float)[..., :3]
+        force = np.sqrt((forces * forces).sum(axis=-1))  # |f| to the bit of ContactStates
+        self.limits = above, below = thresholds(noise, self.floor)
+        before = force[0] >= above if self.loaded is None else self.loaded
+        decisive = np.where(force > above, 1, np.where(force < below, 0, -1))
+        rows = np.arange(len(force))[:, None]
+        last = np.maximum.accumulate(np.where(decisive >= 0, rows, -1), axis=0)
+        loaded = np.where(last >= 0, np.take_along_axis(decisive, np.maximum(last, 0), axis=0) == 1, before)
+        seen_free = np.logical_or.accumulate(~loaded, axis=0) | self.seen_free
+        seen_loaded = np.logical_or.accumulate(loaded, axis=0) | self.seen_loaded
+        released = np.array([c == RELEASED for c in self.commanded])
+        carrying = np.array([c == CARRYING for c in self.commanded])
+        code = np.where(released & loaded, np.where(seen_free, 2, 1),
+                        np.where(carrying & ~loaded, np.where(seen_loaded, 3, 4), 0))
+        previous = np.concatenate([self.code[None], code[:-1]])
+        for row, i in zip(*np.nonzero((code != previous) & (code > 0))):
+            self.count += 1
+            if len(self.listed) < MAX_LISTED:
+                self.listed.append({'time_s': float(ns_to_seconds(int(stamps_ns[row]))), 'contact': self.names[i],
+                                    'finding': FINDINGS[code[row, i]], 'commanded': self.commanded[i]})
+        self.loaded, self.seen_free, self.seen_loaded, self.code = loaded[-1], seen_free[-1], seen_loaded[-1], code[-1]
+
+    def summary(self) -> dict:
+        """Return what ``summary.json`` says of the measured states (``contact_states``)."""
+        return {'findings': self.count, 'listed': self.listed,
+                'loaded_above': self.limits[0].tolist(), 'free_below': self.limits[1].tolist(),
+                'final': {n: ('loaded' if x else 'free') for n, x in zip(self.names, self.loaded)}
+                if self.loaded is not None else {}}
