@@ -18,6 +18,7 @@ from hypothesis import given, settings, strategies as st
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from scipy.spatial.transform import Rotation
 
 import bag_fixtures as F
 from legs_fixtures import FEET, FOOT_POSITIONS, GRAVITY, TRUNK_MASS, UPRIGHT
@@ -343,3 +344,59 @@ def test_a_weights_topic_of_another_type_is_an_error(tmp_path):
     assert not (tmp_path / 'out').exists()
     summary = analyze_bag(bag, trunk_config(), tmp_path / 'plain', Options(plots=False))
     assert 'weights        not followed: the bag does not hold this topic' in format_table(summary)
+
+
+def arms_config(keep=(True,) * 3):
+    """Return the analyzer configuration of the three-arm object of the bag fixtures, the arms ``keep`` only."""
+    params = F.params()['wrench_analyzer']['ros__parameters']
+    keep = np.asarray(keep, bool)
+    for key, width in (('effectors', 1), ('contact_types', 1), ('contact_frames', 1), ('sensor_signs', 1),
+                       ('tool_masses', 1), ('contact_positions', 3), ('contact_orientations', 4),
+                       ('sensor_positions', 3), ('sensor_orientations', 4), ('tool_coms', 3)):
+        params[key] = np.asarray(params[key], dtype=object).reshape(-1, width)[keep].ravel().tolist()
+    return load_analyzer_config(params)
+
+
+@pytest.mark.parametrize('arm', range(3))
+def test_three_arms_one_released_and_back(tmp_path, arm):
+    """Rigid and point contacts, turned frames, sensors offset, tools weighed: the sensor readings by hand."""
+    k, release, back = 24, 8, 16
+    rng = np.random.default_rng(arm)
+    applied = rng.normal(0.0, 5.0, (k, 3, 6)) * [1, 1, 1, 0.2, 0.2, 0.2]   # contact frames, about the contact
+    applied[:, 2, 3:] = 0.0                                                 # the palm is a point contact
+    weights = np.ones((k, 3))
+    weights[release:back, arm] = 0.0
+    name = F.EFFECTORS[arm]
+    writer = F.BagWriter(tmp_path / 'bag')
+    for j in range(k):
+        for i, effector in enumerate(F.EFFECTORS):
+            reading = F.to_sensor(applied[j, i], F.ORIENTATIONS[i], i)
+            writer.add(f'/{effector}/ft_sensor', F.WS, stamp(j) + 300_000 * (i + 1),
+                       F.wrench_msg(stamp(j), f'{effector}_ft', reading))
+    for j, value in ((release, 0.0), (back, 1.0)):
+        writer.add(WEIGHTS_TOPIC, MULTI_ARRAY, stamp(j) - LEAD_NS, weights_msg([name], [value]))
+    summary, columns, _ = analyse(writer.close(), tmp_path / 'out', arms_config(), chunk=7)
+    assert summary['contact_weights']['changes'] == 2
+    turned = [Rotation.from_quat(q) for q in F.ORIENTATIONS]
+    for j in range(k):
+        live = weights[j] > 0
+        forces = np.array([turned[i].apply(applied[j, i, :3]) for i in range(3)])
+        torques = np.array([turned[i].apply(applied[j, i, 3:]) for i in range(3)])
+        expected = np.concatenate([forces[live].sum(0), (np.cross(F.POSITIONS[live] - F.COM, forces[live])
+                                                         + torques[live]).sum(0)])
+        resultant = np.array([columns[f'resultant.{c}'][j] for c in COMPONENTS])
+        np.testing.assert_allclose(resultant, expected, rtol=1e-9, atol=1e-9)
+    rows = np.arange(release, back)
+    keep = np.arange(3) != arm
+    alone = AnalysisEngine(arms_config(keep), StaticPoses(np.concatenate([F.POSITIONS, F.ORIENTATIONS], axis=1)[keep]))
+    readings = np.array([[F.to_sensor(applied[j, i], F.ORIENTATIONS[i], i) for i in range(3)] for j in rows])
+    result = alone.analyze(columns['stamp_ns'][rows], readings[:, keep])
+    assert len(result) == len(rows)
+    for m, element in enumerate(alone.basis_names):
+        np.testing.assert_allclose(columns[f'internal_load.{element}'][rows], result.internal_load[:, m],
+                                   rtol=1e-8, atol=1e-8)
+    for part in PARTS:
+        assert not wrench(columns, name, part)[rows].any()
+        for m, i in enumerate(np.flatnonzero(keep)):
+            np.testing.assert_allclose(wrench(columns, F.EFFECTORS[i], part)[rows], result.values[part][:, m],
+                                       rtol=1e-8, atol=1e-8)
