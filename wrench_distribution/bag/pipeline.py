@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 
 from wrench_distribution.config import changed_config
@@ -20,6 +20,7 @@ from .poses import read_pose_array, read_pose_stamped, read_tf, tf_poses
 from .progress import Progress
 from .reader import BagReader, WRENCH_STAMPED
 from .samples import package_version, SamplesWriter
+from .weights import BasisPerContactSet, follow_weights, weights_summary
 
 #: F/T messages per chunk: bounds memory (about 200 bytes per message in flight)
 DEFAULT_CHUNK = 200_000
@@ -184,11 +185,12 @@ def _analyse(bag: BagReader, config: Any, out_dir: Path, options: Options,
     with bag:
         bag_path = bag.path
         topics, total = _ft_topics(bag, bag_path, config, options)
-        analyzer, config, poses, tare = _engine_for(bag, topics, config, out_dir, options)
+        analyzer, config, poses, tare, weights = _engine_for(bag, topics, config, out_dir, options)
         builder = summary_mod.SummaryBuilder(names)
         buffer = plots.PlotBuffer()
         friction = FrictionRecorder(config, analyzer, out_dir) if friction_active(config) else None
-        samples = _samples_writer(out_dir, bag_path, config, options, config_name)
+        samples = _samples_writer(out_dir, bag_path, config, options, config_name,
+                                  analyzer.chunks.schedule is not None)
         progress = Progress(total, bag_path.name, enabled=options.progress)
         clock = _StageClock(options.timings)
         order = ledger.StampOrder(len(names))
@@ -212,12 +214,13 @@ def _analyse(bag: BagReader, config: Any, out_dir: Path, options: Options,
             raise BagError(_no_sample_reason(bag_path, config, analyzer, total, completeness))
         summary = builder.build(
             bag=str(bag_path), storage=storage_of(bag_path), pose_source=poses.description,
-            counters=analyzer.counters(), basis_names=analyzer.basis_names,
-            basis_units=analyzer.basis_units, regimes=analyzer.regimes,
+            counters=analyzer.counters(), basis_names=basis_of(analyzer)[0],
+            basis_units=basis_of(analyzer)[1], regimes=analyzer.regimes,
             distributors_built=analyzer.distributors_built, config=config_name, topics=topics)
         if tare is not None:
             summary['tare'] = tare
         summary['health'] = health_summary(analyzer.health)
+        summary['contact_weights'] = weights_summary(analyzer, weights)
     summary['completeness'] = completeness
     ledger.account(summary, completeness, order, names)
     if friction is not None:
@@ -236,7 +239,8 @@ def _engine_for(bag: BagReader, topics: list, config: Any, out_dir: Path,
                 options: Options) -> tuple:
     """Build the analysis engine of a bag: its pose sources, the tare, the output directory.
 
-    :return: ``(engine, config (with the tare's biases), contact poses, tare report or None)``.
+    :return: ``(engine, config (with the tare's biases), contact poses, tare report or None,
+        the recorded weights it follows (:func:`.weights.follow_weights`))``.
     :raises BagError: on a source the bag lacks or an output directory that cannot be made.
     """
     source = options.contact_source or config.contact_source
@@ -249,9 +253,14 @@ def _engine_for(bag: BagReader, topics: list, config: Any, out_dir: Path,
     tare = None
     if options.tare is not None:
         config, tare = _tare(bag, topics, config, (poses, sensor_poses, orientation), options)
-    engine = AnalysisEngine(config, poses, sensor_poses, _same_basis(), orientation=orientation)
+    basis_check = BasisPerContactSet()
+    engine = AnalysisEngine(config, poses, sensor_poses, basis_check, orientation=orientation)
+    basis_check.engine = engine
     engine.health = HealthMonitor.for_config(config)  # the analyzer's checks (docs/health.md)
-    return engine, config, poses, tare
+    topic = config.topics.weights
+    weights = follow_weights(bag, engine, resolve_topic(topic, options.namespace, options.node_name)
+                             if topic else '')
+    return engine, config, poses, tare, weights
 
 
 def _tare(bag: BagReader, topics: list, config: Any, sources: tuple, options: Options) -> tuple:
@@ -345,12 +354,13 @@ def _write_outputs(out_dir: Path, summary: dict, analyzer: AnalysisEngine,
     :raises BagError: when a file cannot be written.
     """
     names = list(config.effectors)
+    basis_names, basis_units = basis_of(analyzer)
     try:
         plotjuggler.write_layout(out_dir / 'plotjuggler_layout.xml', 'samples.csv', names,
-                                 analyzer.basis_names)
+                                 basis_names)
         if options.plots:
-            for p in plots.write_plots(out_dir, buffer, names, analyzer.basis_names,
-                                       analyzer.basis_units, config.settings.output_frame,
+            for p in plots.write_plots(out_dir, buffer, names, basis_names,
+                                       basis_units, config.settings.output_frame,
                                        plots.health_marks(summary.get('health'))):
                 summary['outputs'].append(p.name)
         summary_mod.write_json(out_dir / 'summary.json', summary)
@@ -359,10 +369,21 @@ def _write_outputs(out_dir: Path, summary: dict, analyzer: AnalysisEngine,
 
 
 def _samples_writer(out_dir: Path, bag_path: Path, config: Any, options: Options,
-                    config_name: str) -> SamplesWriter:
-    """Return the writer of ``samples.parquet`` (and ``samples.csv``), with its metadata."""
+                    config_name: str, weights: bool) -> SamplesWriter:
+    """Return the writer of ``samples.parquet`` (and ``samples.csv``), with its metadata.
+
+    :param weights: recorded contact weights are followed (their columns are written).
+    """
     return SamplesWriter(out_dir, list(config.effectors), csv=options.csv,
-                         info=run_info(bag_path, config, options, config_name))
+                         info=run_info(bag_path, config, options, config_name), weights=weights)
+
+
+def basis_of(analyzer: AnalysisEngine) -> tuple:
+    """Return the internal-load columns' names and units: the union of the bases met when weights are followed."""
+    schedule = analyzer.chunks.schedule
+    if schedule is None:
+        return analyzer.basis_names, analyzer.basis_units
+    return schedule.columns, schedule.units
 
 
 def run_info(bag_path: Path, config: Any, options: Options, config_name: str) -> dict:
@@ -396,22 +417,9 @@ def _analyse_chunks(chunks, engine: AnalysisEngine, samples, sinks, progress, cl
     engine.finish()
 
 
-def _same_basis() -> Callable:
-    """Rebuild hook refusing a bag whose internal-load basis changes (one set of columns)."""
-    first: list = []
-
-    def check(basis_names: list) -> None:
-        basis = list(basis_names)
-        if first and basis != first:
-            raise BagError('the internal-load basis changed during the bag '
-                           f'({first} -> {basis}); analyse the parts separately')
-        first[:] = basis
-    return check
-
-
 def _write(samples: SamplesWriter, result, analyzer: AnalysisEngine) -> None:
     try:
-        samples.write(result, analyzer.basis_names, analyzer.basis_units)
+        samples.write(result, *basis_of(analyzer))
     except OSError as err:
         raise BagError(f'cannot write the samples in {samples.out_dir}: {err}') from None
 

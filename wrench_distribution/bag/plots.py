@@ -62,7 +62,9 @@ class PlotBuffer:
         if not self.t:
             return (np.empty(0, np.int64), np.empty((0, 0)), np.empty(0), np.empty((0, 0, 6)),
                     np.empty((0, 0, 6)))
-        return (np.concatenate(self.t), np.concatenate(self.lam), np.concatenate(self.norm),
+        width = max(part.shape[1] for part in self.lam)  # the union of the bases grew: NaN before
+        lam = [np.pad(part, ((0, 0), (0, width - part.shape[1])), constant_values=np.nan) for part in self.lam]
+        return (np.concatenate(self.t), np.concatenate(lam), np.concatenate(self.norm),
                 np.concatenate(self.constraint), np.concatenate(self.internal))
 
 

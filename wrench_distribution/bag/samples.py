@@ -8,6 +8,11 @@ holds the package version, the basis names and units, the effectors, the output
 frame, the bag and the validated analyzer parameters. ``samples.csv`` has the same
 columns except the stamp, written as ``stamp`` in seconds (exact decimal, 9 digits),
 which PlotJuggler's CSV loader takes as its time axis.
+
+Following recorded contact weights (``weights``), the ``internal_load`` columns are the union
+of the bases met (:mod:`.columns`); when a chunk brings a new element, the rows written so far
+are set aside and, at :meth:`SamplesWriter.close`, copied row group by row group into the
+final file with NaN in the new columns (memory stays bounded by a row group).
 """
 from __future__ import annotations
 
@@ -41,14 +46,19 @@ def package_version() -> str:
 
 
 def schema(effectors: Sequence[str], basis_names: Sequence[str], basis_units: Sequence[str],
-           info: Optional[dict] = None) -> pa.Schema:
-    """Arrow schema of ``samples.parquet``, with units and ``info`` as metadata."""
+           info: Optional[dict] = None, weights: bool = False) -> pa.Schema:
+    """Arrow schema of ``samples.parquet``, with units and ``info`` as metadata.
+
+    :param weights: the followed contact weights are columns (``followed_weights`` in the metadata).
+    """
     fields = [pa.field(STAMP, pa.int64(), nullable=False,
                        metadata={'unit': 'ns', 'description': 'header stamp'})]
     fields += [pa.field(name, pa.float64(), nullable=False, metadata={'unit': unit})
-               for name, unit, _ in columns(effectors, basis_names, basis_units)]
+               for name, unit, _ in columns(effectors, basis_names, basis_units, weights)]
     doc = dict(info or {}, basis_names=list(basis_names), basis_units=list(basis_units),
                effectors=list(effectors))
+    if weights:
+        doc['followed_weights'] = True
     return pa.schema(fields, metadata={METADATA_KEY: json.dumps(doc).encode()})
 
 
@@ -87,7 +97,7 @@ def _transpose_into(out: np.ndarray, x: np.ndarray, rows: int = 2048) -> None:
 def columns_of(sch: pa.Schema) -> list:
     """``(name, unit, quantity)`` of the value columns of a samples schema."""
     doc = json.loads(sch.metadata[METADATA_KEY])
-    return columns(doc['effectors'], doc['basis_names'], doc['basis_units'])
+    return columns(doc['effectors'], doc['basis_names'], doc['basis_units'], doc.get('followed_weights', False))
 
 
 def csv_table(table: pa.Table) -> pa.Table:
@@ -111,11 +121,15 @@ class SamplesWriter:
     :param info: JSON-serialisable metadata stored in the Parquet file.
     :param csv: also write ``samples.csv``.
     :param compression: Parquet compression codec.
+    :param weights: the chunks carry followed contact weights (their basis may grow).
     """
 
     def __init__(self, out_dir: Path, effectors: Sequence[str], info: dict,
-                 csv: bool = False, compression: str = 'snappy') -> None:
+                 csv: bool = False, compression: str = 'snappy', weights: bool = False) -> None:
         self.out_dir = Path(out_dir)
+        self.weights = weights
+        self._parts: list[Path] = []  # the rows written before the basis grew, in order
+        self._basis: list[str] = []
         self.effectors = list(effectors)
         self.info = info
         self.csv = csv
@@ -137,12 +151,13 @@ class SamplesWriter:
         return ['samples.parquet'] + (['samples.csv'] if self.csv else [])
 
     def _open(self, basis_names: Sequence[str], basis_units: Sequence[str]) -> None:
-        self._schema = schema(self.effectors, basis_names, basis_units, self.info)
+        self._schema = schema(self.effectors, basis_names, basis_units, self.info, self.weights)
+        self._basis = list(basis_names)
         # no dictionary encoding: measured values are (almost) all distinct, and
         # trying a dictionary first costs more than the rest of the write
         self._parquet = pq.ParquetWriter(self.out_dir / 'samples.parquet', self._schema,
                                          compression=self.compression, use_dictionary=False)
-        if self.csv:
+        if self.csv and not self._parts:  # else written whole by _merge
             head = csv_table(self._schema.empty_table()).schema
             self._csv = pa_csv.CSVWriter(str(self.out_dir / 'samples.csv'), head)
 
@@ -156,6 +171,8 @@ class SamplesWriter:
             return
         if self._schema is None:
             self._open(basis_names, basis_units)
+        elif list(basis_names) != self._basis:
+            self._grow(basis_names, basis_units)
         slot = self._chunks % 2
         buf = self._buffers[slot]
         if buf is None or buf.shape[1] < len(chunk):
@@ -165,6 +182,46 @@ class SamplesWriter:
         self._pending = self._pool.submit(self._write_table, table)
         self._chunks += 1
         self.rows += len(chunk)
+
+    def _grow(self, basis_names: Sequence[str], basis_units: Sequence[str]) -> None:
+        """Set the rows written so far aside and go on with more internal-load columns (the union grew)."""
+        self._wait()
+        for attr in ('_parquet', '_csv'):
+            writer = getattr(self, attr)
+            setattr(self, attr, None)
+            if writer is not None:
+                close_writer(writer)
+        (self.out_dir / 'samples.csv').unlink(missing_ok=True)
+        part = self.out_dir / f'.samples.part{len(self._parts)}.parquet'
+        (self.out_dir / 'samples.parquet').replace(part)
+        self._parts.append(part)
+        self._buffers = [None, None]
+        self._open(basis_names, basis_units)
+
+    def _merge(self) -> None:
+        """Copy the rows set aside, then the last ones, into one file of the final columns."""
+        final = self.out_dir / '.samples.merged.parquet'
+        last = self.out_dir / '.samples.last.parquet'
+        (self.out_dir / 'samples.parquet').replace(last)
+        writer = pq.ParquetWriter(final, self._schema, compression=self.compression, use_dictionary=False)
+        text = pa_csv.CSVWriter(str(self.out_dir / 'samples.csv'), csv_table(self._schema.empty_table()).schema) \
+            if self.csv else None
+        try:
+            for path in self._parts + [last]:
+                source = pq.ParquetFile(path)
+                for group in range(source.num_row_groups):
+                    table = conform(source.read_row_group(group), self._schema)
+                    writer.write_table(table, row_group_size=table.num_rows)
+                    if text is not None:
+                        text.write_table(csv_table(table))
+        finally:
+            for open_writer in (writer, text):
+                if open_writer is not None:
+                    close_writer(open_writer)
+        final.replace(self.out_dir / 'samples.parquet')
+        for path in self._parts + [last]:
+            path.unlink()
+        self._parts = []
 
     def _write_table(self, table: pa.Table) -> None:
         """Write one table; run in the writer thread (pyarrow releases the GIL while it encodes)."""
@@ -194,6 +251,15 @@ class SamplesWriter:
                     failed = failed or err
             if failed is not None:
                 raise failed
+        if self._parts:
+            self._merge()
+
+
+def conform(table: pa.Table, sch: pa.Schema) -> pa.Table:
+    """Return ``table`` with the columns of ``sch``: a column it lacks is NaN (an element not in the solve)."""
+    arrays = [table.column(f.name) if f.name in table.column_names
+              else pa.array(np.full(table.num_rows, np.nan), type=pa.float64()) for f in sch]
+    return pa.Table.from_arrays(arrays, schema=sch)
 
 
 def close_writer(writer: Any) -> None:

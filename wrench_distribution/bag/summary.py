@@ -19,38 +19,54 @@ MAX_LISTED_GAPS = 100
 
 
 class _Stats:
-    """Count, mean, std, min, max, rms and max |x| per column, streamed."""
+    """Count, mean, std, min, max, rms and max |x| per column, streamed.
+
+    A NaN (an internal-load element not in a sample's solve) is not counted; columns may be
+    added (the union of the bases grows while recorded weights are followed).
+    """
 
     def __init__(self, m: int) -> None:
-        self.count = 0
+        self.count = np.zeros(m, np.int64)
         self.sum = np.zeros(m)
         self.sumsq = np.zeros(m)
         self.min = np.full(m, np.inf)
         self.max = np.full(m, -np.inf)
-        self._shift: np.ndarray | None = None
+        self._shift = np.full(m, np.nan)  # shifted sums keep the variance accurate
+
+    def _grow(self, m: int) -> None:
+        extra = m - len(self.sum)
+        if extra > 0:
+            for name, fill in (('count', 0), ('sum', 0.0), ('sumsq', 0.0), ('min', np.inf),
+                               ('max', -np.inf), ('_shift', np.nan)):
+                old = getattr(self, name)
+                setattr(self, name, np.concatenate([old, np.full(extra, fill, old.dtype)]))
 
     def add(self, x: np.ndarray) -> None:
         if not len(x):
             return
-        if self._shift is None:
-            self._shift = x[0].copy()  # shifted sums keep the variance accurate
-        d = x - self._shift
-        self.count += len(x)
+        self._grow(x.shape[1])
+        here = ~np.isnan(x)
+        first = np.flatnonzero(np.isnan(self._shift) & here.any(axis=0))
+        if first.size:
+            self._shift[first] = x[here[:, first].argmax(axis=0), first]
+        d = np.where(here, x - self._shift, 0.0)
+        self.count += here.sum(axis=0)
         self.sum += d.sum(axis=0)
         self.sumsq += (d * d).sum(axis=0)
-        self.min = np.minimum(self.min, x.min(axis=0))
-        self.max = np.maximum(self.max, x.max(axis=0))
+        self.min = np.minimum(self.min, np.where(here, x, np.inf).min(axis=0))
+        self.max = np.maximum(self.max, np.where(here, x, -np.inf).max(axis=0))
 
     def as_dicts(self) -> list[dict]:
         out = []
         for j in range(len(self.sum)):
-            if self.count == 0:
+            count = int(self.count[j])
+            if count == 0:
                 out.append({'count': 0})
                 continue
-            md = self.sum[j] / self.count
+            md = self.sum[j] / count
             mean = md + self._shift[j]
-            var = max(self.sumsq[j] / self.count - md * md, 0.0)
-            out.append({'count': self.count, 'mean': float(mean), 'std': float(math.sqrt(var)),
+            var = max(self.sumsq[j] / count - md * md, 0.0)
+            out.append({'count': count, 'mean': float(mean), 'std': float(math.sqrt(var)),
                         'rms': float(math.sqrt(var + mean * mean)),
                         'min': float(self.min[j]), 'max': float(self.max[j]),
                         'max_abs': float(max(abs(self.min[j]), abs(self.max[j])))})
@@ -197,6 +213,8 @@ def format_table(summary: dict) -> str:
         lines += [f'note           {n}' for n in done['notes']]
     if 'health' in summary:
         lines += health_lines(summary['health'])
+    if 'contact_weights' in summary:
+        lines += weights_lines(summary['contact_weights'])
     lines.append('')
     rows = [(name, s.get('unit', ''), s) for name, s in summary['internal_load'].items()]
     rows.append(('internal_load_norm', 'N', summary['internal_load_norm']))
@@ -209,3 +227,20 @@ def format_table(summary: dict) -> str:
     for (name, unit, _), figures in zip(rows, shown):
         lines.append(f'{name:<{width}}  {unit:<4}  ' + ' '.join(f'{_num(x):>11}' for x in figures))
     return '\n'.join(lines)
+
+
+def weights_lines(weights: dict) -> list:
+    """Return the printed table's lines of the contact weights followed (``contact_weights``)."""
+    if not weights.get('followed'):
+        return [f"weights        not followed: {weights.get('reason', '')}"]
+    lines = [f"weights        followed {weights['topic']}: {weights['changes']} changes, "
+             f"{weights['refused']} messages refused"]
+    for change in weights['listed_changes'][:10]:
+        moved = [f'{name} released' for name in change['released']] + \
+            [f'{name} back' for name in change['returned']]
+        lines.append(f"weights        {change['time_s']:.6f} s: {', '.join(moved) or 'weights changed'}")
+    lines += [f"refused        {r['time_s']:.6f} s: {r['reason']}" for r in weights['listed_refused'][:10]]
+    states = weights.get('contact_states') or {}
+    lines += [f"contact state  {f['time_s']:.6f} s: {f['contact']} {f['finding']} (commanded {f['commanded']})"
+              for f in states.get('listed', [])[:10]]
+    return lines

@@ -167,7 +167,8 @@ class FollowedWeights:
     """The weights the analysis engine's read-out follows (module docstring).
 
     :param engine: the :class:`~.analysis.AnalysisEngine` (its solver cache is reweighed).
-    :param states: the contact states the weights command, or None.
+    :param states: the contact states the weights command (:class:`ContactStates`, or a bag's
+        :class:`~.weight_schedule.MeasuredStates`), or None.
     """
 
     def __init__(self, engine, states: Optional[ContactStates] = None) -> None:
