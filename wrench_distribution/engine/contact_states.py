@@ -64,6 +64,23 @@ def commanded_states(weights) -> list:
     return [RELEASED if w == 0.0 else CARRYING if w == 1.0 else MOVING for w in np.asarray(weights, float)]
 
 
+def recommand(commanded: list, weights, loaded, seen_free, seen_loaded) -> list:
+    """Return the commanded states of ``weights``; a contact whose commanded state changes is judged anew.
+
+    :param commanded: the states in force.
+    :param loaded: (n,) the measured states, or None before the first sample.
+    :param seen_free: (n,) seen free since the commanded state became what it is (updated in place).
+    :param seen_loaded: (n,) the same, loaded.
+    """
+    states = commanded_states(weights)
+    for i, (old, new) in enumerate(zip(commanded, states)):
+        if old != new:
+            known = loaded is not None
+            seen_free[i] = known and not loaded[i]
+            seen_loaded[i] = known and bool(loaded[i])
+    return states
+
+
 class ContactStates:
     """Each contact's measured state, with hysteresis, against its commanded weight (module docstring).
 
@@ -93,13 +110,7 @@ class ContactStates:
 
     def command(self, weights) -> None:
         """Take the commanded weights; a contact whose commanded state changes is judged anew."""
-        states = commanded_states(weights)
-        for i, (old, new) in enumerate(zip(self.commanded, states)):
-            if old != new:
-                known = self._loaded is not None
-                self._seen_free[i] = known and not self._loaded[i]
-                self._seen_loaded[i] = known and self._loaded[i]
-        self.commanded = states
+        self.commanded = recommand(self.commanded, weights, self._loaded, self._seen_free, self._seen_loaded)
 
     def observe(self, contact: np.ndarray, noise=None) -> list:
         """Update the measured states with one sample; return the findings that begin now.

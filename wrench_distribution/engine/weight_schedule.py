@@ -24,7 +24,7 @@ import numpy as np
 from wrench_distribution.core.codec import ns_to_seconds
 from wrench_distribution.core.contact_weights import check_weights
 from wrench_distribution.core.errors import InvalidInputError
-from .contact_states import CARRYING, commanded_states, FollowedWeights, RELEASED, thresholds
+from .contact_states import CARRYING, FollowedWeights, recommand, RELEASED, thresholds
 from .weights import weights_from_message
 
 #: the key of the per-sample weights in a chunk's values (k, n)
@@ -184,13 +184,7 @@ class MeasuredStates:
 
     def command(self, weights) -> None:
         """Take the commanded weights; a contact whose commanded state changes is judged anew."""
-        states = commanded_states(weights)
-        for i, (old, new) in enumerate(zip(self.commanded, states)):
-            if old != new:
-                known = self.loaded is not None
-                self.seen_free[i] = known and not self.loaded[i]
-                self.seen_loaded[i] = known and self.loaded[i]
-        self.commanded = states
+        self.commanded = recommand(self.commanded, weights, self.loaded, self.seen_free, self.seen_loaded)
 
     def observe(self, stamps_ns: np.ndarray, contact: np.ndarray, noise) -> None:
         """Judge a run of samples at constant weights; list the findings that begin in it.
