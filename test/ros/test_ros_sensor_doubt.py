@@ -103,18 +103,19 @@ def internal_part(commands: np.ndarray, plant) -> np.ndarray:
 
 
 @contextlib.contextmanager
-def nodes(deployment: str):
+def nodes(deployment: str, **distributor_params):
     """Start the distributor (feedback on) and the analyzer; yield a function giving their output.
 
     ``cell``: one process, one executor, the distributor taking each read-out within the
     analyzer's callback (a cycle's read-out is taken before the next desired wrench);
     ``processes``: two processes, the read-out over DDS (taken whenever it arrives).
+    ``distributor_params`` are added to the distributor's.
     """
     analyzer = dict(BASE, max_age=0.0, sync_tolerance=0.001)
     for key in ('internal_load_handles', 'feedback_kp', 'feedback_ki', 'feedback_timeout',
                 'input_timeout'):
         analyzer.pop(key)
-    distributor = dict(BASE, internal_load_feedback=True, feedback_timeout=1.0)
+    distributor = dict(BASE, internal_load_feedback=True, feedback_timeout=1.0, **distributor_params)
     if deployment == 'processes':
         with NodeProcess('distributor', distributor, DOMAIN) as first, \
                 NodeProcess('analyzer', analyzer, DOMAIN) as second:
@@ -135,18 +136,22 @@ def nodes(deployment: str):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def closed(rig: Rig) -> None:
+    """Step until the read-out flows and the loop moves the commands (bounded)."""
+    warm = [internal_part(rig.step(False)[0], rig.plant) for _ in range(3)]
+    deadline = time.monotonic() + WARM_UP_S
+    while time.monotonic() < deadline:  # the two nodes' DDS discovery: seconds under load
+        if np.abs(np.diff(warm[-3:], axis=0)).min(axis=0).max() > 1e-9:
+            return
+        warm.append(internal_part(rig.step(False)[0], rig.plant))
+
+
 def run(rig: Rig) -> tuple:
     """Close the loop until it moves the commands, then freeze the left sensor and thaw it.
 
     :return: ``(internal part of each cycle's commands (k, 6), monotonic time of each cycle)``.
     """
-    warm = [internal_part(rig.step(False)[0], rig.plant) for _ in range(3)]
-    deadline = time.monotonic() + WARM_UP_S
-    while time.monotonic() < deadline:  # until the read-out flows (the two nodes' DDS
-        # discovery: seconds under load) and the loop moves the commands
-        if np.abs(np.diff(warm[-3:], axis=0)).min(axis=0).max() > 1e-9:
-            break
-        warm.append(internal_part(rig.step(False)[0], rig.plant))
+    closed(rig)
     commands, times = [], []
     for k in range(FREEZE + FROZEN + AFTER):
         times.append(time.monotonic())
@@ -200,4 +205,49 @@ def test_a_frozen_sensor_holds_the_feedback_at_its_onset_and_both_nodes_name_it(
         print(f'{deployment}: {len(commands)} cycles in {times[-1] - times[0]:.2f} s; the '
               f'commands held from cycle {first_held - FREEZE} after the freeze, '
               f'{times[first_held] - times[FREEZE]:.3f} s after it; drift undone {drift:.3f}')
+        assert 'Traceback' not in output()
+
+
+def test_with_release_a_frozen_sensor_ramps_the_correction_to_the_prescription_in_one_second():
+    """``on_sensor_fault: release``: the correction goes to zero over 1 s (RELEASE_S), not at once.
+
+    The reference is the distributor's own first command, sent before any read-out existed (no
+    correction: the prescription open loop); the release must end exactly there.
+    """
+    with TestClient(DOMAIN) as client, nodes('cell', on_sensor_fault='release') as output:
+        rig = Rig(client)
+        assert client.wait_matched(publishers=[rig.desired] + rig.sensors,
+                                   topics=['left/wrench_command', 'measured/internal_load'],
+                                   timeout=30.0), output()
+        first = None
+        for _ in range(40):  # the distributor answers once its contacts are in
+            first = rig.command(0.25)
+            if first is not None:
+                break
+        assert first is not None, output()
+        open_loop = internal_part(first, rig.plant)
+        closed(rig)
+        for _ in range(FREEZE):
+            commands = rig.step(False)[0]
+        onset = np.abs(internal_part(commands, rig.plant) - open_loop).max()
+        assert onset > 1e-3, onset  # the loop had corrected something to release
+        frozen_at, distances, times = time.monotonic(), [], []
+        for _ in range(600):  # frozen until well past the detection plus the 1 s ramp
+            distances.append(np.abs(internal_part(rig.step(True)[0], rig.plant) - open_loop).max())
+            times.append(time.monotonic() - frozen_at)
+            if times[-1] > 2.0 and distances[-1] < 1e-9:
+                break
+        distances, times = np.array(distances), np.array(times)
+        # released to the prescription alone, exactly, and never beyond the onset's correction
+        assert distances[-1] < 1e-9, (distances[-5:], output()[-3000:])
+        assert distances[FROZEN_REPEATS + 2:].max() <= onset * 1.05, (onset, distances)
+        # a ramp: halfway values on the way (not a step), the end no sooner than about 1 s
+        # after the freeze was found (the onset may be dated a cycle or two early)
+        assert np.any((distances > 0.05 * onset) & (distances < 0.95 * onset)), distances
+        reached = times[np.argmax(distances < 1e-9)]
+        assert reached >= 0.8, (reached, times, distances)
+        client.spin_for(0.5)
+        distributor_says = diag_messages(rig.diag, 'wrench_distributor: feedback')
+        assert any('sensors in doubt: left (frozen)' in text for text in distributor_says), \
+            distributor_says
         assert 'Traceback' not in output()
