@@ -12,6 +12,7 @@ import time
 from typing import Iterator
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from wrench_distribution.core.codec import NS_PER_S, seconds_to_ns, stamp_to_ns
 
@@ -201,12 +202,13 @@ class ContactStream:
         """Publish the next tick's poses (and a new weight target every ``toggle_ticks``)."""
         k = self.ticks
         self.ticks += 1
-        for i, (pose, corner) in enumerate(zip(self.poses.poses, self.corners)):
-            phase = 0.01 * k + i
-            pose.position.x, pose.position.y, pose.position.z = (corner + 1e-3 * np.sin(phase)).tolist()
-            half = 0.5 * np.radians(0.1) * np.sin(phase)
-            pose.orientation.x, pose.orientation.w = float(np.sin(half)), float(np.cos(half))
-        self.poses.header.stamp.sec, self.poses.header.stamp.nanosec = divmod(time.time_ns(), NS_PER_S)
+        swing = np.sin(0.01 * k + np.arange(len(self.corners)))  # each contact in its own phase
+        positions = self.corners + 1e-3 * swing[:, None]
+        turns = Rotation.from_rotvec(np.radians(0.1) * swing[:, None] * [1.0, 0.0, 0.0]).as_quat()
+        for pose, position, turn in zip(self.poses.poses, positions.tolist(), turns.tolist()):
+            pose.position.x, pose.position.y, pose.position.z = position
+            pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w = turn
+        stamp(self.poses, time.time_ns())
         self.pose_pub.publish(self.poses)
         if k % self.toggle_ticks == 0:
             self.weights.data = [self.LOW_WEIGHT if (k // self.toggle_ticks) % 2 == 0 else 1.0]
