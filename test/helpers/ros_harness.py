@@ -339,18 +339,20 @@ class TestClient:
         finally:
             self.node.destroy_client(cli)
 
-    def set_parameters(self, node_name: str, params: list, timeout: float = 5.0):
+    def set_parameters(self, node_name: str, params: list, timeout: float = 5.0,
+                       again_after: float = 1.0):
         """Call ``/<node>/set_parameters``.
 
         :param node_name: target node name.
         :param params: list of ``rclpy.parameter.Parameter``.
         :param timeout: seconds.
+        :param again_after: as :meth:`call` (a test that counts requests sends once: ``timeout``).
         :return: list of ``SetParametersResult``.
         """
         from rcl_interfaces.srv import SetParameters
         req = SetParameters.Request()
         req.parameters = [p.to_parameter_msg() for p in params]
-        return self.call(SetParameters, f'/{node_name}/set_parameters', req, timeout).results
+        return self.call(SetParameters, f'/{node_name}/set_parameters', req, timeout, again_after).results
 
     def change_state(self, node_name: str, transition: str, timeout: float = 10.0) -> bool:
         """Ask a managed node for a transition, as ``ros2 lifecycle set`` does (``~/change_state``).
@@ -382,18 +384,20 @@ class TestClient:
         return self.call(GetState, f'/{node_name}/get_state', GetState.Request(),
                          timeout).current_state.label
 
-    def set_parameters_atomically(self, node_name: str, params: list, timeout: float = 10.0):
+    def set_parameters_atomically(self, node_name: str, params: list, timeout: float = 10.0,
+                                  again_after: float = 1.0):
         """Call ``/<node>/set_parameters_atomically`` (sent again when unanswered, as :meth:`call`).
 
         :param node_name: target node name.
         :param params: list of ``rclpy.parameter.Parameter``.
         :param timeout: seconds, for the service to appear and then for the answer.
+        :param again_after: as :meth:`call` (a test that counts requests sends once: ``timeout``).
         :return: the one ``SetParametersResult`` of the whole request.
         """
         from rcl_interfaces.srv import SetParametersAtomically
         request = SetParametersAtomically.Request(parameters=[p.to_parameter_msg() for p in params])
         return self.call(SetParametersAtomically, f'/{node_name}/set_parameters_atomically', request,
-                         timeout).result
+                         timeout, again_after).result
 
     def close(self) -> None:
         """Destroy the node and shut the context down."""
