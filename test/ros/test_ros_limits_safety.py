@@ -37,7 +37,16 @@ def client():
 
 
 def set_one(client: TestClient, name: str, value):
-    return client.set_parameters('wrench_distributor', [Parameter(name, value=value)])[0]
+    """Ask for one change, sent once: the node counts each request (:func:`served` first)."""
+    served(client)
+    return client.set_parameters('wrench_distributor', [Parameter(name, value=value)],
+                                 timeout=30.0, again_after=30.0)[0]
+
+
+def served(client: TestClient) -> None:
+    """Set a harmless parameter until the node's ``set_parameters`` answers (its server matched)."""
+    assert client.set_parameters('wrench_distributor', [Parameter('publish_markers', value=True)],
+                                 timeout=30.0)[0].successful
 
 
 def assert_inside(cmds, force: float, torque: float) -> None:
