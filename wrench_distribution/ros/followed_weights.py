@@ -29,7 +29,7 @@ class FollowedWeightsInput:
         self._logger = node.get_logger()
         self.states = ContactStates(config.effectors, config.settings.loaded_force)
         self.follow = FollowedWeights(engine, self.states)
-        self._noise_estimates = -1  # the learner's estimates when the thresholds were set
+        self._noise_key = None  # the learner and its estimates when the thresholds were set
         if config.topics.weights:  # followed in every lifecycle state: the weights are state
             node.create_subscription(Float64MultiArray, config.topics.weights, self._on_weights,
                                      reliable_qos(10))
@@ -55,10 +55,13 @@ class FollowedWeightsInput:
             checks run).
         """
         health = self._engine.health
-        if health is None or health.checks.learner.estimates == self._noise_estimates:
+        if health is None:
             return None
         learner = health.checks.learner
-        self._noise_estimates = learner.estimates
+        key = (id(learner), learner.estimates)  # a new monitor (a calibration) starts anew
+        if key == self._noise_key:
+            return None
+        self._noise_key = key
         return np.asarray(learner.noise, float)[:, :3].max(axis=1)
 
     def diagnose(self, conditions: dict, values: dict) -> None:
