@@ -30,6 +30,7 @@ from rclpy.context import Context
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 import yaml
 
+from inproc import finalize_garbage_nodes
 from ros_harness import domain_id_for, REPO
 from wrench_distribution import cli
 from wrench_distribution.analyzer_node import AnalyzerNode
@@ -161,6 +162,7 @@ def node_refusal(path: str, node: str, offset: int):
         return None
     finally:
         sys.argv = saved
+        finalize_garbage_nodes()  # a node whose constructor raised, before its context goes
         rclpy.try_shutdown(context=ctx)
 
 

@@ -6,6 +6,7 @@ from rclpy.context import Context
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from inproc import finalize_garbage_nodes
 from ros_harness import domain_id_for
 from wrench_distribution.config.schema import ParamSpec
 from wrench_distribution.ros.parameters import add_parameter_callbacks, declare_from_specs
@@ -49,6 +50,7 @@ def ctx():
     c = Context()
     rclpy.init(context=c, domain_id=domain_id_for(__name__))
     yield c
+    finalize_garbage_nodes()
     rclpy.shutdown(context=c)
 
 
