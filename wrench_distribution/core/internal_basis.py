@@ -27,6 +27,7 @@ candidates; each family of candidates is built at once as the columns of one mat
 the selection works on blocks of columns (docs/benchmarks.md has the cost by contact count).
 """
 from dataclasses import dataclass
+from functools import lru_cache
 import re
 from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -42,6 +43,7 @@ COMPONENTS = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
 ORDER_ODD = ('bend_v', 'shear_v')
 PAIR_KINDS = ('squeeze', 'twist', 'bend_u', 'bend_v', 'shear_u', 'shear_v')
 TORQUE_KINDS = ('twist', 'bend_u', 'bend_v')
+SHEAR_KINDS = ('shear_u', 'shear_v')
 #: Candidates projected off the kept elements together (one matrix product per block).
 BLOCK = 32
 #: Relative margin within which completion candidates count as equally independent.
@@ -131,55 +133,106 @@ def _perpendiculars(e: np.ndarray, axis: np.ndarray, frames: np.ndarray) -> Tupl
     return u, cross(e, u)
 
 
-def _pair_lines(geometry: Geometry, i: np.ndarray, j: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Return the unit directions of pairs ``(i, j)``, the vectors joining them and which coincide.
+@dataclass(frozen=True)
+class _PairLines:
+    """The lines of pairs ``(i, j)``: what the pair elements of every kind are made of.
 
-    A coincident pair takes the x axis of its first contact's frame (y if x is along the
-    reference axis).
+    :param e: (k, 3) unit directions from ``i`` to ``j`` (a coincident pair: the x axis of its
+        first contact's frame, y if x is along the reference axis).
+    :param delta: (k, 3) the vectors joining the pairs.
+    :param coincident: (k,) which pairs coincide.
+    :param u: (k, 3) ``normalise(axis x e)``, or None when not asked for.
+    :param v: (k, 3) ``e x u``, or None.
     """
-    delta = geometry.positions[j] - geometry.positions[i]
-    distance = _norms(delta)
-    coincident = ~(distance > 1e-9 * geometry.length)
-    frames = geometry.rotations[i]
-    x_free = _norms(cross(frames[:, :, 0], geometry.axis)) > 1e-6
-    frame_axis = np.where(x_free[:, None], frames[:, :, 0], frames[:, :, 1])
-    e = np.where(coincident[:, None], frame_axis, delta / np.where(coincident, 1.0, distance)[:, None])
-    return e, delta, coincident
+
+    e: np.ndarray
+    delta: np.ndarray
+    coincident: np.ndarray
+    u: Optional[np.ndarray] = None
+    v: Optional[np.ndarray] = None
+
+    @staticmethod
+    def of(geometry: Geometry, i: np.ndarray, j: np.ndarray, perpendiculars: bool = True) -> '_PairLines':
+        """Measure the pairs ``(i, j)`` of ``geometry`` (with ``u`` and ``v`` when ``perpendiculars``)."""
+        delta = geometry.positions[j] - geometry.positions[i]
+        distance = _norms(delta)
+        coincident = ~(distance > 1e-9 * geometry.length)
+        if coincident.any():
+            frames = geometry.rotations[i]
+            x_free = _norms(cross(frames[:, :, 0], geometry.axis)) > 1e-6
+            frame_axis = np.where(x_free[:, None], frames[:, :, 0], frames[:, :, 1])
+            e = np.where(coincident[:, None], frame_axis, delta / np.where(coincident, 1.0, distance)[:, None])
+        else:
+            e = delta / distance[:, None]
+        if not perpendiculars:
+            return _PairLines(e, delta, coincident)
+        return _PairLines(e, delta, coincident, *_perpendiculars(e, geometry.axis, geometry.rotations[i]))
+
+
+@lru_cache(maxsize=256)
+def _pair_layout(n: int, i: Tuple[int, ...], j: Tuple[int, ...], kinds: Tuple[str, ...]) -> np.ndarray:
+    """Return where the blocks of :func:`_pair_elements` go in its (6n, k, len(kinds)) array, flattened.
+
+    Per kind, in order: the rows of ``i``, the rows of ``j`` (forces, or torques for the torque
+    kinds), then for the shears the torque rows of ``i`` and of ``j``; each block (k, 3).
+    """
+    first, second, count = np.array(i, dtype=int), np.array(j, dtype=int), len(kinds)
+    columns = np.arange(first.size)[:, None] * count
+    index = []
+    for column, kind in enumerate(kinds):
+        offset = 3 if kind in TORQUE_KINDS else 0
+        bases = [6 * first + offset, 6 * second + offset] + ([6 * first + 3, 6 * second + 3]
+                                                            if kind in SHEAR_KINDS else [])
+        index += [(base[:, None] + np.arange(3)) * (first.size * count) + columns + column for base in bases]
+    flat = np.concatenate(index).ravel()
+    flat.setflags(write=False)
+    return flat
+
+
+@lru_cache(maxsize=256)
+def _pair_names(names: Tuple[str, ...], i: Tuple[int, ...], j: Tuple[int, ...], kinds: Tuple[str, ...],
+                valid: bytes) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+    """Return the names and units of the valid pair elements, pair by pair, kinds in order."""
+    flags = iter(valid)
+    labels = [(f'{kind}({names[a]},{names[b]})', 'N*m' if kind in TORQUE_KINDS else 'N')
+              for a, b in zip(i, j) for kind in kinds if next(flags)]
+    return tuple(label for label, _ in labels), tuple(unit for _, unit in labels)
 
 
 def _pair_elements(geometry: Geometry, kinds: Sequence[str], i: np.ndarray,
-                   j: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+                   j: np.ndarray, lines: Optional[_PairLines] = None) -> Tuple[np.ndarray, np.ndarray]:
     """Return the stacked wrenches (6n, k, len(kinds)) of pair elements and which pairs can have them.
 
     :param geometry: the contact set.
     :param kinds: names from :data:`PAIR_KINDS`.
     :param i: (k,) first contact indices.
     :param j: (k,) second contact indices.
+    :param lines: the pairs' lines (:meth:`_PairLines.of`), or None to measure them here.
     :return: the wrenches applied by the effectors, object axes about each contact, and a
         (k, len(kinds)) mask.
     """
-    rigid = geometry.rigid
-    e, delta, coincident = _pair_lines(geometry, i, j)
-    u, w = _perpendiculars(e, geometry.axis, geometry.rotations[i])
-    holders = rigid[i].astype(float) + rigid[j]
-    vectors = np.zeros((6 * geometry.n, i.size, len(kinds)))
-    valid = np.zeros((i.size, len(kinds)), bool)
-    pairs = np.arange(i.size)[:, None]
-    rows_i, rows_j = 6 * i[:, None] + np.arange(3), 6 * j[:, None] + np.arange(3)
+    kinds = tuple(kinds)
+    if lines is None:
+        lines = _PairLines.of(geometry, i, j, kinds != ('squeeze',))
+    rigid_i, rigid_j = geometry.rigid[i], geometry.rigid[j]
+    holders = rigid_i.astype(float) + rigid_j
+    directions = {'squeeze': lines.e, 'twist': lines.e, 'bend_u': lines.u, 'bend_v': lines.v,
+                  'shear_u': lines.u, 'shear_v': lines.v}
+    blocks, valid = [], np.empty((i.size, len(kinds)), bool)
     for column, kind in enumerate(kinds):
-        direction = {'squeeze': e, 'twist': e, 'bend_u': u, 'bend_v': w, 'shear_u': u, 'shear_v': w}[kind]
-        offset = 3 if kind in TORQUE_KINDS else 0
-        vectors[rows_i + offset, pairs, column] = direction
-        vectors[rows_j + offset, pairs, column] = -direction
+        direction = directions[kind]
+        blocks += [direction, -direction]
         if kind == 'squeeze':
             valid[:, column] = True
         elif kind in TORQUE_KINDS:
-            valid[:, column] = rigid[i] & rigid[j]
+            valid[:, column] = rigid_i & rigid_j
         else:
-            valid[:, column] = (holders > 0) | coincident
-            couple = cross(delta, direction) / np.maximum(holders, 1.0)[:, None]  # cancels the couple
-            vectors[rows_i + 3, pairs, column] = couple * rigid[i][:, None]
-            vectors[rows_j + 3, pairs, column] = couple * rigid[j][:, None]
+            valid[:, column] = (holders > 0) | lines.coincident
+            couple = cross(lines.delta, direction) / np.maximum(holders, 1.0)[:, None]  # cancels the couple
+            blocks += [couple * rigid_i[:, None], couple * rigid_j[:, None]]
+    vectors = np.zeros((6 * geometry.n, i.size, len(kinds)))
+    vectors.ravel()[_pair_layout(geometry.n, tuple(i.tolist()), tuple(j.tolist()), kinds)] = \
+        np.concatenate(blocks).ravel()
     return vectors, valid
 
 
@@ -196,6 +249,16 @@ def pair_vector(geometry: Geometry, kind: str, i: int, j: int) -> Optional[np.nd
     return vectors[:, 0, 0] if valid[0, 0] else None
 
 
+@lru_cache(maxsize=64)
+def _all_pairs(n: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Return every pair ``(i, j)``, ``i < j < n``, in lexicographic order of ``(j, i)`` (read-only arrays)."""
+    pairs = [(i, j) for j in range(1, n) for i in range(j)]
+    first, second = np.array([i for i, _ in pairs], dtype=int), np.array([j for _, j in pairs], dtype=int)
+    first.setflags(write=False)
+    second.setflags(write=False)
+    return first, second
+
+
 def _near_pairs(positions: np.ndarray, neighbours: int) -> Tuple[np.ndarray, np.ndarray]:
     """Pairs ``(i, j)``, ``i < j``, for each ``j`` with its ``neighbours`` nearest earlier contacts.
 
@@ -205,9 +268,7 @@ def _near_pairs(positions: np.ndarray, neighbours: int) -> Tuple[np.ndarray, np.
     :return: the arrays of ``i`` and of ``j``.
     """
     n = positions.shape[0]
-    head = [(i, j) for j in range(1, min(n, neighbours + 1)) for i in range(j)]
-    first = np.array([i for i, _ in head], dtype=int)
-    second = np.array([j for _, j in head], dtype=int)
+    first, second = _all_pairs(min(n, neighbours + 1))
     if n <= neighbours + 1:
         return first, second
     later = np.arange(neighbours + 1, n)
@@ -222,21 +283,18 @@ def _near_pairs(positions: np.ndarray, neighbours: int) -> Tuple[np.ndarray, np.
         chosen[:, k] = np.argmax(distance <= closest * (1.0 + 2.0 * TIE), axis=1)
         distance[rows, chosen[:, k]] = np.inf
     nearest = np.sort(chosen, axis=1)
-    return np.r_[first, nearest.ravel()], np.r_[second, np.repeat(later, neighbours)]
+    return np.concatenate((first, nearest.ravel())), np.concatenate((second, np.repeat(later, neighbours)))
 
 
-def _family(geometry: Geometry, kinds: Sequence[str], neighbours: int) -> Candidates:
-    """Return the pair elements of ``kinds`` on near-neighbour pairs, pair by pair, kinds in order."""
-    i, j = _near_pairs(geometry.positions, neighbours)
-    vectors, valid = _pair_elements(geometry, kinds, i, j)
-    names, units = [], []
-    for a, b, valid_kinds in zip(i.tolist(), j.tolist(), valid.tolist()):
-        for kind, ok in zip(kinds, valid_kinds):
-            if ok:
-                names.append(f'{kind}({geometry.names[a]},{geometry.names[b]})')
-                units.append('N*m' if kind in TORQUE_KINDS else 'N')
+def _family(geometry: Geometry, kinds: Tuple[str, ...], pairs: Tuple[np.ndarray, np.ndarray],
+            lines: Optional[_PairLines] = None) -> Candidates:
+    """Return the pair elements of ``kinds`` on ``pairs`` (``(i, j)``), pair by pair, kinds in order."""
+    i, j = pairs
+    vectors, valid = _pair_elements(geometry, kinds, i, j, lines)
+    names, units = _pair_names(tuple(geometry.names), tuple(i.tolist()), tuple(j.tolist()), kinds,
+                               valid.tobytes())
     vectors = vectors.reshape(6 * geometry.n, -1)
-    return Candidates(tuple(names), tuple(units), vectors if valid.all() else vectors[:, valid.ravel()])
+    return Candidates(names, units, vectors if valid.all() else vectors[:, valid.ravel()])
 
 
 def named_candidates(geometry: Geometry) -> Iterator[Candidates]:
@@ -249,9 +307,11 @@ def named_candidates(geometry: Geometry) -> Iterator[Candidates]:
     wrench at the other contact), then warps. About ``12 n`` candidates in all; a family is
     built only when the ones before it do not span the null space.
     """
-    yield _family(geometry, ('squeeze',), 6)
-    yield _family(geometry, TORQUE_KINDS, 1)
-    yield _family(geometry, ('shear_u', 'shear_v'), 1)
+    yield _family(geometry, ('squeeze',), _near_pairs(geometry.positions, 6))
+    nearest = _near_pairs(geometry.positions, 1)
+    lines = _PairLines.of(geometry, *nearest)
+    yield _family(geometry, TORQUE_KINDS, nearest, lines)
+    yield _family(geometry, SHEAR_KINDS, nearest, lines)
     yield _warp_candidates(geometry)
 
 

@@ -100,26 +100,37 @@ class DistributorCache:
         return same_poses(positions[live], quaternions[live], self.positions[live],
                           self.quaternions[live], self.tolerance)
 
-    def update(self, positions, quaternions, options=None, weights=None) -> bool:
+    def update(self, positions, quaternions, options=None, weights=None, checked: bool = False) -> bool:
         """Rebuild the solver if the poses, the options or the weights changed.
 
         :param positions: (n,3) contact positions in the object frame (NaN rows: no pose).
         :param quaternions: (n,4) contact orientations ``[qx,qy,qz,qw]``.
         :param options: new ``DistributionOptions``, or None to keep the current ones.
         :param weights: (n,) contact weights, or None to keep the current ones.
+        :param checked: the poses passed :func:`check_poses` already (the contact input's).
         :return: True when a new solver was built.
         :raises ValueError: (core errors) when the contacts are invalid, or a contact of
             positive weight has no pose; the cache is then left unchanged.
         """
-        positions, quaternions = check_poses(positions, quaternions, self.names, missing_ok=True)
+        if not checked:
+            positions, quaternions = check_poses(positions, quaternions, self.names, missing_ok=True)
         weights = self.weights if weights is None else check_weights(weights, len(self.names), self.names)
-        known = self.known.copy()
-        given = ~missing_rows(positions, quaternions)
-        known[given] = np.concatenate([positions, quaternions], axis=1)[given]
-        absent = [name for name, pose, w in zip(self.names, positions, weights) if w > 0 and np.isnan(pose[0])]
-        if absent:
-            raise ValueError(f'no pose of {", ".join(absent)}, whose weight is above 0 (only a '
-                             'released contact may have none)')
+        known = np.concatenate([positions, quaternions], axis=1)
+        missing = np.isnan(known).any(axis=1)
+        self._require_poses(missing, weights)
+        if missing.any():
+            known[missing] = self.known[missing]
+        return self._apply(known, options, weights)
+
+    def _require_poses(self, missing: np.ndarray, weights: np.ndarray) -> None:
+        """Raise ValueError when a contact of positive weight has no pose (``missing``, (n,))."""
+        absent = (weights > 0) & missing
+        if absent.any():
+            raise ValueError(f'no pose of {", ".join(np.array(self.names)[absent])}, whose weight is above 0 '
+                             '(only a released contact may have none)')
+
+    def _apply(self, known: np.ndarray, options, weights: np.ndarray) -> bool:
+        """Rebuild the solver on the latest poses ``known`` (n, 7) if they, the options or the weights changed."""
         previous, self.known = self.known, known
         positions, quaternions = self.latest()
         if options is None and np.array_equal(weights, self.weights) and self.same_poses(positions, quaternions):
@@ -185,7 +196,9 @@ class DistributorCache:
         :return: True when a new solver was built.
         :raises ValueError: as :meth:`update`.
         """
-        return self.update(self.known[:, :3], self.known[:, 3:], weights=weights)
+        weights = check_weights(weights, len(self.names), self.names)
+        self._require_poses(np.isnan(self.known[:, 0]), weights)
+        return self._apply(self.known, None, weights)
 
     def weigh(self, weights) -> bool:
         """Use other weights from now on: before any pose, for the first solver; after, as :meth:`reweigh`.
@@ -209,6 +222,8 @@ class DistributorCache:
         the solve until a pose of it comes.
         """
         known = self.known
+        if not np.isnan(known[:, 0]).any():  # every contact has a pose (a pose is NaN whole or not at all)
+            return known[:, :3], known[:, 3:]
         return (np.nan_to_num(known[:, :3]),
                 np.where(np.isnan(known[:, 3:]), [0.0, 0.0, 0.0, 1.0], known[:, 3:]))
 
