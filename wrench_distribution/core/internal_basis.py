@@ -181,8 +181,8 @@ def _pair_layout(n: int, i: Tuple[int, ...], j: Tuple[int, ...], kinds: Tuple[st
     index = []
     for column, kind in enumerate(kinds):
         offset = 3 if kind in TORQUE_KINDS else 0
-        bases = [6 * first + offset, 6 * second + offset] + ([6 * first + 3, 6 * second + 3]
-                                                            if kind in SHEAR_KINDS else [])
+        couples = [6 * first + 3, 6 * second + 3] if kind in SHEAR_KINDS else []
+        bases = [6 * first + offset, 6 * second + offset] + couples
         index += [(base[:, None] + np.arange(3)) * (first.size * count) + columns + column for base in bases]
     flat = np.concatenate(index).ravel()
     flat.setflags(write=False)
