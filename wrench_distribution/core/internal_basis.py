@@ -33,6 +33,7 @@ from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import scipy.linalg
+import scipy.linalg.lapack
 
 from .options import BASIS_TOLERANCE
 from .spatial import cross
@@ -381,11 +382,8 @@ def rotate_blocks(matrix: np.ndarray, rotations: np.ndarray) -> np.ndarray:
     :param rotations: (n, 3, 3) contact frames.
     :return: (k, 6n) array.
     """
-    out = np.empty_like(matrix)
-    for contact, rotation in enumerate(rotations):
-        for start in (6 * contact, 6 * contact + 3):
-            out[:, start:start + 3] = matrix[:, start:start + 3] @ rotation
-    return out
+    rows, n = matrix.shape[0], rotations.shape[0]
+    return (matrix.reshape(rows, n, 2, 3) @ rotations).reshape(rows, 6 * n)
 
 
 def _fallback(null_projector: np.ndarray, active: np.ndarray, rotations: np.ndarray) -> Candidates:
@@ -591,11 +589,13 @@ def reselect(plan: SelectionPlan, candidates: Iterable[Candidates], metric: np.n
     vectors = np.hstack(columns) if columns else np.zeros((metric.size, 0))
     gram = vectors.T @ (metric[:, None] * vectors)
     norms2 = gram.diagonal()
-    try:
-        factor = scipy.linalg.cholesky(gram[np.ix_(index, index)], lower=True, check_finite=False)
-    except np.linalg.LinAlgError:
+    # LAPACK directly (scipy.linalg.lapack): the checked wrappers cost more than the factorisation here
+    factor, info = scipy.linalg.lapack.dpotrf(gram[np.ix_(index, index)], lower=1, clean=1)
+    if info != 0:
         return None
-    along = scipy.linalg.solve_triangular(factor, gram[index], lower=True, check_finite=False)   # (m, K)
+    along, info = scipy.linalg.lapack.dtrtrs(factor, gram[index], lower=1)                   # (m, K)
+    if info != 0:
+        return None
     before = np.cumsum(kept) - kept                              # kept ones ahead of each candidate
     explained = np.cumsum(along * along, axis=0)[np.maximum(before - 1, 0), np.arange(kept.size)]
     independent = norms2 - np.where(before > 0, explained, 0.0)

@@ -30,18 +30,20 @@ def check_poses(positions, quaternions, names: Sequence[str], missing_ok: bool =
         released = "; a released contact's may be NaN" if missing_ok else ''
         raise ValueError(f'expected {len(names)} contact poses (one per effector: '
                          f'{", ".join(names)}{released}), got {positions.shape[0]}')
-    missing = missing_rows(positions, quaternions)
-    if (missing.any() and not missing_ok) or np.isinf(positions).any() or np.isinf(quaternions).any():
-        raise ValueError('contact poses contain NaN or Inf')
-    if missing.any():
+    if np.isfinite(positions).all() and np.isfinite(quaternions).all():
+        known_positions, known_quaternions = positions, quaternions          # every contact has a pose
+    else:
+        missing = missing_rows(positions, quaternions)
+        if (missing.any() and not missing_ok) or np.isinf(positions).any() or np.isinf(quaternions).any():
+            raise ValueError('contact poses contain NaN or Inf')
         positions, quaternions = positions.copy(), quaternions.copy()
         positions[missing], quaternions[missing] = np.nan, np.nan
-    known = ~missing
-    far = float(np.abs(positions[known]).max(initial=0.0))
-    if far > MAX_ABS or float(np.abs(quaternions[known]).max(initial=0.0)) > MAX_ABS:
+        known_positions, known_quaternions = positions[~missing], quaternions[~missing]
+    far = float(np.abs(known_positions).max(initial=0.0))
+    if far > MAX_ABS or float(np.abs(known_quaternions).max(initial=0.0)) > MAX_ABS:
         raise ValueError(f'contact pose coordinate {far:.6g} is out of range (|x| <= '
                          f'{MAX_ABS:g})')
-    if np.any(unusable_quaternions(quaternions[known])):
+    if np.any(unusable_quaternions(known_quaternions)):
         raise ValueError('contact orientation quaternion is zero')
     return positions, quaternions
 
@@ -133,11 +135,12 @@ class DistributorCache:
         """Rebuild the solver on the latest poses ``known`` (n, 7) if they, the options or the weights changed."""
         previous, self.known = self.known, known
         positions, quaternions = self.latest()
-        if options is None and np.array_equal(weights, self.weights) and self.same_poses(positions, quaternions):
-            return False
-        opts = self.options if options is None else options
         same = self.positions is not None and same_poses(positions, quaternions, self.positions, self.quaternions,
                                                          self.tolerance)  # every contact's, released ones too
+        if options is None and np.array_equal(weights, self.weights) and (same or self.same_poses(positions,
+                                                                                                 quaternions)):
+            return False
+        opts = self.options if options is None else options
         try:
             dist = self._build(positions, quaternions, options, weights, same)
         except ValueError:
