@@ -137,8 +137,8 @@ class DistributorCache:
         positions, quaternions = self.latest()
         same = self.positions is not None and same_poses(positions, quaternions, self.positions, self.quaternions,
                                                          self.tolerance)  # every contact's, released ones too
-        if options is None and np.array_equal(weights, self.weights) and (same or self.same_poses(positions,
-                                                                                                 quaternions)):
+        unchanged = same or self.same_poses(positions, quaternions)  # the live contacts' poses
+        if options is None and unchanged and np.array_equal(weights, self.weights):
             return False
         opts = self.options if options is None else options
         try:
