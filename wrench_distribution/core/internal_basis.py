@@ -27,7 +27,7 @@ candidates; each family of candidates is built at once as the columns of one mat
 the selection works on blocks of columns (docs/benchmarks.md has the cost by contact count).
 """
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 import re
 from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -77,6 +77,18 @@ class SelectionPlan:
 
     examined: Tuple[Tuple[str, ...], ...]
     kept: Tuple[np.ndarray, ...]
+
+    @cached_property
+    def order(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return, over the candidates looked at: which were kept, their indices, and the count kept before each."""
+        kept = np.concatenate(self.kept) if self.kept else np.zeros(0, bool)
+        return kept, np.flatnonzero(kept), np.cumsum(kept) - kept
+
+    @cached_property
+    def names(self) -> Tuple[str, ...]:
+        """Return the names of the kept candidates, in order."""
+        looked = [name for family in self.examined for name in family]
+        return tuple(looked[i] for i in self.order[1])
 
 
 @dataclass(frozen=True)
@@ -574,7 +586,7 @@ def reselect(plan: SelectionPlan, candidates: Iterable[Candidates], metric: np.n
     :param metric: (6n,) the metric of the sizes.
     :return: the basis, or None when the selection could come out otherwise (build it afresh).
     """
-    families, columns, names, units = iter(candidates), [], [], []
+    families, columns, units = iter(candidates), [], []
     for index, examined in enumerate(plan.examined):
         family = next(families, None)
         # the families before the last were looked at in full: they must not have grown
@@ -582,10 +594,8 @@ def reselect(plan: SelectionPlan, candidates: Iterable[Candidates], metric: np.n
         if family is None or (family.names[:len(examined)] if last else family.names) != examined:
             return None
         columns.append(family.vectors[:, :len(examined)])
-        names += examined
         units += family.units[:len(examined)]
-    kept = np.concatenate(plan.kept) if plan.kept else np.zeros(0, bool)
-    index = np.flatnonzero(kept)
+    kept, index, before = plan.order
     vectors = np.hstack(columns) if columns else np.zeros((metric.size, 0))
     gram = vectors.T @ (metric[:, None] * vectors)
     norms2 = gram.diagonal()
@@ -596,14 +606,13 @@ def reselect(plan: SelectionPlan, candidates: Iterable[Candidates], metric: np.n
     along, info = scipy.linalg.lapack.dtrtrs(factor, gram[index], lower=1)                   # (m, K)
     if info != 0:
         return None
-    before = np.cumsum(kept) - kept                              # kept ones ahead of each candidate
     explained = np.cumsum(along * along, axis=0)[np.maximum(before - 1, 0), np.arange(kept.size)]
     independent = norms2 - np.where(before > 0, explained, 0.0)
     excess = independent - BASIS_TOLERANCE ** 2 * norms2
     margin = 1e-6 * norms2
     if not (np.all(excess[kept] > margin[kept]) and np.all((norms2[~kept] == 0.0) | (excess[~kept] < -margin[~kept]))):
         return None
-    return InternalBasis(vectors[:, index], tuple(names[i] for i in index), tuple(units[i] for i in index), plan)
+    return InternalBasis(vectors[:, index], plan.names, tuple(units[i] for i in index), plan)
 
 
 def _scan(selection: _Selection, family: Candidates, start: int, stop: int) -> int:
