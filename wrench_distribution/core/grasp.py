@@ -179,39 +179,73 @@ def virtual_inertias(masses: np.ndarray, r: np.ndarray, rigid: Optional[np.ndarr
     :return: the inertias, every field with a leading axis of V.
     """
     count = len(totals)
-    com = masses @ r / totals[:, None]
-    offsets = r - com[:, None, :]
-    # sum m_i d_i = 0 to rounding of d, not of r (far CoM)
-    offsets -= (masses[:, None, :] @ offsets) / totals[:, None, None]
-    outer = (offsets * masses[:, :, None]).transpose(0, 2, 1) @ offsets
-    k = outer.trace(axis1=1, axis2=2)                                 # sum m |d|^2 = tr(J_f) / 2
-    j_force = k[:, None, None] * _EYE3
-    j_force -= outer
-    k_ref = np.maximum(k, spreads2)
-    length = np.sqrt(k / totals)
-    if not k.min() > 0:
+    com, offsets, j_force, k = _force_inertias(masses, r, totals)
+    k_list = k.tolist()
+    if min(k_list) > 0:
+        length = np.sqrt(k / totals)
+        references = [max(a, b) for a, b in zip(k_list, spreads2.tolist())]
+    else:
         # every mass at one point: the fallback length is the RMS distance from the centre of mass
         members = masses > 0
         spreads = np.sqrt(members @ np.einsum('ij,ij->i', r, r) / members.sum(axis=1))
-        length = np.where(k > 0, length, np.where(spreads > 0, spreads, 1.0))
-        k_ref = np.where(k_ref > 0, k_ref, totals * length ** 2)
-    k_ref = k_ref[:, None]
+        length = np.where(k > 0, np.sqrt(k / totals), np.where(spreads > 0, spreads, 1.0))
+        k_ref = np.maximum(k, spreads2)
+        references = np.where(k_ref > 0, k_ref, totals * length ** 2).tolist()
     # One eigendecomposition serves K, A = J_f + K and the fade: they share J_f's eigenvectors.
     values, vectors = np.linalg.eigh(j_force)
     transposed = vectors.transpose(0, 2, 1)
     regulariser, collinear, a_values = np.zeros((count, 3, 3)), np.zeros(count, bool), values
-    if rigid is not None and rigid.any():
+    lowest = values[:, 0].tolist()                                    # eigenvalues ascend
+    # the ramp below is 0 unless the smallest eigenvalue of some subset is under COLLINEAR_RATIO k_ref
+    if rigid is not None and any(1.0 - low / (reference * COLLINEAR_RATIO) > 0.0
+                                 for low, reference in zip(lowest, references)) and rigid.any():
         # K = k g(J_f / k): a contact-torque inertia only where J_f is (nearly) singular,
         # continuous as a matrix function of J_f (docs/theory.md, section 4.2); the reference is
         # the larger of k and the unweighted spread so a floored mass cannot make it steep.
+        k_ref = np.array(references)[:, None]
         ramp = (presence * rigid.any(axis=1))[:, None] * TORQUE_REGULARISATION * \
             np.maximum(1.0 - values / (k_ref * COLLINEAR_RATIO), 0.0) ** 2
         collinear = ramp.max(axis=1) > 0
         if collinear.any():
             a_values = values + k_ref * ramp
             regulariser = (vectors * (k_ref * ramp)[:, None, :]) @ transposed
-    cutoff = EIGEN_CUTOFF * k_ref
-    regular = bool((a_values[:, :1] > cutoff).all())                  # eigenvalues ascend
+            lowest = a_values[:, 0].tolist()
+    regular = all(low > EIGEN_CUTOFF * reference for low, reference in zip(lowest, references))
+    if regular and a_values is values:
+        a_pinv = force_pinv = (vectors * (1.0 / values)[:, None, :]) @ transposed
+    else:
+        a_pinv, force_pinv = _faded_inverses(values, vectors, a_values, EIGEN_CUTOFF * np.array(references)[:, None],
+                                             regular)
+    return VirtualInertia(masses, com, offsets, j_force, length, regulariser, collinear, a_pinv, force_pinv, totals)
+
+
+def _force_inertias(masses: np.ndarray, r: np.ndarray, totals: np.ndarray) -> Tuple[np.ndarray, ...]:
+    """Return the virtual centres (V, 3), offsets ``d`` (V, n, 3), ``J_f`` (V, 3, 3) and ``sum m |d|^2`` (V,)."""
+    total_column = totals[:, None]
+    com = masses.dot(r)
+    com /= total_column
+    offsets = r - com[:, None, :]
+    # sum m_i d_i = 0 to rounding of d, not of r (far CoM)
+    offsets -= (masses[:, None, :] @ offsets) / total_column[:, :, None]
+    outer = (offsets * masses[:, :, None]).transpose(0, 2, 1) @ offsets
+    k = outer.trace(axis1=1, axis2=2)                                 # sum m |d|^2 = tr(J_f) / 2
+    j_force = k[:, None, None] * _EYE3
+    j_force -= outer
+    return com, offsets, j_force, k
+
+
+def _faded_inverses(values: np.ndarray, vectors: np.ndarray, a_values: np.ndarray, cutoff: np.ndarray,
+                    regular: bool) -> Tuple[np.ndarray, np.ndarray]:
+    """Return ``A^+`` (V, 3, 3), zero where ``A`` vanishes, and the one faded where ``J_f`` does.
+
+    :param values: (V, 3) eigenvalues of ``J_f``, ascending.
+    :param vectors: (V, 3, 3) its eigenvectors.
+    :param a_values: (V, 3) eigenvalues of ``A = J_f + K``.
+    :param cutoff: (V, 1) eigenvalues at most this count as absent.
+    :param regular: every eigenvalue of ``A`` is above the cutoff.
+    :return: ``(a_pinv, force_pinv)``.
+    """
+    transposed = vectors.transpose(0, 2, 1)
     a_inverse = 1.0 / a_values if regular else \
         np.where(a_values > cutoff, 1.0 / np.where(a_values > cutoff, a_values, 1.0), 0.0)
     a_pinv = (vectors * a_inverse[:, None, :]) @ transposed
@@ -222,7 +256,7 @@ def virtual_inertias(masses: np.ndarray, r: np.ndarray, rigid: Optional[np.ndarr
     # is taken back by the refinement of G_M+).
     force_pinv = a_pinv if (a_values is values and regular) or bool((values[:, :1] >= cutoff).all()) else \
         (vectors * (np.minimum(np.maximum(values / cutoff, 0.0), 1.0) ** 2 * a_inverse)[:, None, :]) @ transposed
-    return VirtualInertia(masses, com, offsets, j_force, length, regulariser, collinear, a_pinv, force_pinv, totals)
+    return a_pinv, force_pinv
 
 
 def to_virtual_com(com: np.ndarray) -> np.ndarray:
@@ -261,10 +295,10 @@ def pseudo_inverses(inertia: VirtualInertia, shares: np.ndarray, weights: np.nda
     count, n = inertia.masses.shape
     masses = inertia.masses
     core = np.zeros((count, n, 6, 6))
-    core[:, :, :3, :3] = (masses / inertia.total[:, None])[:, :, None, None] * _EYE3
+    core.reshape(count, n, 36)[:, :, 0:15:7] = (masses / inertia.total[:, None])[:, :, None]   # (m_j / M) I
     # -(1 - s) m_j S(d_j) A^-1 (faded), S linear in d_j
-    levers = inertia.offsets * (-(1.0 - shares)[:, None] * masses)[:, :, None]
-    core[:, :, :3, 3:] = (levers @ SKEW_MAP).reshape(count, n, 3, 3) @ inertia.force_pinv[:, None, :, :]
+    levers = inertia.offsets * ((shares - 1.0)[:, None] * masses)[:, :, None]
+    np.matmul((levers @ SKEW_MAP).reshape(count, n, 3, 3), inertia.force_pinv[:, None, :, :], out=core[:, :, :3, 3:])
     if weights is not None and weights.any():
         torque = (shares[:, None, None] * inertia.j_force + inertia.regulariser) @ inertia.a_pinv
         core[:, :, 3:, 3:] = weights[:, :, None, None] * torque[:, None, :, :]
