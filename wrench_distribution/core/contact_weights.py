@@ -64,8 +64,8 @@ def subset_mixture(weights: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         contacts in transition) and their probabilities (k,), summing to 1; the first is the set of
         every contact of positive weight.
     """
-    state = np.add(weights > 0.0, weights == 1.0, dtype=np.int8)       # 0 released, 1 moving, 2 full
-    masks, moving, keep = _mixture_pattern(state.tobytes())
+    state = bytes(2 if weight == 1.0 else 1 if weight > 0.0 else 0 for weight in weights.tolist())
+    masks, moving, keep = _mixture_pattern(state)                       # 0 released, 1 moving, 2 full
     if moving is None:
         return masks, _ONE
     if moving.size == 1 and keep is None:                               # one contact in transition

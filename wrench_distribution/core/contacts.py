@@ -78,7 +78,10 @@ class ObjectModel:
     inertia: Optional[Sequence] = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, 'com', tuple(finite_vector(self.com, 3, 'object com')))
+        com = finite_vector(self.com, 3, 'object com')
+        object.__setattr__(self, 'com', tuple(com))
+        com.setflags(write=False)
+        object.__setattr__(self, '_com', com)  # not a field: equality and repr stay the fields'
         if self.mass is not None:
             mass = float(finite_array(self.mass, (), 'object mass'))
             if mass <= 0:
@@ -86,6 +89,11 @@ class ObjectModel:
             object.__setattr__(self, 'mass', mass)
         if self.inertia is not None:
             object.__setattr__(self, 'inertia', tuple(map(tuple, inertia_matrix(self.inertia))))
+
+    @property
+    def com_array(self) -> np.ndarray:
+        """Centre of mass as a (3,) array, read-only."""
+        return self._com
 
     @property
     def inertia_matrix(self) -> Optional[np.ndarray]:

@@ -116,7 +116,8 @@ class VirtualInertia:
 
     Build with :func:`virtual_inertia`, or with :func:`virtual_inertias` for several mass vectors
     at once (then every field has a leading axis, one entry per vector). ``total`` is the sum of
-    the masses: ``n``, or the sum of the contact weights (docs/theory.md, 16.2).
+    the masses: ``n``, or the sum of the contact weights (docs/theory.md, 16.2); ``moments`` are
+    the ``m_i d_i``.
     """
 
     masses: np.ndarray
@@ -129,12 +130,13 @@ class VirtualInertia:
     a_pinv: np.ndarray
     force_pinv: np.ndarray
     total: float
+    moments: Optional[np.ndarray] = None
 
     def entry(self, index: int) -> 'VirtualInertia':
         """Return entry ``index`` of a batch built by :func:`virtual_inertias`."""
         values = [getattr(self, f.name)[index] for f in fields(self)]
         return VirtualInertia(*values[:4], float(values[4]), values[5], bool(values[6]), *values[7:9],
-                              float(values[9]))
+                              float(values[9]), values[10])
 
 
 def weighted_spread(r: np.ndarray, weights: Optional[np.ndarray]) -> float:
@@ -179,7 +181,7 @@ def virtual_inertias(masses: np.ndarray, r: np.ndarray, rigid: Optional[np.ndarr
     :return: the inertias, every field with a leading axis of V.
     """
     count = len(totals)
-    com, offsets, j_force, k = _force_inertias(masses, r, totals)
+    com, offsets, moments, j_force, k = _force_inertias(masses, r, totals)
     k_list = k.tolist()
     if min(k_list) > 0:
         length = np.sqrt(k / totals)
@@ -216,22 +218,24 @@ def virtual_inertias(masses: np.ndarray, r: np.ndarray, rigid: Optional[np.ndarr
     else:
         a_pinv, force_pinv = _faded_inverses(values, vectors, a_values, EIGEN_CUTOFF * np.array(references)[:, None],
                                              regular)
-    return VirtualInertia(masses, com, offsets, j_force, length, regulariser, collinear, a_pinv, force_pinv, totals)
+    return VirtualInertia(masses, com, offsets, j_force, length, regulariser, collinear, a_pinv, force_pinv, totals,
+                          moments)
 
 
 def _force_inertias(masses: np.ndarray, r: np.ndarray, totals: np.ndarray) -> Tuple[np.ndarray, ...]:
-    """Return the virtual centres (V, 3), offsets ``d`` (V, n, 3), ``J_f`` (V, 3, 3) and ``sum m |d|^2`` (V,)."""
+    """Return the virtual centres (V, 3), offsets ``d`` and ``m d`` (V, n, 3), ``J_f`` (V, 3, 3) and ``sum m |d|^2``."""
     total_column = totals[:, None]
     com = masses.dot(r)
     com /= total_column
     offsets = r - com[:, None, :]
     # sum m_i d_i = 0 to rounding of d, not of r (far CoM)
     offsets -= (masses[:, None, :] @ offsets) / total_column[:, :, None]
-    outer = (offsets * masses[:, :, None]).transpose(0, 2, 1) @ offsets
+    moments = offsets * masses[:, :, None]
+    outer = moments.transpose(0, 2, 1) @ offsets
     k = outer.trace(axis1=1, axis2=2)                                 # sum m |d|^2 = tr(J_f) / 2
     j_force = k[:, None, None] * _EYE3
     j_force -= outer
-    return com, offsets, j_force, k
+    return com, offsets, moments, j_force, k
 
 
 def _faded_inverses(values: np.ndarray, vectors: np.ndarray, a_values: np.ndarray, cutoff: np.ndarray,
@@ -297,14 +301,17 @@ def pseudo_inverses(inertia: VirtualInertia, shares: np.ndarray, weights: np.nda
     core = np.zeros((count, n, 6, 6))
     core.reshape(count, n, 36)[:, :, 0:15:7] = (masses / inertia.total[:, None])[:, :, None]   # (m_j / M) I
     # -(1 - s) m_j S(d_j) A^-1 (faded), S linear in d_j
-    levers = inertia.offsets * ((shares - 1.0)[:, None] * masses)[:, :, None]
+    if inertia.moments is not None and not any(shares.tolist()):
+        levers = np.negative(inertia.moments)
+    else:
+        levers = inertia.offsets * ((shares - 1.0)[:, None] * masses)[:, :, None]
     np.matmul((levers @ SKEW_MAP).reshape(count, n, 3, 3), inertia.force_pinv[:, None, :, :], out=core[:, :, :3, 3:])
     if weights is not None and weights.any():
         torque = (shares[:, None, None] * inertia.j_force + inertia.regulariser) @ inertia.a_pinv
         core[:, :, 3:, 3:] = weights[:, :, None, None] * torque[:, None, :, :]
     core = core.reshape(count, 6 * n, 6)
     # about the virtual CoM: core @ to_virtual_com(c~)
-    core[:, :, :3] -= core[:, :, 3:] @ (inertia.com @ SKEW_MAP).reshape(count, 3, 3)
+    core[:, :, :3] -= core[:, :, 3:] @ inertia.com.dot(SKEW_MAP).reshape(count, 3, 3)
     return core
 
 

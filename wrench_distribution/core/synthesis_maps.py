@@ -322,16 +322,19 @@ def _refine(gm: np.ndarray, grasp: np.ndarray, ranks: np.ndarray, scale: np.ndar
     :param scale: (6,) the scale of the resultant checks.
     :return: whether every subset has full rank and reproduces every resultant (then unrefined).
     """
-    residual = _EYE6 - grasp @ gm
     full_ranks = min(ranks.tolist()) == 6
-    if full_ranks and np.abs(residual * (scale[:, None] / scale)).max() <= REPRODUCED:
-        return True
-    full = ranks == 6
-    for step in range(2):
-        if full_ranks:
-            gm += gm @ (residual if step == 0 else _EYE6 - grasp @ gm)
-        else:
+    if not full_ranks:
+        full = ranks == 6
+        for _ in range(2):
             gm[full] = gm[full] + gm[full] @ (_EYE6 - grasp @ gm[full])
+        return False
+    excess = grasp @ gm                                                # G G_M+ - I, below
+    excess.reshape(-1, 36)[:, ::7] -= 1.0
+    # the scaled entries are those of G G_M+ - I times 1, l or 1 / l
+    if np.abs(excess).max() * max(scale[3], 1.0 / scale[3]) <= REPRODUCED:
+        return True
+    gm -= gm @ excess
+    gm += gm @ (_EYE6 - grasp @ gm)
     return False
 
 

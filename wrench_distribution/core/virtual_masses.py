@@ -201,7 +201,10 @@ def subset_reduced_masses(geometry: SubsetGeometry) -> np.ndarray:
     along = (geometry.centroid[:, None, :] @ axes)[:, 0, :]                        # -o_k
     denominator = np.maximum(extents, along * along)
     # extents ascend: mu_0 from the largest; a floor against 0 / 0 where there is no extent at all
-    np.maximum(denominator, np.maximum(HULL_REGULARISATION ** 2 * extents[:, 2:], 1e-300), out=denominator)
+    # (a floor at most the smallest extent of each subset changes nothing)
+    if not all(least >= HULL_REGULARISATION ** 2 * largest and least > 1e-300
+               for least, _, largest in extents.tolist()):
+        np.maximum(denominator, np.maximum(HULL_REGULARISATION ** 2 * extents[:, 2:], 1e-300), out=denominator)
     masses = (geometry.spread @ (axes @ (along / denominator)[:, :, None]))[:, :, 0]
     masses *= terms.count_column
     masses = 1.0 - masses
