@@ -219,8 +219,9 @@ def tick_costs(sizes: List[int], ticks: int, rounds: int, before: str) -> None:
         print('| n | ' + ' | '.join(f'{mode} (us) | {mode}, --before / ours' for mode in compared) + ' |')
         print('|' + '---|' * (1 + 2 * len(compared)))
         for n, median in earlier.items():
-            print(f'| {n} | ' + ' | '.join(f"{median['before ' + mode]:.0f} | {median['before ' + mode] / median[mode]:.2f}"
-                                           for mode in compared) + ' |')
+            cells = [f"{median['before ' + mode]:.0f} | {median['before ' + mode] / median[mode]:.2f}"
+                     for mode in compared]
+            print(f'| {n} | ' + ' | '.join(cells) + ' |')
 
 
 def _grasp(n: int) -> np.ndarray:
