@@ -17,6 +17,9 @@ from .spatial import skew, SKEW_MAP
 #: the unit-consistent rank tolerance of the grasp matrix, so both agree).
 EIGEN_CUTOFF = RANK_TOLERANCE ** 2
 _EYE3 = np.eye(3)
+#: Largest ``|c~|^2 / (k / M)`` (the virtual centre's distance over the RMS lever, squared) where
+#: ``J_f^-1`` may come from cofactors instead of the eigendecomposition.
+_NEAR = 100.0
 
 
 def grasp_matrix(r: np.ndarray, rigid: np.ndarray) -> np.ndarray:
@@ -193,10 +196,18 @@ def virtual_inertias(masses: np.ndarray, r: np.ndarray, rigid: Optional[np.ndarr
         length = np.where(k > 0, np.sqrt(k / totals), np.where(spreads > 0, spreads, 1.0))
         k_ref = np.maximum(k, spreads2)
         references = np.where(k_ref > 0, k_ref, totals * length ** 2).tolist()
+    regulariser, collinear = np.zeros((count, 3, 3)), np.zeros(count, bool)
+    # the shift to the virtual centre multiplies the rounding of A^-1 by |c~| / l: only near it
+    inverse = _clear_inverses(j_force, k_list, references) if all(
+        x * x + y * y + z * z <= _NEAR * spread / total
+        for (x, y, z), spread, total in zip(com.tolist(), k_list, totals.tolist())) else None
+    if inverse is not None:                           # no regulariser, nothing to fade
+        return VirtualInertia(masses, com, offsets, j_force, length, regulariser, collinear, inverse, inverse,
+                              totals, moments)
     # One eigendecomposition serves K, A = J_f + K and the fade: they share J_f's eigenvectors.
     values, vectors = np.linalg.eigh(j_force)
     transposed = vectors.transpose(0, 2, 1)
-    regulariser, collinear, a_values = np.zeros((count, 3, 3)), np.zeros(count, bool), values
+    a_values = values
     lowest = values[:, 0].tolist()                                    # eigenvalues ascend
     # the ramp below is 0 unless the smallest eigenvalue of some subset is under COLLINEAR_RATIO k_ref
     if rigid is not None and any(1.0 - low / (reference * COLLINEAR_RATIO) > 0.0
@@ -220,6 +231,35 @@ def virtual_inertias(masses: np.ndarray, r: np.ndarray, rigid: Optional[np.ndarr
                                              regular)
     return VirtualInertia(masses, com, offsets, j_force, length, regulariser, collinear, a_pinv, force_pinv, totals,
                           moments)
+
+
+def _clear_inverses(j_force: np.ndarray, k: list, references: list) -> Optional[np.ndarray]:
+    """Return ``J_f^-1`` (V, 3, 3) by cofactors where every ``J_f`` is far from singular, else None.
+
+    With ``tr J_f = 2k``, the two larger eigenvalues multiply to at most ``k^2``, so ``det / k^2``
+    bounds the smallest from below: at ``2 COLLINEAR_RATIO k_ref`` and above, section 4.2 adds no
+    regulariser, ``J_f`` is regular and conditioned to about 100, and its inverse is the one of its
+    eigendecomposition to rounding. ``J_f`` is read from its lower triangle, as ``eigh`` reads it.
+
+    :param j_force: (V, 3, 3) the force inertias.
+    :param k: (V,) ``tr J_f / 2``.
+    :param references: (V,) ``k_ref``.
+    :return: the inverses, or None.
+    """
+    inverses = []
+    entries = j_force.reshape(-1, 9).tolist()
+    for (x0, _, _, x3, x4, _, x6, x7, x8), half_trace, reference in zip(entries, k, references):
+        c00, c01, c02 = x4 * x8 - x7 * x7, x6 * x7 - x3 * x8, x3 * x7 - x4 * x6
+        determinant = x0 * c00 + x3 * c01 + x6 * c02
+        # (NaN, an overflow or an underflow fail too)
+        if not (determinant > 0.0 < half_trace
+                and determinant / half_trace / half_trace >= 2.0 * COLLINEAR_RATIO * reference):
+            return None
+        c11, c12, c22 = x0 * x8 - x6 * x6, x3 * x6 - x0 * x7, x0 * x4 - x3 * x3
+        inverses.append([[c00 / determinant, c01 / determinant, c02 / determinant],
+                         [c01 / determinant, c11 / determinant, c12 / determinant],
+                         [c02 / determinant, c12 / determinant, c22 / determinant]])
+    return np.array(inverses)
 
 
 def _force_inertias(masses: np.ndarray, r: np.ndarray, totals: np.ndarray) -> Tuple[np.ndarray, ...]:
