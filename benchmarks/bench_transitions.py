@@ -5,7 +5,7 @@ Run from the repository root::
 
     .venv/bin/python benchmarks/bench_transitions.py              # the schedule and the costs
     .venv/bin/python benchmarks/bench_transitions.py --quick      # smoke run (seconds)
-    .venv/bin/python benchmarks/bench_transitions.py --before DIR # also the rebuild of DIR's package
+    .venv/bin/python benchmarks/bench_transitions.py --before DIR # also the costs with DIR's package
 
 The trunk (20 kg, attitude held) stands on four point feet with friction (mu = 0.6) and steps one
 foot at a time, in the order lf, rh, rf, lh. Per foot, at 1 kHz: shift the centre of mass 60 % of
@@ -28,7 +28,7 @@ transition, the largest change of a foot's force in one tick, the largest result
 released foot's force, the largest friction utilisation; the time per tick (median and 99th
 percentile, ``time.perf_counter``), and the per-tick cost of a new geometry and weights at n = 4 and
 8 (``moved``, and a fresh ``WeightedDistributor``) against the cached solve, the uncached rebuild
-and (in a subprocess, when given) the uncached rebuild of ``--before``'s package. The per-tick costs
+and (in a subprocess, when given) the same ways with ``--before``'s package. The per-tick costs
 are the process's CPU time (``time.process_time``) per tick: on a shared machine the wall time
 also counts the time spent waiting for a core, which the other processes' load decides.
 """
@@ -194,25 +194,34 @@ def tick_costs(sizes: List[int], ticks: int, rounds: int, before: str) -> None:
     print('CPU time per tick (time.process_time), us:\n')
     print('| n | new poses and weights per tick, moved (us) | new poses, weights 1, moved (us) '
           '| new weights, same poses, moved (us) | new poses and weights, fresh WeightedDistributor (us) '
-          '| uncached rebuild, weights 1 (us) | cached solve (us) | moved / cached | moved / uncached |'
-          + (' rebuild of --before (us) | moved / --before |' if before else ''))
-    print('|' + '---|' * (11 if before else 9))
+          '| uncached rebuild, weights 1 (us) | cached solve (us) | moved / cached | moved / uncached |')
+    print('|' + '---|' * 9)
     modes = ('moved', 'poses', 'weights', 'fresh', 'uncached', 'cached')
+    compared = ('moved', 'poses', 'weights', 'uncached')
+    earlier: Dict[int, Dict[str, float]] = {}
     for n in sizes:
-        figures: Dict[str, List[float]] = {mode: [] for mode in modes + ('before',)}
+        figures: Dict[str, List[float]] = {mode: [] for mode in modes}
+        figures.update({'before ' + mode: [] for mode in compared})
         for _ in range(rounds):
             for mode in modes:
                 figures[mode].append(_measure(n, ticks, mode))
-            if before:
-                figures['before'].append(_measure_before(before, n, ticks))
+            for mode in compared if before else ():
+                figures['before ' + mode].append(_measure_before(before, n, ticks, mode))
         median = {mode: statistics.median(values) for mode, values in figures.items() if values}
-        row = (f"| {n} | {median['moved']:.0f} | {median['poses']:.0f} | {median['weights']:.0f} | "
-               f"{median['fresh']:.0f} | {median['uncached']:.0f} | "
-               f"{median['cached']:.2f} | {median['moved'] / median['cached']:.0f} | "
-               f"{median['moved'] / median['uncached']:.2f} |")
-        if before:
-            row += f" {median['before']:.0f} | {median['moved'] / median['before']:.3f} |"
-        print(row, flush=True)
+        earlier[n] = median
+        print(f"| {n} | {median['moved']:.0f} | {median['poses']:.0f} | {median['weights']:.0f} | "
+              f"{median['fresh']:.0f} | {median['uncached']:.0f} | "
+              f"{median['cached']:.2f} | {median['moved'] / median['cached']:.0f} | "
+              f"{median['moved'] / median['uncached']:.2f} |", flush=True)
+    if before:
+        print(f'\nThe same ways with the package of --before ({before}), measured in the same rounds (us), '
+              'and --before / ours:\n')
+        print('| n | ' + ' | '.join(f'{mode} (us) | {mode}, --before / ours' for mode in compared) + ' |')
+        print('|' + '---|' * (1 + 2 * len(compared)))
+        for n, median in earlier.items():
+            cells = [f"{median['before ' + mode]:.0f} | {median['before ' + mode] / median[mode]:.2f}"
+                     for mode in compared]
+            print(f'| {n} | ' + ' | '.join(cells) + ' |')
 
 
 def _grasp(n: int) -> np.ndarray:
@@ -263,17 +272,17 @@ def _measure(n: int, ticks: int, mode: str) -> float:
     return (time.process_time() - start) / ticks * 1e6
 
 
-def _measure_before(tree: str, n: int, ticks: int) -> float:
-    """Time the uncached rebuild of the package in ``tree`` (an older checkout), in a subprocess."""
-    code = (f'import sys, time; sys.path.insert(0, {tree!r}); import numpy as np\n'
-            'from wrench_distribution.core import Contact, DistributionOptions, LoadDistributor, ObjectModel\n'
-            f'k = np.arange({n}) + 0.5; z = 1 - 2 * k / {n}; phi = np.pi * (1 + 5 ** 0.5) * k\n'
-            'p = 0.3 * np.stack([np.sqrt(1 - z * z) * np.cos(phi), np.sqrt(1 - z * z) * np.sin(phi), z], axis=1)\n'
-            "c = [Contact(f'c{i}', 'point', tuple(q)) for i, q in enumerate(p)]\n"
-            'm, o, h = ObjectModel(com=(0.01, -0.02, 0.015)), DistributionOptions(), np.array([1, 2, 3, .1, .2, .3])\n'
-            f'[LoadDistributor(c, m, o).wrench_commands(h) for _ in range(20)]\n'
-            f's = time.process_time()\nfor _ in range({ticks}): LoadDistributor(c, m, o).wrench_commands(h)\n'
-            f'print((time.process_time() - s) / {ticks} * 1e6)\n')
+def _measure_before(tree: str, n: int, ticks: int, mode: str) -> float:
+    """Time one way of :func:`_measure` with the package in ``tree`` (an older checkout), in a subprocess.
+
+    The package of ``tree`` is imported first, so this file's functions run on it.
+    """
+    code = (f'import sys; sys.path.insert(0, {tree!r})\n'
+            'import wrench_distribution.core.transitions, wrench_distribution.core.contact_qp\n'
+            f'sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n'
+            'import bench_transitions as bench\n'
+            f'bench._measure({n}, 20, {mode!r})\n'
+            f'print(bench._measure({n}, {ticks}, {mode!r}))\n')
     done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=tree, check=True)
     return float(done.stdout.strip())
 

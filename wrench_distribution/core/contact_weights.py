@@ -35,9 +35,11 @@ def check_weights(weights, n: int, names=None) -> np.ndarray:
     """
     if weights is None:
         return np.ones(n)
-    if isinstance(weights, np.ndarray) and weights.shape == (n,) and weights.dtype == float \
-            and 0.0 <= weights.min() and weights.max() <= 1.0 and np.count_nonzero(weights < 1.0) <= MAX_TRANSITIONS:
-        return weights.copy()               # checked already (NaN fails both comparisons)
+    if isinstance(weights, np.ndarray) and weights.shape == (n,) and weights.dtype == float:
+        values = weights.tolist()           # a few plain floats: NaN fails both comparisons
+        if all(0.0 <= value <= 1.0 for value in values) and \
+                sum(value < 1.0 for value in values) <= MAX_TRANSITIONS:
+            return weights.copy()
     values = finite_array(weights, (n,), f'contact weights ({n} values, one per contact)').copy()
     label = list(names) if names is not None else [str(i) for i in range(n)]
     outside = [f'{label[i]}={values[i]:g}' for i in np.flatnonzero((values < 0) | (values > 1))]
@@ -62,8 +64,8 @@ def subset_mixture(weights: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         contacts in transition) and their probabilities (k,), summing to 1; the first is the set of
         every contact of positive weight.
     """
-    state = np.add(weights > 0.0, weights == 1.0, dtype=np.int8)       # 0 released, 1 moving, 2 full
-    masks, moving, keep = _mixture_pattern(state.tobytes())
+    state = bytes(2 if weight == 1.0 else 1 if weight > 0.0 else 0 for weight in weights.tolist())
+    masks, moving, keep = _mixture_pattern(state)                       # 0 released, 1 moving, 2 full
     if moving is None:
         return masks, _ONE
     if moving.size == 1 and keep is None:                               # one contact in transition

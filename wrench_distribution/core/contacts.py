@@ -5,7 +5,7 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 
 from .errors import InvalidInputError
-from .spatial import quaternion_to_matrix
+from .spatial import far_from_zero, quaternion_to_matrix
 from .validation import check_names, finite_array, finite_vector
 
 CONTACT_TYPES = ('rigid', 'point')
@@ -78,7 +78,10 @@ class ObjectModel:
     inertia: Optional[Sequence] = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, 'com', tuple(finite_vector(self.com, 3, 'object com')))
+        com = finite_vector(self.com, 3, 'object com')
+        object.__setattr__(self, 'com', tuple(com))
+        com.setflags(write=False)
+        object.__setattr__(self, '_com', com)  # not a field: equality and repr stay the fields'
         if self.mass is not None:
             mass = float(finite_array(self.mass, (), 'object mass'))
             if mass <= 0:
@@ -86,6 +89,11 @@ class ObjectModel:
             object.__setattr__(self, 'mass', mass)
         if self.inertia is not None:
             object.__setattr__(self, 'inertia', tuple(map(tuple, inertia_matrix(self.inertia))))
+
+    @property
+    def com_array(self) -> np.ndarray:
+        """Centre of mass as a (3,) array, read-only."""
+        return self._com
 
     @property
     def inertia_matrix(self) -> Optional[np.ndarray]:
@@ -196,6 +204,7 @@ class ContactLayout:
         self.names, self.types = template.names, template.types
         self.friction, self.normals = template.friction, template.normals
         self.n = len(contacts)
+        self._last_rotations = (b'', None)
 
     def arrays(self, positions, quaternions, checked: bool = False) -> ContactArrays:
         """Check poses and return the contacts at them.
@@ -212,4 +221,16 @@ class ContactLayout:
             positions = finite_array(positions, (self.n, 3), f'contact positions ({self.n} x 3)')
             quaternions = finite_array(quaternions, (self.n, 4), f'contact orientations ({self.n} x 4)')
         return ContactArrays(self.names, self.types, positions, quaternions,
-                             quaternion_to_matrix(quaternions, checked), self.friction, self.normals)
+                             self._rotations(quaternions, checked), self.friction, self.normals)
+
+    def _rotations(self, quaternions: np.ndarray, checked: bool) -> np.ndarray:
+        """Rotation matrices (n, 3, 3), read-only: those of the last call when the quaternions are the same."""
+        quaternions = np.asarray(quaternions, dtype=float)
+        key = quaternions.tobytes()
+        last_key, last = self._last_rotations
+        if key == last_key:
+            return last
+        rotations = quaternion_to_matrix(quaternions, checked or far_from_zero(quaternions))
+        rotations.setflags(write=False)
+        self._last_rotations = (key, rotations)
+        return rotations

@@ -17,6 +17,9 @@ from .spatial import skew, SKEW_MAP
 #: the unit-consistent rank tolerance of the grasp matrix, so both agree).
 EIGEN_CUTOFF = RANK_TOLERANCE ** 2
 _EYE3 = np.eye(3)
+#: Largest ``|c~|^2 / (k / M)`` (the virtual centre's distance over the RMS lever, squared) where
+#: ``J_f^-1`` may come from cofactors instead of the eigendecomposition.
+_NEAR = 100.0
 
 
 def grasp_matrix(r: np.ndarray, rigid: np.ndarray) -> np.ndarray:
@@ -116,7 +119,8 @@ class VirtualInertia:
 
     Build with :func:`virtual_inertia`, or with :func:`virtual_inertias` for several mass vectors
     at once (then every field has a leading axis, one entry per vector). ``total`` is the sum of
-    the masses: ``n``, or the sum of the contact weights (docs/theory.md, 16.2).
+    the masses: ``n``, or the sum of the contact weights (docs/theory.md, 16.2); ``moments`` are
+    the ``m_i d_i``.
     """
 
     masses: np.ndarray
@@ -129,12 +133,13 @@ class VirtualInertia:
     a_pinv: np.ndarray
     force_pinv: np.ndarray
     total: float
+    moments: Optional[np.ndarray] = None
 
     def entry(self, index: int) -> 'VirtualInertia':
         """Return entry ``index`` of a batch built by :func:`virtual_inertias`."""
         values = [getattr(self, f.name)[index] for f in fields(self)]
         return VirtualInertia(*values[:4], float(values[4]), values[5], bool(values[6]), *values[7:9],
-                              float(values[9]))
+                              float(values[9]), values[10])
 
 
 def weighted_spread(r: np.ndarray, weights: Optional[np.ndarray]) -> float:
@@ -179,39 +184,112 @@ def virtual_inertias(masses: np.ndarray, r: np.ndarray, rigid: Optional[np.ndarr
     :return: the inertias, every field with a leading axis of V.
     """
     count = len(totals)
-    com = masses @ r / totals[:, None]
-    offsets = r - com[:, None, :]
-    # sum m_i d_i = 0 to rounding of d, not of r (far CoM)
-    offsets -= (masses[:, None, :] @ offsets) / totals[:, None, None]
-    outer = (offsets * masses[:, :, None]).transpose(0, 2, 1) @ offsets
-    k = outer.trace(axis1=1, axis2=2)                                 # sum m |d|^2 = tr(J_f) / 2
-    j_force = k[:, None, None] * _EYE3
-    j_force -= outer
-    k_ref = np.maximum(k, spreads2)
-    length = np.sqrt(k / totals)
-    if not k.min() > 0:
+    com, offsets, moments, j_force, k = _force_inertias(masses, r, totals)
+    k_list = k.tolist()
+    if min(k_list) > 0:
+        length = np.sqrt(k / totals)
+        references = [max(a, b) for a, b in zip(k_list, spreads2.tolist())]
+    else:
         # every mass at one point: the fallback length is the RMS distance from the centre of mass
         members = masses > 0
         spreads = np.sqrt(members @ np.einsum('ij,ij->i', r, r) / members.sum(axis=1))
-        length = np.where(k > 0, length, np.where(spreads > 0, spreads, 1.0))
-        k_ref = np.where(k_ref > 0, k_ref, totals * length ** 2)
-    k_ref = k_ref[:, None]
+        length = np.where(k > 0, np.sqrt(k / totals), np.where(spreads > 0, spreads, 1.0))
+        k_ref = np.maximum(k, spreads2)
+        references = np.where(k_ref > 0, k_ref, totals * length ** 2).tolist()
+    regulariser, collinear = np.zeros((count, 3, 3)), np.zeros(count, bool)
+    # the shift to the virtual centre multiplies the rounding of A^-1 by |c~| / l: only near it
+    inverse = _clear_inverses(j_force, k_list, references) if all(
+        x * x + y * y + z * z <= _NEAR * spread / total
+        for (x, y, z), spread, total in zip(com.tolist(), k_list, totals.tolist())) else None
+    if inverse is not None:                           # no regulariser, nothing to fade
+        return VirtualInertia(masses, com, offsets, j_force, length, regulariser, collinear, inverse, inverse,
+                              totals, moments)
     # One eigendecomposition serves K, A = J_f + K and the fade: they share J_f's eigenvectors.
     values, vectors = np.linalg.eigh(j_force)
     transposed = vectors.transpose(0, 2, 1)
-    regulariser, collinear, a_values = np.zeros((count, 3, 3)), np.zeros(count, bool), values
-    if rigid is not None and rigid.any():
+    a_values = values
+    lowest = values[:, 0].tolist()                                    # eigenvalues ascend
+    # the ramp below is 0 unless the smallest eigenvalue of some subset is under COLLINEAR_RATIO k_ref
+    if rigid is not None and any(1.0 - low / (reference * COLLINEAR_RATIO) > 0.0
+                                 for low, reference in zip(lowest, references)) and rigid.any():
         # K = k g(J_f / k): a contact-torque inertia only where J_f is (nearly) singular,
         # continuous as a matrix function of J_f (docs/theory.md, section 4.2); the reference is
         # the larger of k and the unweighted spread so a floored mass cannot make it steep.
+        k_ref = np.array(references)[:, None]
         ramp = (presence * rigid.any(axis=1))[:, None] * TORQUE_REGULARISATION * \
             np.maximum(1.0 - values / (k_ref * COLLINEAR_RATIO), 0.0) ** 2
         collinear = ramp.max(axis=1) > 0
         if collinear.any():
             a_values = values + k_ref * ramp
             regulariser = (vectors * (k_ref * ramp)[:, None, :]) @ transposed
-    cutoff = EIGEN_CUTOFF * k_ref
-    regular = bool((a_values[:, :1] > cutoff).all())                  # eigenvalues ascend
+            lowest = a_values[:, 0].tolist()
+    regular = all(low > EIGEN_CUTOFF * reference for low, reference in zip(lowest, references))
+    if regular and a_values is values:
+        a_pinv = force_pinv = (vectors * (1.0 / values)[:, None, :]) @ transposed
+    else:
+        a_pinv, force_pinv = _faded_inverses(values, vectors, a_values, EIGEN_CUTOFF * np.array(references)[:, None],
+                                             regular)
+    return VirtualInertia(masses, com, offsets, j_force, length, regulariser, collinear, a_pinv, force_pinv, totals,
+                          moments)
+
+
+def _clear_inverses(j_force: np.ndarray, k: list, references: list) -> Optional[np.ndarray]:
+    """Return ``J_f^-1`` (V, 3, 3) by cofactors where every ``J_f`` is far from singular, else None.
+
+    With ``tr J_f = 2k``, the two larger eigenvalues multiply to at most ``k^2``, so ``det / k^2``
+    bounds the smallest from below: at ``2 COLLINEAR_RATIO k_ref`` and above, section 4.2 adds no
+    regulariser, ``J_f`` is regular and conditioned to about 100, and its inverse is the one of its
+    eigendecomposition to rounding. ``J_f`` is read from its lower triangle, as ``eigh`` reads it.
+
+    :param j_force: (V, 3, 3) the force inertias.
+    :param k: (V,) ``tr J_f / 2``.
+    :param references: (V,) ``k_ref``.
+    :return: the inverses, or None.
+    """
+    inverses = []
+    entries = j_force.reshape(-1, 9).tolist()
+    for (x0, _, _, x3, x4, _, x6, x7, x8), half_trace, reference in zip(entries, k, references):
+        c00, c01, c02 = x4 * x8 - x7 * x7, x6 * x7 - x3 * x8, x3 * x7 - x4 * x6
+        determinant = x0 * c00 + x3 * c01 + x6 * c02
+        # (NaN, an overflow or an underflow fail too)
+        if not (determinant > 0.0 < half_trace
+                and determinant / half_trace / half_trace >= 2.0 * COLLINEAR_RATIO * reference):
+            return None
+        c11, c12, c22 = x0 * x8 - x6 * x6, x3 * x6 - x0 * x7, x0 * x4 - x3 * x3
+        inverses.append([[c00 / determinant, c01 / determinant, c02 / determinant],
+                         [c01 / determinant, c11 / determinant, c12 / determinant],
+                         [c02 / determinant, c12 / determinant, c22 / determinant]])
+    return np.array(inverses)
+
+
+def _force_inertias(masses: np.ndarray, r: np.ndarray, totals: np.ndarray) -> Tuple[np.ndarray, ...]:
+    """Return the virtual centres (V, 3), offsets ``d`` and ``m d`` (V, n, 3), ``J_f`` (V, 3, 3) and ``sum m |d|^2``."""
+    total_column = totals[:, None]
+    com = masses.dot(r)
+    com /= total_column
+    offsets = r - com[:, None, :]
+    # sum m_i d_i = 0 to rounding of d, not of r (far CoM)
+    offsets -= (masses[:, None, :] @ offsets) / total_column[:, :, None]
+    moments = offsets * masses[:, :, None]
+    outer = moments.transpose(0, 2, 1) @ offsets
+    k = outer.trace(axis1=1, axis2=2)                                 # sum m |d|^2 = tr(J_f) / 2
+    j_force = k[:, None, None] * _EYE3
+    j_force -= outer
+    return com, offsets, moments, j_force, k
+
+
+def _faded_inverses(values: np.ndarray, vectors: np.ndarray, a_values: np.ndarray, cutoff: np.ndarray,
+                    regular: bool) -> Tuple[np.ndarray, np.ndarray]:
+    """Return ``A^+`` (V, 3, 3), zero where ``A`` vanishes, and the one faded where ``J_f`` does.
+
+    :param values: (V, 3) eigenvalues of ``J_f``, ascending.
+    :param vectors: (V, 3, 3) its eigenvectors.
+    :param a_values: (V, 3) eigenvalues of ``A = J_f + K``.
+    :param cutoff: (V, 1) eigenvalues at most this count as absent.
+    :param regular: every eigenvalue of ``A`` is above the cutoff.
+    :return: ``(a_pinv, force_pinv)``.
+    """
+    transposed = vectors.transpose(0, 2, 1)
     a_inverse = 1.0 / a_values if regular else \
         np.where(a_values > cutoff, 1.0 / np.where(a_values > cutoff, a_values, 1.0), 0.0)
     a_pinv = (vectors * a_inverse[:, None, :]) @ transposed
@@ -222,7 +300,7 @@ def virtual_inertias(masses: np.ndarray, r: np.ndarray, rigid: Optional[np.ndarr
     # is taken back by the refinement of G_M+).
     force_pinv = a_pinv if (a_values is values and regular) or bool((values[:, :1] >= cutoff).all()) else \
         (vectors * (np.minimum(np.maximum(values / cutoff, 0.0), 1.0) ** 2 * a_inverse)[:, None, :]) @ transposed
-    return VirtualInertia(masses, com, offsets, j_force, length, regulariser, collinear, a_pinv, force_pinv, totals)
+    return a_pinv, force_pinv
 
 
 def to_virtual_com(com: np.ndarray) -> np.ndarray:
@@ -261,16 +339,19 @@ def pseudo_inverses(inertia: VirtualInertia, shares: np.ndarray, weights: np.nda
     count, n = inertia.masses.shape
     masses = inertia.masses
     core = np.zeros((count, n, 6, 6))
-    core[:, :, :3, :3] = (masses / inertia.total[:, None])[:, :, None, None] * _EYE3
+    core.reshape(count, n, 36)[:, :, 0:15:7] = (masses / inertia.total[:, None])[:, :, None]   # (m_j / M) I
     # -(1 - s) m_j S(d_j) A^-1 (faded), S linear in d_j
-    levers = inertia.offsets * (-(1.0 - shares)[:, None] * masses)[:, :, None]
-    core[:, :, :3, 3:] = (levers @ SKEW_MAP).reshape(count, n, 3, 3) @ inertia.force_pinv[:, None, :, :]
+    if inertia.moments is not None and not any(shares.tolist()):
+        levers = np.negative(inertia.moments)
+    else:
+        levers = inertia.offsets * ((shares - 1.0)[:, None] * masses)[:, :, None]
+    np.matmul((levers @ SKEW_MAP).reshape(count, n, 3, 3), inertia.force_pinv[:, None, :, :], out=core[:, :, :3, 3:])
     if weights is not None and weights.any():
         torque = (shares[:, None, None] * inertia.j_force + inertia.regulariser) @ inertia.a_pinv
         core[:, :, 3:, 3:] = weights[:, :, None, None] * torque[:, None, :, :]
     core = core.reshape(count, 6 * n, 6)
     # about the virtual CoM: core @ to_virtual_com(c~)
-    core[:, :, :3] -= core[:, :, 3:] @ (inertia.com @ SKEW_MAP).reshape(count, 3, 3)
+    core[:, :, :3] -= core[:, :, 3:] @ inertia.com.dot(SKEW_MAP).reshape(count, 3, 3)
     return core
 
 

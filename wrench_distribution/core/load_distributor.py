@@ -121,7 +121,7 @@ class LoadDistributor(InternalSpaces):
         self._rotations, self._positions = arrays.rotations, arrays.positions
         if previous is None:
             #: (n, 3) contact positions relative to the centre of mass (the paper's ``r_i``).
-            self.relative_positions = self._positions - object_model.com
+            self.relative_positions = self._positions - object_model.com_array
             self.grasp_matrix = layout.matrix(self.relative_positions)
         else:
             self.relative_positions, self.grasp_matrix = previous.relative_positions, previous.grasp_matrix

@@ -64,6 +64,23 @@ def unusable_quaternions(q) -> np.ndarray:
     return ~(norm >= ZERO_QUATERNION_NORM) | ~np.isfinite(norm)
 
 
+def far_from_zero(q: np.ndarray) -> bool:
+    """Tell quickly whether finite quaternions (n, 4) are all well above :data:`ZERO_QUATERNION_NORM`.
+
+    True only when :func:`unusable_quaternions` is false for every row (False may be either).
+
+    :param q: finite quaternions (entries at most 1e100 in magnitude), float.
+    :return: whether every one names a rotation.
+    """
+    squares = (q * q).dot(_ONES4)
+    return min(squares.tolist(), default=0.0) > _SAFE_SQUARED_NORM
+
+
+_ONES4 = np.ones(4)
+#: The square of :data:`ZERO_QUATERNION_NORM` with a margin for the rounding of the squares.
+_SAFE_SQUARED_NORM = ZERO_QUATERNION_NORM ** 2 * (1.0 + 1e-6)
+
+
 def _rotation(q) -> Rotation:
     """``Rotation`` of quaternions (..., 4) of any leading shape (flattened).
 

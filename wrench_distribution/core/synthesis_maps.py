@@ -27,6 +27,8 @@ from .virtual_masses import (blended_masses, reduced_mass_flags, reduced_masses,
 
 COMPONENTS = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
 _EYE6 = np.eye(6)
+#: Largest scaled ``|G G_M+ - I|`` taken as reproduction to rounding (no refinement, no check per sample).
+REPRODUCED = 1e-14
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ class ContactSet:
     @property
     def in_transition(self) -> bool:
         """Tell whether a contact has a weight below 1 (the maps are then a mixture, eq. 16.1)."""
-        return self.contact_weights is not None and bool(self.contact_weights.min() < 1.0)
+        return self.contact_weights is not None and min(self.contact_weights.tolist()) < 1.0
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ class SubsetMaps:
     :param explain: ``() -> (methods, reasons)``: how each subset's masses were obtained and its
         regime reasons (computed when the regime is asked for).
     :param masks: (V, n) the subsets.
+    :param reproduced: every subset's ``G G_M+ = I`` to rounding (:func:`subset_maps`).
     """
 
     pseudo_inverse: np.ndarray
@@ -88,6 +91,7 @@ class SubsetMaps:
     lengths: np.ndarray
     explain: Callable[[], Tuple[List[str], List[List[str]]]]
     masks: np.ndarray
+    reproduced: bool = False
 
     def select(self, masks: np.ndarray) -> Optional['SubsetMaps']:
         """Return the maps of other subsets of the same contacts at the same poses, if all are here.
@@ -108,7 +112,7 @@ class SubsetMaps:
             return [methods[k] for k in rows], [reasons[k] for k in rows]
 
         return SubsetMaps(self.pseudo_inverse[rows], self.masses[rows], self.counts[rows], self.com[rows],
-                          self.centroid[rows], self.ranks[rows], self.lengths[rows], chosen, masks)
+                          self.centroid[rows], self.ranks[rows], self.lengths[rows], chosen, masks, self.reproduced)
 
 
 class SynthesisMaps:
@@ -130,7 +134,7 @@ class SynthesisMaps:
         self._g, self._subsets = g, subsets
         self._mixed = mixed = probabilities.size > 1 or g.in_transition
         count, size = subsets.pseudo_inverse.shape[:2]
-        self.pseudo_inverse = (probabilities @ subsets.pseudo_inverse.reshape(count, -1)).reshape(size, 6) if mixed \
+        self.pseudo_inverse = probabilities.dot(subsets.pseudo_inverse.reshape(count, -1)).reshape(size, 6) if mixed \
             else subsets.pseudo_inverse[0]
         n = size // 6
         # contact frames: R_i^T on the force and the torque rows of each contact
@@ -140,17 +144,17 @@ class SynthesisMaps:
         self.rank = int(subsets.ranks[0])
         self.reference_length = float(subsets.lengths[0])
         self.internal_dimension = (g.active_count or int(g.active.sum())) - self.rank
-        # resultants are checked with the lever of the centre of mass included, so that the
-        # rounding of large commands far from it does not read as a missing torque
         lever = subsets.centroid[0]
-        self.check_scale = scale = wrench_scale(1, self.reference_length + math.sqrt(float(lever @ lever)))
+        self.check_scale = scale = check_scale(self.reference_length, lever)
         self._probabilities = probabilities
-        error = g.grasp_matrix @ self.pseudo_inverse
-        error -= _EYE6
-        error *= scale[:, None]
-        error /= scale
         # G G_M+ = I on every resultant G can produce; where it is not, the check runs per sample
-        self.reproduction = error if np.abs(error).max() > 1e-9 else None
+        self.reproduction = None
+        if not subsets.reproduced:                       # a mixture of maps that reproduce reproduces
+            error = g.grasp_matrix @ self.pseudo_inverse
+            error -= _EYE6
+            error *= scale[:, None]
+            error /= scale
+            self.reproduction = error if np.abs(error).max() > 1e-9 else None
 
     @property
     def subsets(self) -> SubsetMaps:
@@ -291,15 +295,7 @@ def subset_maps(g: ContactSet, masks: np.ndarray) -> SubsetMaps:
     inertia = virtual_inertias(masses, g.r, rigid, geometry.counts, geometry.extents.sum(axis=1), 1.0)
     gm = pseudo_inverses(inertia, shares, weights)
     ranks = geometry.ranks(g.rigid if g.any_rigid else None)
-    full = ranks == 6
-    every = bool(full.all())
-    for _ in range(2):
-        # iterative refinement: G G_M+ = I to rounding even where J_f is ill-conditioned
-        # (nearly collinear point contacts); a change of the order of that rounding
-        if every:
-            gm += gm @ (_EYE6 - g.grasp_matrix @ gm)
-        else:
-            gm[full] = gm[full] + gm[full] @ (_EYE6 - g.grasp_matrix @ gm[full])
+    reproduced = _refine(gm, g.grasp_matrix, ranks, check_scale(geometry.lengths[0], geometry.centroid[0]))
 
     def explain() -> Tuple[List[str], List[List[str]]]:
         methods, reasons = explain_masses()
@@ -310,7 +306,49 @@ def subset_maps(g: ContactSet, masks: np.ndarray) -> SubsetMaps:
                          + (['rank_deficient_grasp'] if ranks[k] < 6 else []) for k in range(len(masks))]
 
     return SubsetMaps(gm, masses, geometry.counts, inertia.com, geometry.centroid, ranks, geometry.lengths, explain,
-                      masks)
+                      masks, reproduced)
+
+
+def _refine(gm: np.ndarray, grasp: np.ndarray, ranks: np.ndarray, scale: np.ndarray) -> bool:
+    """Refine ``G_M+`` (V, 6n, 6) in place where ``G G_M+ = I`` can hold; tell whether it holds to rounding for all.
+
+    Iterative refinement: ``G G_M+ = I`` to rounding even where ``J_f`` is ill-conditioned (nearly
+    collinear point contacts); a change of the order of that rounding, not made where the scaled
+    residual is already below :data:`REPRODUCED`.
+
+    :param gm: the maps of every subset.
+    :param grasp: ``G`` (6, 6n).
+    :param ranks: (V,) ranks of ``G`` of the subsets.
+    :param scale: (6,) the scale of the resultant checks.
+    :return: whether every subset has full rank and reproduces every resultant (then unrefined).
+    """
+    full_ranks = min(ranks.tolist()) == 6
+    if not full_ranks:
+        full = ranks == 6
+        for _ in range(2):
+            gm[full] = gm[full] + gm[full] @ (_EYE6 - grasp @ gm[full])
+        return False
+    excess = grasp @ gm                                                # G G_M+ - I, below
+    excess.reshape(-1, 36)[:, ::7] -= 1.0
+    # the scaled entries are those of G G_M+ - I times 1, l or 1 / l
+    if np.abs(excess).max() * max(scale[3], 1.0 / scale[3]) <= REPRODUCED:
+        return True
+    gm -= gm @ excess
+    gm += gm @ (_EYE6 - grasp @ gm)
+    return False
+
+
+def check_scale(length: float, lever: np.ndarray) -> np.ndarray:
+    """Return the (6,) scale of the resultant checks of a contact set of this length and centroid.
+
+    The lever of the centre of mass is included, so that the rounding of large commands far from it
+    does not read as a missing torque.
+
+    :param length: the contact set's reference length.
+    :param lever: (3,) its centroid relative to the centre of mass.
+    :return: ``[1, 1, 1, 1/l, 1/l, 1/l]``.
+    """
+    return wrench_scale(1, float(length) + math.sqrt(float(lever.dot(lever))))
 
 
 def torque_parameters(g: ContactSet, masks: np.ndarray) -> Tuple[Optional[np.ndarray], np.ndarray, np.ndarray]:
@@ -325,6 +363,26 @@ def torque_parameters(g: ContactSet, masks: np.ndarray) -> Tuple[Optional[np.nda
     """
     if not g.any_rigid:
         return None, np.zeros(len(masks)), None
+    given = g.options.torque_weights
+    key = (id(masks), g.rigid.tobytes(), g.options.torque_share, None if given is None else tuple(given))
+    kept = _TORQUE_PARAMETERS.get(key)
+    if kept is not None and kept[0] is masks:
+        return kept[1]
+    parameters = _torque_parameters(g, masks)
+    if not masks.flags.writeable:                    # the shared masks of a weight pattern: kept
+        for array in parameters:
+            array.setflags(write=False)
+        if len(_TORQUE_PARAMETERS) >= 512:
+            _TORQUE_PARAMETERS.clear()
+        _TORQUE_PARAMETERS[key] = (masks, parameters)
+    return parameters
+
+
+_TORQUE_PARAMETERS: dict = {}
+
+
+def _torque_parameters(g: ContactSet, masks: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Compute :func:`torque_parameters` with a rigid contact."""
     rigid = masks & g.rigid
     carriers = rigid.any(axis=1)
     shares = np.where(carriers, g.options.torque_share, 0.0)

@@ -8,6 +8,8 @@ from .errors import InvalidInputError
 #: Largest magnitude accepted for any input number: far beyond any physical wrench or length,
 #: small enough that squares and products of inputs stay finite in float64.
 MAX_MAGNITUDE = 1e100
+#: Arrays up to this size are checked as Python floats (faster than two reductions).
+_FEW = 64
 
 
 def finite_array(value, shape: Tuple[int, ...], what: str) -> np.ndarray:
@@ -32,6 +34,9 @@ def finite_array(value, shape: Tuple[int, ...], what: str) -> np.ndarray:
             f'{what} must have shape {expected}, got {"x".join(map(str, array.shape)) or "a scalar"}'
         )
     if array.size:
+        if array.size <= _FEW and array.ndim and all(
+                -MAX_MAGNITUDE <= v <= MAX_MAGNITUDE for v in array.ravel().tolist()):
+            return array                    # a few numbers: plain floats (NaN fails both comparisons)
         # one pass each: NaN propagates through max and min, Inf exceeds the bound
         largest = max(float(array.max()), -float(array.min()))
         if not largest <= MAX_MAGNITUDE:

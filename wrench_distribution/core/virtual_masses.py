@@ -6,7 +6,7 @@ is the paper's ``m_o* = 4`` of example IX-C.
 """
 from dataclasses import dataclass
 import math
-from typing import Tuple
+from typing import NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -64,6 +64,39 @@ def reduced_masses(positions: np.ndarray, com: np.ndarray) -> Tuple[np.ndarray, 
     return masses[0], bool(off_affine[0]), bool(outside[0])
 
 
+class MaskTerms(NamedTuple):
+    """What V subsets (V, n) give every computation on them: sizes and float masks in useful shapes."""
+
+    counts: np.ndarray
+    count_column: np.ndarray
+    members: np.ndarray
+    member_column: np.ndarray
+
+
+_MASK_TERMS: dict = {}
+
+
+def mask_terms(masks: np.ndarray) -> MaskTerms:
+    """Return the :class:`MaskTerms` of subsets, kept for read-only masks (the shared ones of a weight pattern).
+
+    :param masks: (V, n) booleans.
+    :return: the sizes (V,), (V, 1), and the masks as floats (V, n), (V, n, 1).
+    """
+    entry = _MASK_TERMS.get(id(masks))
+    if entry is not None and entry[0] is masks:
+        return entry[1]
+    counts = masks.sum(axis=1, dtype=float)
+    members = masks.astype(float)
+    terms = MaskTerms(counts, counts[:, None], members, members[:, :, None])
+    for array in terms:
+        array.setflags(write=False)
+    if not masks.flags.writeable:
+        if len(_MASK_TERMS) >= 512:
+            _MASK_TERMS.clear()
+        _MASK_TERMS[id(masks)] = (masks, terms)
+    return terms
+
+
 class SubsetGeometry:
     """Centroids, spreads and principal extents of V subsets of one contact set.
 
@@ -76,12 +109,14 @@ class SubsetGeometry:
     :param spread: (V, n, 3) positions relative to the centroid (zero outside the subset).
     :param extents: (V, 3) squared extents ``sigma_k^2`` (eigenvalues of ``P P^T``), ascending.
     :param axes: (V, 3, 3) the principal directions ``u_k`` (columns).
+    :param terms: the :func:`mask_terms` of ``masks`` (None: looked up).
     """
 
     def __init__(self, masks: np.ndarray, counts: np.ndarray, centroid: np.ndarray, spread: np.ndarray,
-                 extents: np.ndarray, axes: np.ndarray) -> None:
+                 extents: np.ndarray, axes: np.ndarray, terms: Optional[MaskTerms] = None) -> None:
         self.masks, self.counts, self.centroid, self.spread, self.extents, self.axes = \
             masks, counts, centroid, spread, extents, axes
+        self.terms = terms if terms is not None else mask_terms(masks)
         self._lengths = self._ranks = None
 
     @staticmethod
@@ -92,11 +127,14 @@ class SubsetGeometry:
         :param masks: (V, n) the subsets.
         :return: their geometry.
         """
-        counts = masks.sum(axis=1, dtype=float)
-        centroid = masks @ r / counts[:, None]
-        spread = (r - centroid[:, None, :]) * masks[:, :, None]
+        terms = mask_terms(masks)
+        centroid = terms.members.dot(r)
+        centroid /= terms.count_column
+        spread = r - centroid[:, None, :]
+        spread *= terms.member_column
         extents, axes = np.linalg.eigh(spread.transpose(0, 2, 1) @ spread)
-        return SubsetGeometry(masks, counts, centroid, spread, np.maximum(extents, 0.0, out=extents), axes)
+        return SubsetGeometry(masks, terms.counts, centroid, spread, np.maximum(extents, 0.0, out=extents), axes,
+                              terms)
 
     @property
     def scale2(self) -> np.ndarray:
@@ -142,9 +180,10 @@ class SubsetGeometry:
             lengths.append(length)
             square = length * length
             # singular values of G over the length, beyond the three sqrt(count), descending
-            rotation = [math.sqrt(max(pair, 0.0) / square) for pair in (e1 + e2, e0 + e2, e0 + e1)]
-            largest = max(math.sqrt(count), rotation[0])
-            ranks.append(3 + sum(value > RANK_TOLERANCE * largest for value in rotation))
+            first = math.sqrt(max(e1 + e2, 0.0) / square)
+            bound = RANK_TOLERANCE * max(math.sqrt(count), first)
+            ranks.append(3 + (first > bound) + (math.sqrt(max(e0 + e2, 0.0) / square) > bound)
+                         + (math.sqrt(max(e0 + e1, 0.0) / square) > bound))
         self._lengths, self._ranks = np.array(lengths), np.array(ranks)
 
 
@@ -158,19 +197,23 @@ def subset_reduced_masses(geometry: SubsetGeometry) -> np.ndarray:
     :param geometry: the subsets (positions relative to the centre of mass).
     :return: masses (V, n), zero outside each subset, summing to its size.
     """
-    extents, axes = geometry.extents, geometry.axes
+    extents, axes, terms = geometry.extents, geometry.axes, geometry.terms
     along = (geometry.centroid[:, None, :] @ axes)[:, 0, :]                        # -o_k
     denominator = np.maximum(extents, along * along)
     # extents ascend: mu_0 from the largest; a floor against 0 / 0 where there is no extent at all
-    np.maximum(denominator, np.maximum(HULL_REGULARISATION ** 2 * extents[:, 2:], 1e-300), out=denominator)
-    masses = geometry.spread @ (axes @ (along / denominator)[:, :, None])
-    masses = 1.0 - geometry.counts[:, None] * masses[:, :, 0]
-    if masses.min() < MASS_FLOOR:                # the entries outside a subset are exactly 1
+    # (a floor at most the smallest extent of each subset changes nothing)
+    if not all(least >= HULL_REGULARISATION ** 2 * largest and least > 1e-300
+               for least, _, largest in extents.tolist()):
+        np.maximum(denominator, np.maximum(HULL_REGULARISATION ** 2 * extents[:, 2:], 1e-300), out=denominator)
+    masses = (geometry.spread @ (axes @ (along / denominator)[:, :, None]))[:, :, 0]
+    masses *= terms.count_column
+    masses = 1.0 - masses
+    if min(masses.ravel().tolist()) < MASS_FLOOR:        # the entries outside a subset are exactly 1
         lowest = masses.min(axis=1)
         low = lowest < MASS_FLOOR
         shrink = np.where(low, (1.0 - MASS_FLOOR) / (1.0 - np.where(low, lowest, 0.0)), 1.0)
         masses = 1.0 + shrink[:, None] * (masses - 1.0)
-    masses *= geometry.masks
+    masses *= terms.members
     return masses
 
 
