@@ -379,7 +379,9 @@ def test_an_encoded_internal_load_is_what_rclpy_reads(names, health, values):
     from rclpy.serialization import deserialize_message, serialize_message
     from std_msgs.msg import Float64MultiArray
     from wrench_distribution.ros.conversions import InternalLoadPayloads
-    payload = InternalLoadPayloads(names).encode(values, health)
+    payloads = InternalLoadPayloads(names)
+    payloads.encode([1.0] * 3, health + 'x')  # another label and count first: the formats follow
+    payload = payloads.encode(values, health)
     msg = deserialize_message(payload, Float64MultiArray)
     assert [(d.label, d.size, d.stride) for d in msg.layout.dim] == [
         (';'.join(names), len(names), len(names)), (health, 1, 1)]
