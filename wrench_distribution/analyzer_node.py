@@ -17,7 +17,7 @@ from captured poses and save them to ``calibration_file``. At start-up, the find
 """
 import math
 import sys
-from typing import Callable, List
+from typing import Callable, List, Optional
 
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
@@ -34,13 +34,14 @@ from wrench_distribution.engine.health import SETTLE_PERIOD_S
 from wrench_distribution.engine.sensing import TareWindow
 from wrench_distribution.ros.calibration_services import CalibrationServices
 from wrench_distribution.ros.contact_input import ContactInput
-from wrench_distribution.ros.conversions import (MalformedPayload, measured_internal_load_msg,
+from wrench_distribution.ros.conversions import (InternalLoadPayloads, MalformedPayload,
                                                  read_wrench_payload)
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, PARAMETER_COUNTERS,
                                                  SimClockMonitor, start_steady_timers)
 from wrench_distribution.ros.followed_weights import FollowedWeightsInput
 from wrench_distribution.ros.friction import friction_message
 from wrench_distribution.ros.managed import LIFECYCLE, ManagedNode
+from wrench_distribution.ros.node_clock import NodeClock
 from wrench_distribution.ros.parameters import declare_config, requested_changes
 from wrench_distribution.ros.qos import qos_from_name
 from wrench_distribution.ros.readers import Readers
@@ -64,6 +65,7 @@ class AnalyzerNode(ManagedNode):
     def __init__(self, node_name: str = 'wrench_analyzer', **kwargs) -> None:
         super().__init__(node_name, 'analyzer', 'analysis', **kwargs)
         self._ros_clock = self.get_clock()  # not `_clock`: that name is rclpy's own
+        self._now_ns = NodeClock(self._ros_clock).now_ns  # the message path's reading
         self._sim_clock = SimClockMonitor()
         self.start()
 
@@ -119,10 +121,12 @@ class AnalyzerNode(ManagedNode):
              out_frames) for part in _PARTS]
         self._norm_outputs = [(attr, publisher(Float64, getattr(topics, attr), out_qos))
                               for attr in ('internal_load_norm', 'invariant_norm') if getattr(topics, attr)]
+        self._counts: Optional[dict] = None  # the readers' counts the outputs read were listed for
+        self._outputs_read: list = []
         self._obj_pub = publisher(WrenchStamped, topics.object_wrench, out_qos)
         self._obj_frame = config.object_frame
         self._il_pub = publisher(Float64MultiArray, topics.internal_load, out_qos)
-        self._il_msg, self._il_health = measured_internal_load_msg([])
+        self._il_payloads = InternalLoadPayloads([])  # published raw, as the wrenches
         self._basis_names: List[str] = []
         self._internal_load_listeners: List[Callable] = []
 
@@ -143,7 +147,7 @@ class AnalyzerNode(ManagedNode):
 
     def _on_rebuild(self, basis_names: list) -> None:
         self._basis_names = list(basis_names)
-        self._il_msg, self._il_health = measured_internal_load_msg(basis_names)
+        self._il_payloads = InternalLoadPayloads(basis_names)
         self._diag.basis(basis_names)
         self._diag.count('solver_builds')
 
@@ -160,11 +164,10 @@ class AnalyzerNode(ManagedNode):
             self._publish_step(Step(drops=[Drop(i, 'malformed', "F/T reading of '"
                                                 f"{self._names[i]}' is {e}; dropped")]))
             return
-        self._publish_step(self._engine.offer(i, stamp_ns, np.array(wrench),
-                                              self._ros_clock.now().nanoseconds, frame_id))
+        self._publish_step(self._engine.offer(i, stamp_ns, wrench, self._now_ns(), frame_id))
 
     def _retry(self) -> None:
-        self._publish_step(self._engine.retry(self._ros_clock.now().nanoseconds))
+        self._publish_step(self._engine.retry(self._now_ns()))
 
     def _publish_step(self, step) -> None:
         """Report the drops and publish the samples of one engine step."""
@@ -188,24 +191,19 @@ class AnalyzerNode(ManagedNode):
         values = sample.result.values
         read = self._readers.read()
         stamp_ns = sample.stamp_ns  # the wrenches go raw (core.codec), the sample's stamp kept
-        for part, pubs, frames in self._wrench_outputs:
-            observed = [k for k, pub in enumerate(pubs) if read[pub]]
-            if not observed:
-                continue
+        for part, observed in self._wrench_outputs_read(read):
             rows = values[part][0]
             if not np.isfinite(rows).all():
                 continue  # the invariant may fail alone; the other outputs stand
             rows = rows.tolist()
-            for k in observed:
-                pubs[k].publish(encode_wrench_payload(stamp_ns, frames[k], rows[k]))
+            for k, pub, frame in observed:
+                pub.publish(encode_wrench_payload(stamp_ns, frame, rows[k]))
         if read[self._obj_pub]:
             self._obj_pub.publish(encode_wrench_payload(stamp_ns, self._obj_frame,
                                                         values['resultant'][0].tolist()))
         health, friction_health = sample.health
         if read[self._il_pub]:
-            self._il_health.label = health
-            self._il_msg.data = values['internal_load'][0].tolist()
-            self._il_pub.publish(self._il_msg)
+            self._il_pub.publish(self._il_payloads.encode(values['internal_load'][0].tolist(), health))
         for listener in self._internal_load_listeners:
             listener(self._basis_names, values['internal_load'][0].copy(), health)
         for attr, pub in self._norm_outputs:
@@ -218,6 +216,19 @@ class AnalyzerNode(ManagedNode):
             self._friction_pub.publish(friction_message(sample.friction, self._names,
                                                         friction_health))
         self._diag.count('samples_published')
+
+    def _wrench_outputs_read(self, read: dict) -> list:
+        """Return ``(quantity, [(effector index, publisher, frame id)])`` of the wrench outputs read.
+
+        :param read: the readers' counts (:meth:`Readers.read`: the same mapping until they
+            are counted again, so the list is made once per count).
+        """
+        if read is not self._counts:
+            self._counts = read
+            outputs = [(part, [(k, pub, frame) for k, (pub, frame) in enumerate(zip(pubs, frames))
+                               if read[pub]]) for part, pubs, frames in self._wrench_outputs]
+            self._outputs_read = [(part, observed) for part, observed in outputs if observed]
+        return self._outputs_read
 
     # -- tare --------------------------------------------------------------------------
     def _on_tare(self, request, response):

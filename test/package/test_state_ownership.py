@@ -23,8 +23,6 @@ FILES = sorted(PACKAGE.rglob('*.py'))
 FILLED_PARAMETERS = {'response'}
 #: Writes of a field that shares its name with some class's state, and why they are data.
 NOT_STATE = {
-    ('analyzer_node.py', 'self._il_msg.data'): 'a std_msgs message the node refills per sample',
-    ('analyzer_node.py', 'self._il_health.label'): "that message's health dimension, relabelled per sample",
     ('sim/nodes/object_sim_node.py', 'msg.data'): 'std_msgs messages the node refills per tick',
     ('sim/physics/chain_arms.py', 'model.gravity'): "a Pinocchio model's gravity, set as it is built",
     ('engine/sync.py', 'self.counters.received'): "the synchroniser's own counters record",

@@ -102,6 +102,8 @@ class ContactStates:
         #: the current finding per contact (None: as commanded, or not judged)
         self.findings: list = [None] * n
         self.counters = {'contact_state_faults': 0}
+        # the findings were judged on the states and the command in force (the seen flags follow)
+        self._judged = False
 
     @property
     def loaded(self) -> Optional[np.ndarray]:
@@ -111,6 +113,7 @@ class ContactStates:
     def command(self, weights) -> None:
         """Take the commanded weights; a contact whose commanded state changes is judged anew."""
         self.commanded = recommand(self.commanded, weights, self._loaded, self._seen_free, self._seen_loaded)
+        self._judged = False
 
     def observe(self, contact: np.ndarray, noise=None) -> list:
         """Update the measured states with one sample; return the findings that begin now.
@@ -126,12 +129,15 @@ class ContactStates:
             self._limits = (self.limits[0].tolist(), self.limits[1].tolist())
         loaded_above, free_below = self._limits
         force = [math.sqrt(x * x + y * y + z * z)
-                 for x, y, z, *_ in np.asarray(contact, float).tolist()]
+                 for x, y, z, _, _, _ in np.asarray(contact, float).tolist()]
         was = self._loaded
         if was is None:
             was = [f >= above for f, above in zip(force, loaded_above)]
         loaded = self._loaded = [not f < below if before else f > above for before, f, above, below
                                  in zip(was, force, loaded_above, free_below)]
+        if loaded == was and self._judged:  # the states and the command as judged last: no news
+            return []
+        self._judged = True
         started = []
         for i, now in enumerate(loaded):
             self._seen_free[i] = self._seen_free[i] or not now

@@ -206,7 +206,7 @@ class HealthMonitor:
         step = self.checks.update(stamps_ns, readings,
                                   self._pending[0][1] if self._pending else None)
         events = [HealthEvent(check, self.names[e.sensor], e.onset_ns, e.detected_ns)
-                  for check, e in step.events]
+                  for check, e in step.events] if step.events else []
         doubt, consistent = step.doubt, self._all_consistent
         if expected is None and self.wrench_source is not None:
             expected = self.wrench_source(np.asarray(stamps_ns, np.int64))

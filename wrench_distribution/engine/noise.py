@@ -9,6 +9,7 @@ it came with, so that a chunk of readings can ask what the noise was at any of t
 """
 from bisect import bisect_right
 from collections import deque
+from itertools import chain
 
 import numpy as np
 
@@ -33,9 +34,9 @@ class NoiseLearner:
         self.estimates = 0
         self._scale = np.full((n, 6), np.inf)
         self._block = np.zeros((n, NOISE_BLOCK, 6))
-        #: second differences in each sensor's current block
-        self.filled = [0] * n
-        self._pending: list = [[] for _ in range(n)]  # rows added live, not yet in the block
+        self._filled = [0] * n  # second differences written into each sensor's block
+        self._shared: list = []  # readings in a row added live to every sensor, not yet written
+        self._room = NOISE_BLOCK  # rows the fullest block takes before it closes
         self._estimates = [deque(maxlen=NOISE_BLOCKS) for _ in range(n)]
         #: (6 n) list: a jump from one reading to the next beyond which a spike may begin
         self.jump = [float('inf')] * (6 * n)
@@ -63,38 +64,55 @@ class NoiseLearner:
 
         :param readings: (c,) index of the reading each came with (the estimate's time).
         """
+        self._write_shared()
         for i in range(self.n):
-            self._flush(i)
             rows = np.flatnonzero(healthy[:, i])
             values = second[rows, i]
             while len(values):
-                filled = self.filled[i]
+                filled = self._filled[i]
                 take = values[:NOISE_BLOCK - filled]
                 self._block[i, filled:filled + len(take)] = take
-                self.filled[i] = filled + len(take)
+                self._filled[i] = filled + len(take)
                 values = values[len(take):]
-                if self.filled[i] == NOISE_BLOCK:
+                if self._filled[i] == NOISE_BLOCK:
                     self._close(i, int(readings[rows[len(rows) - len(values) - 1]]))
+        self._room = NOISE_BLOCK - max(self._filled)
 
-    def add_row(self, second: list, reading: int) -> None:
-        """Add one second difference of every sensor (a flat list of 6 n values).
+    def add_row(self, before: list, centre: list, after: list, reading: int) -> None:
+        """Add the second difference of three readings in a row, every sensor (flat lists of 6 n).
 
-        :param reading: index of the reading it came with.
+        Consecutive readings wait in one list; their second differences are formed as
+        :meth:`add`'s callers form them (``before - 2 centre + after``) and written into the
+        blocks when the fullest one fills.
+
+        :param reading: index of the reading ``after`` (the estimate's time).
         """
+        shared = self._shared
+        if not shared or centre is not shared[-1]:  # not the reading after the last one added
+            self._write_shared()
+            shared += [before, centre]
+        shared.append(after)
+        if len(shared) - 2 < self._room:
+            return
+        self._write_shared()
         for i in range(self.n):
-            self._pending[i].append(second[6 * i:6 * i + 6])
-            self.filled[i] += 1
-            if self.filled[i] == NOISE_BLOCK:
-                self._flush(i)
+            if self._filled[i] == NOISE_BLOCK:
                 self._close(i, reading)
+        self._room = NOISE_BLOCK - max(self._filled)
 
-    def _flush(self, i: int) -> None:
-        """Write sensor ``i``'s rows added one by one into its block."""
-        pending = self._pending[i]
-        if pending:
-            filled = self.filled[i]
-            self._block[i, filled - len(pending):filled] = pending
-            pending.clear()
+    def _write_shared(self) -> None:
+        """Write the second differences of the readings added to every sensor into their blocks."""
+        shared = self._shared
+        if shared:
+            rows = np.fromiter(chain.from_iterable(shared), float, len(shared) * 6 * self.n)
+            rows = rows.reshape(len(shared), self.n, 6)
+            second = rows[:-2] - 2.0 * rows[1:-1] + rows[2:]
+            for i in range(self.n):
+                filled = self._filled[i]
+                self._block[i, filled:filled + len(second)] = second[:, i]
+                self._filled[i] = filled + len(second)
+            shared.clear()
+            self._room = NOISE_BLOCK - max(self._filled)
 
     def noise_at(self, reading: int) -> np.ndarray:
         """Return the noise (n, 6) in use after ``reading`` (NaN where not learned yet)."""
@@ -123,7 +141,7 @@ class NoiseLearner:
         self.estimates += 1
         step = np.where(block != 0, np.abs(block), np.inf).min(axis=0)
         self.resolution[i] = np.minimum(self.resolution[i], step)
-        self.filled[i] = 0
+        self._filled[i] = 0
         self.blocks[i] += 1
         floor = np.where(np.isfinite(self.resolution[i]), self.resolution[i], 0.0)
         scale = np.maximum(np.sqrt(1.5) * self.noise[i], floor)

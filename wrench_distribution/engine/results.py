@@ -91,11 +91,10 @@ class LazyValues(Mapping):
 
     def __getitem__(self, name: str) -> np.ndarray:
         """Return one quantity (computed on first access)."""
-        try:
-            return self._values[name]
-        except KeyError:
+        value = self._values.get(name)  # no exception on a first access: the per-sample path
+        if value is None:
             source = self._sources[name]  # KeyError for an unknown name, as a dict
-        value = self._values[name] = getattr(self._batch, source)
+            value = self._values[name] = getattr(self._batch, source)
         return value
 
     def __iter__(self) -> Iterator[str]:

@@ -246,29 +246,24 @@ class SensorChecks:
         values = reading.ravel().tolist()
         rows, n, index = self._rows, self.n, self.count
         previous = rows[-1]
-        frozen = [False] * n
-        for i in range(n):
-            if values[6 * i:6 * i + 6] == previous[6 * i:6 * i + 6]:
-                self._run[i] += 1
-                if self._run[i] == 1:
-                    self._run_ns[i] = stamp
-                frozen[i] = self._run[i] >= FROZEN_REPEATS
-            else:
-                self._run[i] = 0
-        out_of_range, second, jumped = self._live_axes(values, previous, stamp, index)
+        # no axis repeats and no run counts: nothing is frozen or clipped (the common case)
+        repeats = self._repeating or any(map(eq, values, previous))
+        frozen = self._live_frozen(values, previous, stamp) if repeats else None
+        out_of_range, jumped = self._live_axes(values, previous, stamp, index, repeats)
         spike = None
         if jumped:
             spike = excursions(np.reshape(rows + [values], (-1, n, 6)), 1, self.learner.scale)
-        stamps = np.array([stamp], np.int64)
-        if any(frozen) or out_of_range or (spike is not None and spike.any()):
+        if (frozen is not None and any(frozen)) or out_of_range or (spike is not None and spike.any()):
             events = []
-            self._flag('frozen', np.array([frozen]), np.array([self._run_ns]), stamps, events)
+            stamps = np.array([stamp], np.int64)
+            self._flag('frozen', np.array([frozen or [False] * n]), np.array([self._run_ns]),
+                       stamps, events)
             self._flag('out_of_range', np.array([[i in out_of_range for i in range(n)]]),
                        np.array([[out_of_range.get(i, stamp) for i in range(n)]]), stamps, events)
             self._flag('spike', np.zeros((1, n), bool) if spike is None else spike[None],
                        np.full((1, n), self._rows_ns[1], np.int64), stamps, events)
         elif index > self._until_any:  # the common case: no sensor in doubt
-            self.learner.add_row(second, index)
+            self.learner.add_row(rows[-2], previous, values, index)
             self._advance(values, stamp)
             return self._clear
         else:
@@ -277,11 +272,26 @@ class SensorChecks:
         healthy = [not (frozen_doubt or range_doubt) for frozen_doubt, range_doubt in
                    zip(doubt[0], doubt[1])]
         if all(healthy):
-            self.learner.add_row(second, index)
+            self.learner.add_row(rows[-2], previous, values, index)
         else:
+            second = [a - 2.0 * b + c for a, b, c in zip(rows[-2], previous, values)]
             self.learner.add(np.reshape(second, (1, n, 6)), np.array([healthy], bool), [index])
         self._advance(values, stamp)
         return SensorStep(np.array(doubt).T[None], events)
+
+    def _live_frozen(self, values: list, previous: list, stamp: int) -> list:
+        """Whole-reading runs of one reading: whether each sensor is frozen (n,)."""
+        frozen = [False] * self.n
+        run, run_ns = self._run, self._run_ns
+        for i in range(self.n):
+            if values[6 * i:6 * i + 6] == previous[6 * i:6 * i + 6]:
+                run[i] += 1
+                if run[i] == 1:
+                    run_ns[i] = stamp
+                frozen[i] = run[i] >= FROZEN_REPEATS
+            else:
+                run[i] = 0
+        return frozen
 
     def _advance(self, values: list, stamp: int) -> None:
         """Keep the reading in the tail and count it."""
@@ -292,24 +302,26 @@ class SensorChecks:
         del self._rows_ns[0]
         self.count += 1
 
-    def _live_axes(self, values: list, previous: list, stamp: int, index: int) -> tuple:
-        """Per axis, one reading: :meth:`_range`'s rules, the second difference, the spike pre-check.
+    def _live_axes(self, values: list, previous: list, stamp: int, index: int,
+                   repeats: bool) -> tuple:
+        """Per axis, one reading: :meth:`_range`'s rules and the spike pre-check.
 
-        :return: ``(sensors out of range -> onset, second differences (6 n list), whether a
-            reading SPIKE_WIDTH back jumped enough to start a spike)``.
+        :param repeats: whether an axis repeats its previous reading or its run still counts.
+        :return: ``(sensors out of range -> onset, whether a reading SPIKE_WIDTH back jumped
+            enough to start a spike)``.
         """
         rows = self._rows
-        second = [a - 2.0 * b + c for a, b, c in zip(rows[-2], previous, values)]
         jumped = any(map(gt, map(abs, map(sub, rows[1], rows[0])), self.learner.jump))
         magnitudes = list(map(abs, values))
-        self._peak = list(map(max, self._peak, magnitudes))
+        if any(map(gt, magnitudes, self._peak)):  # else the peaks stay
+            self._peak = list(map(max, self._peak, magnitudes))
         found: dict = {}
-        if self._repeating or any(map(eq, values, previous)):
+        if repeats:
             self._live_repeats(values, previous, magnitudes, index, found)
         if self._rated:
             for j in np.flatnonzero(np.asarray(magnitudes) >= self._rating_or_inf):
                 found[int(j) // 6] = stamp
-        return found, second, jumped
+        return found, jumped
 
     def _live_repeats(self, values: list, previous: list, magnitudes: list, index: int,
                       found: dict) -> None:

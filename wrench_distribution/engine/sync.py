@@ -17,6 +17,7 @@ and gives exactly what the message-by-message rule gives):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from math import isfinite
 from typing import List, Optional, Tuple
 
 import numpy as np
@@ -157,15 +158,14 @@ class StampSynchronizer:
 
         :param i: effector index.
         :param stamp_ns: header stamp.
-        :param wrench: the reading (6,), sensor frame.
+        :param wrench: the reading (6 floats, any sequence), sensor frame.
         :param recv_ns: receive time (node clock), for ``max_age``.
         :return: ``(sample stamp, readings (n, 6))`` when a sample completes, else
             ``(None, None)``.
         """
         self.events = []
         self.counters.received[i] += 1
-        wrench = np.asarray(wrench, float)
-        hi = self._accept(i, int(stamp_ns), wrench, bool(np.isfinite(wrench).all()), recv_ns)
+        hi = self._accept(i, int(stamp_ns), wrench, all(map(isfinite, wrench)), recv_ns)
         if hi is None or hi < 0:
             return None, None
         return hi, self._wrench.copy()

@@ -28,7 +28,10 @@ class Readers:
         self._read: Dict[object, bool] = {}
 
     def read(self) -> Dict[object, bool]:
-        """Return publisher -> whether it has a subscriber (counted now when the period is over)."""
+        """Return publisher -> whether it has a subscriber (counted now when the period is over).
+
+        :return: the same mapping object until the next count (a new one then).
+        """
         now_ns = time.monotonic_ns()
         if now_ns >= self._due_ns:
             self._read = {pub: pub.get_subscription_count() > 0 for pub in self.publishers}
