@@ -27,15 +27,14 @@ from std_srvs.srv import Trigger
 
 from wrench_distribution.config import ANALYZER_PARAMS, changed_config
 from wrench_distribution.config.check import warn_findings
-from wrench_distribution.core.codec import encode_wrench_payload, ns_to_seconds
+from wrench_distribution.core.codec import encode_wrench_payload, InternalLoadPayloads, ns_to_seconds
 from wrench_distribution.engine import AnalysisEngine, Drop, Step
 from wrench_distribution.engine.analysis import CONCERNS
 from wrench_distribution.engine.health import SETTLE_PERIOD_S
 from wrench_distribution.engine.sensing import TareWindow
 from wrench_distribution.ros.calibration_services import CalibrationServices
 from wrench_distribution.ros.contact_input import ContactInput
-from wrench_distribution.ros.conversions import (InternalLoadPayloads, MalformedPayload,
-                                                 read_wrench_payload)
+from wrench_distribution.ros.conversions import MalformedPayload, read_wrench_payload
 from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, OK, PARAMETER_COUNTERS,
                                                  SimClockMonitor, start_steady_timers)
 from wrench_distribution.ros.followed_weights import FollowedWeightsInput

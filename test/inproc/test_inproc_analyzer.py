@@ -378,7 +378,7 @@ def test_an_encoded_internal_load_is_what_rclpy_reads(names, health, values):
     """The measured internal load published raw, read by rclpy's own decoder, laid out as its serializer does."""
     from rclpy.serialization import deserialize_message, serialize_message
     from std_msgs.msg import Float64MultiArray
-    from wrench_distribution.ros.conversions import InternalLoadPayloads
+    from wrench_distribution.core.codec import InternalLoadPayloads
     payloads = InternalLoadPayloads(names)
     payloads.encode([1.0] * 3, health + 'x')  # another label and count first: the formats follow
     payload = payloads.encode(values, health)

@@ -1,19 +1,16 @@
-"""The rclpy messages the nodes preallocate and fill, the raw ``WrenchStamped`` path, the raw measured internal load.
+"""The rclpy messages the nodes preallocate and fill, and the raw ``WrenchStamped`` path.
 
-The field conversions are ``core.messages``; the ``WrenchStamped`` CDR layout is ``core.codec``.
+The field conversions are ``core.messages``; the CDR layouts (``WrenchStamped``, the measured
+internal load) are ``core.codec``.
 """
-import struct
-from typing import Optional, Sequence, Tuple
+from typing import Sequence, Tuple
 
 from geometry_msgs.msg import WrenchStamped
 from rclpy.serialization import deserialize_message
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
-from wrench_distribution.core.codec import CDR_LE, decode_wrench_payload, join_labels, stamp_to_ns
+from wrench_distribution.core.codec import decode_wrench_payload, join_labels, stamp_to_ns
 from wrench_distribution.core.doubt import TRUSTED_LABEL
-
-_UINT32 = struct.Struct('<I')
-_SIZE_STRIDE = struct.Struct('<II')
 
 
 class MalformedPayload(ValueError):
@@ -81,62 +78,3 @@ def health_dimension(label: str = TRUSTED_LABEL) -> MultiArrayDimension:
     :return: the dimension.
     """
     return MultiArrayDimension(label=label, size=1, stride=1)
-
-
-def multi_array_layout(dims: Sequence[tuple], data_offset: int = 0) -> bytes:
-    """Encode the start of a ``Float64MultiArray`` as little-endian plain CDR: header and layout.
-
-    In the layout rclpy's serializer writes (its alignment padding, which Fast CDR leaves
-    unset, is zeros here); :func:`float64_data` packs the data that follows.
-
-    :param dims: ``(label, size, stride)`` of each layout dimension.
-    :param data_offset: ``layout.data_offset``.
-    :return: the payload's first bytes, encapsulation header included.
-    """
-    parts = [CDR_LE, b'\x00\x00', _UINT32.pack(len(dims))]
-    size = 4  # bytes after the encapsulation header, from which the alignment counts
-    for label, count, stride in dims:
-        name = label.encode() + b'\x00'
-        padding = -(size + 4 + len(name)) % 4
-        parts += [_UINT32.pack(len(name)), name, bytes(padding), _SIZE_STRIDE.pack(count, stride)]
-        size += 4 + len(name) + padding + _SIZE_STRIDE.size
-    parts.append(_UINT32.pack(data_offset))
-    return b''.join(parts)
-
-
-def float64_data(layout: bytes, count: int) -> struct.Struct:
-    """Return the format of ``data`` after a :func:`multi_array_layout`: its count, padding, doubles.
-
-    :param layout: the header and layout (the doubles align to 8 after the count).
-    :param count: the number of values.
-    :return: a ``Struct`` packing ``(count, *values)``.
-    """
-    return struct.Struct(f'<I{-len(layout) % 8}x{count}d')
-
-
-class InternalLoadPayloads:
-    """The analyzer's measured internal load as raw payloads: the basis, then the read-out's health.
-
-    The first layout dimension names the basis (:func:`make_internal_load_msg`), the second
-    (size 1, stride 1: the data's shape is unchanged) carries the health label of each sample.
-    About 0.5 us a payload, where filling the message and rclpy's conversion of it cost about
-    3 us more.
-
-    :param basis_names: names of the internal-load basis, in order.
-    """
-
-    def __init__(self, basis_names: Sequence[str]) -> None:
-        count = len(basis_names)
-        self._basis = (join_labels(basis_names), count, count)
-        self._key: Optional[tuple] = None  # the label and the count the formats were made for
-        self._layout = b''
-        self._data = float64_data(b'', 0)
-
-    def encode(self, values: Sequence[float], health: str = TRUSTED_LABEL) -> bytes:
-        """Return one sample's payload (the formats made anew when the label or the count changes)."""
-        key = (health, len(values))
-        if key != self._key:
-            self._key = key
-            self._layout = multi_array_layout([self._basis, (health, 1, 1)])
-            self._data = float64_data(self._layout, len(values))
-        return self._layout + self._data.pack(len(values), *values)
