@@ -102,20 +102,18 @@ class DistributorCache:
         return same_poses(positions[live], quaternions[live], self.positions[live],
                           self.quaternions[live], self.tolerance)
 
-    def update(self, positions, quaternions, options=None, weights=None, checked: bool = False) -> bool:
+    def update(self, positions, quaternions, options=None, weights=None) -> bool:
         """Rebuild the solver if the poses, the options or the weights changed.
 
         :param positions: (n,3) contact positions in the object frame (NaN rows: no pose).
         :param quaternions: (n,4) contact orientations ``[qx,qy,qz,qw]``.
         :param options: new ``DistributionOptions``, or None to keep the current ones.
         :param weights: (n,) contact weights, or None to keep the current ones.
-        :param checked: the poses passed :func:`check_poses` already (the contact input's).
         :return: True when a new solver was built.
         :raises ValueError: (core errors) when the contacts are invalid, or a contact of
             positive weight has no pose; the cache is then left unchanged.
         """
-        if not checked:
-            positions, quaternions = check_poses(positions, quaternions, self.names, missing_ok=True)
+        positions, quaternions = check_poses(positions, quaternions, self.names, missing_ok=True)
         weights = self.weights if weights is None else check_weights(weights, len(self.names), self.names)
         known = np.concatenate([positions, quaternions], axis=1)
         missing = np.isnan(known).any(axis=1)
