@@ -2,8 +2,9 @@
 
 The health label is written here in its documented form (core/doubt.py's docstring); the
 corrections expected are derived by hand from the PI law with a constant error
-(``u_k = ki e dt k`` after a bumpless start) and from the ramp of ``on_sensor_fault: release``
-(``u (1 - t / RELEASE_S)``).
+(``u_k = ki e dt k`` after a bumpless start, whose integral starts at ``-kp e``: ``I_k = u_k -
+kp e``), the hold at the integral (the proportional part dropped) and the ramp of
+``on_sensor_fault: release`` (``u (1 - t / RELEASE_S)``).
 """
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from wrench_distribution.engine.feedback import FeedbackGains, InternalLoadFeedb
 
 NAMES = ['squeeze(a,b)', 'twist(a,b)']
 MS = 1_000_000  # ns
-KI, DT = 4.0, 0.010
+KP, KI, DT = 0.5, 4.0, 0.010
 ERROR = np.array([2.0, -0.5])
 REFERENCE = np.array([20.0, -1.0])
 TRUSTED = 'health=ok'
@@ -28,7 +29,7 @@ def doubt(age_s: float, sensors: str = 'left:frozen', elements: str = '0,1') -> 
 
 
 def loop(action: str = 'hold') -> InternalLoadFeedback:
-    fb = InternalLoadFeedback(FeedbackGains([0.5], [KI], 100.0, 100.0, seconds_to_ns(0.2),
+    fb = InternalLoadFeedback(FeedbackGains([KP], [KI], 100.0, 100.0, seconds_to_ns(0.2),
                                             on_sensor_fault=action), enabled=True)
     fb.set_basis(NAMES, 0)
     return fb
@@ -37,6 +38,11 @@ def loop(action: str = 'hold') -> InternalLoadFeedback:
 def ramp(k: int) -> np.ndarray:
     """Return the correction after measurement k of a constant error: ``ki e dt k`` (bumpless start)."""
     return KI * ERROR * DT * k
+
+
+def integral(k: int) -> np.ndarray:
+    """Return the integral after measurement k of a constant error: ``ki e dt k - kp e`` (0 before the first)."""
+    return ramp(k) - KP * ERROR if k >= 0 else np.zeros(2)
 
 
 def run_until_doubt(fb, onset: int, detected: int) -> int:
@@ -61,10 +67,12 @@ def test_a_doubt_holds_the_correction_it_had_at_the_onset(onset, detected):
     fb = loop('hold')
     t = run_until_doubt(fb, onset, detected)
     held = fb.current(t).copy()
-    # the value before the first faulty measurement was integrated (or one earlier: the label's
-    # age is in the analyzer's time, the updates in the distributor's)
-    assert any(np.allclose(held, ramp(k), atol=1e-12) for k in (onset - 1, onset - 2))
-    assert np.all(np.abs(held) <= np.abs(ramp(onset - 1)) + 1e-12)  # never past the onset's
+    # the integral before the first faulty measurement was integrated (or one earlier: the
+    # label's age is in the analyzer's time, the updates in the distributor's), without the
+    # proportional part
+    assert any(np.allclose(held, integral(k), atol=1e-12) for k in (onset - 1, onset - 2))
+    # never past the onset's correction by more than the proportional part it leaves out
+    assert np.all(np.abs(held) <= np.abs(ramp(onset - 1)) + KP * np.abs(ERROR) + 1e-12)
     for k in range(1, 300):  # 3 s of doubted measurements with a large error: nothing winds
         now = t + k * 10 * MS
         assert fb.measure(NAMES, REFERENCE + 50.0, REFERENCE, now,
@@ -72,7 +80,7 @@ def test_a_doubt_holds_the_correction_it_had_at_the_onset(onset, detected):
         np.testing.assert_array_equal(fb.current(now), held)
     assert fb.counters == {'feedback_suspended_sensor': 1}
     assert fb.status() == ('suspended: sensors in doubt: left (frozen): correction held at its '
-                           'value at the onset')
+                           'integral at the onset')
     np.testing.assert_array_equal(fb.measured, REFERENCE + 50.0)  # shown, not used
 
 
@@ -95,7 +103,7 @@ def test_release_ramps_the_onset_correction_to_zero_and_resumes_where_the_ramp_i
     fb = loop('release')
     t = run_until_doubt(fb, 30, 34)
     start = fb.correction.copy()
-    assert any(np.allclose(start, ramp(k), atol=1e-12) for k in (29, 28))
+    assert any(np.allclose(start, integral(k), atol=1e-12) for k in (29, 28))
     for fraction in (0.0, 0.25, 0.5, 0.9):
         now = t + int(fraction * RELEASE_S * 1e9)
         fb.measure(NAMES, REFERENCE + 50.0, REFERENCE, now, health=doubt(0.04 + fraction))

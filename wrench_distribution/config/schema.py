@@ -330,7 +330,8 @@ DISTRIBUTOR_PARAMS: tuple = tuple(COMMON_PARAMS + [
        '(correction held, counted, diagnosed).', minimum=1e-3, read_only=False),
     _p('on_sensor_fault', STRING, 'hold',
        "What the feedback loops do while the analyzer doubts a sensor (its read-out's health "
-       'label): hold (the correction held at its value at the onset, the prescription open loop) '
+       "label): hold (the internal load's correction held at the integral it had at the onset, "
+       'the friction margin at its value there: the prescription open loop) '
        'or release (the correction ramps to zero in 1 s: the prescription alone); both count and '
        'diagnose the suspension (docs/force_control.md).', accepted=SENSOR_FAULT_ACTIONS,
        read_only=False),

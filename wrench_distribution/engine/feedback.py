@@ -19,10 +19,13 @@ over :data:`RELEASE_S` seconds.
 
 A measurement whose health label (:mod:`wrench_distribution.core.doubt`) doubts its sensors
 suspends the loop too (counted as ``<prefix>_suspended_sensor``, once per episode): what was
-integrated since the doubt's onset is undone (the correction and the integral are those
-before the first measurement at or after the onset, from the last :data:`HISTORY`
-measurements), then the correction is held (``on_sensor_fault: hold``) or ramps to zero over
-:data:`RELEASE_S` (``release``). The next trusted measurement resumes the loop bumplessly.
+integrated since the doubt's onset is undone (the integral is the one before the first
+measurement at or after the onset, from the last :data:`HISTORY` measurements, and so is the
+correction: the internal load's becomes that integral, without the proportional part ``kp *
+e``, whose error (after a step of the prescription, the step itself) the doubted sensor no
+longer tells; the friction margin keeps all it had, the tighter cones). The correction is then
+held (``on_sensor_fault: hold``) or ramps to zero over :data:`RELEASE_S` (``release``). The
+next trusted measurement resumes the loop bumplessly.
 
 That machinery (staleness, suspension, counters, bumpless switching, the PI with
 conditional integration) is :class:`PILoop`; :class:`InternalLoadFeedback` adds the
@@ -148,6 +151,8 @@ class PILoop:
     tracking = False
     #: the parameter bounding the correction (messages)
     limit_name = 'feedback_correction_limit'
+    #: on a doubt, hold the integral alone (:meth:`doubted`), not ``kp * e + I``
+    hold_integral = False
 
     def __init__(self, gains: FeedbackGains, enabled: bool = False) -> None:
         self.gains = gains
@@ -298,11 +303,14 @@ class PILoop:
             state = self.history.before(clock_ns - int(doubt.onset_age_s * 1e9))
             if state is not None:
                 self.correction, self.integral = state
+            if self.hold_integral:
+                self.correction = bounded(self.integral, *self.gains.bounds)
             self._doubt_ns = now_ns
         self.doubt = doubt
         self.measured = np.array(measured, float)
         self._last_ns, self._last_clock_ns = now_ns, clock_ns
-        action = ('held at its value at the onset' if self.gains.on_sensor_fault == 'hold' else
+        action = (f'held at its {"integral" if self.hold_integral else "value"} at the onset'
+                  if self.gains.on_sensor_fault == 'hold' else
                   f'released to zero in {RELEASE_S:g} s')
         self.suspended = f'sensors in doubt: {doubt.describe()}: correction {action}'
         self._rebumpless = True
@@ -417,6 +425,10 @@ class InternalLoadFeedback(PILoop):
     """
 
     what = 'measured internal load'
+    #: the integral is what the loop learned the plant needs; the proportional part answered
+    #: the error of the moment (after a step of the prescription, the step itself), which the
+    #: doubted sensor no longer tells: held, it would stay in the commands as an offset
+    hold_integral = True
 
     def __init__(self, gains: FeedbackGains, enabled: bool = False) -> None:
         super().__init__(gains, enabled)
