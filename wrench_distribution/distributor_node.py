@@ -137,7 +137,8 @@ class DistributorNode(ManagedNode):
         update = self._engine.offer_contacts(positions, quaternions, time.monotonic_ns())
         if update.rebuilt:
             self._diag.count('solver_builds')
-            self._diag.basis(update.basis)
+            if update.basis is not None:  # else followed at the next diagnostics
+                self._diag.basis(update.basis)
             if not self._started and update.refusal is not None:  # a static prescription
                 raise ConfigError("parameter 'internal_load'/'internal_load_handles': "
                                   f'{update.refusal.message}')
@@ -282,6 +283,8 @@ class DistributorNode(ManagedNode):
         now = self._ros_clock.now()
         mono = time.monotonic_ns()
         report = self._engine.report(mono)
+        if self._engine.has_solver:
+            self._diag.basis(self._engine.basis_names)
         cond = report.conditions
         why = self._contacts.problem(now.nanoseconds, self._engine.has_solver)
         if why is not None:

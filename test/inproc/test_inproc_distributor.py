@@ -404,6 +404,25 @@ def test_contact_poses_by_topic_checked_then_used(ctx):
         assert counters(n)['solver_builds'] == '1'
 
 
+def test_a_basis_change_is_reported_with_the_loop_off_and_no_prescription(ctx):
+    """The diagnostics follow the basis nothing else reads then: a change of names is a WARN.
+
+    engine/internal_load.py builds the basis of a new geometry only when something reads it.
+    """
+    first = [[0.059, 0.006, 0.109], [-0.147, -0.033, -0.096], [0.12, 0.008, -0.058]]
+    second = [[0.069, 0.164, 0.066], [-0.261, 0.181, 0.089], [-0.107, 0.116, 0.073]]
+    quats = [[0.0, 0.0, 0.0, 1.0]] * 3
+    with node(ctx, effectors=['a', 'b', 'c'], contact_types=['point'] * 3, contact_source='topic',
+              contact_positions=[], contact_orientations=[]) as n:
+        n.deliver('contact_poses', pose_array(first, quats))
+        assert 'basis_changes' not in counters(n)
+        n.deliver('contact_poses', pose_array(second, quats))
+        status = diagnose(n)['contacts']
+        assert 'internal-load basis changed with the contacts: squeeze(a,b);squeeze(a,c);squeeze(b,c) -> ' \
+            'squeeze(a,b);squeeze(a,c);balanced_fy(a)' in status.message, status.message
+        assert counters(n)['basis_changes'] == '1'
+
+
 @settings(max_examples=20, deadline=None)
 @given(grasp=grasps().filter(lambda g: len(g[0]) == 2), desired=st.lists(finite, min_size=6, max_size=6))
 def test_commands_follow_the_contact_poses_of_the_topic(ctx, grasp, desired):

@@ -87,6 +87,7 @@ class DistributorCache:
                                      zip(self.names, self.types, extras)])
         #: The latest pose of each contact (NaN until one came): a returning contact's.
         self.known = np.full((n, 7), np.nan)
+        self._built_on: Optional[np.ndarray] = None  # the ``known`` the solver in force was built on
         self._corners: dict = {}  # mask bytes -> the solver of that contact subset at these poses
 
     def same_poses(self, positions: np.ndarray, quaternions: np.ndarray) -> bool:
@@ -133,8 +134,9 @@ class DistributorCache:
         """Rebuild the solver on the latest poses ``known`` (n, 7) if they, the options or the weights changed."""
         previous, self.known = self.known, known
         positions, quaternions = self.latest()
-        same = self.positions is not None and same_poses(positions, quaternions, self.positions, self.quaternions,
-                                                         self.tolerance)  # every contact's, released ones too
+        # every contact's poses, released ones too (the very poses of the solver in force: a ramp's tick)
+        same = known is self._built_on or self.positions is not None and same_poses(
+            positions, quaternions, self.positions, self.quaternions, self.tolerance)
         unchanged = same or self.same_poses(positions, quaternions)  # the live contacts' poses
         if options is None and unchanged and np.array_equal(weights, self.weights):
             return False
@@ -151,6 +153,7 @@ class DistributorCache:
         self.distributor = dist
         self.options = opts
         self.weights = weights.copy()
+        self._built_on = known
         return True
 
     def _build(self, positions: np.ndarray, quaternions: np.ndarray, options, weights: np.ndarray,

@@ -115,14 +115,14 @@ class DistributionEngine:
                                                  f'contact poses rejected: {e}', ERROR,
                                                  'contacts'))
         why = self._rebuilt(mono_ns, True)
-        return ContactUpdate(True, self.basis_names, None if why is None else Refusal(
+        return ContactUpdate(True, self.internal.followed_basis, None if why is None else Refusal(
             'rejected_internal_load', why, ERROR, 'internal load'))
 
     def _rebuilt(self, mono_ns: int, geometry: bool) -> Optional[str]:
         """Resolve the prescription on a new solver (why not, or None); a new geometry resets the loops."""
         dist = self.cache.distributor
         if geometry:
-            self.internal.feedback.set_basis(dist.basis_names, mono_ns)
+            self.internal.contacts_changed(dist, mono_ns)
             self.friction.feedback.contacts_changed(mono_ns)
         return self.internal.rebuilt(dist, self.settings.limits)
 
@@ -349,7 +349,7 @@ class DistributionEngine:
         per = {'limits': self.limit.values(s.opt_in, s.defaults_in_force),
                'internal load': {'source': internal.source,
                                  'prescription': internal.prescription.describe()},
-               'feedback': internal.feedback_values(self.commanded())}
+               'feedback': internal.feedback_values(self.commanded(), self.cache.distributor)}
         cond: dict = {c: [] for c in CONCERNS}
         cond['internal load'] += [(ERROR, internal.error)] if internal.error else []
         cond['input'] += self.guard.conditions()

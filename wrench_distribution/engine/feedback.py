@@ -201,9 +201,9 @@ class PILoop:
             self.at_limit = np.zeros(m, bool)
             self._released_from = np.zeros(m)
             self.measured = None
-            self._rebumpless = True
             self.history.clear()
-        self.set_gains(self.gains)
+            self.set_gains(self.gains)  # per element again
+        self._rebumpless = True
         if self._last_ns is not None:
             self._suspend('contacts changed: waiting for a measurement in the new geometry',
                           f'{self.prefix}_suspended_contacts')

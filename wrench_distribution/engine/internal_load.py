@@ -50,6 +50,7 @@ class InternalLoadStage:
         self.stacked: Optional[np.ndarray] = None  # E lambda of the prescription
         self._corr_key: tuple = (None, None, None, None)  # what the cached correction was made of
         self._corr_cached: tuple = (None, None)
+        self._basis_since: Optional[int] = None  # steady time of a basis the feedback has not followed yet
 
     def problem(self, dist, lam: Optional[np.ndarray], limits: CommandLimits) -> Optional[str]:
         """Why resolved coordinates cannot be used (a limit, or commands over a limit).
@@ -108,12 +109,41 @@ class InternalLoadStage:
         if dist is not None:
             self.lam, self.error = lam, None
         self.refresh(dist)
+        self.follow(dist)  # the feedback may be switched on with this change
 
     def refresh(self, dist) -> None:
         """Precompute the prescribed internal load's stacked wrench (the fast path)."""
         self.stacked = None
         if dist is not None and self.error is None and self.lam is not None:
             self.stacked = dist.internal_wrench(self.lam, self.object_axes)
+
+    def contacts_changed(self, dist, mono_ns: int) -> None:
+        """Have the feedback follow a new solver's basis: at once when in use, else when it is read.
+
+        In use: the loop on (or releasing its correction), or a prescription (which builds the
+        basis anyway). The named basis of a new geometry is a third of a moving distributor's
+        tick; with no prescription, the loop off and no measurement coming, nothing reads it.
+
+        :param dist: the new solver.
+        :param mono_ns: steady time of the change.
+        """
+        self._basis_since = mono_ns
+        if self.feedback.active or self.prescription.kind != 'none':
+            self.follow(dist)
+
+    def follow(self, dist) -> None:
+        """Give the feedback the solver's basis, if the contacts changed since it last had it.
+
+        :param dist: the solver, or None.
+        """
+        if self._basis_since is not None and dist is not None:
+            self.feedback.set_basis(dist.basis_names, self._basis_since)
+            self._basis_since = None
+
+    @property
+    def followed_basis(self) -> Optional[list]:
+        """Return the basis names the feedback has followed, or None when a newer basis is not built yet."""
+        return None if self._basis_since is not None else list(self.feedback.names)
 
     def offer(self, names: Optional[Sequence[str]], values: np.ndarray, dist,
               limits: CommandLimits) -> Optional[str]:
@@ -221,6 +251,7 @@ class InternalLoadStage:
         if dist is None:
             why = 'no contacts yet: measurement ignored'
         else:
+            self.follow(dist)
             why = feedback.measure(names, np.asarray(values, float), reference, mono_ns, saturated, clock_ns,
                                    health)
             if why is None:  # the product E u here, off the desired wrench's path
@@ -237,8 +268,14 @@ class InternalLoadStage:
             return [(WARN, f'internal-load feedback {feedback.status()}')]
         return []
 
-    def feedback_values(self, commanded: Optional[np.ndarray]) -> dict:
-        """Commanded, measured and correction per basis element, and the loop's state."""
+    def feedback_values(self, commanded: Optional[np.ndarray], dist) -> dict:
+        """Commanded, measured and correction per element of the solver's basis, and the loop's state.
+
+        :param commanded: the internal load last commanded, or None.
+        :param dist: the solver, or None (its basis followed first, :meth:`follow`).
+        :return: the values.
+        """
+        self.follow(dist)
         fb = self.feedback
         out = {'state': fb.status()}
         shown = [None if a is None else zero_below_resolution([float(x) for x in a])

@@ -126,12 +126,13 @@ class ContactUpdate:
     """What new contact poses did.
 
     :param rebuilt: whether a new solver was built (the poses moved).
-    :param basis: its internal-load basis names.
+    :param basis: its internal-load basis names, or None when they were not built (nothing
+        read them: the feedback off and no measurement, :meth:`.InternalLoadStage.follow`).
     :param refusal: the poses rejected, or the prescription rejected on the new solver.
     """
 
     rebuilt: bool = False
-    basis: Sequence[str] = ()
+    basis: Optional[Sequence[str]] = ()
     refusal: Optional[Refusal] = None
 
 
