@@ -39,7 +39,10 @@ def test_each_fault_is_found_in_time_and_the_truth_stays_on_the_command(tmp_path
     faults = {f['kind']: f for f in summary['sensor_faults']['faults']}
     entries = {entry.split()[1]: entry.split() for entry in sim['sensor_faults']}
     tolerance = params['wrench_analyzer'].get('consistency_tolerance', [1.0, 0.2])[0]
-    bounds = {'clip': 2 * period,  # the load crosses the rating within a period of the step
+    # a clip: the reading crosses the rating as the squeeze rises after its step (5 ms in the
+    # runs here; 0.1 s allows for messages late under load); the check itself finds it at its
+    # first reading at the rating (below)
+    bounds = {'clip': 0.1,
               'freeze': (FROZEN_REPEATS - 1) * period + period,
               'spike': SPIKE_WIDTH * period + period,
               'drift': tolerance / float(entries['drift'][5]) + 2 * CONSISTENCY_BLOCK * period}
