@@ -50,6 +50,8 @@ JAZZY_ROS := ros and not one_distribution
 # demos at once); the parallel passes yield the CPU to them (BULK: nice 5, a third of their
 # weight; at nice 10 a pass's own wall-time bounds failed under other sessions' load).
 XDIST     = --dist loadgroup --no-loadscope-reorder
+# Each pass and lane ends with its slowest tests (what a shorter make test would start from).
+DURATIONS = --durations=15 --durations-min=20
 TEST_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 BULK     := nice -n 5
 # Prints a pass's wall time, exit status and the load average: $(call report,<what>)
@@ -108,14 +110,14 @@ test-jazzy: $(JAZZY_STAMP)
 
 pass-kilted: $(TEST_STAMP)
 	@start=$$(date +%s); \
-	ROS_DOMAIN_ID=$(TEST_DOMAIN) $(TEST_ENV) $(BULK) $(PY) -m pytest -q -n $(KILTED_WORKERS) $(XDIST) \
+	ROS_DOMAIN_ID=$(TEST_DOMAIN) $(TEST_ENV) $(BULK) $(PY) -m pytest -q -n $(KILTED_WORKERS) $(XDIST) $(DURATIONS) \
 	    -m "not timing and not serial" test; \
 	status=$$?; $(call report,ROS 2 Kilted (.venv)$(,) whole suite$(,) $(KILTED_WORKERS) workers$(,) domains from $(TEST_DOMAIN)); \
 	exit $$status
 
 pass-jazzy: $(JAZZY_STAMP)
 	@start=$$(date +%s); \
-	ROS_DOMAIN_ID=$(JAZZY_DOMAIN) $(TEST_ENV) $(BULK) $(JPY) -m pytest -q -n $(JAZZY_WORKERS) $(XDIST) \
+	ROS_DOMAIN_ID=$(JAZZY_DOMAIN) $(TEST_ENV) $(BULK) $(JPY) -m pytest -q -n $(JAZZY_WORKERS) $(XDIST) $(DURATIONS) \
 	    -o cache_dir=.pytest_cache/jazzy -m "$(JAZZY_ROS) and not timing and not serial" test; \
 	status=$$?; $(call report,ROS 2 Jazzy (.venv-jazzy)$(,) ROS tests$(,) $(JAZZY_WORKERS) workers$(,) domains from $(JAZZY_DOMAIN)); \
 	exit $$status
@@ -135,14 +137,14 @@ timing-lane-2: $(TEST_STAMP) $(JAZZY_STAMP)
 TIMING_PATHS ?= test
 timing-kilted: $(TEST_STAMP)
 	@start=$$(date +%s); \
-	ROS_DOMAIN_ID=$(KILTED_TIMING_DOMAIN) $(TEST_ENV) $(PY) -m pytest -q -o cache_dir=.pytest_cache/timing-$(KILTED_TIMING_DOMAIN) \
+	ROS_DOMAIN_ID=$(KILTED_TIMING_DOMAIN) $(TEST_ENV) $(PY) -m pytest -q $(DURATIONS) -o cache_dir=.pytest_cache/timing-$(KILTED_TIMING_DOMAIN) \
 	    -m "timing and not serial" $(TIMING_PATHS); \
 	status=$$?; $(none_is_ok); $(call report,ROS 2 Kilted (.venv)$(,) timing tests$(,) domains from $(KILTED_TIMING_DOMAIN)); \
 	exit $$status
 
 timing-jazzy: $(JAZZY_STAMP)
 	@start=$$(date +%s); \
-	ROS_DOMAIN_ID=$(JAZZY_TIMING_DOMAIN) $(TEST_ENV) $(JPY) -m pytest -q -o cache_dir=.pytest_cache/jazzy-timing \
+	ROS_DOMAIN_ID=$(JAZZY_TIMING_DOMAIN) $(TEST_ENV) $(JPY) -m pytest -q $(DURATIONS) -o cache_dir=.pytest_cache/jazzy-timing \
 	    -m "$(JAZZY_ROS) and timing and not serial" test; \
 	status=$$?; $(none_is_ok); $(call report,ROS 2 Jazzy (.venv-jazzy)$(,) timing ROS tests$(,) domains from $(JAZZY_TIMING_DOMAIN)); \
 	exit $$status

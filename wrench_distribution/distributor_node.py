@@ -31,6 +31,7 @@ from wrench_distribution.ros.diagnostics import (DiagnosticsState, ERROR, SimClo
 from wrench_distribution.ros.friction import parse_friction_message
 from wrench_distribution.ros.managed import CONFIGURED, LIFECYCLE, ManagedNode
 from wrench_distribution.ros.markers import wrench_markers
+from wrench_distribution.ros.node_clock import NodeClock
 from wrench_distribution.ros.parameters import declare_config, requested_changes
 from wrench_distribution.ros.qos import qos_from_name, reliable_qos
 from wrench_distribution.ros.readers import QuietOutputs
@@ -53,6 +54,7 @@ class DistributorNode(ManagedNode):
     def __init__(self, node_name: str = 'wrench_distributor', **kwargs) -> None:
         super().__init__(node_name, 'distributor', 'distribution', **kwargs)
         self._ros_clock = self.get_clock()  # not `_clock`: that name is rclpy's own
+        self._now_ns = NodeClock(self._ros_clock).now_ns  # the message path's reading
         self._sim_clock = SimClockMonitor()
         self._measurement_listener = self.when_active(self.take_measurement)
         self._feedback_subscription = None
@@ -183,7 +185,7 @@ class DistributorNode(ManagedNode):
         :param health: the read-out's health label (None: none; ``core.doubt``).
         """
         self._report(self._engine.offer_measurement(names, values, time.monotonic_ns(),
-                                                    self._ros_clock.now().nanoseconds, health))
+                                                    self._now_ns(), health))
 
     def take_measurements_from(self, analyzer) -> bool:
         """Take the measured internal load from an analyzer node of this process directly.
@@ -214,8 +216,7 @@ class DistributorNode(ManagedNode):
 
     def _on_friction(self, msg: Float64MultiArray) -> None:
         self._report(self._engine.offer_friction(*parse_friction_message(msg),
-                                                 time.monotonic_ns(),
-                                                 self._ros_clock.now().nanoseconds))
+                                                 time.monotonic_ns(), self._now_ns()))
 
     # -- the per-message path -----------------------------------------------------------
     def _on_wrench(self, payload: bytes) -> None:
@@ -225,7 +226,7 @@ class DistributorNode(ManagedNode):
             self._diag.drop('desired_wrench', 'malformed', f'desired wrench is {e}; dropped',
                             ERROR, 'input', 'rejected_malformed')
             return
-        now = self._ros_clock.now().nanoseconds
+        now = self._now_ns()
         outcome = self._engine.step(stamp_ns, wrench, now, time.monotonic_ns(), frame_id,
                                     self._contacts.problem(now, self._engine.has_solver),
                                     self._marker_pub.get_subscription_count() > 0)

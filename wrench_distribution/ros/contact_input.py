@@ -34,6 +34,7 @@ from wrench_distribution.engine.analysis import needs_orientation
 from wrench_distribution.engine.poses import HeldPoses, same_frame, StaticPoses
 from wrench_distribution.engine.sensing import LiveHeldPoses
 from wrench_distribution.ros.diagnostics import DiagnosticsState, ERROR
+from wrench_distribution.ros.node_clock import NodeClock
 from wrench_distribution.ros.qos import reliable_qos
 
 #: Period of the tf lookups (distributor) and of the retries of samples waiting for tf (s).
@@ -62,6 +63,7 @@ class ContactInput:
                  on_latest: Optional[Callable] = None, on_orientation: Optional[Callable] = None,
                  orientation_frame: str = '', released: Optional[Callable] = None) -> None:
         self.node = node
+        self._now_ns = NodeClock(node.get_clock()).now_ns  # read at every pose set
         self.released = released
         self.config = config
         self.diag = diag
@@ -187,8 +189,7 @@ class ContactInput:
         if self.on_latest is None:
             self.held.add(stamp_to_ns(msg.header.stamp), pose)
             return
-        self.rejected = self._hand_over(pose[:, :3], pose[:, 3:],
-                                        self.node.get_clock().now().nanoseconds)
+        self.rejected = self._hand_over(pose[:, :3], pose[:, 3:], self._now_ns())
 
     def _on_object_pose(self, msg: PoseStamped) -> None:
         frame = self.config.settings.gravity_frame
