@@ -162,15 +162,19 @@ class DistributorCache:
 
         :param same: the poses equal those of the solver in force (within the tolerance): its
             maps and named basis are kept, only the weights change.
+
+        The poses are :meth:`latest`'s, checked by :func:`check_poses` when they came: the
+        contacts' arrays do not check them again.
         :raises ValueError: when the core cannot build it.
         """
         try:
             with np.errstate(over='raise', invalid='raise'):  # overflow refuses these poses
                 if options is None and self.distributor is not None:
-                    return self.distributor.moved(None if same else self.layout.arrays(positions, quaternions),
+                    return self.distributor.moved(None if same else self.layout.arrays(positions, quaternions, True),
                                                   weights)
                 opts = self.options if options is None else options
-                return WeightedSolver(self.layout.arrays(positions, quaternions), self.object_model, opts, weights)
+                return WeightedSolver(self.layout.arrays(positions, quaternions, True), self.object_model, opts,
+                                      weights)
         except (FloatingPointError, np.linalg.LinAlgError) as e:
             raise ValueError(f'the core cannot build a solver for these poses ({e})') from None
 
