@@ -160,11 +160,11 @@ class DistributorCache:
                same: bool) -> WeightedSolver:
         """Return the solver at these poses and weights: the per-tick update of the one in force when it can.
 
-        :param same: the poses equal those of the solver in force (within the tolerance): its
-            maps and named basis are kept, only the weights change.
-
         The poses are :meth:`latest`'s, checked by :func:`check_poses` when they came: the
         contacts' arrays do not check them again.
+
+        :param same: the poses equal those of the solver in force (within the tolerance): its
+            maps and named basis are kept, only the weights change.
         :raises ValueError: when the core cannot build it.
         """
         try:
