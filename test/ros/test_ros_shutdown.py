@@ -6,7 +6,11 @@ second, queues a burst of 50 more messages and sends SIGINT while they are being
 ``[FATAL] Exception in 'subscriptions' callback: publisher's context is invalid`` and a
 traceback; the nodes' runner makes SIGINT a stop request instead), then keeps publishing for
 0.2 s. The node must exit by itself within 10 s, with exit code 0, and its output must hold
-no ``[FATAL]``, ``Traceback`` or ``Exception``. ``WD_SHUTDOWN_TRIES`` sets the tries per
+no ``[FATAL]``, ``Traceback`` or ``Exception``. A publish that the test's own reliable writer
+refuses (Fast DDS gives up on a full history after its blocking time on a loaded machine:
+``RCLError: Failed to publish: cannot publish data``) is an input the node never got, not a
+fault of the node: it is counted, printed with the figures, and may be at most a tenth of a
+try's messages. ``WD_SHUTDOWN_TRIES`` sets the tries per
 package node (default 20; the simulator's nodes take half as many); the figures print at
 the end (``pytest -s``).
 """
@@ -29,6 +33,7 @@ NAMES = ['left', 'right']
 NODE = {'effectors': NAMES, 'contact_source': 'static', 'object_frame': 'object',
         'contact_positions': [0.0, 0.3, 0.0, 0.0, -0.3, 0.0], 'diagnostics_period': 0.05}
 FIGURES: dict = {}
+REFUSED_SHARE = 0.1
 
 
 def _demo_section(node: str) -> dict:
@@ -69,15 +74,27 @@ def client():
     c.close()
 
 
-def _publish_all(streams, stamp_ns: int) -> None:
+class Tally:
+    """Messages sent and refused by the test's writers in one try."""
+
+    def __init__(self):
+        self.sent = 0
+        self.refused = 0
+
+
+def _publish_all(streams, stamp_ns: int, tally: Tally) -> None:
     for pub, message in streams:
-        pub.publish(message(stamp_ns))
+        tally.sent += 1
+        try:
+            pub.publish(message(stamp_ns))
+        except RuntimeError:  # rclpy's RCLError: the writer's history stayed full too long
+            tally.refused += 1
 
 
-def _stream(client: TestClient, streams, seconds: float, spin: bool = True) -> None:
+def _stream(client: TestClient, streams, seconds: float, tally: Tally, spin: bool = True) -> None:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        _publish_all(streams, time.time_ns())
+        _publish_all(streams, time.time_ns(), tally)
         if spin:
             client.spin_for(0.002)
         else:
@@ -91,29 +108,33 @@ def _one_try(client: TestClient, name: str) -> tuple:
         assert client.spin_until(lambda: all(p.get_subscription_count() > 0 for p, _ in streams)
                                  or proc.poll() is not None, 20.0), proc.output()
         assert proc.poll() is None, proc.output()
-        _stream(client, streams, 0.5)
+        tally = Tally()
+        _stream(client, streams, 0.5, tally)
         for _ in range(50):
-            _publish_all(streams, time.time_ns())
+            _publish_all(streams, time.time_ns(), tally)
         proc.send(signal.SIGINT)
-        _stream(client, streams, 0.2, spin=False)
+        _stream(client, streams, 0.2, tally, spin=False)
         started = time.monotonic()
         code = proc.wait(10.0)
         took = time.monotonic() - started
         for pub, _ in streams:
             client.node.destroy_publisher(pub)
-        return code, proc.output(), took
+        return code, proc.output(), took, tally
 
 
 @pytest.mark.parametrize('name', sorted(NODES))
 def test_sigint_during_a_500_hz_stream_is_clean(client, name):
     tries = TRIES if name in ('distributor', 'analyzer') else max(1, TRIES // 2)
-    slowest, bad = 0.0, []
+    slowest, bad, sent, refused = 0.0, [], 0, 0
     for attempt in range(tries):
-        code, out, took = _one_try(client, name)
+        code, out, took, tally = _one_try(client, name)
         slowest = max(slowest, took)
+        sent, refused = sent + tally.sent, refused + tally.refused
+        assert tally.refused <= REFUSED_SHARE * tally.sent, (attempt, tally.refused, tally.sent)
         if code != 0 or any(word in out for word in ('[FATAL]', 'Traceback', 'Exception')):
             bad.append((attempt, code, out[-3000:]))
-    FIGURES[name] = f'{tries - len(bad)}/{tries} clean, slowest exit {0.2 + slowest:.2f} s after SIGINT'
+    FIGURES[name] = (f'{tries - len(bad)}/{tries} clean, slowest exit {0.2 + slowest:.2f} s after '
+                     f'SIGINT, {refused} of {sent} publishes refused by the test client')
     assert not bad, bad[0]
 
 
