@@ -96,10 +96,12 @@ def normalize(q) -> np.ndarray:
     """Scale quaternions to unit length, keeping their sign.
 
     :param q: quaternions (..., 4).
-    :return: unit quaternions (..., 4).
+    :return: unit quaternions (..., 4); NaN for a zero quaternion, without a warning (the
+        callers refuse it by :func:`unusable_quaternions`, with a message that names it).
     """
     q = np.asarray(q, dtype=float)
-    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+    with np.errstate(invalid='ignore', divide='ignore'):
+        return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
 def quaternion_to_matrix(q, checked: bool = False) -> np.ndarray:
