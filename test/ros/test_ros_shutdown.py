@@ -8,7 +8,8 @@ traceback; the nodes' runner makes SIGINT a stop request instead), then keeps pu
 0.2 s. The node must exit by itself within 10 s, with exit code 0, and its output must hold
 no ``[FATAL]``, ``Traceback`` or ``Exception``. A publish that the test's own reliable writer
 refuses (Fast DDS gives up on a full history after its blocking time on a loaded machine:
-``RCLError: Failed to publish: cannot publish data``) is an input the node never got, not a
+``RCLError: Failed to publish: cannot publish data``, known when a subscriber's process is
+stopped and started again, ros2/rclcpp#827) is an input the node never got, not a
 fault of the node: it is counted, printed with the figures, and may be at most a tenth of a
 try's messages. ``WD_SHUTDOWN_TRIES`` sets the tries per
 package node (default 20; the simulator's nodes take half as many); the figures print at
