@@ -73,7 +73,7 @@ class AnalyzerNode(ManagedNode):
         config = self._config = declare_config(self, ANALYZER_PARAMS, 'analyzer', self._given)
         self._names = list(config.effectors)
         self._diag = DiagnosticsState(f'{self.get_name()}: analysis', self.get_name(),
-                                      (*CONCERNS, 'parameters', LIFECYCLE), self.get_logger(),
+                                      (*CONCERNS, 'outputs', 'parameters', LIFECYCLE), self.get_logger(),
                                       key_concerns=PARAMETER_COUNTERS)
         self._create_outputs(config)
         self._inputs = ContactInput(self, config, self._diag)
@@ -196,24 +196,24 @@ class AnalyzerNode(ManagedNode):
                 continue  # the invariant may fail alone; the other outputs stand
             rows = rows.tolist()
             for k, pub, frame in observed:
-                pub.publish(encode_wrench_payload(stamp_ns, frame, rows[k]))
+                self.deliver(pub, encode_wrench_payload(stamp_ns, frame, rows[k]))
         if read[self._obj_pub]:
-            self._obj_pub.publish(encode_wrench_payload(stamp_ns, self._obj_frame,
-                                                        values['resultant'][0].tolist()))
+            self.deliver(self._obj_pub, encode_wrench_payload(stamp_ns, self._obj_frame,
+                                                              values['resultant'][0].tolist()))
         health, friction_health = sample.health
         if read[self._il_pub]:
-            self._il_pub.publish(self._il_payloads.encode(values['internal_load'][0].tolist(), health))
+            self.deliver(self._il_pub, self._il_payloads.encode(values['internal_load'][0].tolist(), health))
         for listener in self._internal_load_listeners:
             listener(self._basis_names, values['internal_load'][0].copy(), health)
         for attr, pub in self._norm_outputs:
             if read[pub]:
                 value = float(values[attr][0])
                 if math.isfinite(value):
-                    pub.publish(Float64(data=value))
+                    self.deliver(pub, Float64(data=value))
         if self._friction_pub is not None and sample.friction is not None \
                 and read[self._friction_pub]:
-            self._friction_pub.publish(friction_message(sample.friction, self._names,
-                                                        friction_health))
+            self.deliver(self._friction_pub, friction_message(sample.friction, self._names,
+                                                              friction_health))
         self._diag.count('samples_published')
 
     def _wrench_outputs_read(self, read: dict) -> list:
@@ -276,8 +276,8 @@ class AnalyzerNode(ManagedNode):
         self._diag.counters.update(self._refused.counters)
         report.per_concern['parameters'] = self._refused.values()
         self._lifecycle_diagnostics(cond, report.per_concern)
-        self._diag_pub.publish(self._diag.build(now.to_msg(), cond, report.values,
-                                                report.per_concern))
+        self.deliver(self._diag_pub, self._diag.build(now.to_msg(), cond, report.values,
+                                                      report.per_concern))
 
     def _log_drop_summary(self) -> None:
         line = self._diag.drop_summary()

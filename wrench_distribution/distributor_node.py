@@ -168,7 +168,7 @@ class DistributorNode(ManagedNode):
             return
         msg = make_internal_load_msg(self._engine.names)  # labelled with every effector
         msg.data = weights
-        self._weights_pub.publish(msg)
+        self.deliver(self._weights_pub, msg)
         self._weights_sent = weights
 
     def _on_measured(self, msg: Float64MultiArray) -> None:
@@ -244,17 +244,17 @@ class DistributorNode(ManagedNode):
             load = outcome.friction_load
             out = make_internal_load_msg(load.basis)
             out.data = load.values
-            self._friction_pub.publish(out)
+            self.deliver(self._friction_pub, out)
         if outcome.markers is not None:
             m = outcome.markers
-            self._marker_pub.publish(wrench_markers(
+            self.deliver(self._marker_pub, wrench_markers(
                 self._config.object_frame, ns_to_stamp(stamp_ns, TimeMsg), m.positions,
                 m.wrenches, m.resultant, m.com, m.scale, m.names, colors=m.colors))
 
     def _publish(self, out, stamp_ns: int) -> None:
         # raw CDR: the input's stamp kept, no message to fill or convert (core.codec)
         for frame, row, pub in zip(self._config.command_frames, out.tolist(), self._pubs):
-            pub.publish(encode_wrench_payload(stamp_ns, frame, row))
+            self.deliver(pub, encode_wrench_payload(stamp_ns, frame, row))
 
     # -- watchdog (steady clock) ---------------------------------------------------------
     def _on_watchdog(self) -> None:
@@ -308,7 +308,7 @@ class DistributorNode(ManagedNode):
         values['use_sim_time'] = sim
         per['clock'] = {'use_sim_time': sim, 'node_clock_s': f'{now.nanoseconds * 1e-9:.3f}'}
         self._lifecycle_diagnostics(cond, per)
-        self._diag_pub.publish(self._diag.build(now.to_msg(), cond, values, per))
+        self.deliver(self._diag_pub, self._diag.build(now.to_msg(), cond, values, per))
         self._publish_weights(always=True)
 
     # -- runtime parameters --------------------------------------------------------------

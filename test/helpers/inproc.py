@@ -5,7 +5,9 @@ replaces the ``publish`` of every publisher the node created with a recorder (th
 are kept, by topic name, as serialised snapshots, so a node that reuses its message objects
 cannot change what was recorded), delivers a message to a topic by calling the callbacks of
 the node's subscriptions on that topic, and fires timers (the diagnostics timer, the
-watchdog) by calling their callbacks. Nothing spins and nothing is sent over DDS, so a test
+watchdog) by calling their callbacks. :meth:`InProcessNode.refuse` makes a topic's publish
+raise as rclpy does when the middleware refuses a sample (Fast DDS's refusal cannot be
+provoked on demand). Nothing spins and nothing is sent over DDS, so a test
 runs in milliseconds.
 
 Only public rclpy API is used, all of it present from Humble on: ``Node.publishers``,
@@ -124,6 +126,7 @@ class InProcessNode:
         self.node = factory(context=context, parameter_overrides=overrides(params or {}, specs),
                             start_parameter_services=False)
         self._records: Dict[str, list] = {}
+        self._refused: Dict[str, str] = {}
         for pub in self.node.publishers:
             self._records[self.topic_of(pub)] = []
             pub.publish = self._recorder(pub, send)
@@ -145,6 +148,8 @@ class InProcessNode:
         msg_type = pub.msg_type
 
         def recorded(msg) -> None:
+            if topic in self._refused:  # rclpy's RCLError is a RuntimeError
+                raise RuntimeError(self._refused[topic])
             if isinstance(msg, bytes):  # a raw publish: recorded as rclpy's deserializer reads it
                 record.append(deserialize_message(msg, msg_type))
             elif not isinstance(msg, msg_type):  # what rclpy's publish would refuse
@@ -154,6 +159,20 @@ class InProcessNode:
             if send:
                 publish(msg)
         return recorded
+
+    def refuse(self, topic: str, refused: bool = True) -> None:
+        """Make the publish on a topic raise as rclpy's does on a sample the middleware refuses.
+
+        :param topic: topic name (resolved with :meth:`resolve`).
+        :param refused: False: publish again.
+        """
+        name = self.resolve(topic)
+        self.published(name)  # the node publishes there (KeyError otherwise)
+        if refused:
+            self._refused[name] = ('Failed to publish: cannot publish data, at ./src/rmw_publish.cpp:68, '
+                                   'at ./src/rcl/publisher.c:285')
+        else:
+            self._refused.pop(name, None)
 
     def resolve(self, topic: str) -> str:
         """Return the fully qualified name of a topic as this node sees it.

@@ -415,3 +415,28 @@ def test_readings_in_either_byte_order_are_analysed_alike_and_garbage_is_dropped
         assert int(counters(n)['dropped.left.malformed']) == 3
         feed(n, h, [next_stamp(100_000_000)] * 2, names)  # recovery: outputs again
         np.testing.assert_allclose(outputs(n, names)['object'], resultant(h, ARMS), atol=1e-9)
+
+
+def test_an_output_the_middleware_refuses_is_an_error_and_the_others_still_come(ctx):
+    """A sample Fast DDS refuses (rclpy raises, ros2/rclcpp#827) is an ERROR naming the topic, no crash."""
+    names = ARMS['names']
+    h = squeeze(ARMS, 0, 1, 12.0)
+    with node(ctx) as n:
+        reference = analyse(n, h, names)
+        n.refuse('object_wrench')
+        n.clear()
+        stamp = next_stamp()
+        feed(n, h, [stamp] * 2, names)
+        assert not n.published('object_wrench')
+        for e, expected in zip(names, reference['con']):  # the constraint parts still come, the same
+            got = n.last(f'{e}/wrench_constraint')
+            assert stamp_to_ns(got.header.stamp) == stamp
+            np.testing.assert_array_equal(wrench_to_array(got.wrench), expected)
+        np.testing.assert_array_equal(n.last('measured/internal_load').data, reference['lambda'])
+        statuses = diagnose(n)
+        assert level_of(statuses['outputs']) == ERROR
+        assert '/object_wrench' in statuses['outputs'].message and 'refused' in statuses['outputs'].message
+        n.refuse('object_wrench', False)
+        np.testing.assert_array_equal(analyse(n, h, names)['object'], reference['object'])
+        assert level_of(diagnose(n)['outputs']) != ERROR  # reported once, for the period it happened in
+        assert counters(n)['refused_publishes'] == '1'

@@ -479,3 +479,31 @@ def test_a_leading_slash_is_ignored_in_every_frame_id(ctx, object_frame, frame):
               contact_orientations=[]) as n:
         n.deliver('contact_poses', pose_array(POSITIONS, QUATS, frame))
         np.testing.assert_allclose(resultant(send(n, desired, frame)), desired, atol=1e-9)
+
+
+def test_a_command_the_middleware_refuses_is_an_error_and_the_other_effector_still_gets_its(ctx):
+    """A sample Fast DDS refuses (rclpy raises, ros2/rclcpp#827) is an ERROR naming the topic, no crash."""
+    desired = [5.0, -3.0, 12.0, 0.4, 0.2, -0.1]
+    with node(ctx, **WIDE) as n:
+        reference = send(n, desired)
+        assert reference is not None and np.abs(reference).max(axis=1).min() > 1.0  # both carry
+        n.refuse('right/wrench_command')
+        n.clear()
+        _STAMP[0] += 1_000_000
+        n.deliver('desired_wrench', stamped_wrench(desired, _STAMP[0], 'object'))
+        assert not n.published('right/wrench_command')
+        left = n.published('left/wrench_command')
+        assert len(left) == 1 and stamp_to_ns(left[0].header.stamp) == _STAMP[0]
+        np.testing.assert_array_equal(wrench_to_array(left[0].wrench), reference[0])
+        outputs = diagnose(n)['outputs']
+        assert level_of(outputs) == ERROR
+        assert '/right/wrench_command' in outputs.message and 'refused' in outputs.message
+        assert counters(n)['refused_publishes'] == '1'
+        n.refuse('right/wrench_command', False)
+        np.testing.assert_array_equal(send(n, desired), reference)
+        assert level_of(diagnose(n)['outputs']) != ERROR  # reported once, for the period it happened in
+        n.refuse('/diagnostics')
+        assert n.fire_timers(DIAG_PERIOD) == 1  # the refused diagnostics raise nothing either
+        n.refuse('/diagnostics', False)
+        outputs = diagnose(n)['outputs']
+        assert level_of(outputs) == ERROR and '/diagnostics' in outputs.message

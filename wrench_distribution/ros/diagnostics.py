@@ -25,6 +25,7 @@ KEY_CONCERNS = {
     'rejected_internal_load': 'internal load', 'unrealisable': 'solver',
     'rejected': 'solver', 'solver_nan': 'solver', 'limit': 'limits',
     'refused_parameter_changes': 'limits', 'refused_unsafe_changes': 'limits',
+    'refused_publishes': 'outputs',
 }
 #: The refused-change counters in a node whose runtime parameters have their own status
 #: (the analyzer's ``parameters``; the distributor's are in ``limits``).

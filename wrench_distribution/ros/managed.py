@@ -97,6 +97,7 @@ class ManagedNode(LifecycleNode):
         self._state = 'unconfigured'
         self._status = (OK, 'unconfigured: waiting for configure')
         self._failure: Optional[Exception] = None
+        self._diag: Optional[DiagnosticsState] = None  # the configured node's (its _configure)
         self._listeners: List[Callable[[], None]] = []
         specs = PARAM_INDEX[kind]
         self.autostart = bool(declare_from_specs(self, [specs['autostart']], self._given)[0]['autostart'])
@@ -372,11 +373,39 @@ class ManagedNode(LifecycleNode):
         if plan is not None:
             self._apply_parameters(plan)
 
+    def deliver(self, publisher, message) -> bool:
+        """Publish; a sample the middleware refuses is reported, not raised out of the callback.
+
+        rclpy raises its ``RCLError`` (a ``RuntimeError``) when the middleware refuses a sample:
+        Fast DDS gives up on a reliable writer whose history stays full past its blocking time,
+        as when a subscriber's process is stopped and started again (ros2/rclcpp#827). Raised
+        out of a callback, it would end the node, and every effector's commands with it. Here it
+        is an ERROR under ``outputs`` that names the topic (counter ``refused_publishes``), and
+        the callback's other publishers still publish. After the context is shut down the error
+        is raised as before (the runner ends the node).
+
+        :param publisher: one of the node's publishers.
+        :param message: the message or its serialized bytes.
+        :return: whether the middleware took the sample.
+        """
+        try:
+            publisher.publish(message)
+            return True
+        except RuntimeError as error:  # rclpy's RCLError
+            if not self.context.ok():
+                raise
+            text = f'{publisher.topic_name}: the middleware refused the sample ({str(error).split(",")[0]})'
+            if self._diag is not None:
+                self._diag.problem('refused_publishes', text, ERROR, 'outputs')
+            else:
+                self.get_logger().error(text, throttle_duration_sec=2.0)
+            return False
+
     def _publish_idle_diagnostics(self) -> None:
         """Publish the summary and the lifecycle status while the node has no configuration."""
         if self._state in CONFIGURED:
             return  # the node's own diagnostics carry the lifecycle status
         conditions, per = {}, {}
         self._lifecycle_diagnostics(conditions, per)
-        self._diag_pub.publish(self._idle.build(self.get_clock().now().to_msg(), conditions,
-                                                {'lifecycle_state': self._state}, per))
+        self.deliver(self._diag_pub, self._idle.build(self.get_clock().now().to_msg(), conditions,
+                                                      {'lifecycle_state': self._state}, per))
