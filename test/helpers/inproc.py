@@ -20,7 +20,7 @@ expanded from the entity's ``topic`` attribute.
 from contextlib import contextmanager
 import gc
 import os
-from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set
 
 import rclpy
 from rclpy.context import Context
@@ -31,6 +31,9 @@ from rclpy.serialization import deserialize_message, serialize_message
 from ros_harness import domain_id_for
 from wrench_distribution.config.schema import ParamSpec
 from wrench_distribution.ros.parameters import typed_parameter
+
+#: What rclpy's publish raises on a sample the middleware refuses (:meth:`InProcessNode.refuse`).
+REFUSAL = 'Failed to publish: cannot publish data, at ./src/rmw_publish.cpp:68, at ./src/rcl/publisher.c:285'
 
 
 @contextmanager
@@ -126,7 +129,7 @@ class InProcessNode:
         self.node = factory(context=context, parameter_overrides=overrides(params or {}, specs),
                             start_parameter_services=False)
         self._records: Dict[str, list] = {}
-        self._refused: Dict[str, str] = {}
+        self._refused: Set[str] = set()  # topics whose publish raises (:meth:`refuse`)
         for pub in self.node.publishers:
             self._records[self.topic_of(pub)] = []
             pub.publish = self._recorder(pub, send)
@@ -149,7 +152,7 @@ class InProcessNode:
 
         def recorded(msg) -> None:
             if topic in self._refused:  # rclpy's RCLError is a RuntimeError
-                raise RuntimeError(self._refused[topic])
+                raise RuntimeError(REFUSAL)
             if isinstance(msg, bytes):  # a raw publish: recorded as rclpy's deserializer reads it
                 record.append(deserialize_message(msg, msg_type))
             elif not isinstance(msg, msg_type):  # what rclpy's publish would refuse
@@ -169,10 +172,9 @@ class InProcessNode:
         name = self.resolve(topic)
         self.published(name)  # the node publishes there (KeyError otherwise)
         if refused:
-            self._refused[name] = ('Failed to publish: cannot publish data, at ./src/rmw_publish.cpp:68, '
-                                   'at ./src/rcl/publisher.c:285')
+            self._refused.add(name)
         else:
-            self._refused.pop(name, None)
+            self._refused.discard(name)
 
     def resolve(self, topic: str) -> str:
         """Return the fully qualified name of a topic as this node sees it.
