@@ -3,7 +3,9 @@
 ``python -m wrench_distribution.bag.player BAG [--rate R]`` publishes ``/clock`` from
 the recorded receive times and re-publishes every recorded topic whose message
 type is importable, paced at ``rate`` times real time; it stops by itself at the
-end of the bag. On a robot use ``ros2 bag play BAG --clock`` instead.
+end of the bag. A sample the middleware refuses (:mod:`wrench_distribution.ros.delivery`) is
+logged and counted, the rest of the bag still plays, and the exit code is 1. On a robot use
+``ros2 bag play BAG --clock`` instead.
 
 This is the only module of :mod:`wrench_distribution.bag` that imports ROS.
 """
@@ -22,6 +24,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from rosgraph_msgs.msg import Clock
 
 from wrench_distribution.core.codec import ns_to_seconds, ns_to_stamp, seconds_to_ns
+from wrench_distribution.ros.delivery import RefusedSamples
 
 from .errors import BagError
 from .reader import BagReader
@@ -49,14 +52,17 @@ class BagPlayer(Node):
     :param rate: playback speed factor (2.0 plays twice as fast).
     :param clock_period: bag-time period of ``/clock`` messages (s); a clock message is
         also sent just before the first message after each period.
+    :param context: the rclpy context (None: the default one).
     """
 
     def __init__(self, bag: BagReader, rate: float = 1.0, clock_period: float = 0.01,
-                 depth: int = 1000, topics: list[str] | None = None) -> None:
-        super().__init__('wrench_bag_player')
+                 depth: int = 1000, topics: list[str] | None = None, context=None) -> None:
+        super().__init__('wrench_bag_player', context=context)
         self.bag = bag
         self.rate = rate
         self.clock_period_ns = seconds_to_ns(clock_period)
+        #: The samples the middleware refused, per topic.
+        self.refused = RefusedSamples(self)
         self.clock = self.create_publisher(Clock, '/clock', 10)
         self.pubs = {}
         for topic, msgtype in sorted(bag.topics.items()):
@@ -80,10 +86,10 @@ class BagPlayer(Node):
 
     def _publish_clock(self, ns: int) -> None:
         msg = Clock(clock=ns_to_stamp(ns, Time))
-        self.clock.publish(msg)
+        self.refused.publish(self.clock, msg)
 
     def play(self) -> int:
-        """Play the whole bag; return the number of messages published."""
+        """Play the whole bag; return the number of messages the middleware took (:attr:`refused`: the others)."""
         start_wall = None
         start_bag = None
         last_clock = None
@@ -98,8 +104,7 @@ class BagPlayer(Node):
             if last_clock is None or recv - last_clock >= self.clock_period_ns:
                 self._publish_clock(recv)
                 last_clock = recv
-            self.pubs[topic].publish(bytes(raw))
-            count += 1
+            count += self.refused.publish(self.pubs[topic], bytes(raw))
         if last_clock is not None:
             self._publish_clock(max(last_clock, recv))
         return count
@@ -140,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
                 n = node.play()
                 time.sleep(args.linger)
                 node.get_logger().info(f'played {n} messages from {args.bag}')
+                if node.refused.total:
+                    sys.stderr.write(f'error: {args.bag} was not played whole: {node.refused.summary()}\n')
+                    return 1
             finally:
                 node.destroy_node()
     except BagError as err:

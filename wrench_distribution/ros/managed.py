@@ -46,6 +46,7 @@ from rclpy.timer import Timer
 
 from wrench_distribution.config.safety import RefusedChanges
 from wrench_distribution.config.schema import PARAM_INDEX
+from wrench_distribution.ros.delivery import refusal
 from wrench_distribution.ros.diagnostics import DiagnosticsState, ERROR, OK
 from wrench_distribution.ros.parameters import (add_parameter_callbacks, CONFIG_ERRORS,
                                                 declare_from_specs, requested_changes)
@@ -376,30 +377,23 @@ class ManagedNode(LifecycleNode):
     def deliver(self, publisher, message) -> bool:
         """Publish; a sample the middleware refuses is reported, not raised out of the callback.
 
-        rclpy raises its ``RCLError`` (a ``RuntimeError``) when the middleware refuses a sample:
-        Fast DDS gives up on a reliable writer whose history stays full past its blocking time,
-        as when a subscriber's process is stopped and started again (ros2/rclcpp#827). Raised
-        out of a callback, it would end the node, and every effector's commands with it. Here it
-        is an ERROR under ``outputs`` that names the topic (counter ``refused_publishes``), and
-        the callback's other publishers still publish. After the context is shut down the error
-        is raised as before (the runner ends the node).
+        Raised out of a callback, the refusal (:mod:`.delivery`) would end the node, and every
+        effector's commands with it. Here it is an ERROR under ``outputs`` that names the topic
+        (counter ``refused_publishes``), and the callback's other publishers still publish. After
+        the context is shut down the error is raised as before (the runner ends the node).
 
         :param publisher: one of the node's publishers.
         :param message: the message or its serialized bytes.
         :return: whether the middleware took the sample.
         """
-        try:
-            publisher.publish(message)
+        text = refusal(publisher, message, self.context)
+        if text is None:
             return True
-        except RuntimeError as error:  # rclpy's RCLError
-            if not self.context.ok():
-                raise
-            text = f'{publisher.topic_name}: the middleware refused the sample ({str(error).split(",")[0]})'
-            if self._diag is not None:
-                self._diag.problem('refused_publishes', text, ERROR, 'outputs')
-            else:
-                self.get_logger().error(text, throttle_duration_sec=2.0)
-            return False
+        if self._diag is not None:
+            self._diag.problem('refused_publishes', text, ERROR, 'outputs')
+        else:
+            self.get_logger().error(text, throttle_duration_sec=2.0)
+        return False
 
     def _publish_idle_diagnostics(self) -> None:
         """Publish the summary and the lifecycle status while the node has no configuration."""

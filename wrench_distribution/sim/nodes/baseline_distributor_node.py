@@ -19,6 +19,7 @@ from ...config.sim import BASELINE_PARAMS
 from ...core.baselines import moore_penrose
 from ...core.messages import fill_wrench, pose_array_to_arrays, wrench_to_array
 from ...core.spatial import quaternion_to_matrix
+from ...ros.delivery import RefusedSamples
 from ...ros.parameters import declare_and_validate
 
 
@@ -27,6 +28,8 @@ class BaselineDistributorNode(Node):
 
     def __init__(self) -> None:
         super().__init__('baseline_distributor')
+        #: The samples the middleware refused, per topic (logged; the run goes on).
+        self.refused = RefusedSamples(self)
         p, _ = declare_and_validate(self, BASELINE_PARAMS, 'baseline_distributor')
         self.effectors = list(p['effectors'])
         self.types = list(p['contact_types']) or ['rigid'] * len(self.effectors)
@@ -64,7 +67,7 @@ class BaselineDistributorNode(Node):
         for pub, m, row in zip(self.pubs, self.msgs, np.concatenate([force, torque], axis=1)):
             m.header.stamp = msg.header.stamp
             fill_wrench(m.wrench, row.tolist())
-            pub.publish(m)
+            self.refused.publish(pub, m)
 
 
 def main(args=None) -> int:

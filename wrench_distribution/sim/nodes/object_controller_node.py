@@ -25,6 +25,7 @@ from wrench_distribution.core.codec import ns_to_seconds, stamp_to_ns
 from wrench_distribution.core.messages import fill_wrench, pose_to_list, vector_to_array
 from wrench_distribution.core.spatial import quaternion_to_matrix as matrix_from_quaternion
 from wrench_distribution.ros.conversions import make_internal_load_msg
+from wrench_distribution.ros.delivery import RefusedSamples
 from wrench_distribution.ros.parameters import declare_and_validate
 
 from ..control.object_controller import controller_from, scheduled
@@ -35,6 +36,8 @@ class ObjectControllerNode(Node):
 
     def __init__(self) -> None:
         super().__init__('object_controller')
+        #: The samples the middleware refused, per topic (logged; the run goes on).
+        self.refused = RefusedSamples(self)
         p, _ = declare_and_validate(self, CONTROLLER_PARAMS, 'object_controller')
         self.p = p
         self.schedule = parse_schedule(p['internal_load_schedule'])
@@ -71,7 +74,7 @@ class ObjectControllerNode(Node):
             return
         self.msg.header.stamp = msg.header.stamp
         fill_wrench(self.msg.wrench, [float(v) for v in w])
-        self.wrench_pub.publish(self.msg)
+        self.refused.publish(self.wrench_pub, self.msg)
 
     def publish_internal_load(self, now: float, stamp) -> None:
         """Publish the scheduled handles on change and at ``internal_load_rate``.
@@ -106,7 +109,7 @@ class ObjectControllerNode(Node):
             self.get_logger().info(f't={now:.3f} s: {what} ' + ', '.join(f'{k}={v:g}' for k, v in values.items()))
         msg = make_internal_load_msg(list(values))
         msg.data = [float(v) for v in values.values()]
-        publisher.publish(msg)
+        self.refused.publish(publisher, msg)
         self.sent[what] = (values, now + 1.0 / max(self.p['internal_load_rate'], 1e-3))
 
 

@@ -42,6 +42,7 @@ from wrench_distribution.core.codec import join_labels, ns_to_stamp, seconds_to_
 from wrench_distribution.core.messages import fill_pose, fill_vector, fill_wrench, wrench_to_array
 from wrench_distribution.core.spatial import matrix_to_quaternion as quaternion_from_matrix
 from wrench_distribution.ros.conversions import make_internal_load_msg, make_wrench_stamped
+from wrench_distribution.ros.delivery import RefusedSamples
 from wrench_distribution.ros.parameters import declare_and_validate
 from wrench_distribution.ros.runner import stop_requested
 
@@ -65,6 +66,8 @@ class ObjectSimNode(Node):
 
     def __init__(self) -> None:
         super().__init__('object_sim')
+        #: The samples the middleware refused, per topic (logged; the run goes on).
+        self.refused = RefusedSamples(self)
         self.p, _ = declare_and_validate(self, SIM_PARAMS, 'object_sim')
         self.extra = {k: self.p[k] for k in EXTRA}
         self.effectors = list(self.p['effectors'])
@@ -144,13 +147,13 @@ class ObjectSimNode(Node):
         for pub, msg, w in zip(self.truth_pubs, self.truth_msgs, wrenches):
             msg.header.stamp = stamp
             fill_wrench(msg.wrench, w.tolist())
-            pub.publish(msg)
+            self.refused.publish(pub, msg)
         self.truth_resultant.header.stamp = stamp
         fill_wrench(self.truth_resultant.wrench, self.truth.resultant(wrenches).tolist())
-        self.truth_resultant_pub.publish(self.truth_resultant)
+        self.refused.publish(self.truth_resultant_pub, self.truth_resultant)
         for (pub, msg), values in zip(self.truth_loads, self.truth.internal_loads(wrenches)):
             msg.data = [float(v) for v in values]
-            pub.publish(msg)
+            self.refused.publish(pub, msg)
 
     # --- inputs -----------------------------------------------------------------
     def _on_command(self, i: int, msg: WrenchStamped) -> None:
@@ -220,18 +223,18 @@ class ObjectSimNode(Node):
         t = self.ticks * self.period  # exact multiples of the period, no drift
         stamp = _stamp(t)
         self.published_stamp = stamp_to_ns(stamp)
-        self.clock_pub.publish(Clock(clock=stamp))
+        self.refused.publish(self.clock_pub, Clock(clock=stamp))
         pos, rot = self.sim.object_frame_pose()
         vel, omega = self.sim.object_frame_twist()
         twist = TwistStamped()
         twist.header.stamp, twist.header.frame_id = stamp, self.world
         fill_vector(twist.twist.linear, vel)
         fill_vector(twist.twist.angular, omega)
-        self.twist_pub.publish(twist)
+        self.refused.publish(self.twist_pub, twist)
         pose = PoseStamped()
         pose.header.stamp, pose.header.frame_id = stamp, self.world
         fill_pose(pose.pose, pos, quaternion_from_matrix(rot))
-        self.pose_pub.publish(pose)
+        self.refused.publish(self.pose_pub, pose)
         grasped = self.grasped()
         applied = self.sim.transmitted() if grasped else np.zeros((self.n, 6))
         self.publish_truth(stamp, self.sim.contact_wrenches() if grasped else np.zeros((self.n, 6)))
@@ -241,17 +244,17 @@ class ObjectSimNode(Node):
         for pub, msg, r in zip(self.ft_pubs, self.ft_msgs, readings):
             msg.header.stamp = stamp
             fill_wrench(msg.wrench, r.tolist())
-            pub.publish(msg)
+            self.refused.publish(pub, msg)
         if self.slip_pub is not None:
-            self.slip_pub.publish(self.slip_message())
+            self.refused.publish(self.slip_pub, self.slip_message())
         if self.status_pub is not None:
-            self.status_pub.publish(self.status_message())
+            self.refused.publish(self.status_pub, self.status_message())
         if t >= self.next_contacts or not self.started:
             self.contacts_msg.header.stamp = stamp
-            self.contacts_pub.publish(self.contacts_msg)
+            self.refused.publish(self.contacts_pub, self.contacts_msg)
             self.next_contacts = t + 1.0 / self.extra['contact_rate']
         if t >= self.next_markers and self.extra['marker_rate'] > 0:
-            self.marker_pub.publish(self.markers(stamp, applied))
+            self.refused.publish(self.marker_pub, self.markers(stamp, applied))
             self.next_markers = t + 1.0 / self.extra['marker_rate']
 
     def slip_message(self) -> Float64MultiArray:
