@@ -4,7 +4,7 @@ A quaternion names a rotation at any scale and either sign; a zero, NaN or Inf o
 none and is refused everywhere alike (the solver cache, a bag's object poses, the core).
 Rotations are compared with scipy's own ``Rotation`` as the reference.
 """
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
@@ -66,3 +66,34 @@ def test_every_quaternion_parameter_refuses_a_zero_one_by_name(kind, name, per_e
         validate_params(kind, params)
     params[name] = (good + [0.0, 0.0, 2.0, 0.0]) if per_effector else [0.0, 0.0, 2.0, 0.0]
     assert validate_params(kind, params)[name] == params[name]  # any scale is a rotation
+
+
+#: Entries near every boundary of check_poses (the range, the zero quaternion, NaN and Inf), among
+#: ordinary ones so that most sets pass all but one check.
+EDGES = st.sampled_from([0.0, 1.0, -0.5, 0.3] * 6
+                        + [1e9, -1e9, np.nextafter(1e9, np.inf), -2e9, 1e-10, 4e-10, np.nan, np.inf, -np.inf])
+
+
+@given(positions=st.lists(st.lists(EDGES, min_size=3, max_size=3), min_size=1, max_size=4),
+       quaternions=st.lists(st.lists(EDGES, min_size=4, max_size=4), min_size=4, max_size=4),
+       missing_ok=st.booleans())
+@settings(max_examples=400)
+def test_check_poses_refuses_exactly_what_the_rules_say(positions, quaternions, missing_ok):
+    """Refused iff an entry is Inf or beyond 1e9, a quaternion is shorter than 1e-9, or a NaN is not a missing pose."""
+    count = len(positions)
+    quaternions = quaternions[:count]
+    rows = [p + q for p, q in zip(positions, quaternions)]
+    missing = [any(np.isnan(x) for x in row) for row in rows]
+    known = [row for row, gone in zip(rows, missing) if not gone]
+    refused = (any(missing) and not missing_ok) or any(np.isinf(x) for row in rows for x in row) \
+        or any(abs(x) > 1e9 for row in known for x in row) \
+        or any(sum(x * x for x in row[3:]) ** 0.5 < ZERO_QUATERNION_NORM for row in known)
+    names = [f'c{i}' for i in range(count)]
+    if refused:
+        with pytest.raises(ValueError):
+            check_poses(positions, quaternions, names, missing_ok)
+        return
+    checked_positions, checked_quaternions = check_poses(positions, quaternions, names, missing_ok)
+    expected = np.array(rows)
+    expected[np.array(missing)] = np.nan  # a missing pose comes back NaN whole
+    np.testing.assert_array_equal(np.hstack([checked_positions, checked_quaternions]), expected)

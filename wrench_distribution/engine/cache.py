@@ -8,7 +8,7 @@ from wrench_distribution.core.codec import format_numbers
 from wrench_distribution.core.contact_weights import check_weights, subset_mixture
 from wrench_distribution.core.contacts import ContactLayout
 from wrench_distribution.core.safe_load import MAX_ABS
-from wrench_distribution.core.spatial import normalize, same_poses, unusable_quaternions
+from wrench_distribution.core.spatial import far_from_zero, normalize, same_poses, unusable_quaternions
 from .solver import WeightedSolver
 from .status import regime_word
 
@@ -30,6 +30,10 @@ def check_poses(positions, quaternions, names: Sequence[str], missing_ok: bool =
         released = "; a released contact's may be NaN" if missing_ok else ''
         raise ValueError(f'expected {len(names)} contact poses (one per effector: '
                          f'{", ".join(names)}{released}), got {positions.shape[0]}')
+    # the usual set in one reduction each: NaN and Inf fail the comparison (the checks below name them)
+    if (float(np.abs(positions).max(initial=0.0)) <= MAX_ABS and float(np.abs(quaternions).max(initial=0.0)) <= MAX_ABS
+            and far_from_zero(quaternions)):
+        return positions, quaternions
     if np.isfinite(positions).all() and np.isfinite(quaternions).all():
         known_positions, known_quaternions = positions, quaternions          # every contact has a pose
     else:

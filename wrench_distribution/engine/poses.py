@@ -112,7 +112,9 @@ class HeldPoses(PoseSource):
             raise ValueError(f"contact_poses frame '{frame}' is not the object frame "
                              f"'{self.object_frame}'")
         pos, quat = check_poses(positions, quaternions, self.names, self.missing_ok)
-        known = ~np.isnan(quat).any(axis=1)
+        known = ~np.isnan(quat[:, 0])  # a missing pose is NaN whole (check_poses)
+        if known.all():
+            return np.concatenate([pos, Q.normalize(quat)], axis=1)
         quat = quat.copy()
         quat[known] = Q.normalize(quat[known])
         return np.concatenate([pos, quat], axis=1)
