@@ -400,3 +400,67 @@ def test_three_arms_one_released_and_back(tmp_path, arm):
         for m, i in enumerate(np.flatnonzero(keep)):
             np.testing.assert_allclose(wrench(columns, F.EFFECTORS[i], part)[rows], result.values[part][:, m],
                                        rtol=1e-8, atol=1e-8)
+
+
+def held_at_rest(live: np.ndarray, rng) -> np.ndarray:
+    """Return (4, 3) foot forces holding the trunk at rest on the ``live`` feet, no squeeze, by hand.
+
+    Three feet off one line: ``sum f = m g`` and no moment about the centre of mass fix them;
+    four: the least-norm support. A lifted foot carries nothing; every foot reads noise.
+    """
+    feet = np.flatnonzero(live)
+    lever = FOOT_POSITIONS[feet] - COM
+    equations = np.vstack([np.ones(len(feet)), lever[:, 1], lever[:, 0]])
+    forces = np.zeros((4, 3))
+    forces[feet, 2] = np.linalg.lstsq(equations, [TRUNK_MASS * GRAVITY, 0.0, 0.0], rcond=None)[0]
+    return forces + rng.normal(0.0, 0.01, (4, 3))
+
+
+def biased_bag(path: Path, forces: np.ndarray, biases: np.ndarray, messages) -> Path:
+    """Write the feet's readings (forces, no torque, plus each sensor's bias) and the weights messages."""
+    writer = F.BagWriter(path)
+    for j, sample in enumerate(forces):
+        for i, foot in enumerate(FEET):
+            writer.add(FT_TOPICS[i], F.WS, stamp(j) + 300_000 * (i + 1),
+                       F.wrench_msg(stamp(j), f'{foot}_ft', np.r_[sample[i], 0.0, 0.0, 0.0] + biases[i]))
+    for j, labels, values in messages:
+        writer.add(WEIGHTS_TOPIC, MULTI_ARRAY, stamp(j) - LEAD_NS, weights_msg(labels, values))
+    return writer.close()
+
+
+def window(first: int, last: int) -> tuple:
+    """Return the ``--tare`` window of samples ``first`` to ``last`` (seconds from the first stamp)."""
+    return ((first * F.PERIOD_NS - LEAD_NS) * 1e-9, (last * F.PERIOD_NS + LEAD_NS) * 1e-9, False)
+
+
+@pytest.mark.parametrize('foot', range(4))
+def test_a_held_tare_with_a_foot_lifted_finds_every_sensors_bias(tmp_path, foot):
+    """The object's weight is on the three feet that carry; the lifted foot's sensor reads its bias alone."""
+    rng = np.random.default_rng(foot)
+    k, release, back = 60, 5, 50
+    weights, messages = schedule(k, foot, release, back)
+    forces = np.array([held_at_rest(row > 0, rng) for row in weights])
+    biases = rng.uniform(-3.0, 3.0, (4, 6)) * [1, 1, 1, 0.1, 0.1, 0.1]
+    bag = biased_bag(tmp_path / 'bag', forces, biases, messages)
+    config = trunk_config(tare_state='held', object_mass=TRUNK_MASS)
+    summary = analyze_bag(bag, config, tmp_path / 'out', Options(plots=False, tare=window(10, 40)))
+    tare = summary['tare']
+    assert tare['samples'] == 31
+    assert tare['contact_weights'] == {name: float(name != FEET[foot]) for name in FEET}
+    np.testing.assert_allclose(np.reshape(tare['sensor_biases'], (4, 6)), biases, atol=0.01)
+
+
+def test_a_held_tare_over_a_foot_leaving_is_refused_with_the_sample(tmp_path):
+    """A window in which a foot leaves holds two distributions of the weight: refused, nothing written."""
+    rng = np.random.default_rng(7)
+    k, release, back = 60, 25, 50
+    weights, messages = schedule(k, 1, release, back)
+    forces = np.array([held_at_rest(row > 0, rng) for row in weights])
+    bag = biased_bag(tmp_path / 'bag', forces, np.zeros((4, 6)), messages)
+    config = trunk_config(tare_state='held', object_mass=TRUNK_MASS)
+    with pytest.raises(BagError, match=rf'--tare .*the contact weights changed within the tare window \(at the sample '
+                                       rf'stamped {stamp(release) * 1e-9:.6f} s, from 1, 1, 1, 1 to 1, 0, 1, 1\)'):
+        analyze_bag(bag, config, tmp_path / 'out', Options(plots=False, tare=window(10, 40)))
+    assert not (tmp_path / 'out' / 'samples.parquet').exists()
+    summary = analyze_bag(bag, config, tmp_path / 'before', Options(plots=False, tare=window(10, 20)))
+    assert summary['tare']['contact_weights'] == dict.fromkeys(FEET, 1.0)

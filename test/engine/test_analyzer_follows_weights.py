@@ -16,6 +16,7 @@ from wrench_distribution.config import load_analyzer_config
 from wrench_distribution.engine import AnalysisEngine, StaticPoses
 from wrench_distribution.engine.contact_states import ContactStates, FollowedWeights, thresholds
 from wrench_distribution.engine.poses import HeldPoses
+from wrench_distribution.engine.sensing import TareWindow
 
 UPRIGHT = np.tile([0.0, 0.0, 0.0, 1.0], (4, 1))
 STAMP = 1_000_000_000
@@ -257,3 +258,32 @@ def test_states_depend_on_the_force_size_only_in_any_unit(sizes, noise, scale, a
         # hysteresis: a contact is loaded above the loaded threshold and free below the free one
         force = np.asarray(row)
         assert plain.loaded[force > loaded].all() and not plain.loaded[force < free].any()
+
+
+def test_a_held_tare_puts_the_weight_on_the_feet_that_carry_and_refuses_a_window_they_changed_in():
+    """Live (``~/tare``): lf lifted, each other foot carries a third; then lf returns within the window."""
+    com = FOOT_POSITIONS[1:].mean(axis=0) * [1, 1, 0]   # the centroid of rf, lh, rh
+    poses = np.concatenate([FOOT_POSITIONS, UPRIGHT], axis=1)
+    config = load_analyzer_config({
+        'effectors': list(FEET), 'contact_types': ['point'] * 4, 'contact_source': 'static',
+        'contact_positions': FOOT_POSITIONS.ravel().tolist(), 'contact_orientations': UPRIGHT.ravel().tolist(),
+        'object_com': com.tolist(), 'object_mass': TRUNK_MASS, 'sync_tolerance': 0.001, 'max_age': 0.0})
+    engine = AnalysisEngine(config, StaticPoses(poses))
+    follow = FollowedWeights(engine, ContactStates(FEET, floor=1.0))
+    assert engine.check_static(FOOT_POSITIONS, UPRIGHT) is None
+    assert follow.follow([0.0, 1.0, 1.0, 1.0]) is None
+    engine.record_tare(TareWindow(8))
+    biases = np.random.default_rng(3).uniform(-2.0, 2.0, (4, 6))
+    third = TRUNK_MASS * GRAVITY / 3
+    readings = np.array([[0.0, 0.0, 0.0, 0, 0, 0]] + [[0.0, 0.0, third, 0, 0, 0]] * 3) + biases
+    for j in range(8):
+        assert len(engine.analyze(np.array([STAMP + j * 2_000_000], np.int64), readings[None])) == 1
+    found, _, count = engine.tare('held')
+    assert count == 8
+    np.testing.assert_allclose(found, biases, atol=1e-9)   # lf's bias from its sensor alone
+    assert follow.follow([1.0, 1.0, 1.0, 1.0]) is None
+    assert len(engine.analyze(np.array([STAMP + 8 * 2_000_000], np.int64), readings[None])) == 1
+    with pytest.raises(ValueError, match=r'the contact weights changed within the tare window \(at the sample '
+                                         r'stamped 1\.016000 s, from 0, 1, 1, 1 to 1, 1, 1, 1\)'):
+        engine.tare('held')
+    np.testing.assert_allclose(engine.tare('free')[0], readings, atol=1e-9)  # free: no weight to place

@@ -257,14 +257,22 @@ def _engine_for(bag: BagReader, topics: list, config: Any, out_dir: Path,
     engine = AnalysisEngine(config, poses, sensor_poses, basis_check, orientation=orientation)
     basis_check.engine = engine
     engine.health = HealthMonitor.for_config(config)  # the analyzer's checks (docs/health.md)
-    topic = config.topics.weights
-    weights = follow_weights(bag, engine, resolve_topic(topic, options.namespace, options.node_name)
-                             if topic else '')
+    weights = follow_weights(bag, engine, _weights_topic(config, options))
     return engine, config, poses, tare, weights
+
+
+def _weights_topic(config: Any, options: Options) -> str:
+    """Return the resolved ``actual_weights_topic``, or ``''`` (not followed)."""
+    topic = config.topics.weights
+    return resolve_topic(topic, options.namespace, options.node_name) if topic else ''
 
 
 def _tare(bag: BagReader, topics: list, config: Any, sources: tuple, options: Options) -> tuple:
     """Tare the sensors on a window of the bag (``--tare``): a first pass over the bag.
+
+    The pass follows the recorded contact weights as the analysis does (:func:`.weights.follow_weights`):
+    a ``held`` tare distributes the object's weight over the contacts that carried in the
+    window, and is refused when a contact left or returned within it.
 
     :param sources: contact poses, sensor poses, orientation (the analysis' own sources).
     :return: ``(config with sensor_biases set, the tare's report for summary.json)``.
@@ -276,6 +284,7 @@ def _tare(bag: BagReader, topics: list, config: Any, sources: tuple, options: Op
     frames = config.settings.ft_frames if any(config.settings.ft_frames) else None
     window = None
     counted = bag.read_state()  # the analysis pass counts the bag's messages afresh
+    follow_weights(bag, engine, _weights_topic(config, options))
     for chunk in bag.wrench_chunks(topics, options.chunk, frames):
         if window is None:
             origin = 0 if absolute else int(chunk[2].min())
@@ -297,6 +306,9 @@ def _tare(bag: BagReader, topics: list, config: Any, sources: tuple, options: Op
     report = {'window_s': [ns_to_seconds(window.start_ns), ns_to_seconds(window.stop_ns)], 'samples': count,
               'state': state, 'sensor_biases': values,
               'spread': [float(x) for x in spread.ravel()]}
+    if state == 'held':  # the contacts the object's weight was distributed over
+        weights = engine.tare_window.contact_weights(len(engine.names))
+        report['contact_weights'] = dict(zip(engine.names, weights.tolist()))
     return changed_config(config, {'sensor_biases': values}).config, report
 
 

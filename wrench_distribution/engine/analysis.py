@@ -213,7 +213,7 @@ class AnalysisEngine:
                 return None
             self._pose, self._filled = key, with_latest(pose, self.cache)
         pose = self._filled
-        contact = self.sensing.contact_wrenches(readings, pose, sensor_pose, gravity, stamps_ns)
+        contact = self.sensing.contact_wrenches(readings, pose, sensor_pose, gravity, stamps_ns, self.cache.weights)
         if self.health is not None:
             self.health.observe(stamps_ns, readings, contact, pose, sensor_pose,
                                 self.gravity_model.gravity if gravity is None else gravity)
@@ -278,10 +278,9 @@ class AnalysisEngine:
         :param need: samples the window must hold (0: any).
         :return: ``(biases (n, 6), spread (n, 6), samples used)``.
         :raises ValueError: on a short or empty window, a ``held`` tare without
-            ``object_mass`` or without a solver.
+            ``object_mass`` or without a solver, or across a change of the contact weights.
         """
-        return self.sensing.tare(state, self.config.settings.object_mass,
-                                 self.cache.distributor, need)
+        return self.sensing.tare(state, self.config.settings.object_mass, self.cache.solver_at, need)
 
     # -- contacts ------------------------------------------------------------------------------
     def check_static(self, positions, quaternions) -> Optional[str]:

@@ -262,6 +262,15 @@ class DistributorCache:
         return WeightedSolver(self.layout.arrays(self.positions, self.quaternions), self.object_model,
                               options, self.weights if weights is None else weights)
 
+    def solver_at(self, weights: np.ndarray) -> Optional[WeightedSolver]:
+        """Return the solver of the latest poses at these weights (the one in force when they are its), or None before any pose.
+
+        :param weights: (n,) checked contact weights, not all 0.
+        """
+        if self.distributor is None or np.array_equal(self.weights, weights):
+            return self.distributor
+        return self.try_options(self.options, weights)
+
     def values(self, internal_load: Optional[np.ndarray] = None) -> dict:
         """Key/values of the diagnostics: the solver's regime, basis, virtual masses.
 

@@ -24,6 +24,7 @@ from typing import Optional
 import numpy as np
 
 from wrench_distribution.core import spatial as Q
+from wrench_distribution.core.codec import format_numbers, ns_to_seconds
 from .poses import HeldPoses, PoseSource
 
 _ONE = np.ones(1, bool)
@@ -106,7 +107,7 @@ class TareWindow:
         self.rows: deque = deque(maxlen=self.size or None)
 
     def add(self, stamps_ns: np.ndarray, readings: np.ndarray, gain: np.ndarray,
-            weight: np.ndarray, gravity: np.ndarray) -> None:
+            weight: np.ndarray, gravity: np.ndarray, contact_weights: Optional[np.ndarray] = None) -> None:
         """Record samples (k,): raw readings, ``A``, ``B`` and ``g_o`` (``A m + B g_o`` later).
 
         :param stamps_ns: (k,) sample stamps.
@@ -114,10 +115,11 @@ class TareWindow:
         :param gain: (n, 6, 6) ``A`` of these samples.
         :param weight: (n, 6, 3) ``B`` of these samples.
         :param gravity: (k, 3) or (3,) gravity in the object frame.
+        :param contact_weights: (n,) the contact weights the samples were read out with (None: all 1).
         """
         if len(stamps_ns) == 1 and self.start_ns is None and self.stop_ns is None:
             self.rows.append((int(stamps_ns[0]), readings[0], gain, weight,  # a live sample
-                              gravity if np.ndim(gravity) == 1 else gravity[0]))
+                              gravity if np.ndim(gravity) == 1 else gravity[0], contact_weights))
             return
         stamps_ns = np.asarray(stamps_ns, np.int64)
         gravity = np.broadcast_to(gravity, (len(stamps_ns), 3))
@@ -127,7 +129,7 @@ class TareWindow:
         if self.stop_ns is not None:
             keep &= stamps_ns <= self.stop_ns
         for j in np.flatnonzero(keep).tolist():
-            self.rows.append((int(stamps_ns[j]), readings[j], gain, weight, gravity[j]))
+            self.rows.append((int(stamps_ns[j]), readings[j], gain, weight, gravity[j], contact_weights))
 
     def clear(self) -> None:
         """Forget the recorded samples."""
@@ -140,11 +142,29 @@ class TareWindow:
         """
         if not self.rows:
             raise ValueError('no sample recorded for the tare')
-        stamps, readings, gains, weights, gravity = zip(*self.rows)
+        stamps, readings, gains, weights, gravity, _ = zip(*self.rows)
         gains, gravity = np.stack(gains), np.stack(gravity)
         unbiased = (np.einsum('knij,knj->kni', gains, np.stack(readings))
                     + np.einsum('knij,kj->kni', np.stack(weights), gravity))
         return np.asarray(stamps, np.int64), gains, unbiased, gravity
+
+    def contact_weights(self, n: int) -> np.ndarray:
+        """Return the (n,) contact weights every recorded sample was read out with.
+
+        :param n: number of contacts (the weights of rows recorded without any: all 1).
+        :raises ValueError: when they changed within the window (a held tare distributes the
+            object's weight over one set of contacts), naming the sample where they did.
+        """
+        first = None
+        for stamp, *_, weights in self.rows:
+            weights = np.ones(n) if weights is None else weights
+            if first is None:
+                first = weights
+            elif not np.array_equal(weights, first):
+                raise ValueError(f'the contact weights changed within the tare window (at the sample stamped '
+                                 f'{ns_to_seconds(stamp):.6f} s, from {format_numbers(first)} to '
+                                 f'{format_numbers(weights)}): tare where the same contacts carry throughout')
+        return np.ones(n) if first is None else first
 
 
 def tare_biases(gains: np.ndarray, unbiased: np.ndarray,

@@ -6,7 +6,7 @@ the contact for gravity ``g_o`` in the object frame. ``A`` and ``B`` are built o
 contact configuration (configured sensors) or per looked-up sensor pose (``sensor_frames``);
 with configured sensors and constant gravity, ``B g_o - A b`` is one offset.
 """
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -86,7 +86,7 @@ class SensorStage:
 
     def contact_wrenches(self, readings: np.ndarray, pose: np.ndarray,
                          sensor_pose: Optional[np.ndarray], gravity: Optional[np.ndarray],
-                         stamps_ns: np.ndarray) -> np.ndarray:
+                         stamps_ns: np.ndarray, contact_weights: Optional[np.ndarray] = None) -> np.ndarray:
         """Contact wrenches (k, n, 6) of readings sharing one contact configuration.
 
         Records them for a tare or a calibration when one is recording.
@@ -96,6 +96,7 @@ class SensorStage:
         :param sensor_pose: (n, 7) looked-up sensor poses, or None (configured).
         :param gravity: (k, 3) gravity in the object frame per sample, or None (constant).
         :param stamps_ns: (k,) sample stamps.
+        :param contact_weights: (n,) the contact weights of their read-out (the tare's; None: all 1).
         :return: the contact wrenches.
         """
         gain, weight = self._map if sensor_pose is None else self.affine(sensor_pose)
@@ -111,23 +112,25 @@ class SensorStage:
                        - np.einsum('nij,nj->ni', gain, self.biases))
         if self.tare_window is not None:  # the tare's A m + B g_o is formed when it is asked for
             self.tare_window.add(stamps_ns, readings, gain, weight,
-                                 self.gravity if gravity is None else gravity)
+                                 self.gravity if gravity is None else gravity, contact_weights)
         if self.recorder is not None:
             self.recorder.add(stamps_ns, readings, pose, sensor_pose,
                               self.gravity if gravity is None else gravity)
         return contact
 
-    def tare(self, state: str, mass: float, distributor, need: int = 0) -> tuple:
+    def tare(self, state: str, mass: float, solver_at: Callable[[np.ndarray], object], need: int = 0) -> tuple:
         """Biases from the recorded window (:func:`~.sensing.tare_biases`).
 
         :param state: ``free`` (every contact wrench is zero) or ``held`` (held at rest by
             the contacts alone, without internal load).
         :param mass: the object's mass (``held``).
-        :param distributor: the current solver, or None (``held``).
+        :param solver_at: ``weights (n,) -> solver`` of the contacts at these weights, or None
+            before any contact pose (``held``: the object's weight on the contacts the window's
+            samples were read out with).
         :param need: samples the window must hold (0: any).
         :return: ``(biases (n, 6), spread (n, 6), samples used)``.
         :raises ValueError: on a short or empty window, a ``held`` tare without a mass or a
-            solver.
+            solver, or over samples read out with different contact weights.
         """
         window = self.tare_window
         if window is None:
@@ -138,7 +141,8 @@ class SensorStage:
         _, gains, unbiased, gravity = window.arrays()
         expected = None
         if state == 'held':
-            if not mass or distributor is None:
+            distributor = solver_at(window.contact_weights(self.n)) if mass else None
+            if distributor is None:
                 raise ValueError("a 'held' tare needs object_mass > 0 and known contacts")
             weight = np.concatenate([-mass * gravity, np.zeros_like(gravity)], axis=1)
             expected = distributor.synthesize_batch(weight).wrench_contact
