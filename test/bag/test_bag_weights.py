@@ -52,6 +52,20 @@ def trunk_config(keep=(True,) * 4, **extra):
     return load_analyzer_config(params)
 
 
+def support(live: np.ndarray) -> np.ndarray:
+    """Return (4, 3) vertical foot forces of least norm holding the trunk on the ``live`` feet, by hand.
+
+    ``sum f = m g`` and no moment about the centre of mass (``sum (y_i - c_y) f_i = sum (x_i - c_x) f_i = 0``);
+    on three feet off one line these fix the forces. A lifted foot carries nothing.
+    """
+    feet = np.flatnonzero(live)
+    lever = FOOT_POSITIONS[feet] - COM
+    equations = np.vstack([np.ones(len(feet)), lever[:, 1], lever[:, 0]])
+    forces = np.zeros((4, 3))
+    forces[feet, 2] = np.linalg.lstsq(equations, [TRUNK_MASS * GRAVITY, 0.0, 0.0], rcond=None)[0]
+    return forces
+
+
 def statics(live: np.ndarray, rng) -> np.ndarray:
     """Return (4, 3) foot forces (object axes) holding the trunk on the ``live`` feet, by hand.
 
@@ -60,11 +74,7 @@ def statics(live: np.ndarray, rng) -> np.ndarray:
     and opposite forces along their line), sensor noise; a lifted foot reads noise alone.
     """
     feet = np.flatnonzero(live)
-    lever = FOOT_POSITIONS[feet] - COM
-    equations = np.vstack([np.ones(len(feet)), lever[:, 1], lever[:, 0]])
-    support = np.linalg.lstsq(equations, [TRUNK_MASS * GRAVITY, 0.0, 0.0], rcond=None)[0]
-    forces = np.zeros((4, 3))
-    forces[feet, 2] = support
+    forces = support(live)
     a, b = rng.choice(feet, 2, replace=False)
     line = (FOOT_POSITIONS[b] - FOOT_POSITIONS[a]) / np.linalg.norm(FOOT_POSITIONS[b] - FOOT_POSITIONS[a])
     squeeze = rng.uniform(5.0, 30.0)
@@ -403,17 +413,8 @@ def test_three_arms_one_released_and_back(tmp_path, arm):
 
 
 def held_at_rest(live: np.ndarray, rng) -> np.ndarray:
-    """Return (4, 3) foot forces holding the trunk at rest on the ``live`` feet, no squeeze, by hand.
-
-    Three feet off one line: ``sum f = m g`` and no moment about the centre of mass fix them;
-    four: the least-norm support. A lifted foot carries nothing; every foot reads noise.
-    """
-    feet = np.flatnonzero(live)
-    lever = FOOT_POSITIONS[feet] - COM
-    equations = np.vstack([np.ones(len(feet)), lever[:, 1], lever[:, 0]])
-    forces = np.zeros((4, 3))
-    forces[feet, 2] = np.linalg.lstsq(equations, [TRUNK_MASS * GRAVITY, 0.0, 0.0], rcond=None)[0]
-    return forces + rng.normal(0.0, 0.01, (4, 3))
+    """Return (4, 3) foot forces holding the trunk at rest on the ``live`` feet (:func:`support`), with noise."""
+    return support(live) + rng.normal(0.0, 0.01, (4, 3))
 
 
 def biased_bag(path: Path, forces: np.ndarray, biases: np.ndarray, messages) -> Path:
