@@ -125,6 +125,7 @@ def test_static_contacts_recover_resultant_and_squeeze(tmp_path, storage, capsys
     root = ET.parse(out / 'plotjuggler_layout.xml').getroot()
     curves = [c.get('name') for c in root.iter('curve')]
     assert curves and set(curves) <= set(header)
+    assert [tab.get('tab_name') for tab in root.iter('Tab')] == ['internal load', *F.EFFECTORS]  # no weights
     assert root.find('./previouslyLoaded_Datafiles/fileInfo').get('filename') == 'samples.csv'
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 import tempfile
+from xml.etree import ElementTree
 
 from hypothesis import given, settings, strategies as st
 import numpy as np
@@ -241,6 +242,11 @@ def test_a_foot_released_mid_bag_and_back(tmp_path):
     np.testing.assert_array_equal(np.array(rows[1:], float)[:, 1:],
                                   np.column_stack([columns[c] for c in list(columns)[1:]]))
     assert not [p.name for p in (tmp_path / 'out').iterdir() if p.name.startswith('.')]
+    # the PlotJuggler layout plots the weights (CSV columns), every element of the union too
+    layout = ElementTree.parse(tmp_path / 'out' / 'plotjuggler_layout.xml').getroot()
+    tabs = {tab.get('tab_name'): [curve.get('name') for curve in tab.iter('curve')] for tab in layout.iter('Tab')}
+    assert tabs['contact weights'] == [f'{f}.contact_weight' for f in FEET]
+    assert {f'internal_load.{n}' for n in names} <= set(tabs['internal load']) <= set(rows[0])
 
 
 def test_one_chunk_or_many_give_the_same_table(tmp_path):

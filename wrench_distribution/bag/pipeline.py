@@ -369,7 +369,7 @@ def _write_outputs(out_dir: Path, summary: dict, analyzer: AnalysisEngine,
     basis_names, basis_units = basis_of(analyzer)
     try:
         plotjuggler.write_layout(out_dir / 'plotjuggler_layout.xml', 'samples.csv', names,
-                                 basis_names)
+                                 basis_names, analyzer.chunks.schedule is not None)
         if options.plots:
             for p in plots.write_plots(out_dir, buffer, names, basis_names,
                                        basis_units, config.settings.output_frame,

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Sequence
 import xml.etree.ElementTree as ET
 
+from wrench_distribution.engine.weight_schedule import WEIGHT_KEY
+
 _COLORS = ['#1f77b4', '#d62728', '#1ac938', '#ff7f0e', '#f14cc1', '#9467bd',
            '#17becf', '#bcbd22']
 
@@ -40,8 +42,17 @@ def _csv_plugin(parent: ET.Element) -> None:
 
 
 def write_layout(path: Path, csv_name: str, effectors: Sequence[str],
-                 basis_names: Sequence[str]) -> Path:
-    """Write the layout: one tab for the internal load, one per effector."""
+                 basis_names: Sequence[str], weights: bool = False) -> Path:
+    """Write the layout: one tab for the internal load, one per effector, one for the contact weights.
+
+    :param path: the layout file.
+    :param csv_name: the CSV file it opens.
+    :param effectors: the effectors (a tab each).
+    :param basis_names: the internal-load columns.
+    :param weights: the contact weights were followed (their ``<effector>.contact_weight`` columns
+        get a tab).
+    :return: ``path``.
+    """
     root = ET.Element('root')
     widget = ET.SubElement(root, 'tabbed_widget', name='Main Window', parent='main_window')
     _tab(widget, 'internal load', [
@@ -54,6 +65,8 @@ def write_layout(path: Path, csv_name: str, effectors: Sequence[str],
             [f'{eff}.constraint.{c}' for c in ('fx', 'fy', 'fz')],
             [f'{eff}.constraint.{c}' for c in ('tx', 'ty', 'tz')],
             [f'{eff}.manipulating.{c}' for c in ('fx', 'fy', 'fz')]])
+    if weights:
+        _tab(widget, 'contact weights', [[f'{eff}.{WEIGHT_KEY}' for eff in effectors]])
     ET.SubElement(widget, 'currentTabIndex', index='0')
     ET.SubElement(root, 'use_relative_time_offset', enabled='1')
     _csv_plugin(ET.SubElement(root, 'Plugins'))
