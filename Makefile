@@ -127,7 +127,7 @@ pass-jazzy: $(JAZZY_STAMP)
 	exit $$status
 
 # make test's timing lanes, one test at a time each (two demos at most at once), of about equal
-# length (measured): Kilted's timing tests of TIMING_FIRST (the calibration procedure first);
+# length (measured): Kilted's timing tests of TIMING_FIRST (the calibration procedure is serial);
 # Jazzy's timing tests, then Kilted's others (in the Jazzy lane's domain block, free by then).
 TIMING_FIRST := test/demo/test_real_cell_ros.py test/demo/test_friction_demo.py test/demo/test_end_to_end.py
 timing-lane-1: $(TEST_STAMP)
