@@ -80,6 +80,29 @@ RECORDER = textwrap.dedent('''
 ''')
 
 
+def start_analyzer_and_recorder(children, tmp_path: Path, cfg: Path, env: dict, expected: int,
+                                timeout: float) -> tuple:
+    """Start the analyzer on ``cfg``, then, once it is active, the recorder of its outputs (ready when matched).
+
+    :param expected: object wrenches (and internal loads) after which the recorder stops.
+    :param timeout: seconds after which it stops anyway.
+    :return: ``(analyzer, recorder, the recorder's JSON path)``.
+    """
+    node = children.start('analyzer', [script('analyzer'), '--ros-args', '--params-file', str(cfg)], env,
+                          log=tmp_path / 'analyzer.log', cwd=ROOT)
+    # the node up before its reader starts: a failure says which of the two did not come up
+    assert node.wait_for_output('active: inputs and outputs live', 60), \
+        f'analyzer not active after 60 s (exit status {node.poll()}):\n{node.output()[-2000:]}'
+    (tmp_path / 'recorder.py').write_text(RECORDER)
+    out = tmp_path / 'live.json'
+    recorder = children.start('recorder', [sys.executable, str(tmp_path / 'recorder.py'), str(out), str(expected),
+                                           str(timeout), ','.join(F.EFFECTORS)], env,
+                              log=tmp_path / 'recorder.log', cwd=ROOT)
+    assert recorder.wait_for_output('READY', 30), \
+        f'recorder (exit status {recorder.poll()}):\n{recorder.output()[-2000:]}\nanalyzer:\n{node.output()[-2000:]}'
+    return node, recorder, out
+
+
 def read_offline(out: Path) -> tuple[list[str], np.ndarray, list[int]]:
     """Column names, values (the stamp column as float) and the int64 ns stamps."""
     table = pq.read_table(out / 'samples.parquet')
@@ -90,7 +113,6 @@ def read_offline(out: Path) -> tuple[list[str], np.ndarray, list[int]]:
 @pytest.mark.timing  # relies on the order of arrival across topics, which CPU contention can change
 @pytest.mark.parametrize('poses', ['static', 'topic'])
 def test_live_replay_equals_offline(tmp_path, children, poses):
-    analyzer = script('analyzer')  # wherever it is installed (venv, colcon, PATH)
     env = ros_env(domain_id_for())
     sc = F.make_scenario(SAMPLES, seed=7)
     # one F/T message lost and one in the wrong frame, so that the synchronisation rule matters
@@ -109,14 +131,7 @@ def test_live_replay_equals_offline(tmp_path, children, poses):
     assert len(offline_stamps) == SAMPLES - 2
 
     # live: analyzer (sim time) <- player (/clock + recorded topics); recorder -> JSON
-    node = children.start('analyzer', [analyzer, '--ros-args', '--params-file', str(cfg)], env,
-                          log=tmp_path / 'analyzer.log', cwd=ROOT)
-    rec_script = tmp_path / 'recorder.py'
-    rec_script.write_text(RECORDER)
-    rec_out = tmp_path / 'live.json'
-    rec = children.start('recorder', [sys.executable, str(rec_script), str(rec_out), str(SAMPLES - 2),
-                                      '40', ','.join(F.EFFECTORS)], env, log=tmp_path / 'recorder.log', cwd=ROOT)
-    assert rec.wait_for_output('READY', 30), node.output()[-2000:]
+    node, rec, rec_out = start_analyzer_and_recorder(children, tmp_path, cfg, env, SAMPLES - 2, 40)
     # every input the analyzer subscribes to must be matched before the first message, both
     # ways: a reliable message sent before the reader has matched the writer comes late, by
     # retransmission, after the other topics' (cross-topic order is what the rule relies on)

@@ -20,7 +20,7 @@ import yaml
 import bag_fixtures as F
 from ros_harness import domain_id_for, ros_env, script, stamped_wrench, TestClient
 import sensing_fixtures as S
-from test_bag_live_replay import read_offline, RECORDER
+from test_bag_live_replay import read_offline, start_analyzer_and_recorder
 from wrench_distribution.bag.pipeline import analyze_bag, Options
 from wrench_distribution.config import load_analyzer_config
 from wrench_distribution.processes import ChildProcess
@@ -54,14 +54,7 @@ def test_tilting_replay_over_dds_equals_offline(tmp_path, children):
     assert len(stamps) == len(rec.stamps_ns) - len(dropped)
 
     env = ros_env(domain_id_for())
-    node = children.start('analyzer', [script('analyzer'), '--ros-args', '--params-file', str(cfg)],
-                          env, log=tmp_path / 'analyzer.log')
-    (tmp_path / 'recorder.py').write_text(RECORDER)
-    rec_out = tmp_path / 'live.json'
-    recorder = children.start('recorder', [sys.executable, str(tmp_path / 'recorder.py'), str(rec_out),
-                                           str(len(stamps)), '60', ','.join(F.EFFECTORS)],
-                              env, log=tmp_path / 'recorder.log')
-    assert recorder.wait_for_output('READY', 30), node.output()[-2000:]
+    node, recorder, rec_out = start_analyzer_and_recorder(children, tmp_path, cfg, env, len(stamps), 60)
     time.sleep(1.0)
     inputs = [f'/{e}/ft_sensor' for e in F.EFFECTORS] + ['/clock', '/object_pose']
     player = children.start('player', [sys.executable, '-m', 'wrench_distribution.bag.player', str(bag),
