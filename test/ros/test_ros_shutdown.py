@@ -6,16 +6,20 @@ second, queues a burst of 50 more messages and sends SIGINT while they are being
 ``[FATAL] Exception in 'subscriptions' callback: publisher's context is invalid`` and a
 traceback; the nodes' runner makes SIGINT a stop request instead), then keeps publishing for
 0.2 s. The node must exit by itself within 10 s, with exit code 0, and its output must hold
-no ``[FATAL]``, ``Traceback`` or ``Exception``. A publish that the test's own reliable writer
-refuses (Fast DDS gives up on a full history after its blocking time on a loaded machine:
-``RCLError: Failed to publish: cannot publish data``, known when a subscriber's process is
-stopped and started again, ros2/rclcpp#827) is an input the node never got, not a
-fault of the node: it is counted, printed with the figures, and may be at most a tenth of a
-try's messages. ``WD_SHUTDOWN_TRIES`` sets the tries per
-package node (default 20; the simulator's nodes take half as many); the figures print at
-the end (``pytest -s``).
+no ``[FATAL]``, ``Traceback`` or ``Exception``; and the shared-memory segment its middleware
+participant created must be gone (Fast DDS's ``/dev/shm/fastdds_<id>``, ``fastrtps_<id>`` before
+3.0; Fast DDS is the default ROS middleware): a participant never destroyed leaves its files at
+every stop, until ``/dev/shm`` fills up (eProsima/Fast-DDS#2790). A publish that the test's own
+reliable writer refuses (Fast DDS gives up on a full history after its blocking time on a loaded
+machine: ``RCLError: Failed to publish: cannot publish data``, known when a subscriber's process
+is stopped and started again, ros2/rclcpp#827) is an input the node never got, not a fault of
+the node: it is counted, printed with the figures, and may be at most a tenth of a try's
+messages. ``WD_SHUTDOWN_TRIES`` sets the tries per package node (default 20; the simulator's
+nodes take half as many); the figures print at the end (``pytest -s``).
 """
 import os
+from pathlib import Path
+import re
 import signal
 import time
 
@@ -75,6 +79,22 @@ def client():
     c.close()
 
 
+#: a participant's shared-memory segment (not a port's: ``fastdds_port<n>``); Fast DDS 2 (Jazzy)
+#: names them ``fastrtps_<id>``
+SEGMENT = re.compile(r'(/dev/shm/fast(?:dds|rtps)_[0-9a-f]+)$')
+#: whether the nodes run on Fast DDS (rmw_fastrtps_cpp, the ROS default; make test sets it)
+FAST_DDS = os.environ.get('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp') == 'rmw_fastrtps_cpp'
+
+
+def _segments(pid) -> set:
+    """Fast DDS participant segments a process has mapped (empty once it has ended)."""
+    try:
+        lines = Path(f'/proc/{pid}/maps').read_text().splitlines()
+    except OSError:
+        return set()
+    return {m.group(1) for m in map(SEGMENT.search, lines) if m}
+
+
 class Tally:
     """Messages sent and refused by the test's writers in one try."""
 
@@ -104,6 +124,7 @@ def _stream(client: TestClient, streams, seconds: float, tally: Tally, spin: boo
 
 def _one_try(client: TestClient, name: str) -> tuple:
     params, inputs = NODES[name]
+    client_own = _segments('self')
     with NodeProcess(name, params, DOMAIN) as proc:
         streams = [(client.publisher(kind, topic), message) for kind, topic, message in inputs]
         assert client.spin_until(lambda: all(p.get_subscription_count() > 0 for p, _ in streams)
@@ -113,6 +134,9 @@ def _one_try(client: TestClient, name: str) -> tuple:
         _stream(client, streams, 0.5, tally)
         for _ in range(50):
             _publish_all(streams, time.time_ns(), tally)
+        # its own segment: the client's, which it writes into, are open in both processes
+        own = _segments(proc.pid) - client_own
+        assert own or not FAST_DDS, f'no Fast DDS segment of its own in /proc/{proc.pid}/maps'
         proc.send(signal.SIGINT)
         _stream(client, streams, 0.2, tally, spin=False)
         started = time.monotonic()
@@ -120,7 +144,8 @@ def _one_try(client: TestClient, name: str) -> tuple:
         took = time.monotonic() - started
         for pub, _ in streams:
             client.node.destroy_publisher(pub)
-        return code, proc.output(), took, tally
+        left = {s for s in own if os.path.exists(s)}
+        return code, proc.output(), took, tally, left
 
 
 @pytest.mark.parametrize('name', sorted(NODES))
@@ -128,10 +153,11 @@ def test_sigint_during_a_500_hz_stream_is_clean(client, name):
     tries = TRIES if name in ('distributor', 'analyzer') else max(1, TRIES // 2)
     slowest, bad, sent, refused = 0.0, [], 0, 0
     for attempt in range(tries):
-        code, out, took, tally = _one_try(client, name)
+        code, out, took, tally, left = _one_try(client, name)
         slowest = max(slowest, took)
         sent, refused = sent + tally.sent, refused + tally.refused
         assert tally.refused <= REFUSED_SHARE * tally.sent, (attempt, tally.refused, tally.sent)
+        assert not left, f'{name} left its shared memory behind: {sorted(left)}'
         if code != 0 or any(word in out for word in ('[FATAL]', 'Traceback', 'Exception')):
             bad.append((attempt, code, out[-3000:]))
     FIGURES[name] = (f'{tries - len(bad)}/{tries} clean, slowest exit {0.2 + slowest:.2f} s after '

@@ -265,6 +265,9 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
             # timer publishes: "publisher's context is invalid"): the node is stopping anyway
         return 0
     finally:
+        # frozen objects are never finalized, not even at exit: the middleware's participant
+        # among them would leave its shared-memory files in /dev/shm at every stop
+        gc.unfreeze()
         _stop_executor(locals().get('executor'))
         _shut_down(nodes, name)
         _destroy(nodes)
