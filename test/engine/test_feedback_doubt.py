@@ -84,6 +84,24 @@ def test_a_doubt_holds_the_correction_it_had_at_the_onset(onset, detected):
     np.testing.assert_array_equal(fb.measured, REFERENCE + 50.0)  # shown, not used
 
 
+def test_a_late_update_before_the_doubt_winds_back_one_update_at_most():
+    """Updates every 10 ms, the last trusted one 200 ms late (a stalled process), then the doubt.
+
+    The state held is still the one before the first update at or after the onset (or one
+    earlier), not one as far before the onset as the stall was long.
+    """
+    fb = loop('hold')
+    onset, detected = 20, 26
+    for k in range(detected - 1):
+        fb.measure(NAMES, REFERENCE - ERROR, REFERENCE, k * 10 * MS, health=TRUSTED)
+    late = (detected - 1) * 10 * MS + 200 * MS
+    fb.measure(NAMES, REFERENCE - ERROR, REFERENCE, late, health=TRUSTED)
+    t = late + 10 * MS
+    fb.measure(NAMES, REFERENCE - ERROR, REFERENCE, t, health=doubt((t - onset * 10 * MS) / 1e9))
+    held = fb.current(t)
+    assert any(np.allclose(held, integral(k), atol=1e-12) for k in (onset - 1, onset - 2)), held
+
+
 def test_trusted_again_the_loop_resumes_bumplessly_from_the_held_correction():
     fb = loop('hold')
     t = run_until_doubt(fb, 10, 15)

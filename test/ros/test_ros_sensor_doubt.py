@@ -159,6 +159,9 @@ def run(rig: Rig) -> tuple:
     return np.array(commands), np.array(times)
 
 
+# the onset is dated from the label's age (sensor stamps) in the distributor's clock: how many
+# cycles back that is depends on the latencies of the onset's and the doubt's readings
+@pytest.mark.timing
 @pytest.mark.parametrize('deployment', ['cell', 'processes'])
 def test_a_frozen_sensor_holds_the_feedback_at_its_onset_and_both_nodes_name_it(deployment):
     # an integral loop: a doubt holds the integral (engine/feedback.py), so without a

@@ -114,19 +114,23 @@ class LoopHistory:
     def before(self, clock_ns: int) -> Optional[tuple]:
         """Return ``(correction, integral)`` before the first update at or after ``clock_ns``.
 
-        One update earlier than that when the updates' spacing says the measurement taken at
-        ``clock_ns`` may have come a little early; the oldest kept when all are later; None when
+        One update earlier than that when the updates' last spacing says the measurement taken
+        at ``clock_ns`` may have come a little early (one at most: a late last update, its
+        process stalled, makes that spacing long); the oldest kept when all are later; None when
         no update came at or after it.
         """
         states = self._states
         if not states or states[-1][0] < clock_ns:
             return None
         spacing = states[-1][0] - states[-2][0] if len(states) > 1 else 0
-        found = states[0]
+        found, earlier = states[0], None
         for state in reversed(states):
-            if state[0] < clock_ns - spacing:
+            if state[0] < clock_ns:
+                earlier = state
                 break
             found = state
+        if earlier is not None and earlier[0] >= clock_ns - spacing:
+            found = earlier
         return found[1], found[2]
 
 

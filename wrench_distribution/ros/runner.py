@@ -209,6 +209,17 @@ def _destroy(nodes: tuple) -> None:
             pass
 
 
+def _end(executor, nodes: tuple, name: str) -> None:
+    """End a run: stop the executor, shut the managed nodes down, destroy them, shut rclpy down."""
+    # frozen objects are never finalized, not even at exit: the middleware's participant among
+    # them would leave its shared-memory files in /dev/shm at every stop
+    gc.unfreeze()
+    _stop_executor(executor)
+    _shut_down(nodes, name)
+    _destroy(nodes)
+    rclpy.try_shutdown()
+
+
 def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] = None,
              config_errors: tuple = ()) -> int:
     """Create the executor and the node, spin until shutdown; configuration errors exit 2.
@@ -265,10 +276,4 @@ def run_node(factory: Callable, name: str, args=None, spin: Optional[Callable] =
             # timer publishes: "publisher's context is invalid"): the node is stopping anyway
         return 0
     finally:
-        # frozen objects are never finalized, not even at exit: the middleware's participant
-        # among them would leave its shared-memory files in /dev/shm at every stop
-        gc.unfreeze()
-        _stop_executor(locals().get('executor'))
-        _shut_down(nodes, name)
-        _destroy(nodes)
-        rclpy.try_shutdown()
+        _end(locals().get('executor'), nodes, name)
