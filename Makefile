@@ -56,7 +56,9 @@ JAZZY_AGREEMENT_FILES ?= 100
 XDIST     = --dist loadgroup --no-loadscope-reorder
 # Each pass and lane ends with its slowest tests (what a shorter make test would start from).
 DURATIONS = --durations=15 --durations-min=20
-TEST_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+# Every Python process a test starts prints its threads' stacks if it dies of a fatal signal
+# (PYTHONFAULTHANDLER): a crash in a C library otherwise leaves only an exit status of -11.
+TEST_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONFAULTHANDLER=1
 BULK     := nice -n 5
 # Prints a pass's wall time, exit status and the load average: $(call report,<what>)
 report = echo "$(1): $$(( $$(date +%s) - start )) s, exit $$status, load $$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -15,6 +15,7 @@ where a full disk gives ENOSPC).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 import random
 import resource
@@ -22,6 +23,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 import distributed
@@ -326,6 +328,36 @@ def test_single_run_stopped_at_random_points(material, tmp_path, sig):
             assert hidden_free(tmp_path), 'an interrupted run removes its hidden directory'
     stop_at_random_points(['analyze-bag', bag, '--config', cfg, *ARGS, '--out'], tmp_path, sig,
                           check)
+
+
+#: what a bag command's process (and a local cluster's worker) gives Arrow to allocate with
+POOL_PROBE = """
+import sys
+import {entry}
+import distributed, pyarrow
+print(pyarrow.default_memory_pool().backend_name)
+if sys.argv[1] == 'cluster':
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host='127.0.0.1',
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        for name in client.run(lambda: __import__('pyarrow').default_memory_pool().backend_name).values():
+            print(name)
+"""
+
+
+@pytest.mark.parametrize('entry', ['wrench_distribution.cli', 'wrench_distribution.bag.command'])
+@pytest.mark.parametrize('chosen', [None, 'mimalloc', 'jemalloc'])
+def test_bag_commands_give_arrow_the_system_allocator_unless_the_user_chose_one(entry, chosen):
+    """The entry points of ``analyze-bag`` set Arrow's allocator before pyarrow allocates."""
+    from ros_harness import REPO
+    env = {k: v for k, v in os.environ.items() if k != 'ARROW_DEFAULT_MEMORY_POOL'}
+    if chosen is not None:
+        env['ARROW_DEFAULT_MEMORY_POOL'] = chosen
+    where = 'cluster' if chosen is None and entry.endswith('cli') else 'process'
+    proc = subprocess.run([sys.executable, '-c', POOL_PROBE.format(entry=entry), where], env=env,
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    expected = [chosen or 'system'] * (2 if where == 'cluster' else 1)
+    assert proc.stdout.split() == expected, proc.stdout
 
 
 @pytest.fixture(scope='module')

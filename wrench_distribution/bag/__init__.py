@@ -7,6 +7,15 @@ chunks with the core's ``LoadDistributor.analyze_batch`` and writes ``samples.pa
 ``summary.json``, plots and a PlotJuggler layout. Nothing here imports ROS except
 :mod:`.player`.
 """
+import os
+
 from .errors import BagError
+
+# Arrow's allocator: the system's, unless the user chose one (the variable is read when pyarrow
+# first allocates; a local Dask cluster's workers inherit it). ``samples.parquet`` is written by
+# a thread that ends before the run does, and the mimalloc bundled with pyarrow 24 and later has
+# open crash reports on threads that start and end (apache/arrow#50908). The system allocator
+# costs a run at most 4 % here (docs/benchmarks.md, "Arrow's allocator").
+os.environ.setdefault('ARROW_DEFAULT_MEMORY_POOL', 'system')
 
 __all__ = ['BagError']
