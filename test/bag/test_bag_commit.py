@@ -27,6 +27,7 @@ import sys
 import time
 
 import distributed
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from test_bag_offline import run_cli
@@ -345,7 +346,7 @@ if sys.argv[1] == 'cluster':
 
 
 @pytest.mark.parametrize('entry', ['wrench_distribution.cli', 'wrench_distribution.bag.command'])
-@pytest.mark.parametrize('chosen', [None, 'mimalloc', 'jemalloc'])
+@pytest.mark.parametrize('chosen', [None] + [name for name in pa.supported_memory_backends() if name != 'system'])
 def test_bag_commands_give_arrow_the_system_allocator_unless_the_user_chose_one(entry, chosen):
     """The entry points of ``analyze-bag`` set Arrow's allocator before pyarrow allocates."""
     from ros_harness import REPO
