@@ -72,12 +72,15 @@ venv: $(DEMO_STAMP)
 venv-test: $(TEST_STAMP)
 venv-jazzy: $(JAZZY_STAMP)
 
+# The last step of each environment compiles the core's kernels into numba's cache (next to the
+# modules): the first tests, nodes and commands then load them instead of compiling (seconds each).
 $(DEMO_STAMP): requirements.txt requirements-ros.txt requirements-sim.txt requirements-bags.txt setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install $(PIP_QUIET) --upgrade pip
 	$(PY) -m pip install $(PIP_QUIET) -r requirements.txt -r requirements-ros.txt \
 	    -r requirements-sim.txt -r requirements-bags.txt setuptools wheel
 	$(PY) -m pip install $(PIP_QUIET) --no-deps --no-build-isolation -e .
+	$(PY) -c 'from wrench_distribution.core.compiled import warm; warm()'
 	touch $@
 
 $(TEST_STAMP): $(DEMO_STAMP) requirements-bags.txt requirements-test.txt requirements-sim.txt
@@ -91,6 +94,7 @@ $(JAZZY_STAMP): requirements.txt requirements-bags.txt requirements-ros-jazzy.tx
 	$(JPY) -m pip install $(PIP_QUIET) -r requirements.txt -r requirements-bags.txt \
 	    -r requirements-ros-jazzy.txt -r requirements-test.txt -r requirements-sim.txt setuptools wheel
 	$(JPY) -m pip install $(PIP_QUIET) --no-deps --no-build-isolation -e .
+	$(JPY) -c 'from wrench_distribution.core.compiled import warm; warm()'
 	touch $@
 
 # Both distributions at once: their parallel passes (each printed whole when it ends), then

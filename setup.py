@@ -18,10 +18,10 @@ setup(
         ('share/' + package_name + '/config/security', glob('config/security/*.policy.xml')),
         ('share/' + package_name + '/examples', glob('examples/*.yaml')),
     ],
-    install_requires=['setuptools', 'numpy', 'scipy', 'pyyaml'],
+    install_requires=['setuptools', 'numpy', 'scipy', 'numba', 'pyyaml'],
     # the simulator's arms with joints (dual_arm_joints): requirements-sim.txt
     extras_require={'sim': ['pin==4.1.0', 'example-robot-data==6.0.0']},
-    zip_safe=True,
+    zip_safe=False,  # numba keeps its compiled kernels next to the modules
     maintainer='wrench_distribution developers',
     maintainer_email='wrench-distribution@users.noreply.github.com',
     description=(

@@ -10,8 +10,9 @@ from typing import Optional, Tuple
 
 import numpy as np
 
+from .compiled import kernel
 from .options import COLLINEAR_RATIO, RANK_TOLERANCE, TORQUE_REGULARISATION
-from .spatial import skew, SKEW_MAP
+from .spatial import skew
 
 #: Relative eigenvalue below which a direction of an inertia counts as absent (the square of
 #: the unit-consistent rank tolerance of the grasp matrix, so both agree).
@@ -57,9 +58,20 @@ class GraspLayout:
 
     def matrix(self, r: np.ndarray) -> np.ndarray:
         """``G`` (6, 6n) of contacts at ``r`` (n, 3), relative to the centre of mass: the template and ``S(r_i)``."""
-        grasp = self.template.copy()
-        grasp[3:].reshape(3, -1, 6)[:, :, :3] = skew(r).transpose(1, 0, 2)
-        return grasp
+        return _with_levers(self.template, r)
+
+
+@kernel
+def _with_levers(template: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Return a copy of ``G``'s template (6, 6n) with ``S(r_i)`` in the torque rows of each contact's force columns."""
+    grasp = template.copy()
+    for i in range(r.shape[0]):
+        x, y, z = r[i, 0], r[i, 1], r[i, 2]
+        column = 6 * i
+        grasp[3, column + 1], grasp[3, column + 2] = -z, y
+        grasp[4, column], grasp[4, column + 2] = z, -x
+        grasp[5, column], grasp[5, column + 1] = -y, x
+    return grasp
 
 
 @lru_cache(maxsize=64)
@@ -185,122 +197,183 @@ def virtual_inertias(masses: np.ndarray, r: np.ndarray, rigid: Optional[np.ndarr
     """
     count = len(totals)
     com, offsets, moments, j_force, k = _force_inertias(masses, r, totals)
-    k_list = k.tolist()
-    if min(k_list) > 0:
+    if min(k.tolist()) > 0:
         length = np.sqrt(k / totals)
-        references = [max(a, b) for a, b in zip(k_list, spreads2.tolist())]
+        references = np.maximum(k, spreads2)
     else:
         # every mass at one point: the fallback length is the RMS distance from the centre of mass
         members = masses > 0
         spreads = np.sqrt(members @ np.einsum('ij,ij->i', r, r) / members.sum(axis=1))
         length = np.where(k > 0, np.sqrt(k / totals), np.where(spreads > 0, spreads, 1.0))
         k_ref = np.maximum(k, spreads2)
-        references = np.where(k_ref > 0, k_ref, totals * length ** 2).tolist()
+        references = np.where(k_ref > 0, k_ref, totals * length ** 2)
     regulariser, collinear = np.zeros((count, 3, 3)), np.zeros(count, bool)
-    # the shift to the virtual centre multiplies the rounding of A^-1 by |c~| / l: only near it
-    inverse = _clear_inverses(j_force, k_list, references) if all(
-        x * x + y * y + z * z <= _NEAR * spread / total
-        for (x, y, z), spread, total in zip(com.tolist(), k_list, totals.tolist())) else None
-    if inverse is not None:                           # no regulariser, nothing to fade
+    inverse, clear = _clear_inverses(com, j_force, k, totals, references)
+    if clear:                                         # no regulariser, nothing to fade
         return VirtualInertia(masses, com, offsets, j_force, length, regulariser, collinear, inverse, inverse,
                               totals, moments)
-    # One eigendecomposition serves K, A = J_f + K and the fade: they share J_f's eigenvectors.
-    values, vectors = np.linalg.eigh(j_force)
-    transposed = vectors.transpose(0, 2, 1)
-    a_values = values
-    lowest = values[:, 0].tolist()                                    # eigenvalues ascend
-    # the ramp below is 0 unless the smallest eigenvalue of some subset is under COLLINEAR_RATIO k_ref
-    if rigid is not None and any(1.0 - low / (reference * COLLINEAR_RATIO) > 0.0
-                                 for low, reference in zip(lowest, references)) and rigid.any():
-        # K = k g(J_f / k): a contact-torque inertia only where J_f is (nearly) singular,
-        # continuous as a matrix function of J_f (docs/theory.md, section 4.2); the reference is
-        # the larger of k and the unweighted spread so a floored mass cannot make it steep.
-        k_ref = np.array(references)[:, None]
-        ramp = (presence * rigid.any(axis=1))[:, None] * TORQUE_REGULARISATION * \
-            np.maximum(1.0 - values / (k_ref * COLLINEAR_RATIO), 0.0) ** 2
-        collinear = ramp.max(axis=1) > 0
-        if collinear.any():
-            a_values = values + k_ref * ramp
-            regulariser = (vectors * (k_ref * ramp)[:, None, :]) @ transposed
-            lowest = a_values[:, 0].tolist()
-    regular = all(low > EIGEN_CUTOFF * reference for low, reference in zip(lowest, references))
-    if regular and a_values is values:
-        a_pinv = force_pinv = (vectors * (1.0 / values)[:, None, :]) @ transposed
-    else:
-        a_pinv, force_pinv = _faded_inverses(values, vectors, a_values, EIGEN_CUTOFF * np.array(references)[:, None],
-                                             regular)
+    carriers = np.zeros(count, bool) if rigid is None else rigid.any(axis=1)
+    regulariser, collinear, a_pinv, force_pinv = _eigen_inverses(
+        j_force, references, carriers, presence * np.ones(count))
     return VirtualInertia(masses, com, offsets, j_force, length, regulariser, collinear, a_pinv, force_pinv, totals,
                           moments)
 
 
-def _clear_inverses(j_force: np.ndarray, k: list, references: list) -> Optional[np.ndarray]:
-    """Return ``J_f^-1`` (V, 3, 3) by cofactors where every ``J_f`` is far from singular, else None.
+@kernel
+def _eigen_inverses(j_force: np.ndarray, references: np.ndarray, carriers: np.ndarray,
+                    presence: np.ndarray) -> Tuple[np.ndarray, ...]:
+    """Return ``K``, the collinear flags, ``A^+`` and the faded ``A^+`` of V force inertias (compiled).
+
+    One eigendecomposition of ``J_f`` serves ``K``, ``A = J_f + K`` and the fade: they share its
+    eigenvectors. ``K = k g(J_f / k)``, a contact-torque inertia only where ``J_f`` is (nearly)
+    singular, continuous as a matrix function of ``J_f`` (docs/theory.md, section 4.2); it is added
+    only where some subset with a rigid contact (``carriers``) has its smallest eigenvalue under
+    ``COLLINEAR_RATIO k_ref``, scaled by ``presence`` (``P`` of section 16.2). ``A^+`` is zero where
+    ``A`` vanishes. Forces act on rotations through ``J_f`` only: the faded inverse fades out the
+    directions where ``J_f`` vanishes (exactly collinear contacts) so that ``A^-1`` cannot amplify
+    round-off there; a ramp from 0 to 1 over the eigenvalues ``[0, EIGEN_CUTOFF k_ref]``, not a
+    cut, so the commands stay continuous where contacts leave their line (the resultant's change,
+    below ``EIGEN_CUTOFF / TORQUE_REGULARISATION``, is taken back by the refinement of ``G_M+``).
+
+    :param j_force: (V, 3, 3) the force inertias.
+    :param references: (V,) ``k_ref``: the larger of ``k`` and the unweighted spread (so that a
+        floored mass cannot make the ramp steep).
+    :param carriers: (V,) whether each subset has a rigid contact.
+    :param presence: (V,) the factors of the regulariser.
+    :return: ``(regulariser, collinear, a_pinv, force_pinv)``, (V, 3, 3), (V,), (V, 3, 3), (V, 3, 3).
+    """
+    count = j_force.shape[0]
+    values, vectors = np.empty((count, 3)), np.empty((count, 3, 3))
+    steep, carried = False, False
+    for v in range(count):
+        eigenvalues, eigenvectors = np.linalg.eigh(j_force[v])          # ascending
+        values[v], vectors[v] = eigenvalues, eigenvectors
+        steep = steep or 1.0 - values[v, 0] / (references[v] * COLLINEAR_RATIO) > 0.0
+        carried = carried or carriers[v]
+    a_values, regulariser, collinear = values.copy(), np.zeros((count, 3, 3)), np.zeros(count, np.bool_)
+    ramp = np.zeros((count, 3))
+    if steep and carried:
+        for v in range(count):
+            for e in range(3):
+                gap = max(1.0 - values[v, e] / (references[v] * COLLINEAR_RATIO), 0.0)
+                ramp[v, e] = presence[v] * carriers[v] * TORQUE_REGULARISATION * gap ** 2
+                collinear[v] = collinear[v] or ramp[v, e] > 0.0
+    regularised = collinear.any()
+    if regularised:
+        for v in range(count):
+            for e in range(3):
+                a_values[v, e] = values[v, e] + references[v] * ramp[v, e]
+        regulariser = _spectral(vectors, references[:, None] * ramp)
+    regular, faded = True, False
+    for v in range(count):
+        regular = regular and a_values[v, 0] > EIGEN_CUTOFF * references[v]
+        faded = faded or not values[v, 0] >= EIGEN_CUTOFF * references[v]
+    if regular and not regularised:
+        a_pinv = _spectral(vectors, 1.0 / values)
+        return regulariser, collinear, a_pinv, a_pinv
+    a_inverse, faded_inverse = np.zeros((count, 3)), np.zeros((count, 3))
+    for v in range(count):
+        cutoff = EIGEN_CUTOFF * references[v]
+        for e in range(3):
+            if regular or a_values[v, e] > cutoff:
+                a_inverse[v, e] = 1.0 / a_values[v, e]
+            faded_inverse[v, e] = min(max(values[v, e] / cutoff, 0.0), 1.0) ** 2 * a_inverse[v, e]
+    a_pinv = _spectral(vectors, a_inverse)
+    return regulariser, collinear, a_pinv, _spectral(vectors, faded_inverse) if faded else a_pinv
+
+
+@kernel
+def _spectral(vectors: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Return ``U diag(values) U^T`` (V, 3, 3) of eigenvectors ``U`` (V, 3, 3) and values (V, 3) (compiled)."""
+    result = np.empty(vectors.shape)
+    for v in range(vectors.shape[0]):
+        for a in range(3):
+            for b in range(3):
+                total = 0.0
+                for e in range(3):
+                    total += vectors[v, a, e] * values[v, e] * vectors[v, b, e]
+                result[v, a, b] = total
+    return result
+
+
+@kernel
+def _clear_inverses(com: np.ndarray, j_force: np.ndarray, k: np.ndarray, totals: np.ndarray,
+                    references: np.ndarray) -> Tuple[np.ndarray, bool]:
+    """Return ``J_f^-1`` (V, 3, 3) by cofactors, and whether every ``J_f`` is clear of singular (compiled).
 
     With ``tr J_f = 2k``, the two larger eigenvalues multiply to at most ``k^2``, so ``det / k^2``
     bounds the smallest from below: at ``2 COLLINEAR_RATIO k_ref`` and above, section 4.2 adds no
     regulariser, ``J_f`` is regular and conditioned to about 100, and its inverse is the one of its
-    eigendecomposition to rounding. ``J_f`` is read from its lower triangle, as ``eigh`` reads it.
+    eigendecomposition to rounding. The shift to the virtual centre multiplies the rounding of
+    ``A^-1`` by ``|c~| / l``, so cofactors serve only where every ``c~`` is near the centre of mass
+    (:data:`_NEAR`). ``J_f`` is read from its lower triangle, as ``eigh`` reads it.
 
+    :param com: (V, 3) the virtual centres.
     :param j_force: (V, 3, 3) the force inertias.
     :param k: (V,) ``tr J_f / 2``.
+    :param totals: (V,) the sums of the masses.
     :param references: (V,) ``k_ref``.
-    :return: the inverses, or None.
+    :return: the inverses (unfinished where the second value is False) and whether all are clear.
     """
-    inverses = []
-    entries = j_force.reshape(-1, 9).tolist()
-    for (x0, _, _, x3, x4, _, x6, x7, x8), half_trace, reference in zip(entries, k, references):
+    inverses = np.empty((j_force.shape[0], 3, 3))
+    for v in range(j_force.shape[0]):
+        x, y, z = com[v, 0], com[v, 1], com[v, 2]
+        if not x * x + y * y + z * z <= _NEAR * k[v] / totals[v]:
+            return inverses, False
+    for v in range(j_force.shape[0]):
+        x0, x3, x4 = j_force[v, 0, 0], j_force[v, 1, 0], j_force[v, 1, 1]
+        x6, x7, x8 = j_force[v, 2, 0], j_force[v, 2, 1], j_force[v, 2, 2]
         c00, c01, c02 = x4 * x8 - x7 * x7, x6 * x7 - x3 * x8, x3 * x7 - x4 * x6
         determinant = x0 * c00 + x3 * c01 + x6 * c02
+        half_trace = k[v]
         # (NaN, an overflow or an underflow fail too)
-        if not (determinant > 0.0 < half_trace
-                and determinant / half_trace / half_trace >= 2.0 * COLLINEAR_RATIO * reference):
-            return None
+        if not (determinant > 0.0 and half_trace > 0.0
+                and determinant / half_trace / half_trace >= 2.0 * COLLINEAR_RATIO * references[v]):
+            return inverses, False
         c11, c12, c22 = x0 * x8 - x6 * x6, x3 * x6 - x0 * x7, x0 * x4 - x3 * x3
-        inverses.append([[c00 / determinant, c01 / determinant, c02 / determinant],
-                         [c01 / determinant, c11 / determinant, c12 / determinant],
-                         [c02 / determinant, c12 / determinant, c22 / determinant]])
-    return np.array(inverses)
+        inverses[v, 0, 0], inverses[v, 0, 1], inverses[v, 0, 2] = c00 / determinant, c01 / determinant, \
+            c02 / determinant
+        inverses[v, 1, 0], inverses[v, 1, 1], inverses[v, 1, 2] = c01 / determinant, c11 / determinant, \
+            c12 / determinant
+        inverses[v, 2, 0], inverses[v, 2, 1], inverses[v, 2, 2] = c02 / determinant, c12 / determinant, \
+            c22 / determinant
+    return inverses, True
 
 
+@kernel
 def _force_inertias(masses: np.ndarray, r: np.ndarray, totals: np.ndarray) -> Tuple[np.ndarray, ...]:
     """Return the virtual centres (V, 3), offsets ``d`` and ``m d`` (V, n, 3), ``J_f`` (V, 3, 3) and ``sum m |d|^2``."""
-    total_column = totals[:, None]
-    com = masses.dot(r)
-    com /= total_column
-    offsets = r - com[:, None, :]
-    # sum m_i d_i = 0 to rounding of d, not of r (far CoM)
-    offsets -= (masses[:, None, :] @ offsets) / total_column[:, :, None]
-    moments = offsets * masses[:, :, None]
-    outer = moments.transpose(0, 2, 1) @ offsets
-    k = outer.trace(axis1=1, axis2=2)                                 # sum m |d|^2 = tr(J_f) / 2
-    j_force = k[:, None, None] * _EYE3
-    j_force -= outer
+    count, n = masses.shape
+    com, k = np.empty((count, 3)), np.empty(count)
+    offsets, moments, j_force = np.empty((count, n, 3)), np.empty((count, n, 3)), np.empty((count, 3, 3))
+    for v in range(count):
+        for a in range(3):
+            first = 0.0
+            for i in range(n):
+                first += masses[v, i] * r[i, a]
+            com[v, a] = first / totals[v]
+            for i in range(n):
+                offsets[v, i, a] = r[i, a] - com[v, a]
+            # sum m_i d_i = 0 to rounding of d, not of r (far CoM)
+            residual = 0.0
+            for i in range(n):
+                residual += masses[v, i] * offsets[v, i, a]
+            residual /= totals[v]
+            for i in range(n):
+                offsets[v, i, a] -= residual
+                moments[v, i, a] = offsets[v, i, a] * masses[v, i]
+        half_trace = 0.0                                               # sum m |d|^2 = tr(J_f) / 2
+        for a in range(3):
+            for b in range(3):
+                outer = 0.0
+                for i in range(n):
+                    outer += moments[v, i, a] * offsets[v, i, b]
+                j_force[v, a, b] = -outer
+            half_trace -= j_force[v, a, a]
+        k[v] = half_trace
+        for a in range(3):
+            j_force[v, a, a] += half_trace
     return com, offsets, moments, j_force, k
-
-
-def _faded_inverses(values: np.ndarray, vectors: np.ndarray, a_values: np.ndarray, cutoff: np.ndarray,
-                    regular: bool) -> Tuple[np.ndarray, np.ndarray]:
-    """Return ``A^+`` (V, 3, 3), zero where ``A`` vanishes, and the one faded where ``J_f`` does.
-
-    :param values: (V, 3) eigenvalues of ``J_f``, ascending.
-    :param vectors: (V, 3, 3) its eigenvectors.
-    :param a_values: (V, 3) eigenvalues of ``A = J_f + K``.
-    :param cutoff: (V, 1) eigenvalues at most this count as absent.
-    :param regular: every eigenvalue of ``A`` is above the cutoff.
-    :return: ``(a_pinv, force_pinv)``.
-    """
-    transposed = vectors.transpose(0, 2, 1)
-    a_inverse = 1.0 / a_values if regular else \
-        np.where(a_values > cutoff, 1.0 / np.where(a_values > cutoff, a_values, 1.0), 0.0)
-    a_pinv = (vectors * a_inverse[:, None, :]) @ transposed
-    # Forces act on rotations through J_f only: fade out the directions where J_f vanishes (exactly
-    # collinear contacts) so that A^-1 cannot amplify round-off there; a ramp from 0 to 1 over the
-    # eigenvalues [0, EIGEN_CUTOFF k_ref], not a cut, so the commands stay continuous where
-    # contacts leave their line (the resultant's change, below EIGEN_CUTOFF / TORQUE_REGULARISATION,
-    # is taken back by the refinement of G_M+).
-    force_pinv = a_pinv if (a_values is values and regular) or bool((values[:, :1] >= cutoff).all()) else \
-        (vectors * (np.minimum(np.maximum(values / cutoff, 0.0), 1.0) ** 2 * a_inverse)[:, None, :]) @ transposed
-    return a_pinv, force_pinv
 
 
 def to_virtual_com(com: np.ndarray) -> np.ndarray:
@@ -336,22 +409,53 @@ def pseudo_inverses(inertia: VirtualInertia, shares: np.ndarray, weights: np.nda
         None without a rigid contact.
     :return: object axes, about each contact.
     """
-    count, n = inertia.masses.shape
-    masses = inertia.masses
-    core = np.zeros((count, n, 6, 6))
-    core.reshape(count, n, 36)[:, :, 0:15:7] = (masses / inertia.total[:, None])[:, :, None]   # (m_j / M) I
-    # -(1 - s) m_j S(d_j) A^-1 (faded), S linear in d_j
-    if inertia.moments is not None and not any(shares.tolist()):
-        levers = np.negative(inertia.moments)
-    else:
-        levers = inertia.offsets * ((shares - 1.0)[:, None] * masses)[:, :, None]
-    np.matmul((levers @ SKEW_MAP).reshape(count, n, 3, 3), inertia.force_pinv[:, None, :, :], out=core[:, :, :3, 3:])
-    if weights is not None and weights.any():
-        torque = (shares[:, None, None] * inertia.j_force + inertia.regulariser) @ inertia.a_pinv
-        core[:, :, 3:, 3:] = weights[:, :, None, None] * torque[:, None, :, :]
-    core = core.reshape(count, 6 * n, 6)
-    # about the virtual CoM: core @ to_virtual_com(c~)
-    core[:, :, :3] -= core[:, :, 3:] @ inertia.com.dot(SKEW_MAP).reshape(count, 3, 3)
+    with_torques = weights is not None and bool(weights.any())
+    return _pseudo_inverses(inertia.masses, inertia.total, inertia.offsets, np.asarray(shares, dtype=float),
+                            inertia.force_pinv, inertia.j_force, inertia.regulariser, inertia.a_pinv,
+                            weights if with_torques else _NO_WEIGHTS, with_torques, inertia.com)
+
+
+_NO_WEIGHTS = np.zeros((0, 0))
+
+
+@kernel
+def _pseudo_inverses(masses: np.ndarray, totals: np.ndarray, offsets: np.ndarray, shares: np.ndarray,
+                     force_pinv: np.ndarray, j_force: np.ndarray, regulariser: np.ndarray, a_pinv: np.ndarray,
+                     weights: np.ndarray, with_torques: bool, com: np.ndarray) -> np.ndarray:
+    """Compute :func:`pseudo_inverses` (compiled): the blocks of each contact, about the virtual centre."""
+    count, n = masses.shape
+    core = np.zeros((count, 6 * n, 6))
+    torque = np.zeros((3, 3))
+    for v in range(count):
+        if with_torques:                                              # (s J_f + K) A^+
+            for a in range(3):
+                for c in range(3):
+                    total = 0.0
+                    for b in range(3):
+                        total += (shares[v] * j_force[v, a, b] + regulariser[v, a, b]) * a_pinv[v, b, c]
+                    torque[a, c] = total
+        cx, cy, cz = com[v, 0], com[v, 1], com[v, 2]
+        for j in range(n):
+            row = 6 * j
+            mass = masses[v, j]
+            for a in range(3):
+                core[v, row + a, a] = mass / totals[v]                # (m_j / M) I
+            # -(1 - s) m_j S(d_j) A^-1 (faded)
+            scale = (shares[v] - 1.0) * mass
+            x, y, z = offsets[v, j, 0] * scale, offsets[v, j, 1] * scale, offsets[v, j, 2] * scale
+            for c in range(3):
+                core[v, row, 3 + c] = -z * force_pinv[v, 1, c] + y * force_pinv[v, 2, c]
+                core[v, row + 1, 3 + c] = z * force_pinv[v, 0, c] - x * force_pinv[v, 2, c]
+                core[v, row + 2, 3 + c] = -y * force_pinv[v, 0, c] + x * force_pinv[v, 1, c]
+                if with_torques:
+                    for a in range(3):
+                        core[v, row + 3 + a, 3 + c] = weights[v, j] * torque[a, c]
+            # about the virtual CoM: the block times to_virtual_com(c~), i.e. forces -= torques S(c~)
+            for a in range(6):
+                t0, t1, t2 = core[v, row + a, 3], core[v, row + a, 4], core[v, row + a, 5]
+                core[v, row + a, 0] -= t1 * cz - t2 * cy
+                core[v, row + a, 1] -= t2 * cx - t0 * cz
+                core[v, row + a, 2] -= t0 * cy - t1 * cx
     return core
 
 

@@ -17,6 +17,7 @@ from typing import Callable, List, Optional, Tuple
 
 import numpy as np
 
+from .compiled import kernel
 from .contact_weights import rigid_presence, subset_mixture
 from .errors import InvalidInputError, UnrealisableWrenchError
 from .grasp import pseudo_inverses, virtual_inertia, virtual_inertias, VirtualInertia, wrench_scale
@@ -133,13 +134,8 @@ class SynthesisMaps:
     def __init__(self, g: ContactSet, subsets: SubsetMaps, probabilities: np.ndarray) -> None:
         self._g, self._subsets = g, subsets
         self._mixed = mixed = probabilities.size > 1 or g.in_transition
-        count, size = subsets.pseudo_inverse.shape[:2]
-        self.pseudo_inverse = probabilities.dot(subsets.pseudo_inverse.reshape(count, -1)).reshape(size, 6) if mixed \
-            else subsets.pseudo_inverse[0]
-        n = size // 6
-        # contact frames: R_i^T on the force and the torque rows of each contact
-        self.pseudo_inverse_contact = (np.swapaxes(g.rotations, 1, 2)[:, None] @ self.pseudo_inverse.reshape(n, 2, 3, 6)
-                                       ).reshape(size, 6)
+        self.pseudo_inverse, self.pseudo_inverse_contact = _mixed_maps(probabilities, subsets.pseudo_inverse,
+                                                                       g.rotations, mixed)
         # the first subset is the set itself (subset_mixture)
         self.rank = int(subsets.ranks[0])
         self.reference_length = float(subsets.lengths[0])
@@ -289,12 +285,12 @@ def subset_maps(g: ContactSet, masks: np.ndarray) -> SubsetMaps:
     :return: their maps.
     :raises InvalidInputError: on options a subset cannot take.
     """
-    geometry = SubsetGeometry.of(g.r, masks)
+    geometry = SubsetGeometry.of(g.r, masks, g.rigid if g.any_rigid else None)
     masses, explain_masses = subset_masses(g, geometry, g.options.virtual_masses)
     rigid, shares, weights = torque_parameters(g, masks)
     inertia = virtual_inertias(masses, g.r, rigid, geometry.counts, geometry.extents.sum(axis=1), 1.0)
     gm = pseudo_inverses(inertia, shares, weights)
-    ranks = geometry.ranks(g.rigid if g.any_rigid else None)
+    ranks = geometry.ranks
     reproduced = _refine(gm, g.grasp_matrix, ranks, check_scale(geometry.lengths[0], geometry.centroid[0]))
 
     def explain() -> Tuple[List[str], List[List[str]]]:
@@ -328,14 +324,62 @@ def _refine(gm: np.ndarray, grasp: np.ndarray, ranks: np.ndarray, scale: np.ndar
         for _ in range(2):
             gm[full] = gm[full] + gm[full] @ (_EYE6 - grasp @ gm[full])
         return False
-    excess = grasp @ gm                                                # G G_M+ - I, below
-    excess.reshape(-1, 36)[:, ::7] -= 1.0
+    excess, largest = _reproduction_excess(gm, grasp)
     # the scaled entries are those of G G_M+ - I times 1, l or 1 / l
-    if np.abs(excess).max() * max(scale[3], 1.0 / scale[3]) <= REPRODUCED:
+    if largest * max(scale[3], 1.0 / scale[3]) <= REPRODUCED:
         return True
     gm -= gm @ excess
     gm += gm @ (_EYE6 - grasp @ gm)
     return False
+
+
+@kernel
+def _mixed_maps(probabilities: np.ndarray, maps: np.ndarray, rotations: np.ndarray,
+                mixed: bool) -> Tuple[np.ndarray, np.ndarray]:
+    """Return ``G_M+`` (6n, 6), the subsets' maps mixed (eq. 16.1) or the first, and the same in the contact frames.
+
+    Compiled. The contact frames' map has ``R_i^T`` on the force and the torque rows of each contact.
+    """
+    size = maps.shape[1]
+    mixture, contact = np.empty((size, 6)), np.empty((size, 6))
+    for row in range(size):
+        for c in range(6):
+            if mixed:
+                total = 0.0
+                for v in range(maps.shape[0]):
+                    total += probabilities[v] * maps[v, row, c]
+                mixture[row, c] = total
+            else:
+                mixture[row, c] = maps[0, row, c]
+    for block in range(size // 3):
+        rotation = rotations[block // 2]
+        for a in range(3):
+            for c in range(6):
+                total = 0.0
+                for b in range(3):
+                    total += rotation[b, a] * mixture[3 * block + b, c]
+                contact[3 * block + a, c] = total
+    return mixture, contact
+
+
+@kernel
+def _reproduction_excess(gm: np.ndarray, grasp: np.ndarray) -> Tuple[np.ndarray, float]:
+    """Return ``G G_M+ - I`` (V, 6, 6) of every subset and its largest magnitude (NaN if one is NaN; compiled)."""
+    excess = np.empty((gm.shape[0], 6, 6))
+    largest = 0.0
+    for v in range(gm.shape[0]):
+        for a in range(6):
+            for c in range(6):
+                total = 0.0
+                for row in range(gm.shape[1]):
+                    total += grasp[a, row] * gm[v, row, c]
+                if a == c:
+                    total -= 1.0
+                excess[v, a, c] = total
+                magnitude = abs(total)
+                if magnitude > largest or magnitude != magnitude:
+                    largest = magnitude
+    return excess, largest
 
 
 def check_scale(length: float, lever: np.ndarray) -> np.ndarray:

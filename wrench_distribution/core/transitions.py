@@ -85,7 +85,7 @@ class WeightedDistributor:
         self._arrays = contacts
         self._all_live = all_live = count == self.n
         live_weights = weights if all_live else weights[live]
-        live_weights = None if live_weights.min() == 1.0 else live_weights
+        live_weights = None if min(live_weights.tolist()) == 1.0 else live_weights
         if previous is not None and (previous.live == live).all():
             #: The distributor of the contacts in the solve, with their weights.
             self.distributor = previous.distributor.moved(

@@ -10,6 +10,7 @@ from typing import NamedTuple, Optional, Tuple
 
 import numpy as np
 
+from .compiled import kernel
 from .options import FULL_INERTIA_RESIDUAL, HULL_REGULARISATION, HULL_TOLERANCE, MASS_FLOOR, RANK_TOLERANCE
 
 
@@ -109,32 +110,31 @@ class SubsetGeometry:
     :param spread: (V, n, 3) positions relative to the centroid (zero outside the subset).
     :param extents: (V, 3) squared extents ``sigma_k^2`` (eigenvalues of ``P P^T``), ascending.
     :param axes: (V, 3, 3) the principal directions ``u_k`` (columns).
-    :param terms: the :func:`mask_terms` of ``masks`` (None: looked up).
+    :param terms: the :func:`mask_terms` of ``masks``.
+    :param lengths: (V,) their reference lengths (:attr:`lengths`).
+    :param ranks: (V,) the ranks of their ``G`` (:attr:`ranks`).
     """
 
     def __init__(self, masks: np.ndarray, counts: np.ndarray, centroid: np.ndarray, spread: np.ndarray,
-                 extents: np.ndarray, axes: np.ndarray, terms: Optional[MaskTerms] = None) -> None:
+                 extents: np.ndarray, axes: np.ndarray, terms: MaskTerms, lengths: np.ndarray,
+                 ranks: np.ndarray) -> None:
         self.masks, self.counts, self.centroid, self.spread, self.extents, self.axes = \
             masks, counts, centroid, spread, extents, axes
-        self.terms = terms if terms is not None else mask_terms(masks)
-        self._lengths = self._ranks = None
+        self.terms, self._lengths, self._ranks = terms, lengths, ranks
 
     @staticmethod
-    def of(r: np.ndarray, masks: np.ndarray) -> 'SubsetGeometry':
+    def of(r: np.ndarray, masks: np.ndarray, rigid: Optional[np.ndarray] = None) -> 'SubsetGeometry':
         """Measure the subsets.
 
         :param r: (n, 3) contact positions relative to the centre of mass.
         :param masks: (V, n) the subsets.
+        :param rigid: (n,) rigid-contact mask, or None when no contact is rigid.
         :return: their geometry.
         """
         terms = mask_terms(masks)
-        centroid = terms.members.dot(r)
-        centroid /= terms.count_column
-        spread = r - centroid[:, None, :]
-        spread *= terms.member_column
-        extents, axes = np.linalg.eigh(spread.transpose(0, 2, 1) @ spread)
-        return SubsetGeometry(masks, terms.counts, centroid, spread, np.maximum(extents, 0.0, out=extents), axes,
-                              terms)
+        centroid, spread, extents, axes, lengths, ranks = _principal_extents(
+            np.asarray(r, dtype=float), terms.members, terms.counts, _NO_RIGID if rigid is None else rigid)
+        return SubsetGeometry(masks, terms.counts, centroid, spread, extents, axes, terms, lengths, ranks)
 
     @property
     def scale2(self) -> np.ndarray:
@@ -150,41 +150,24 @@ class SubsetGeometry:
         continuous and non-zero as the contacts come together; 1 (in the user's unit) when there
         is no length at all.
         """
-        if self._lengths is None:
-            self._measure()
         return self._lengths
 
-    def ranks(self, rigid: np.ndarray) -> np.ndarray:
+    @property
+    def ranks(self) -> np.ndarray:
         """Return the (V,) ranks of ``G``, decided on the contacts' own geometry (docs/theory.md, 6.1).
 
-        6 with a rigid contact (two rigid grasps a micrometre apart produce any wrench); with point
-        contacts only, the unit-consistent rank about the centroid, from the extents. About the
-        centroid, ``G G^T = diag(n I, tr(C) I - C)`` with ``C = sum p_i p_i^T`` (the cross terms
-        are ``S(sum p_i) = 0``): the singular values of ``G`` (positions over the reference
-        length) are ``sqrt(n)`` three times and ``sqrt(sum sigma^2 - sigma_k^2)``.
-
-        :param rigid: (n,) rigid-contact mask, or None when no contact is rigid.
-        :return: the ranks.
+        6 with a rigid contact (two rigid grasps a micrometre apart produce any wrench; the rigid
+        contacts are those given to :meth:`of`); with point contacts only, the unit-consistent rank
+        about the centroid, from the extents. About the centroid, ``G G^T = diag(n I, tr(C) I - C)``
+        with ``C = sum p_i p_i^T`` (the cross terms are ``S(sum p_i) = 0``): the singular values of
+        ``G`` (positions over the reference length) are ``sqrt(n)`` three times and
+        ``sqrt(sum sigma^2 - sigma_k^2)``.
         """
-        if self._ranks is None:
-            self._measure()
-        return self._ranks if rigid is None else np.where((self.masks @ rigid) > 0, 6, self._ranks)
+        return self._ranks
 
-    def _measure(self) -> None:
-        """Measure the reference lengths and point-contact ranks of every subset (plain floats: a few numbers each)."""
-        lengths, ranks = [], []
-        for (e0, e1, e2), (c0, c1, c2), count in zip(self.extents.tolist(), self.centroid.tolist(),
-                                                     self.counts.tolist()):
-            length = math.sqrt((e0 + e1 + e2) / count + 1e-6 * (c0 * c0 + c1 * c1 + c2 * c2))
-            length = length if length > 0.0 else 1.0
-            lengths.append(length)
-            square = length * length
-            # singular values of G over the length, beyond the three sqrt(count), descending
-            first = math.sqrt(max(e1 + e2, 0.0) / square)
-            bound = RANK_TOLERANCE * max(math.sqrt(count), first)
-            ranks.append(3 + (first > bound) + (math.sqrt(max(e0 + e2, 0.0) / square) > bound)
-                         + (math.sqrt(max(e0 + e1, 0.0) / square) > bound))
-        self._lengths, self._ranks = np.array(lengths), np.array(ranks)
+
+_NO_RIGID = np.zeros(0, bool)
+_NO_RIGID.setflags(write=False)
 
 
 def subset_reduced_masses(geometry: SubsetGeometry) -> np.ndarray:
@@ -197,23 +180,104 @@ def subset_reduced_masses(geometry: SubsetGeometry) -> np.ndarray:
     :param geometry: the subsets (positions relative to the centre of mass).
     :return: masses (V, n), zero outside each subset, summing to its size.
     """
-    extents, axes, terms = geometry.extents, geometry.axes, geometry.terms
-    along = (geometry.centroid[:, None, :] @ axes)[:, 0, :]                        # -o_k
-    denominator = np.maximum(extents, along * along)
+    return _reduced_masses(geometry.extents, geometry.axes, geometry.centroid, geometry.spread, geometry.terms.members,
+                           geometry.counts)
+
+
+@kernel
+def _principal_extents(r: np.ndarray, members: np.ndarray, counts: np.ndarray,
+                       rigid: np.ndarray) -> Tuple[np.ndarray, ...]:
+    """Return the centroids (V, 3), spreads (V, n, 3), squared extents (V, 3), axes (V, 3, 3), lengths and ranks.
+
+    Compiled. The extents are the eigenvalues of ``P P^T`` (clipped at 0, ascending), the axes its
+    eigenvectors; the lengths and the ranks (V,) are those of :attr:`SubsetGeometry.lengths` and
+    :attr:`SubsetGeometry.ranks` (``rigid``: (n,) rigid-contact mask, empty for none).
+    """
+    count, n = members.shape
+    centroid, spread = np.empty((count, 3)), np.empty((count, n, 3))
+    extents, axes = np.empty((count, 3)), np.empty((count, 3, 3))
+    lengths, ranks = np.empty(count), np.empty(count, dtype=np.int64)
+    scatter = np.empty((3, 3))
+    for v in range(count):
+        for a in range(3):
+            total = 0.0
+            for i in range(n):
+                total += members[v, i] * r[i, a]
+            centroid[v, a] = total / counts[v]
+            for i in range(n):
+                spread[v, i, a] = (r[i, a] - centroid[v, a]) * members[v, i]
+        for a in range(3):
+            for b in range(3):
+                total = 0.0
+                for i in range(n):
+                    total += spread[v, i, a] * spread[v, i, b]
+                scatter[a, b] = total
+        values, vectors = np.linalg.eigh(scatter)
+        for a in range(3):
+            extents[v, a] = max(values[a], 0.0)
+            for b in range(3):
+                axes[v, a, b] = vectors[a, b]
+        e0, e1, e2 = extents[v, 0], extents[v, 1], extents[v, 2]
+        c0, c1, c2 = centroid[v, 0], centroid[v, 1], centroid[v, 2]
+        length = math.sqrt((e0 + e1 + e2) / counts[v] + 1e-6 * (c0 * c0 + c1 * c1 + c2 * c2))
+        lengths[v] = length = length if length > 0.0 else 1.0
+        square = length * length
+        # singular values of G over the length, beyond the three sqrt(count), descending
+        first = math.sqrt(max(e1 + e2, 0.0) / square)
+        bound = RANK_TOLERANCE * max(math.sqrt(counts[v]), first)
+        ranks[v] = 3 + int(first > bound) + int(math.sqrt(max(e0 + e2, 0.0) / square) > bound) \
+            + int(math.sqrt(max(e0 + e1, 0.0) / square) > bound)
+        for i in range(rigid.size):
+            if rigid[i] and members[v, i] > 0.0:
+                ranks[v] = 6
+    return centroid, spread, extents, axes, lengths, ranks
+
+
+@kernel
+def _reduced_masses(extents: np.ndarray, axes: np.ndarray, centroid: np.ndarray, spread: np.ndarray,
+                    members: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Compute :func:`subset_reduced_masses` (compiled)."""
+    count, n = members.shape
+    along, denominator = np.empty((count, 3)), np.empty((count, 3))
     # extents ascend: mu_0 from the largest; a floor against 0 / 0 where there is no extent at all
     # (a floor at most the smallest extent of each subset changes nothing)
-    if not all(least >= HULL_REGULARISATION ** 2 * largest and least > 1e-300
-               for least, _, largest in extents.tolist()):
-        np.maximum(denominator, np.maximum(HULL_REGULARISATION ** 2 * extents[:, 2:], 1e-300), out=denominator)
-    masses = (geometry.spread @ (axes @ (along / denominator)[:, :, None]))[:, :, 0]
-    masses *= terms.count_column
-    masses = 1.0 - masses
-    if min(masses.ravel().tolist()) < MASS_FLOOR:        # the entries outside a subset are exactly 1
-        lowest = masses.min(axis=1)
-        low = lowest < MASS_FLOOR
-        shrink = np.where(low, (1.0 - MASS_FLOOR) / (1.0 - np.where(low, lowest, 0.0)), 1.0)
-        masses = 1.0 + shrink[:, None] * (masses - 1.0)
-    masses *= terms.members
+    floored = False
+    for v in range(count):
+        if not (extents[v, 0] >= HULL_REGULARISATION ** 2 * extents[v, 2] and extents[v, 0] > 1e-300):
+            floored = True
+    for v in range(count):
+        for k in range(3):
+            projection = 0.0                                              # -o_k
+            for a in range(3):
+                projection += centroid[v, a] * axes[v, a, k]
+            along[v, k] = projection
+            denominator[v, k] = max(extents[v, k], projection * projection)
+            if floored:
+                denominator[v, k] = max(denominator[v, k], max(HULL_REGULARISATION ** 2 * extents[v, 2], 1e-300))
+    masses = np.empty((count, n))
+    lowest_all = np.inf
+    for v in range(count):
+        direction = np.zeros(3)
+        for a in range(3):
+            for k in range(3):
+                direction[a] += axes[v, a, k] * (along[v, k] / denominator[v, k])
+        for i in range(n):
+            offset = 0.0
+            for a in range(3):
+                offset += spread[v, i, a] * direction[a]
+            masses[v, i] = 1.0 - offset * counts[v]
+            lowest_all = min(lowest_all, masses[v, i])
+    if lowest_all < MASS_FLOOR:                   # the entries outside a subset are exactly 1
+        for v in range(count):
+            lowest = np.inf
+            for i in range(n):
+                lowest = min(lowest, masses[v, i])
+            shrink = (1.0 - MASS_FLOOR) / (1.0 - lowest) if lowest < MASS_FLOOR else 1.0
+            for i in range(n):
+                masses[v, i] = 1.0 + shrink * (masses[v, i] - 1.0)
+    for v in range(count):
+        for i in range(n):
+            masses[v, i] *= members[v, i]
     return masses
 
 
