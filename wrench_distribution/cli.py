@@ -206,13 +206,21 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _import_libraries(words: List[str]) -> None:
-    """Import the libraries that start threads (numpy, and pyarrow for the bag subcommands)."""
+    """Import the libraries that start threads (numpy, pyarrow for the bag subcommands), load the kernels.
+
+    The core's compiled kernels are loaded from numba's cache here, with Ctrl-C held as for the
+    imports: a Ctrl-C that came while numba loads them (in a callback of its compiler) would print
+    a traceback beside the one line (:mod:`.bag.shell`). Not for ``--help``.
+    """
     import numpy  # noqa: F401
     if any(word in BAG_COMMANDS for word in words):
         try:
             import pyarrow.parquet  # noqa: F401
         except ImportError:  # said by the subcommand
             pass
+    if not {'-h', '--help'} & set(words):
+        from .core.compiled import warm
+        warm()
 
 
 def _run(argv: Optional[List[str]]) -> int:

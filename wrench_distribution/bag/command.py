@@ -202,7 +202,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog='wrench-distribution analyze-bag',
                                      description=__doc__.splitlines()[0])
     add_arguments(parser)
-    return shell.run(lambda: run(parser.parse_args(argv)), program=argv is None)
+    return shell.run(lambda: run(parser.parse_args(argv)), program=argv is None, prepare=_load_kernels)
+
+
+def _load_kernels() -> None:
+    """Load the core's compiled kernels with Ctrl-C held (as ``wrench-distribution`` does: :mod:`..cli`)."""
+    from ..core.compiled import warm
+    warm()
 
 
 if __name__ == '__main__':
