@@ -43,6 +43,13 @@ def test_a_kernel_compiles_without_a_cache_where_numba_has_nowhere_to_keep_one()
     assert compiled.kernel(lambda x: x / 0.0)(1.0) == math.inf
 
 
+def _placed(grasp) -> tuple:
+    """Return a drawn grasp's contacts, their arrays and their positions relative to the centre of mass."""
+    contacts, model, _, _, _, _ = grasp
+    arrays = ContactArrays.of(contacts)
+    return contacts, arrays, arrays.positions - model.com_array
+
+
 def _subset_masks(n: int, rng: np.random.Generator) -> np.ndarray:
     """Return the whole set and up to three random non-empty subsets of ``n`` contacts."""
     masks = [np.ones(n, bool)] + [rng.random(n) < 0.6 for _ in range(3)]
@@ -53,9 +60,7 @@ def _subset_masks(n: int, rng: np.random.Generator) -> np.ndarray:
 @given(weighted_grasps(), st.integers(0, 2 ** 32 - 1))
 def test_the_grasp_matrix_moves_each_contact_wrench_to_the_centre_of_mass(grasp, seed):
     """``G h`` is the sum of the forces and of ``r x f`` plus the rigid contacts' torques."""
-    contacts, model, _, _, _, _ = grasp
-    arrays = ContactArrays.of(contacts)
-    relative = arrays.positions - model.com_array
+    contacts, arrays, relative = _placed(grasp)
     layout = grasp_layout(arrays.types)
     wrenches = np.random.default_rng(seed).normal(size=(len(contacts), 6))
     expected = np.zeros(6)
@@ -69,9 +74,7 @@ def test_the_grasp_matrix_moves_each_contact_wrench_to_the_centre_of_mass(grasp,
 @given(weighted_grasps(), st.integers(0, 2 ** 32 - 1))
 def test_subset_geometry_is_the_subsets_centroid_extents_length_and_rank(grasp, seed):
     """Centroids, squared extents (eigenvalues of the scatter), reference lengths and ranks of ``G``."""
-    contacts, model, _, _, _, _ = grasp
-    arrays = ContactArrays.of(contacts)
-    relative = arrays.positions - model.com_array
+    contacts, arrays, relative = _placed(grasp)
     rigid = np.array([kind == 'rigid' for kind in arrays.types])
     masks = _subset_masks(len(contacts), np.random.default_rng(seed))
     geometry = SubsetGeometry.of(relative, masks, rigid if rigid.any() else None)
@@ -103,8 +106,7 @@ def test_subset_geometry_is_the_subsets_centroid_extents_length_and_rank(grasp, 
 @given(weighted_grasps(), st.integers(0, 2 ** 32 - 1))
 def test_force_inertia_is_its_definition(grasp, seed):
     """``c = sum m r / M``, ``d = r - c``, ``J_f = sum m (|d|^2 I - d d^T)`` and ``k = tr J_f / 2``."""
-    contacts, model, _, _, _, _ = grasp
-    relative = ContactArrays.of(contacts).positions - model.com_array
+    contacts, _, relative = _placed(grasp)
     rng = np.random.default_rng(seed)
     masses = rng.uniform(0.05, 2.0, size=(3, len(contacts))) * (rng.random((3, len(contacts))) < 0.8)
     masses[:, 0] += 0.1

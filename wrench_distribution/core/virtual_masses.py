@@ -66,12 +66,10 @@ def reduced_masses(positions: np.ndarray, com: np.ndarray) -> Tuple[np.ndarray, 
 
 
 class MaskTerms(NamedTuple):
-    """What V subsets (V, n) give every computation on them: sizes and float masks in useful shapes."""
+    """What V subsets (V, n) give every computation on them: their sizes and the masks as floats."""
 
     counts: np.ndarray
-    count_column: np.ndarray
     members: np.ndarray
-    member_column: np.ndarray
 
 
 _MASK_TERMS: dict = {}
@@ -81,14 +79,14 @@ def mask_terms(masks: np.ndarray) -> MaskTerms:
     """Return the :class:`MaskTerms` of subsets, kept for read-only masks (the shared ones of a weight pattern).
 
     :param masks: (V, n) booleans.
-    :return: the sizes (V,), (V, 1), and the masks as floats (V, n), (V, n, 1).
+    :return: the sizes (V,) and the masks as floats (V, n).
     """
     entry = _MASK_TERMS.get(id(masks))
     if entry is not None and entry[0] is masks:
         return entry[1]
     counts = masks.sum(axis=1, dtype=float)
     members = masks.astype(float)
-    terms = MaskTerms(counts, counts[:, None], members, members[:, :, None])
+    terms = MaskTerms(counts, members)
     for array in terms:
         array.setflags(write=False)
     if not masks.flags.writeable:
