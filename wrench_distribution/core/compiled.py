@@ -11,6 +11,7 @@ exception, and no reassociation (no ``fastmath``) changes the rounding of a sum.
 from typing import Callable
 
 import numba
+import numpy as np
 
 _OPTIONS = {'nogil': True, 'error_model': 'numpy'}
 
@@ -26,6 +27,25 @@ def kernel(function: Callable) -> Callable:
         return numba.njit(cache=True, **_OPTIONS)(function)
     except RuntimeError:                  # numba's "cannot cache function ...: no locator available"
         return numba.njit(**_OPTIONS)(function)
+
+
+@kernel
+def weighted_centres(weights: np.ndarray, r: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """Return the centres ``sum_i w_vi r_i / W_v`` (V, 3) of V weightings (V, n) of points ``r`` (n, 3) (compiled).
+
+    :param weights: (V, n) the weights (masses, or a subset's mask as floats).
+    :param r: (n, 3) the points.
+    :param totals: (V,) the divisors ``W_v`` (the weights' sums).
+    :return: the centres.
+    """
+    centres = np.empty((weights.shape[0], 3))
+    for v in range(weights.shape[0]):
+        for a in range(3):
+            total = 0.0
+            for i in range(r.shape[0]):
+                total += weights[v, i] * r[i, a]
+            centres[v, a] = total / totals[v]
+    return centres
 
 
 def warm() -> None:

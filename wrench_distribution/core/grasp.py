@@ -10,7 +10,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from .compiled import kernel
+from .compiled import kernel, weighted_centres
 from .options import COLLINEAR_RATIO, RANK_TOLERANCE, TORQUE_REGULARISATION
 from .spatial import skew
 
@@ -344,14 +344,10 @@ def _clear_inverses(com: np.ndarray, j_force: np.ndarray, k: np.ndarray, totals:
 def _force_inertias(masses: np.ndarray, r: np.ndarray, totals: np.ndarray) -> Tuple[np.ndarray, ...]:
     """Return the virtual centres (V, 3), offsets ``d`` and ``m d`` (V, n, 3), ``J_f`` (V, 3, 3) and ``sum m |d|^2``."""
     count, n = masses.shape
-    com, k = np.empty((count, 3)), np.empty(count)
+    com, k = weighted_centres(masses, r, totals), np.empty(count)
     offsets, moments, j_force = np.empty((count, n, 3)), np.empty((count, n, 3)), np.empty((count, 3, 3))
     for v in range(count):
         for a in range(3):
-            first = 0.0
-            for i in range(n):
-                first += masses[v, i] * r[i, a]
-            com[v, a] = first / totals[v]
             for i in range(n):
                 offsets[v, i, a] = r[i, a] - com[v, a]
             # sum m_i d_i = 0 to rounding of d, not of r (far CoM)

@@ -10,7 +10,7 @@ from typing import NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from .compiled import kernel
+from .compiled import kernel, weighted_centres
 from .options import FULL_INERTIA_RESIDUAL, HULL_REGULARISATION, HULL_TOLERANCE, MASS_FLOOR, RANK_TOLERANCE
 
 
@@ -192,16 +192,12 @@ def _principal_extents(r: np.ndarray, members: np.ndarray, counts: np.ndarray,
     :attr:`SubsetGeometry.ranks` (``rigid``: (n,) rigid-contact mask, empty for none).
     """
     count, n = members.shape
-    centroid, spread = np.empty((count, 3)), np.empty((count, n, 3))
+    centroid, spread = weighted_centres(members, r, counts), np.empty((count, n, 3))
     extents, axes = np.empty((count, 3)), np.empty((count, 3, 3))
     lengths, ranks = np.empty(count), np.empty(count, dtype=np.int64)
     scatter = np.empty((3, 3))
     for v in range(count):
         for a in range(3):
-            total = 0.0
-            for i in range(n):
-                total += members[v, i] * r[i, a]
-            centroid[v, a] = total / counts[v]
             for i in range(n):
                 spread[v, i, a] = (r[i, a] - centroid[v, a]) * members[v, i]
         for a in range(3):
