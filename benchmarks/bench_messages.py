@@ -96,7 +96,8 @@ def moving_loop(samples: int):
     ticks = []
     for _ in range(samples):
         stream.tick()
-        ticks.append((deepcopy(stream.poses), deepcopy(stream.weights) if stream.ticks % 500 == 1 else None))
+        ticks.append((serialize_message(stream.poses),  # the poses' subscription is raw, as the wrench's
+                      deepcopy(stream.weights) if stream.ticks % 500 == 1 else None))
     wrenches = [serialize_message(msg) for msg in wrench_messages(samples, '', 5)]
     callbacks = {sub.topic_name: sub.callback for sub in node.subscriptions}
     on_poses, on_weights, on_wrench = (callbacks[topic] for topic in (

@@ -27,7 +27,7 @@ from std_srvs.srv import Trigger
 
 from wrench_distribution.config import ANALYZER_PARAMS, changed_config
 from wrench_distribution.config.check import warn_findings
-from wrench_distribution.core.codec import encode_wrench_payload, InternalLoadPayloads, ns_to_seconds
+from wrench_distribution.core.codec import encode_wrench_payload, LabelledPayloads, ns_to_seconds
 from wrench_distribution.engine import AnalysisEngine, Drop, Step
 from wrench_distribution.engine.analysis import CONCERNS
 from wrench_distribution.engine.health import SETTLE_PERIOD_S
@@ -125,7 +125,7 @@ class AnalyzerNode(ManagedNode):
         self._obj_pub = publisher(WrenchStamped, topics.object_wrench, out_qos)
         self._obj_frame = config.object_frame
         self._il_pub = publisher(Float64MultiArray, topics.internal_load, out_qos)
-        self._il_payloads = InternalLoadPayloads([])  # published raw, as the wrenches
+        self._il_payloads = LabelledPayloads([])  # published raw, as the wrenches
         self._basis_names: List[str] = []
         self._internal_load_listeners: List[Callable] = []
 
@@ -146,7 +146,7 @@ class AnalyzerNode(ManagedNode):
 
     def _on_rebuild(self, basis_names: list) -> None:
         self._basis_names = list(basis_names)
-        self._il_payloads = InternalLoadPayloads(basis_names)
+        self._il_payloads = LabelledPayloads(basis_names)
         self._diag.basis(basis_names)
         self._diag.count('solver_builds')
 

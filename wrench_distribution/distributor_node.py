@@ -20,7 +20,7 @@ from visualization_msgs.msg import MarkerArray
 from wrench_distribution.config import changed_config, ConfigError, DISTRIBUTOR_PARAMS
 from wrench_distribution.config.check import warn_findings
 from wrench_distribution.config.safety import OPT_IN
-from wrench_distribution.core.codec import encode_wrench_payload, ns_to_seconds, ns_to_stamp
+from wrench_distribution.core.codec import encode_wrench_payload, LabelledPayloads, ns_to_seconds, ns_to_stamp
 from wrench_distribution.core.messages import parse_internal_load_msg, parse_measurement_msg
 from wrench_distribution.engine.distribution import CONCERNS, DistributionEngine
 from wrench_distribution.ros.contact_input import ContactInput
@@ -104,6 +104,7 @@ class DistributorNode(ManagedNode):
         self._weights_pub = self.create_lifecycle_publisher(
             Float64MultiArray, topic, reliable_qos(10)) if topic else None
         self._weights_sent: Optional[list] = None
+        self._weights_payloads = LabelledPayloads(config.effectors)  # published raw, as the commands
 
     def _stop(self) -> str:
         """Publish the engine's stop commands (deactivate, shutdown); return what they were."""
@@ -166,9 +167,7 @@ class DistributorNode(ManagedNode):
         weights = self._engine.contact_weights.tolist()
         if self._weights_pub is None or (weights == self._weights_sent and not always):
             return
-        msg = make_internal_load_msg(self._engine.names)  # labelled with every effector
-        msg.data = weights
-        self.deliver(self._weights_pub, msg)
+        self.deliver(self._weights_pub, self._weights_payloads.encode(weights, None))  # labelled with every effector
         self._weights_sent = weights
 
     def _on_measured(self, msg: Float64MultiArray) -> None:

@@ -473,6 +473,28 @@ def big_endian_wrench_payload(values, stamp_ns: int, frame: str) -> bytes:
     return b'\x00\x00\x00\x00' + body + struct.pack('>6d', *[float(v) for v in values])
 
 
+def big_endian_pose_array_payload(poses, stamp_ns: int, frame: str) -> bytes:
+    """Lay out a ``PoseArray`` in big-endian plain CDR by hand (an independent writer).
+
+    XCDR1: the pose count aligns to 4 bytes and the doubles to 8, from the end of the 4-byte
+    encapsulation header; no padding follows the count of an empty array.
+
+    :param poses: (m, 7) ``[x, y, z, qx, qy, qz, qw]``.
+    :param stamp_ns: header stamp in nanoseconds.
+    :param frame: header frame id.
+    :return: the payload, encapsulation header (``CDR_BE``) included.
+    """
+    import struct
+    sec, nanosec = divmod(int(stamp_ns), 1_000_000_000)
+    name = frame.encode() + b'\x00'
+    numbers = [float(v) for pose in poses for v in pose]
+    body = struct.pack('>iII', sec, nanosec, len(name)) + name
+    body += b'\x00' * (-len(body) % 4) + struct.pack('>I', len(numbers) // 7)
+    if numbers:
+        body += b'\x00' * (-len(body) % 8) + struct.pack(f'>{len(numbers)}d', *numbers)
+    return b'\x00\x00\x00\x00' + body
+
+
 def taken_in(outputs: list, stamp_ns: int) -> bool:
     """Tell whether a node has taken in its input stamped ``stamp_ns``.
 

@@ -372,19 +372,23 @@ def test_an_encoded_wrench_is_what_rclpy_reads(sec, nanosec, frame, values):
 @settings(max_examples=200, deadline=None)
 @given(names=st.lists(st.text(st.characters(blacklist_characters='\x00;', blacklist_categories=('Cs',)),
                               min_size=1, max_size=20), max_size=7),
-       health=st.text(st.characters(blacklist_characters='\x00', blacklist_categories=('Cs',)), max_size=90),
+       health=st.one_of(st.none(), st.text(st.characters(blacklist_characters='\x00', blacklist_categories=('Cs',)),
+                                           max_size=90)),
        values=st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=7))
-def test_an_encoded_internal_load_is_what_rclpy_reads(names, health, values):
-    """The measured internal load published raw, read by rclpy's own decoder, laid out as its serializer does."""
+def test_an_encoded_labelled_array_is_what_rclpy_reads(names, health, values):
+    """A labelled array published raw is what rclpy's own decoder reads, laid out as its serializer does.
+
+    The measured internal load with its health label, the actual contact weights without.
+    """
     from rclpy.serialization import deserialize_message, serialize_message
     from std_msgs.msg import Float64MultiArray
-    from wrench_distribution.core.codec import InternalLoadPayloads
-    payloads = InternalLoadPayloads(names)
-    payloads.encode([1.0] * 3, health + 'x')  # another label and count first: the formats follow
+    from wrench_distribution.core.codec import LabelledPayloads
+    payloads = LabelledPayloads(names)
+    payloads.encode([1.0] * 3, 'x' if health is None else None)  # another label and count first: the formats follow
     payload = payloads.encode(values, health)
     msg = deserialize_message(payload, Float64MultiArray)
     assert [(d.label, d.size, d.stride) for d in msg.layout.dim] == [
-        (';'.join(names), len(names), len(names)), (health, 1, 1)]
+        (';'.join(names), len(names), len(names))] + ([] if health is None else [(health, 1, 1)])
     assert msg.layout.data_offset == 0
     assert struct.pack(f'<{len(values)}d', *msg.data) == struct.pack(f'<{len(values)}d', *values)
     assert len(payload) == len(serialize_message(msg))  # the same layout, padding included

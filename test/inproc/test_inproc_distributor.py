@@ -7,6 +7,7 @@ naming the cause, a squeeze by topic is equal and opposite along the contact lin
 runtime parameters are validated before they are applied.
 """
 import math
+import struct
 import warnings
 
 from hypothesis import assume, given, settings, strategies as st
@@ -16,7 +17,7 @@ from scipy.spatial.transform import Rotation
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
 from inproc import InProcessNode, ros_context
-from ros_harness import big_endian_wrench_payload, stamped_wrench
+from ros_harness import big_endian_pose_array_payload, big_endian_wrench_payload, stamped_wrench
 from wrench_distribution.config import DISTRIBUTOR_PARAMS
 from wrench_distribution.core.codec import stamp_to_ns
 from wrench_distribution.core.messages import wrench_to_array
@@ -402,6 +403,51 @@ def test_contact_poses_by_topic_checked_then_used(ctx):
         n.deliver('contact_poses', pose_array(POSITIONS, QUATS))  # the same poses: solver reused
         send(n, desired)
         assert counters(n)['solver_builds'] == '1'
+
+
+@settings(max_examples=200, deadline=None)
+@given(frame=st.text(st.characters(blacklist_characters='\x00', blacklist_categories=('Cs',)), max_size=12),
+       numbers=st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=42),
+       stamp_ns=st.integers(0, 2**31 * 1_000_000_000 - 1))
+def test_a_pose_array_payload_decodes_as_rclpy_reads_it(frame, numbers, stamp_ns):
+    """The contact poses' raw decoder gives rclpy's deserialisation, for any frame id and count."""
+    from geometry_msgs.msg import Pose, PoseArray
+    from rclpy.serialization import deserialize_message, serialize_message
+    from wrench_distribution.core.codec import decode_pose_array_payload, ns_to_stamp
+    from wrench_distribution.ros.conversions import read_pose_array_payload
+    rows = np.reshape(numbers[:len(numbers) // 7 * 7], (-1, 7))
+    msg = PoseArray()
+    msg.header.frame_id, msg.header.stamp = frame, ns_to_stamp(stamp_ns, type(msg.header.stamp))
+    for x, y, z, qx, qy, qz, qw in rows.tolist():
+        pose = Pose()
+        pose.position.x, pose.position.y, pose.position.z = x, y, z
+        pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w = qx, qy, qz, qw
+        msg.poses.append(pose)
+    payload = serialize_message(msg)
+    stamp, frame_id, decoded = decode_pose_array_payload(payload)
+    assert (stamp, frame_id) == (stamp_ns, frame)
+    assert struct.pack(f'<{rows.size}d', *decoded) == struct.pack(f'<{rows.size}d', *rows.ravel())
+    for other in (payload, big_endian_pose_array_payload(rows, stamp_ns, frame)):  # the fallback too
+        back = deserialize_message(other, PoseArray)
+        stamp, frame_id, poses = read_pose_array_payload(other)
+        assert (stamp, frame_id, poses.shape) == (stamp_to_ns(back.header.stamp), back.header.frame_id, rows.shape)
+        assert poses.tobytes() == rows.tobytes()
+
+
+def test_contact_poses_in_either_byte_order_are_used_alike_and_garbage_is_refused(ctx):
+    desired = [1.0, 2.0, 3.0, 0.1, 0.2, 0.3]
+    poses = np.concatenate([POSITIONS, QUATS], axis=1)
+    with topic_node(ctx) as n:
+        for garbage in (b'', b'\x00\x01\x00\x00abc', b'\x00\x01\x00\x00' + bytes(range(60))):
+            n.deliver('contact_poses', garbage)
+            status = diagnose(n)['contacts']
+            assert level_of(status) == ERROR and 'not a PoseArray' in status.message, status.message
+            assert send(n, desired) is None
+        n.deliver('contact_poses', big_endian_pose_array_payload(poses, _STAMP[0], 'object'))
+        by_hand = send(n, desired)
+        np.testing.assert_allclose(resultant(by_hand), desired, atol=1e-9)
+        n.deliver('contact_poses', pose_array(POSITIONS, QUATS))  # little-endian, from rclpy
+        np.testing.assert_array_equal(send(n, desired), by_hand)
 
 
 def test_a_basis_change_is_reported_with_the_loop_off_and_no_prescription(ctx):

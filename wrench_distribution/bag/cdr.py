@@ -1,10 +1,10 @@
-"""Vectorised decoding of ``geometry_msgs/msg/WrenchStamped`` CDR payloads.
+"""Vectorised decoding of ``geometry_msgs/msg/WrenchStamped`` and ``PoseArray`` CDR payloads.
 
 Decoding four million wrenches one message at a time with a generic deserialiser
 costs tens of seconds; the layout of ``WrenchStamped`` is fixed except for the
-``frame_id`` string, so a batch of payloads is decoded with a few numpy gathers (the layout
-is :mod:`wrench_distribution.core.codec`'s, which also decodes one live payload for the
-analyzer). Payloads that are not little-endian plain CDR fall back to the typestore.
+``frame_id`` string, so a batch of payloads is decoded with a few numpy gathers (the layouts
+are :mod:`wrench_distribution.core.codec`'s, which also decodes one live payload for the
+nodes). Payloads that are not little-endian plain CDR fall back to the typestore.
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from wrench_distribution.core.codec import (CDR_LE, ns_from_parts, WRENCH_STAMPED_MIN_SIZE,
-                                            wrench_values_offset)
+from wrench_distribution.core.codec import (CDR_LE, ns_from_parts, pose_array_offsets, POSE_SIZE,
+                                            WRENCH_STAMPED_MIN_SIZE, wrench_values_offset)
 
 from .errors import BagError
 
@@ -170,11 +170,10 @@ def _pose_group(buf: np.ndarray) -> Optional[tuple]:
     if np.any(strlen != strlen[0]) or 16 + int(strlen[0]) + 4 > size:
         return None
     length = int(strlen[0])
-    count_at = 4 + ((12 + length + 3) // 4) * 4  # the sequence length aligns to 4
+    count_at, first = pose_array_offsets(length)
     count = buf[:, count_at:count_at + 4].copy().view('<u4')[:, 0].astype(np.int64)
-    first = 4 + ((count_at - 4 + 4 + 7) // 8) * 8  # the doubles align to 8
     m = int(count[0])
-    if np.any(count != m) or first + 56 * m != size:
+    if np.any(count != m) or first + POSE_SIZE * m != size:
         return None
     poses = buf[:, first:].copy().view('<f8').reshape(k, m, 7)
     frames = [bytes(r[16:16 + max(length - 1, 0)]).decode('utf-8', 'replace') for r in buf]

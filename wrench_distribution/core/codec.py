@@ -1,8 +1,9 @@
 """ROS-free codecs for message fields and outputs.
 
 Time stamps and the conversion between seconds and nanoseconds, ``;``-joined label lists,
-frame ids, numbers below the solver's resolution, and the CDR layout of a ``WrenchStamped``
-(the bag reader decodes it in batches, the analyzer one raw payload at a time).
+frame ids, numbers below the solver's resolution, and the CDR layouts of a ``WrenchStamped``
+and a ``PoseArray`` (the bag reader decodes them in batches, the nodes one raw payload at a
+time).
 
 They work on any object with ``sec`` and ``nanosec`` (rclpy and rosbags messages alike) and
 on plain strings, so nodes, bag tools, the command line and the simulator share one
@@ -26,7 +27,7 @@ LABEL_SEPARATOR = ';'
 CDR_LE = b'\x00\x01'
 #: Smallest ``WrenchStamped`` payload: header 4 + stamp 8 + strlen 4 + NUL 1 + pad + 6 doubles.
 WRENCH_STAMPED_MIN_SIZE = 4 + 8 + 4 + 1 + 3 + 48
-_WRENCH_HEADER = struct.Struct('<iII')  # stamp sec, nanosec, frame_id length (NUL included)
+_HEADER = struct.Struct('<iII')  # a Header: stamp sec, nanosec, frame_id length (NUL included)
 _WRENCH_VALUES = struct.Struct('<6d')  # force, torque
 
 #: Relative resolution of the solver's outputs: a number smaller than this times the largest
@@ -212,7 +213,7 @@ def encode_wrench_payload(stamp_ns: int, frame_id: str, values: Sequence[float])
     name = frame_id.encode()
     length = len(name) + 1  # the NUL
     padding = wrench_values_offset(length) - 16 - len(name)  # the NUL and the alignment
-    return b''.join((CDR_LE, b'\x00\x00', _WRENCH_HEADER.pack(sec, nanosec, length), name,
+    return b''.join((CDR_LE, b'\x00\x00', _HEADER.pack(sec, nanosec, length), name,
                      bytes(padding), _WRENCH_VALUES.pack(*values)))
 
 
@@ -227,7 +228,7 @@ def decode_wrench_payload(payload: bytes) -> Optional[tuple]:
     """
     if payload[:2] != CDR_LE or len(payload) < WRENCH_STAMPED_MIN_SIZE:
         return None
-    sec, nanosec, length = _WRENCH_HEADER.unpack_from(payload, 4)
+    sec, nanosec, length = _HEADER.unpack_from(payload, 4)
     offset = wrench_values_offset(length)
     if offset + 48 != len(payload) or (length and payload[15 + length] != 0):
         return None
@@ -240,6 +241,48 @@ def decode_wrench_payload(payload: bytes) -> Optional[tuple]:
 
 _UINT32 = struct.Struct('<I')
 _SIZE_STRIDE = struct.Struct('<II')
+#: Bytes of one ``Pose`` in a CDR payload: position and orientation, seven doubles.
+POSE_SIZE = 56
+
+
+def pose_array_offsets(frame_id_length: int) -> tuple:
+    """Offsets of the pose count and of the first pose in a ``PoseArray`` CDR payload.
+
+    The count aligns to 4 bytes and the doubles to 8, counted from the end of the 4-byte
+    encapsulation header.
+
+    :param frame_id_length: the string length field (NUL included).
+    :return: ``(count_offset, first_pose_offset)`` from the start of the payload.
+    """
+    count_offset = 4 + ((12 + frame_id_length + 3) // 4) * 4
+    return count_offset, 4 + ((count_offset + 7) // 8) * 8
+
+
+def decode_pose_array_payload(payload: bytes) -> Optional[tuple]:
+    """Decode one little-endian plain CDR ``PoseArray`` payload (a raw subscription's).
+
+    About 2 us at four poses, where rclpy's conversion into message objects costs about 30 us.
+
+    :param payload: the serialized message.
+    :return: ``(stamp_ns, frame_id, poses)`` with ``poses`` the 7 m numbers of the m poses, each
+        ``x, y, z, qx, qy, qz, qw``; or None when the payload is not little-endian plain CDR of
+        a ``PoseArray`` (decode it the generic way).
+    """
+    if payload[:2] != CDR_LE or len(payload) < 20:
+        return None
+    sec, nanosec, length = _HEADER.unpack_from(payload, 4)
+    count_offset, first = pose_array_offsets(length)
+    if count_offset + 4 > len(payload) or (length and payload[15 + length] != 0):
+        return None
+    count = _UINT32.unpack_from(payload, count_offset)[0]
+    if len(payload) != (first + POSE_SIZE * count if count else count_offset + 4):
+        return None
+    try:
+        frame_id = payload[16:15 + length].decode()  # empty for a length of 0 or 1
+    except UnicodeDecodeError:
+        return None
+    poses = struct.unpack_from(f'<{7 * count}d', payload, first) if count else ()
+    return ns_from_parts(sec, nanosec), frame_id, poses
 
 
 def multi_array_layout(dims: Sequence[tuple], data_offset: int = 0) -> bytes:
@@ -273,29 +316,33 @@ def float64_data(layout: bytes, count: int) -> struct.Struct:
     return struct.Struct(f'<I{-len(layout) % 8}x{count}d')
 
 
-class InternalLoadPayloads:
-    """The analyzer's measured internal load as raw payloads: the basis, then the read-out's health.
+class LabelledPayloads:
+    """A labelled array (``make_internal_load_msg``'s layout) as raw ``Float64MultiArray`` payloads.
 
-    The first layout dimension names the basis (as the nodes' ``make_internal_load_msg``), the second
-    (size 1, stride 1: the data's shape is unchanged) carries the health label of each sample.
-    About 0.5 us a payload, where filling the message and rclpy's conversion of it cost about
-    3 us more.
+    The first layout dimension names the values (an internal-load basis, the effectors); the
+    analyzer's measured internal load has a second one (size 1, stride 1: the data's shape is
+    unchanged) carrying the read-out's health label of each sample. About 0.5 us a payload,
+    where filling the message and rclpy's conversion of it cost about 3 us more.
 
-    :param basis_names: names of the internal-load basis, in order.
+    :param names: the names of the values, in order.
     """
 
-    def __init__(self, basis_names: Sequence[str]) -> None:
-        count = len(basis_names)
-        self._basis = (join_labels(basis_names), count, count)
-        self._key: Optional[tuple] = None  # the label and the count the formats were made for
+    def __init__(self, names: Sequence[str]) -> None:
+        count = len(names)
+        self._names = (join_labels(names), count, count)
+        self._key: Optional[tuple] = None  # the second label and the count the formats were made for
         self._layout = b''
         self._data = float64_data(b'', 0)
 
-    def encode(self, values: Sequence[float], health: str = TRUSTED_LABEL) -> bytes:
-        """Return one sample's payload (the formats made anew when the label or the count changes)."""
+    def encode(self, values: Sequence[float], health: Optional[str] = TRUSTED_LABEL) -> bytes:
+        """Return one sample's payload (the formats made anew when the label or the count changes).
+
+        :param values: the numbers.
+        :param health: the second dimension's label, or None for none.
+        """
         key = (health, len(values))
         if key != self._key:
             self._key = key
-            self._layout = multi_array_layout([self._basis, (health, 1, 1)])
+            self._layout = multi_array_layout([self._names] + ([] if health is None else [(health, 1, 1)]))
             self._data = float64_data(self._layout, len(values))
         return self._layout + self._data.pack(len(values), *values)

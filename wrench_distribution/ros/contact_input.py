@@ -29,10 +29,10 @@ import numpy as np
 
 from wrench_distribution.config.schema import ConfigError
 from wrench_distribution.core.codec import stamp_to_ns
-from wrench_distribution.core.messages import pose_array_to_arrays
 from wrench_distribution.engine.analysis import needs_orientation
 from wrench_distribution.engine.poses import HeldPoses, same_frame, StaticPoses
 from wrench_distribution.engine.sensing import LiveHeldPoses
+from wrench_distribution.ros.conversions import read_pose_array_payload
 from wrench_distribution.ros.diagnostics import DiagnosticsState, ERROR
 from wrench_distribution.ros.node_clock import NodeClock
 from wrench_distribution.ros.qos import reliable_qos
@@ -146,8 +146,8 @@ class ContactInput:
             self.has_poses = True
         gate = self.node.when_active  # the inputs act only while the node is active
         if self.source == 'topic':
-            self.node.create_subscription(PoseArray, self.config.topics.contact_poses,
-                                          gate(self._on_poses), reliable_qos(10))
+            self.node.create_subscription(PoseArray, self.config.topics.contact_poses,  # decoded here
+                                          gate(self._on_poses), reliable_qos(10), raw=True)
         if isinstance(self.orientation, HeldPoses):
             self.node.create_subscription(PoseStamped, self.config.topics.object_pose,
                                           gate(self._on_object_pose), reliable_qos(10))
@@ -177,17 +177,17 @@ class ContactInput:
             self.last_update_ns = fresh_ns
         return why
 
-    def _on_poses(self, msg: PoseArray) -> None:
-        pos, quat = pose_array_to_arrays(msg)
-        try:
-            pose = self.held.check(msg.header.frame_id, pos, quat)
+    def _on_poses(self, payload: bytes) -> None:
+        try:  # a malformed payload (MalformedPayload) is refused as bad poses are
+            stamp_ns, frame_id, poses = read_pose_array_payload(payload)
+            pose = self.held.check(frame_id, poses[:, :3], poses[:, 3:])
         except ValueError as e:
             self.rejected = f'contact poses rejected: {e}'
             self.diag.problem('rejected_contacts', self.rejected, ERROR)
             return
         self.rejected = None
         if self.on_latest is None:
-            self.held.add(stamp_to_ns(msg.header.stamp), pose)
+            self.held.add(stamp_ns, pose)
             return
         self.rejected = self._hand_over(pose[:, :3], pose[:, 3:], self._now_ns())
 
