@@ -207,6 +207,18 @@ def test_process_exit_status_and_no_traceback(tmp_path, scenario, cfg):
     assert proc.stderr.startswith('error: ') and 'Traceback' not in proc.stderr
 
 
+def test_a_command_that_fails_at_once_lets_the_plot_import_finish_before_the_interpreter_ends():
+    """The matplotlib preload is joined at exit: no thread of ours is inside C++ code at finalization."""
+    script = ('import atexit, sys\n'
+              'from wrench_distribution.bag import plots\n'
+              'plots.preload()\n'  # the analysis starts it, then fails at once (a truncated bag)
+              "atexit.register(lambda: print('pyplot imported at exit:', 'matplotlib.pyplot' in sys.modules))\n"
+              'sys.exit(2)\n')
+    proc = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == 'pyplot imported at exit: True\n' and proc.stderr == ''
+
+
 def test_missing_pyarrow_or_dask_is_one_error_line(tmp_path, capsys, scenario, cfg, monkeypatch):
     """Without pyarrow (or, for a directory, without Dask): one line saying what to install."""
     import builtins

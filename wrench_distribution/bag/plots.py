@@ -82,11 +82,14 @@ def preload() -> None:
     """Import matplotlib (Agg) in a background thread while the bag is analysed.
 
     The import costs about a second; numpy and pyarrow release the GIL for most of the
-    analysis, so the two overlap. :func:`write_plots` waits for it.
+    analysis, so the two overlap. :func:`write_plots` waits for it, and so does the
+    interpreter's exit (not a daemon thread): a command that fails at once must not finalize
+    the interpreter while the thread is inside matplotlib's C++ extensions (a fresh ``make test``
+    saw the process abort there, "GIL released", "Python runtime state: finalizing").
     """
     import threading
     if not _PRELOAD:
-        _PRELOAD.append(threading.Thread(target=_import_pyplot, daemon=True,
+        _PRELOAD.append(threading.Thread(target=_import_pyplot, daemon=False,
                                          name='matplotlib-preload'))
         _PRELOAD[0].start()
 
