@@ -144,6 +144,37 @@ def test_resultant_is_exact_at_every_weight(grasp):
 
 
 @SETTINGS
+@given(st.sampled_from([1e-9, 1e-6, 1e-3, 0.5]), st.sampled_from([1e-3, 1.0, 1e3]), st.floats(0.05, 10.0),
+       st.integers(0, 2 ** 32 - 1))
+def test_a_resultant_that_a_subset_on_the_way_cannot_produce_is_refused_however_unlikely(
+        leaving, unit, torque, seed):
+    """A torque the subset of two point feet cannot produce is refused at any probability of that subset.
+
+    Two point feet of four in transition leave, on the way, the subset of the two others, which
+    cannot produce a torque about their line (docs/theory.md, 16.1 (a)): refused, naming it; a
+    resultant every subset can produce is reproduced to rounding.
+    """
+    rng = np.random.default_rng(seed)
+    contacts = [Contact(name, 'point', unit * np.array(p) + unit * 0.01 * rng.normal(size=3))
+                for name, p in FEET]
+    model = ObjectModel(com=(0.0, 0.0, 0.05 * unit))
+    weights = np.array([1.0 - leaving, 1.0, 1.0, 1.0 - leaving])   # lf and rh in transition
+    line = np.array(contacts[2].position) - np.array(contacts[1].position)   # rf -> lh, the pair left
+    line /= np.linalg.norm(line)
+    weighted = WeightedDistributor(contacts, model, DistributionOptions(), weights)
+    about_the_line = np.r_[0.0, 0.0, 50.0, unit * torque * line]
+    with pytest.raises(UnrealisableWrenchError, match='rf, lh alone cannot'):
+        weighted.wrench_commands(about_the_line)
+    lever = np.array(contacts[1].position) - np.array(model.com)
+    force = np.array([1.0, -2.0, 50.0])
+    producible = np.r_[force, np.cross(lever, force)]   # a force through rf: rf alone can produce it
+    commands = weighted.wrench_commands(producible)
+    got = resultant_by_hand(contacts, np.array(model.com), commands)
+    np.testing.assert_allclose(got[:3], producible[:3], atol=1e-9 * 60)
+    np.testing.assert_allclose(got[3:] / unit, producible[3:] / unit, atol=1e-9 * 60)
+
+
+@SETTINGS
 @given(weighted_grasps(), st.integers(0, 5), st.sampled_from([1e-3, 0.05]))
 def test_commands_move_at_the_stated_rate(grasp, pick, step):
     """Lipschitz: |h(w + d e_i) - h(w)| <= L_i |d| (eq. 16.5), L_i no larger than a one-step change."""

@@ -128,7 +128,8 @@ class SynthesisMaps:
     :ivar reference_length: length of the contact set (independent of virtual masses).
     :ivar internal_dimension: dimension of ``N(G)``.
     :ivar check_scale: (6,) scale of the resultant checks.
-    :ivar reproduction: scaled ``G G_M+ - I``, or None where it vanishes.
+    :ivar reproduction: scaled ``G G_M+(T) - I`` (k, 6, 6) of the k subsets ``T`` of positive
+        probability where it does not vanish (the set itself without transition), or None.
     """
 
     def __init__(self, g: ContactSet, subsets: SubsetMaps, probabilities: np.ndarray) -> None:
@@ -143,14 +144,18 @@ class SynthesisMaps:
         lever = subsets.centroid[0]
         self.check_scale = scale = check_scale(self.reference_length, lever)
         self._probabilities = probabilities
-        # G G_M+ = I on every resultant G can produce; where it is not, the check runs per sample
+        # G G_M+ = I on every resultant G can produce; where it is not, the check runs per sample,
+        # on each subset of positive probability (16.1 (a)): a mixture of maps that reproduce reproduces
         self.reproduction = None
-        if not subsets.reproduced:                       # a mixture of maps that reproduce reproduces
-            error = g.grasp_matrix @ self.pseudo_inverse
-            error -= _EYE6
-            error *= scale[:, None]
-            error /= scale
-            self.reproduction = error if np.abs(error).max() > 1e-9 else None
+        self._unreproducing: Optional[np.ndarray] = None  # the masks of the subsets checked
+        if not subsets.reproduced:
+            errors = g.grasp_matrix @ subsets.pseudo_inverse       # (V, 6, 6), scaled below
+            errors -= _EYE6
+            errors *= scale[:, None]
+            errors /= scale
+            kept = (np.abs(errors).max(axis=(1, 2)) > 1e-9) & (probabilities > 0.0)
+            if kept.any():
+                self.reproduction, self._unreproducing = errors[kept], subsets.masks[kept]
 
     @property
     def subsets(self) -> SubsetMaps:
@@ -208,11 +213,11 @@ class SynthesisMaps:
         return virtual_inertia(masses, g.r, g.rigid, g.contact_weights, presence)
 
     def unreproduced(self, wrenches: np.ndarray) -> np.ndarray:
-        """Relative part of each resultant (k, 6) that ``G G_M+`` does not reproduce (k,)."""
+        """Relative part of each resultant (k, 6) that some subset's ``G G_M+`` does not reproduce (k,)."""
         if self.reproduction is None:
             return np.zeros(wrenches.shape[0])
         scaled = wrenches * self.check_scale
-        outside = np.linalg.norm(scaled @ self.reproduction.T, axis=1)
+        outside = np.linalg.norm(scaled @ self.reproduction.transpose(0, 2, 1), axis=2).max(axis=0)
         return outside / np.maximum(np.linalg.norm(scaled, axis=1), 1e-300)
 
     def check_realisable(self, wrench: np.ndarray, contacts, length: float) -> None:
@@ -235,12 +240,17 @@ class SynthesisMaps:
         :return: the message.
         """
         scale = self.check_scale
-        missing = (self.reproduction @ (wrench * scale)) / scale
+        parts = self.reproduction @ (wrench * scale)                  # (k, 6), one per subset checked
+        worst = int(np.argmax(np.linalg.norm(parts, axis=1)))
+        missing = parts[worst] / scale
         detail = ', '.join(f'{c}={-e:.6g}' for c, e in zip(COMPONENTS, missing)
                            if abs(e) > 1e-9 * np.abs(wrench).max())
-        during = (' while some of them are in transition (weights ' + ', '.join(
-            f'{w:.4g}' for w in self._g.contact_weights) + '): every contact subset on the way must produce it'
-                  ) if self._mixed else ''
+        during = ''
+        if self._mixed:
+            subset = ', '.join(np.array(contacts.names)[self._unreproducing[worst]].tolist())
+            during = (' while some of them are in transition (weights ' + ', '.join(
+                f'{w:.4g}' for w in self._g.contact_weights) + '): every contact subset on the way must produce '
+                f'it, and {subset} alone cannot')
         return (f'the wrench {np.round(wrench, 9).tolist()} cannot be produced by contacts '
                 f'{", ".join(contacts.names)} ({", ".join(contacts.types)}){during}: '
                 f'the part they cannot produce is {detail}. Point contacts on one line (to within '
