@@ -61,7 +61,10 @@ def assert_refusal_is_legitimate(contacts, com, wrench) -> None:
     points = np.array([c.position for c in contacts], dtype=float)
     centroid = points.mean(0)
     spread = max(np.linalg.norm(points - centroid, axis=1).max(), np.linalg.norm(np.asarray(com) - centroid))
-    assert spread > 0.0, 'no length: every resultant is refused or none'
+    if spread == 0.0:  # every contact at the centre of mass: forces only, unless one is rigid
+        assert all(c.type == 'point' for c in contacts) and np.any(np.asarray(wrench)[3:] != 0.0), \
+            f'refused a realisable resultant {wrench} (contacts at the centre of mass)'
+        return
     columns = []
     for contact, point in zip(contacts, points):
         lever = point - centroid
