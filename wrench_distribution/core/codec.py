@@ -261,7 +261,7 @@ def pose_array_offsets(frame_id_length: int) -> tuple:
 def decode_pose_array_payload(payload: bytes) -> Optional[tuple]:
     """Decode one little-endian plain CDR ``PoseArray`` payload (a raw subscription's).
 
-    About 2 us at four poses, where rclpy's conversion into message objects costs about 30 us.
+    About 1 us at four poses, where rclpy's conversion into message objects costs about 34 us.
 
     :param payload: the serialized message.
     :return: ``(stamp_ns, frame_id, poses)`` with ``poses`` the 7 m numbers of the m poses, each
