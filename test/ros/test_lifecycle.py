@@ -284,8 +284,9 @@ def test_the_cell_manages_both_nodes(client):
             for node in (dist, ana):
                 assert client.change_state(node, 'activate')
             assert _until_each(client, streams, commands), cell.output()
+            # 30 s each: at a load of 6 a fresh make test saw a configure outlast the default 10 s
             for transition in ('deactivate', 'cleanup', 'configure', 'activate'):
-                assert client.change_state(dist, transition), cell.output()
+                assert client.change_state(dist, transition, 30.0), cell.output()
             diag.clear()
             end = time.monotonic() + 10.0
             while time.monotonic() < end and not _feedback_closed(diag):

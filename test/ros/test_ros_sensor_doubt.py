@@ -42,6 +42,9 @@ FREEZE = 40     # the reading from which the left driver repeats its last one
 FROZEN = 80     # readings it stays frozen
 AFTER = 40      # readings after it thaws
 WARM_UP_S = 30.0  # longest wait for the closed loop to move the commands before the freeze
+#: Wait at the last frozen reading: the frozen readings may take less wall time than the period of
+#: the nodes' diagnostics (0.2 s), which a fresh make test saw the analyzer's status miss.
+DIAGNOSTICS_WAIT_S = 0.6
 
 
 class Rig:
@@ -156,6 +159,8 @@ def run(rig: Rig) -> tuple:
     for k in range(FREEZE + FROZEN + AFTER):
         times.append(time.monotonic())
         commands.append(internal_part(rig.step(FREEZE <= k < FREEZE + FROZEN)[0], rig.plant))
+        if k == FREEZE + FROZEN - 1:  # still frozen: both nodes' diagnostics (every 0.2 s) say so
+            rig.c.spin_for(DIAGNOSTICS_WAIT_S)
     return np.array(commands), np.array(times)
 
 
