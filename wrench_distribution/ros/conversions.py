@@ -13,7 +13,7 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from wrench_distribution.core.codec import (decode_pose_array_payload, decode_wrench_payload, join_labels,
                                             stamp_to_ns)
 from wrench_distribution.core.doubt import TRUSTED_LABEL
-from wrench_distribution.core.messages import pose_to_list
+from wrench_distribution.core.messages import pose_array_to_arrays
 
 
 class MalformedPayload(ValueError):
@@ -64,8 +64,7 @@ def read_pose_array_payload(payload: bytes) -> Tuple[int, str, np.ndarray]:
         msg = deserialize_message(payload, PoseArray)
     except RuntimeError as e:  # rclpy's RMWError: not a PoseArray in any encoding
         raise MalformedPayload(f'not a PoseArray ({len(payload)} bytes: {e})') from None
-    poses = np.array([pose_to_list(pose) for pose in msg.poses], dtype=float).reshape(-1, 7)
-    return stamp_to_ns(msg.header.stamp), msg.header.frame_id, poses
+    return stamp_to_ns(msg.header.stamp), msg.header.frame_id, np.concatenate(pose_array_to_arrays(msg), axis=1)
 
 
 def make_wrench_stamped(frame_id: str) -> WrenchStamped:
