@@ -135,7 +135,7 @@ class AnalyzerNode(ManagedNode):
         return self._il_pub.topic_name
 
     def add_internal_load_listener(self, listener: Callable) -> None:
-        """Call ``listener(basis_names, values, health)`` with each sample's measured internal load.
+        """Call ``listener(basis_names, values, health, stamp_ns)`` with each sample's measured internal load.
 
         For a node of the same process (``cell``): it runs within this node's callback, in
         addition to the message on ``internal_load_topic``. A listener added already is not
@@ -204,7 +204,7 @@ class AnalyzerNode(ManagedNode):
         if read[self._il_pub]:
             self.deliver(self._il_pub, self._il_payloads.encode(values['internal_load'][0].tolist(), health))
         for listener in self._internal_load_listeners:
-            listener(self._basis_names, values['internal_load'][0].copy(), health)
+            listener(self._basis_names, values['internal_load'][0].copy(), health, stamp_ns)
         for attr, pub in self._norm_outputs:
             if read[pub]:
                 value = float(values[attr][0])

@@ -174,7 +174,7 @@ class DistributorNode(ManagedNode):
         self.take_measurement(*parse_measurement_msg(msg))
 
     def take_measurement(self, names: Optional[Sequence[str]], values,
-                         health: Optional[str] = None) -> None:
+                         health: Optional[str] = None, stamp_ns: Optional[int] = None) -> None:
         """Take a measured internal load for the feedback, as from ``feedback_topic``.
 
         Taken also while the loop is open: the feedback status shows it (tuning step 1).
@@ -182,9 +182,11 @@ class DistributorNode(ManagedNode):
         :param names: the basis labels of the values (None: unlabelled, refused).
         :param values: the coordinates.
         :param health: the read-out's health label (None: none; ``core.doubt``).
+        :param stamp_ns: the read-out's sample stamp, known in the analyzer's process (None:
+            not known, as from the topic, whose message has no header).
         """
         self._report(self._engine.offer_measurement(names, values, time.monotonic_ns(),
-                                                    self._now_ns(), health))
+                                                    self._now_ns(), health, stamp_ns))
 
     def take_measurements_from(self, analyzer) -> bool:
         """Take the measured internal load from an analyzer node of this process directly.

@@ -6,6 +6,7 @@ corrections expected are derived by hand from the PI law with a constant error
 kp e``), the hold at the integral (the proportional part dropped) and the ramp of
 ``on_sensor_fault: release`` (``u (1 - t / RELEASE_S)``).
 """
+from hypothesis import given, strategies as st
 import numpy as np
 import pytest
 from test_distribution_engine import engine_for
@@ -100,6 +101,35 @@ def test_a_late_update_before_the_doubt_winds_back_one_update_at_most():
     fb.measure(NAMES, REFERENCE - ERROR, REFERENCE, t, health=doubt((t - onset * 10 * MS) / 1e9))
     held = fb.current(t)
     assert any(np.allclose(held, integral(k), atol=1e-12) for k in (onset - 1, onset - 2)), held
+
+
+@given(onset=st.integers(1, 30), repeats=st.integers(0, 30), start_s=st.integers(0, 10**6),
+       latencies_ms=st.lists(st.floats(0.0, 150.0), min_size=61, max_size=61))
+def test_with_the_samples_stamps_the_hold_is_the_onsets_whatever_the_latencies(
+        onset, repeats, start_s, latencies_ms):
+    """Read-outs stamped every 10 ms (one process with the analyzer) arrive with any latencies.
+
+    The arrival clock then says little of when the onset was; the stamps say it exactly: the
+    integral held is the one the loop had before the onset's read-out, derived here from the
+    PI law with a constant error (the integral grows by ``ki e dt`` per update, ``dt`` between
+    arrivals, from ``-kp e`` at the bumpless start).
+    """
+    fb = loop('hold')
+    detected = onset + repeats
+    stamps = [start_s * 1_000_000_000 + k * 10 * MS for k in range(detected + 1)]
+    arrivals, last = [], 0
+    for stamp, latency_ms in zip(stamps, latencies_ms):  # in order, each after its stamp
+        last = max(last + 1, stamp + int(latency_ms * MS))
+        arrivals.append(last)
+    for k in range(detected):
+        assert fb.measure(NAMES, REFERENCE - ERROR, REFERENCE, arrivals[k], health=TRUSTED,
+                          stamp_ns=stamps[k]) is None
+    age = (stamps[detected] - stamps[onset]) / 1e9
+    assert fb.measure(NAMES, REFERENCE - ERROR, REFERENCE, arrivals[detected], health=doubt(age),
+                      stamp_ns=stamps[detected]) is None
+    dt = np.diff(arrivals[:onset]) / 1e9 if onset > 1 else np.zeros(0)
+    before_onset = KI * ERROR * dt.sum() - KP * ERROR  # after read-out onset - 1
+    np.testing.assert_allclose(fb.current(arrivals[detected]), before_onset, rtol=0, atol=1e-9)
 
 
 def test_trusted_again_the_loop_resumes_bumplessly_from_the_held_correction():

@@ -175,9 +175,8 @@ class DistributionEngine:
         """Return the internal load last commanded: reference plus applied correction."""
         return self.internal.commanded(self.reference())
 
-    def offer_measurement(self, names: Optional[Sequence[str]], values: np.ndarray,
-                          mono_ns: int, clock_ns: int = 0,
-                          health: Optional[str] = None) -> Optional[Refusal]:
+    def offer_measurement(self, names: Optional[Sequence[str]], values: np.ndarray, mono_ns: int, clock_ns: int = 0,
+                          health: Optional[str] = None, stamp_ns: Optional[int] = None) -> Optional[Refusal]:
         """Take a measured internal load (the analyzer's read-out) for the feedback.
 
         :param names: the layout's labels (must be the basis names), or None.
@@ -186,10 +185,11 @@ class DistributionEngine:
         :param clock_ns: node clock (the PI's time; 0: unknown, steady time used).
         :param health: the read-out's health label (:mod:`~wrench_distribution.core.doubt`;
             None: none): sensors in doubt suspend the loop (``on_sensor_fault``).
+        :param stamp_ns: the read-out's sample stamp (an analyzer in this process), or None.
         :return: None, or why it was refused (counted by the feedback; reported while on).
         """
-        return self.internal.measure(self.cache.distributor, names, values, self.reference(), mono_ns,
-                                     self.saturated, clock_ns, self.settings.limits.internal_load, health)
+        return self.internal.measure(self.cache.distributor, names, values, self.reference(), mono_ns, self.saturated,
+                                     clock_ns, self.settings.limits.internal_load, health, stamp_ns)
 
     def offer_friction(self, labels, values: np.ndarray, mono_ns: int,
                        clock_ns: int = 0) -> Optional[Refusal]:

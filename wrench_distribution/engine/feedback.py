@@ -20,7 +20,9 @@ over :data:`RELEASE_S` seconds.
 A measurement whose health label (:mod:`wrench_distribution.core.doubt`) doubts its sensors
 suspends the loop too (counted as ``<prefix>_suspended_sensor``, once per episode): what was
 integrated since the doubt's onset is undone (the integral is the one before the first
-measurement at or after the onset, from the last :data:`HISTORY` measurements, and so is the
+measurement at or after the onset, from the last :data:`HISTORY` measurements: by their stamps
+when the read-outs come with them, as in one process with the analyzer, else by their arrival
+on the control clock; and so is the
 correction: the internal load's becomes that integral, without the proportional part ``kp *
 e``, whose error (after a step of the prescription, the step itself) the doubted sensor no
 longer tells; the friction margin keeps all it had, the tighter cones). The correction is then
@@ -44,6 +46,9 @@ from wrench_distribution.core.doubt import parse_doubt_label, TRUSTED_LABEL
 RELEASE_S = 1.0
 #: Measurements whose loop state is kept, to hold the correction at a doubt's onset (4 s at 1 kHz).
 HISTORY = 4096
+#: The resolution of a health label's ``onset_age_s`` (six decimals, core/doubt.py): an onset dated
+#: on the samples' stamps is that much early at most.
+ONSET_RESOLUTION_NS = 1_000
 
 
 def bounded(values: np.ndarray, low, high) -> np.ndarray:
@@ -98,28 +103,43 @@ class FeedbackGains:
 
 
 class LoopHistory:
-    """The loop's state before each of its last :data:`HISTORY` updates, by control-clock time."""
+    """The loop's state before each of its last :data:`HISTORY` updates, by control-clock time.
+
+    Each state also keeps the stamp of the measurement that updated the loop, when it is known
+    (a read-out taken in the analyzer's process: :meth:`PILoop.update`): an onset dated on the
+    same stamps finds its update exactly, whatever the latencies.
+    """
 
     def __init__(self) -> None:
         self._states: deque = deque(maxlen=HISTORY)
 
-    def record(self, clock_ns: int, correction: np.ndarray, integral: np.ndarray) -> None:
-        """Keep the state before an update at ``clock_ns`` (the arrays are replaced, not changed)."""
-        self._states.append((clock_ns, correction, integral))
+    def record(self, clock_ns: int, correction: np.ndarray, integral: np.ndarray,
+               stamp_ns: Optional[int] = None) -> None:
+        """Keep the state before an update at ``clock_ns`` (the arrays are replaced, not changed).
+
+        :param stamp_ns: the stamp of the measurement making the update, or None (unknown).
+        """
+        self._states.append((clock_ns, correction, integral, stamp_ns))
 
     def clear(self) -> None:
         """Forget every state (the elements changed)."""
         self._states.clear()
 
-    def before(self, clock_ns: int) -> Optional[tuple]:
+    def before(self, clock_ns: int, stamp_ns: Optional[int] = None) -> Optional[tuple]:
         """Return ``(correction, integral)`` before the first update at or after ``clock_ns``.
 
         One update earlier than that when the updates' last spacing says the measurement taken
         at ``clock_ns`` may have come a little early (one at most: a late last update, its
         process stalled, makes that spacing long); the oldest kept when all are later; None when
         no update came at or after it.
+
+        :param stamp_ns: the onset on the measurements' stamps, or None: when every kept state
+            has its stamp, the state before the first update whose measurement was stamped at
+            or after it (to :data:`ONSET_RESOLUTION_NS`), the control clock unused.
         """
         states = self._states
+        if stamp_ns is not None and states and all(state[3] is not None for state in states):
+            return self._before_stamp(stamp_ns - ONSET_RESOLUTION_NS)
         if not states or states[-1][0] < clock_ns:
             return None
         spacing = states[-1][0] - states[-2][0] if len(states) > 1 else 0
@@ -132,6 +152,15 @@ class LoopHistory:
         if earlier is not None and earlier[0] >= clock_ns - spacing:
             found = earlier
         return found[1], found[2]
+
+    def _before_stamp(self, stamp_ns: int) -> Optional[tuple]:
+        """Return the state before the first update whose measurement was stamped at or after ``stamp_ns``."""
+        found = None
+        for state in reversed(self._states):
+            if state[3] < stamp_ns:
+                break
+            found = state
+        return None if found is None else (found[1], found[2])
 
 
 class PILoop:
@@ -252,7 +281,7 @@ class PILoop:
 
     # -- the law --------------------------------------------------------------------------
     def update(self, measured: np.ndarray, error: np.ndarray, now_ns: int,
-               saturated: bool = False, clock_ns: int = 0) -> None:
+               saturated: bool = False, clock_ns: int = 0, stamp_ns: Optional[int] = None) -> None:
         """Take one accepted measurement and update the correction.
 
         :param measured: what was measured (kept for diagnostics).
@@ -262,6 +291,8 @@ class PILoop:
             integral then does not grow in the direction that made them so).
         :param clock_ns: the control clock (the node's, sim time under ``use_sim_time``), on
             which the PI integrates; 0 when unknown: the steady time is used.
+        :param stamp_ns: the measurement's stamp when known (a doubt's onset is then found on
+            the stamps, :class:`LoopHistory`), else None.
         """
         self.measured = np.array(measured, float)
         self.error = np.asarray(error, float)
@@ -275,11 +306,11 @@ class PILoop:
         self.suspended = None
         if not self.enabled or self.gain_error is not None:
             return
-        self.history.record(clock_ns, self.correction, self.integral)
+        self.history.record(clock_ns, self.correction, self.integral, stamp_ns)
         self._integrate(max(dt, 0.0), saturated)
 
     def doubted(self, label: Optional[str], measured: np.ndarray, now_ns: int,
-                clock_ns: int = 0) -> Optional[bool]:
+                clock_ns: int = 0, stamp_ns: Optional[int] = None) -> Optional[bool]:
         """Suspend the loop while a measurement's health label doubts its sensors.
 
         Entering the doubt undoes what was integrated since its onset (the module docstring)
@@ -290,6 +321,7 @@ class PILoop:
         :param measured: what was measured (shown in the diagnostics).
         :param now_ns: steady receive time.
         :param clock_ns: the control clock (0: unknown, the steady time is used).
+        :param stamp_ns: the measurement's stamp when known, else None (:meth:`update`).
         :return: False when trusted (the caller updates the loop), True when the loop is
             suspended on it, None when the label is malformed (refused, counted).
         """
@@ -304,7 +336,8 @@ class PILoop:
         if self.doubt is None and self.enabled:
             self.counters[f'{self.prefix}_suspended_sensor'] = \
                 self.counters.get(f'{self.prefix}_suspended_sensor', 0) + 1
-            state = self.history.before(clock_ns - int(doubt.onset_age_s * 1e9))
+            age_ns = int(doubt.onset_age_s * 1e9)
+            state = self.history.before(clock_ns - age_ns, None if stamp_ns is None else stamp_ns - age_ns)
             if state is not None:
                 self.correction, self.integral = state
             if self.hold_integral:
@@ -441,7 +474,7 @@ class InternalLoadFeedback(PILoop):
     def measure(self, names: Optional[Sequence[str]], values: np.ndarray,
                 reference: Optional[np.ndarray], now_ns: int,
                 saturated: bool = False, clock_ns: int = 0,
-                health: Optional[str] = None) -> Optional[str]:
+                health: Optional[str] = None, stamp_ns: Optional[int] = None) -> Optional[str]:
         """Take one measurement and update the correction.
 
         :param names: the message's labels (None: unlabelled).
@@ -451,6 +484,7 @@ class InternalLoadFeedback(PILoop):
         :param saturated: True when the last commands were cut back by a limit.
         :param clock_ns: the control clock (0: unknown, the steady time is used).
         :param health: the measurement's health label (None: none; :meth:`doubted`).
+        :param stamp_ns: the measurement's stamp when known (the sample's), else None.
         :return: None, or why the measurement was refused.
         """
         why = self._refusal(names, values)
@@ -459,11 +493,11 @@ class InternalLoadFeedback(PILoop):
         m = len(self.names)
         self.reference = np.zeros(m) if reference is None else np.asarray(reference, float)
         values = np.asarray(values, float)
-        doubted = self.doubted(health, values, now_ns, clock_ns)
+        doubted = self.doubted(health, values, now_ns, clock_ns, stamp_ns)
         if doubted is None:
             return self.suspended
         if not doubted:
-            self.update(values, self.reference - values, now_ns, saturated, clock_ns)
+            self.update(values, self.reference - values, now_ns, saturated, clock_ns, stamp_ns)
         return None
 
     def _refusal(self, names, values: np.ndarray) -> Optional[str]:

@@ -232,7 +232,8 @@ class InternalLoadStage:
         return self._corr_cached
 
     def measure(self, dist, names: Optional[Sequence[str]], values, reference: Optional[np.ndarray],
-                mono_ns: int, saturated: bool, clock_ns: int, bound: float, health=None):
+                mono_ns: int, saturated: bool, clock_ns: int, bound: float, health=None,
+                stamp_ns: Optional[int] = None):
         """Take a measured internal load (the analyzer's read-out) for the feedback.
 
         :param dist: the solver, or None.
@@ -245,6 +246,8 @@ class InternalLoadStage:
         :param bound: ``internal_load_limit``.
         :param health: the read-out's health label (:mod:`~wrench_distribution.core.doubt`;
             None: none): sensors in doubt suspend the loop (``on_sensor_fault``).
+        :param stamp_ns: the read-out's sample stamp when known, else None (a doubt's onset
+            is then dated on the arrivals).
         :return: None, or the :class:`~.outcome.Refusal` (counted by the feedback; reported while on).
         """
         feedback = self.feedback
@@ -253,7 +256,7 @@ class InternalLoadStage:
         else:
             self.follow(dist)
             why = feedback.measure(names, np.asarray(values, float), reference, mono_ns, saturated, clock_ns,
-                                   health)
+                                   health, stamp_ns)
             if why is None:  # the product E u here, off the desired wrench's path
                 self.now(dist, mono_ns, bound)
                 return None
