@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from ros_harness import domain_id_for, REPO, run_demo_command
+from truth_checks import DEMO_PACE
 from wrench_distribution.core.health import CONSISTENCY_BLOCK, FROZEN_REPEATS, SPIKE_WIDTH
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -32,8 +33,12 @@ def test_each_fault_is_found_in_time_and_the_truth_stays_on_the_command(tmp_path
     params = scenario()
     sim = params['object_sim']
     period = 1.0 / sim['publish_rate']
+    # at the tests' pace: the analyzer runs outside the lockstep, and at the scenario's real
+    # time on a loaded machine its late read-outs changed what the feedback did (at a load of
+    # about 10, a spurious spike, the spike at 7 s and the drift not found)
     done = run_demo_command(['--scenario', 'dual_arm_faults', '--out', str(tmp_path),
-                             '--timeout', '150', '--no-plot'], domain_id_for(), timeout=240)
+                             '--timeout', '150', '--no-plot', '--real-time-factor', str(DEMO_PACE)],
+                            domain_id_for(), timeout=240)
     assert done.returncode == 0, done.output[-6000:]
     summary = json.loads((tmp_path / 'dual_arm_faults' / 'summary.json').read_text())
     faults = {f['kind']: f for f in summary['sensor_faults']['faults']}
