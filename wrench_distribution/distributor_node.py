@@ -231,6 +231,8 @@ class DistributorNode(ManagedNode):
         outcome = self._engine.step(stamp_ns, wrench, now, time.monotonic_ns(), frame_id,
                                     self._contacts.problem(now, self._engine.has_solver),
                                     self._marker_pub.get_subscription_count() > 0)
+        if outcome.commands is not None:  # first: the effectors wait for them, the rest does not
+            self._publish(outcome.commands, stamp_ns)
         if outcome.is_drop:
             self._diag.drop('desired_wrench', outcome.cause, outcome.message, outcome.level,
                             outcome.concern, outcome.key)
@@ -239,7 +241,6 @@ class DistributorNode(ManagedNode):
         self._publish_weights()
         if outcome.commands is None:
             return
-        self._publish(outcome.commands, stamp_ns)
         self._diag.count('commands_published')
         if self._friction_pub is not None and outcome.friction_load is not None:
             load = outcome.friction_load

@@ -101,7 +101,7 @@ def merge_rounds(same: tuple) -> dict:
                                   else float('nan') for part in
                                   zip(*(r['p50_by_phase_ms'] for r in same))]
     for key in ('p50_ms', 'p99_ms', 'p50_ratio', 'p99_ratio', 'p50_ratio_same',
-                'p99_ratio_same'):
+                'p99_ratio_same', 'p50_ratio_traffic', 'p99_ratio_traffic'):
         if key in row:
             values = [r[key] for r in same]
             row[key] = float(np.median(values))

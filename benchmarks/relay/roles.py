@@ -51,21 +51,37 @@ def _until_stopped(args) -> float:
 
 
 def role_relay(args) -> None:
-    """Bare relay: copy the input to four outputs, on the runner's executor and spin path."""
+    """Bare relay: copy the input to four outputs, on the runner's executor and spin path.
+
+    With ``--moving-contacts`` it also takes the messages the moving distributor takes (the
+    contact poses and weights, as bytes, kept and not read) and publishes, after each input's
+    copies, the last weights it took on ``contact_weights/actual``: the same messages in and
+    out as the distributor of that run, with no work between them.
+    """
     import rclpy
-    from geometry_msgs.msg import WrenchStamped
+    from geometry_msgs.msg import PoseArray, WrenchStamped
+    from std_msgs.msg import Float64MultiArray
     from wrench_distribution.ros.runner import make_executor, spin_until_shutdown
     rclpy.init()
     node = rclpy.create_node('bench_relay')
     out_topics = FanOut(args.effectors).out_topics
     pubs = [node.create_publisher(WrenchStamped, t, qos('reliable')) for t in out_topics]
     outs = [WrenchStamped() for _ in out_topics]
+    kept = {}
+    if args.moving_contacts:
+        for msg_type, topic in ((PoseArray, 'contact_poses'), (Float64MultiArray, 'contact_weights')):
+            node.create_subscription(msg_type, topic, lambda payload, topic=topic:
+                                     kept.__setitem__(topic, payload), qos('reliable'), raw=True)
+        weights_pub = node.create_publisher(Float64MultiArray, 'contact_weights/actual',
+                                            qos('reliable'))
 
     def cb(msg):
         for m, p in zip(outs, pubs):
             m.header = msg.header
             m.wrench = msg.wrench
             p.publish(m)
+        if 'contact_weights' in kept:
+            weights_pub.publish(kept['contact_weights'])
     node.create_subscription(WrenchStamped, IN_TOPIC, cb, qos('sensor_data'))
     ex = make_executor(args.relay_executor)
     ex.add_node(node)

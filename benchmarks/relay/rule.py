@@ -21,7 +21,7 @@ def choose(rows: list, startup: list, reference: str, limit: float = 1.2) -> lis
         e.g. ``events (processes)``.
     """
     relay_lost = {r.get('rate'): r['lost'] for r in rows
-                  if not r['is_distributor'] and r['kind'] == reference}
+                  if not r['is_distributor'] and r['kind'] == reference and not r.get('moving')}
     ok = []
     for kind in dict.fromkeys([r['kind'] for r in rows if r['is_distributor']]
                               + [st['kind'] for st in startup]):

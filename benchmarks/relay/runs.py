@@ -18,6 +18,9 @@ from wrench_distribution.processes import ChildProcess, Children, console_comman
 from .fanout import analyzer_params, distributor_params, FanOut, READY_WAIT_S, write_params
 from .figures import merge_rounds, ratios, relay_figures
 
+#: The targets that are the bare relay, and those fed new contact poses and weights every tick.
+RELAYS = ('relay', 'moving-relay')
+MOVING = ('moving', 'moving-relay')
 #: The benchmark's entry point: each role runs as ``bench_relay.py --role <role>``.
 ENTRY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'bench_relay.py')
 
@@ -145,8 +148,9 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
     """Run source, target (relay or distributor) and sink once; return its window's record.
 
     :param target: ``relay``, ``distributor``, ``feedback`` (the distributor with
-        internal-load feedback on and a ``measure`` process) or ``moving`` (the distributor
-        with its contacts from the source: new poses every tick and a weight ramp).
+        internal-load feedback on and a ``measure`` process), ``moving`` (the distributor
+        with its contacts from the source: new poses every tick and a weight ramp) or
+        ``moving-relay`` (the relay taking and publishing the same messages as ``moving``).
     :param rate: input rate (Hz).
     :param duration: seconds of publishing.
     :param settle: seconds of discovery before publishing.
@@ -166,8 +170,9 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
     env = loopback_environment(domain)
     common = ['--rate', str(rate), '--duration', str(duration), '--settle', str(settle)]
     with tempfile.TemporaryDirectory(prefix='wd_bench_') as tmp, Children() as procs:
-        if target == 'relay':
-            start_role(procs, tmp, env, fan, 'relay', '--relay-executor', executor)
+        if target in RELAYS:
+            start_role(procs, tmp, env, fan, 'relay', '--relay-executor', executor,
+                       *['--moving-contacts'] * (target == 'moving-relay'))
         else:
             ft_rate = analyzer_rate + ft_sweeps / duration if analyzer_rate > 0 else 0.0
             start_nodes(procs, tmp, dict(env, WRENCH_DISTRIBUTION_EXECUTOR=executor), fan, target,
@@ -179,7 +184,7 @@ def run_one(target: str, rate: float, duration: float, settle: float, domain: in
                    *common, *['--closed-loop'] * (target == 'feedback'))
         time.sleep(0.5)
         start_role(procs, tmp, env, fan, 'source', '--out', src_out, *common,
-                   *['--moving-contacts'] * (target == 'moving'))
+                   *['--moving-contacts'] * (target in MOVING))
         longest = duration + settle + READY_WAIT_S + 30
         cpu = cpu_shares(procs, src_out, longest)
         procs['source'].wait(longest)
@@ -198,6 +203,8 @@ def _label(target: str, analyzer_rate: float, layout: str) -> str:
     """Name the ``target`` entry of a run's figures (without the executor kind)."""
     if target == 'moving':
         return 'distributor, new poses and weights every tick'
+    if target == 'moving-relay':
+        return 'relay, the same messages in and out'
     if target != 'feedback':
         return target
     if analyzer_rate <= 0:
@@ -219,7 +226,8 @@ def _latency_round(args, domain: int) -> list:
     """
     rows = []
     for rate in args.rates:
-        relays = [('relay', kind, None) for kind in dict.fromkeys([args.reference] + args.executors)]
+        relays = [('relay', kind, None) for kind in dict.fromkeys([args.reference] + args.executors)] + (
+            [('moving-relay', args.reference, None)] if args.moving_contacts else [])
         targets = [('distributor', 'processes')] + (
             [('feedback', layout) for layout in (args.layouts if args.analyzer_rate > 0
                                                  else ['processes'])] if args.feedback else []) + (
@@ -237,11 +245,15 @@ def _latency_round(args, domain: int) -> list:
         for target, kind, layout in runs:
             rows.append(_pooled_row(records[target, kind, layout], target, kind, layout, rate,
                                     args.analyzer_rate, args.effectors))
-        relay_rows = {r['kind']: r for r in rows[-len(runs):] if not r['is_distributor']}
+        relay_rows = {r['kind']: r for r in rows[-len(runs):]
+                      if not r['is_distributor'] and not r['moving']}
+        moving_relay = [r for r in rows[-len(runs):] if not r['is_distributor'] and r['moving']]
         for r in rows[-len(runs):]:
             ratios(r, relay_rows[args.reference])
             if r['is_distributor'] and r['kind'] in relay_rows:
                 ratios(r, relay_rows[r['kind']], '_same')
+            if r['is_distributor'] and r['moving'] and moving_relay:
+                ratios(r, moving_relay[0], '_traffic')
             print(json.dumps(r), flush=True)
     return rows
 
@@ -259,6 +271,6 @@ def _pooled_row(records: list, target: str, kind: str, layout, rate: float,
     row.update(cpu={name: float(np.median([c[name] for c in cpu if name in c]))
                     for name in dict.fromkeys(k for c in cpu for k in c)},
                loop_closed=all(rec['loop_closed'] for rec in records), kind=kind,
-               is_distributor=target != 'relay', windows=len(records),
+               is_distributor=target not in RELAYS, moving=target in MOVING, windows=len(records),
                layout=layout if target == 'feedback' else None)
     return row

@@ -35,6 +35,23 @@ def _print_phase_table(rows: list, reference: str) -> None:
         print(f"| {r['target']} | {r['rate']:.0f} | {ref:.2f} | {cells} |")
 
 
+def _print_traffic_table(rows: list) -> None:
+    """Print the moving distributor against the relay of the same messages (``--moving-contacts``)."""
+    moving = [r for r in rows if 'p50_ratio_traffic' in r]
+    if not moving:
+        return
+    print('\nThe distributor with new poses and weights every tick against the relay taking and '
+          'publishing the same messages:')
+    print('\n| target | rate (Hz) | lost cycles (relay of the same messages) | p50 / that relay | '
+          'p99 / that relay |')
+    print('|---|---|---|---|---|')
+    relays = {r['rate']: r for r in rows if r.get('moving') and not r['is_distributor']}
+    for r in moving:
+        relay = relays.get(r['rate'], {})
+        print(f"| {r['target']} | {r['rate']:.0f} | {r['lost']} ({relay.get('lost', '-')}) | "
+              f"{r['p50_ratio_traffic']:.2f} | {r['p99_ratio_traffic']:.2f} |")
+
+
 def print_tables(rows: list, startup: list, reference: str) -> None:
     """Print the Markdown tables of a run: latency rows, phases (the whole loop), start-up trials.
 
@@ -57,6 +74,7 @@ def print_tables(rows: list, startup: list, reference: str) -> None:
               f"{r['lost']} / {r['sent']} ({r['lost_pct']:.1f} %) | {r['p50_ms']:.2f} | "
               f"{r['p99_ms']:.2f} | {r['p50_ratio']:.2f} | {r['p99_ratio']:.2f} | {same} | "
               f"{_span(r)} | {r['load1']} | {_cpu_text(r.get('cpu') or {})} |")
+    _print_traffic_table(rows)
     _print_phase_table(rows, reference)
     if startup:
         print(f'\n| executor | durability | trials | missed (any of {STARTUP_MESSAGES}) | '
