@@ -82,13 +82,15 @@ def reference_basis(grasp, contacts):
     pool = [(f'balanced_{COMPONENTS[i % 6]}({grasp.names[i // 6]})', vector)
             for i, vector in zip(indices, (projector @ rotation_blocks(rotations))[:, indices].T)]
     names, kept = [], []
-    for name, vector in named + pool:
+    for k, (name, vector) in enumerate(named + pool):
         if len(kept) == grasp.internal_dimension:
             break
         norm = size(vector, metric)
-        if norm > 0 and size(residual(vector, kept, metric), metric) > BASIS_TOLERANCE * norm:
+        part = residual(vector, kept, metric)
+        if norm > 0 and size(part, metric) > BASIS_TOLERANCE * norm:
             names.append(name)
-            kept.append(vector)
+            # a named candidate as it is; a fallback as its part orthogonal to the kept ones, at its size
+            kept.append(vector if k < len(named) else part / size(part, metric) * norm)
     while len(kept) < grasp.internal_dimension:
         parts = [residual(vector, kept, metric) for _, vector in pool]
         ratios = np.array([size(p, metric) / max(size(v, metric), 1e-300) for p, (_, v) in zip(parts, pool)])

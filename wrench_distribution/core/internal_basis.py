@@ -16,7 +16,8 @@ physical meaning and a unit, built from the contact geometry alone:
   weights on four contacts that cancel force and moment (the mode a set of feet on a
   plane has and pair squeezes cannot express).
 - ``balanced_<component>(a)``: the projection on the null space of a unit component in
-  ``a``'s contact frame, used only where the named elements above do not span it well.
+  ``a``'s contact frame, its part orthogonal to the elements before it at the projection's
+  size, used only where the named elements above do not span it well.
 
 Candidates come in a fixed order (docs/theory.md, section 6) and are kept when their part
 independent of the ones already kept is at least ``BASIS_TOLERANCE`` of their size in the
@@ -659,11 +660,12 @@ def _scan(selection: _Selection, family: Candidates, start: int, stop: int) -> i
 def _complete(selection: _Selection, null_projector: np.ndarray, active: np.ndarray, rotations: np.ndarray) -> None:
     """Span what is left with the projected unit components: in order first, then pivoted.
 
-    In order, a component is kept as it is when its independent part is large enough, as a
-    named candidate. Then, one at a time, the most independent one is kept as its part
-    orthogonal to the elements before it, at the size of the unit component, so that a
-    fallback never nearly repeats them (the basis stays well conditioned); of equally
-    independent ones (within :data:`TIE`), the first.
+    Each is kept as its part orthogonal to the elements before it, at the size of the projected
+    component, so that a fallback never nearly repeats them (the basis stays well conditioned).
+    In order, a component is kept when its independent part is large enough, as a named
+    candidate; then, one at a time, the most independent one; of equally independent ones
+    (within :data:`TIE`), the first. Kept in order or pivoted, a component is the same vector:
+    one whose independent part crosses ``BASIS_TOLERANCE`` keeps its name and does not jump.
     """
     pool = _fallback(null_projector, active, rotations)
     metric, vectors = selection.metric, pool.vectors
@@ -672,25 +674,24 @@ def _complete(selection: _Selection, null_projector: np.ndarray, active: np.ndar
     sizes2 = norms2 - np.einsum('ij,ij->j', coefficients, coefficients)
     del coefficients
 
-    def add(j: int, scale: Optional[float]) -> bool:
+    def add(j: int, scale: float) -> bool:
         vector = vectors[:, j]
         current = selection.residuals(vector, selection.kept @ (metric * vector))
         size = np.sqrt(max(float(metric @ (current * current)), 0.0))
-        if scale is not None and size <= 1e-12 * scale:
+        if size <= 1e-12 * scale:
             return False
         direction = current / size
         # orthogonal to the kept directions: its part in each residual is its part in each vector
         sizes2[:] -= ((metric * direction) @ vectors) ** 2
         sizes2[j] = 0.0
-        selection.keep(pool.names[j], pool.units[j], vector if scale is None else direction * np.sqrt(norms2[j]),
-                       direction)
+        selection.keep(pool.names[j], pool.units[j], direction * np.sqrt(norms2[j]), direction)
         return True
 
     for j in range(norms2.size):
         if not selection.missing:
             return
         if norms2[j] != 0.0 and sizes2[j] > BASIS_TOLERANCE ** 2 * norms2[j]:
-            add(j, None)
+            add(j, np.sqrt(norms2[j]))
     norms = np.sqrt(norms2)
     while selection.missing:
         sizes = np.sqrt(np.maximum(sizes2, 0.0))
