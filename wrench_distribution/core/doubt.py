@@ -23,6 +23,10 @@ from typing import Optional, Tuple
 HEALTH_KEY = 'health'
 TRUSTED_LABEL = f'{HEALTH_KEY}=ok'
 _DOUBT = f'{HEALTH_KEY}=doubt'
+#: Decimals of ``onset_age_s`` in the label, and the resolution they give (ns): an onset dated
+#: from a label is that much early or late at most.
+ONSET_AGE_DECIMALS = 6
+ONSET_AGE_RESOLUTION_NS = 10 ** (9 - ONSET_AGE_DECIMALS)
 _FIELDS = ('sensors', 'set', 'onset_age_s', 'elements')
 
 
@@ -69,7 +73,7 @@ def doubt_label(doubt: Optional[Doubt]) -> str:
     sensors = ','.join(f'{name}:{checks}' for name, checks in doubt.sensors)
     elements = ','.join(str(j) for j in doubt.elements)
     return (f'{_DOUBT};sensors={sensors};set={"consistent" if doubt.consistent else "inconsistent"}'
-            f';onset_age_s={max(doubt.onset_age_s, 0.0):.6f};elements={elements}')
+            f';onset_age_s={max(doubt.onset_age_s, 0.0):.{ONSET_AGE_DECIMALS}f};elements={elements}')
 
 
 def is_health_label(label: str) -> bool:

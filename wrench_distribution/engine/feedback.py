@@ -40,15 +40,12 @@ from typing import Dict, Optional, Sequence
 
 import numpy as np
 
-from wrench_distribution.core.doubt import parse_doubt_label, TRUSTED_LABEL
+from wrench_distribution.core.doubt import ONSET_AGE_RESOLUTION_NS, parse_doubt_label, TRUSTED_LABEL
 
 #: Seconds over which the correction returns to zero after the feedback is switched off.
 RELEASE_S = 1.0
 #: Measurements whose loop state is kept, to hold the correction at a doubt's onset (4 s at 1 kHz).
 HISTORY = 4096
-#: The resolution of a health label's ``onset_age_s`` (six decimals, core/doubt.py): an onset dated
-#: on the samples' stamps is that much early at most.
-ONSET_RESOLUTION_NS = 1_000
 
 
 def bounded(values: np.ndarray, low, high) -> np.ndarray:
@@ -135,11 +132,11 @@ class LoopHistory:
 
         :param stamp_ns: the onset on the measurements' stamps, or None: when every kept state
             has its stamp, the state before the first update whose measurement was stamped at
-            or after it (to :data:`ONSET_RESOLUTION_NS`), the control clock unused.
+            or after it (to the label's ``ONSET_AGE_RESOLUTION_NS``), the control clock unused.
         """
         states = self._states
         if stamp_ns is not None and states and all(state[3] is not None for state in states):
-            return self._before_stamp(stamp_ns - ONSET_RESOLUTION_NS)
+            return self._before_stamp(stamp_ns - ONSET_AGE_RESOLUTION_NS)
         if not states or states[-1][0] < clock_ns:
             return None
         spacing = states[-1][0] - states[-2][0] if len(states) > 1 else 0
